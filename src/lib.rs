@@ -1,0 +1,7 @@
+//! `@cas/native`: pnpm's content-addressable store work done in Rust.
+//!
+//! The modules below are plain Rust with their own tests; `binding` is the only napi-aware
+//! layer and does nothing but convert arguments, results and errors.
+#![deny(clippy::all)]
+
+pub mod value;
