@@ -4,4 +4,6 @@
 //! layer and does nothing but convert arguments, results and errors.
 #![deny(clippy::all)]
 
+pub mod cas;
+pub mod store_index;
 pub mod value;

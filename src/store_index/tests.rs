@@ -1,0 +1,90 @@
+use super::*;
+
+fn index() -> (tempfile::TempDir, StoreIndex) {
+    let dir = tempfile::tempdir().unwrap();
+    let index = StoreIndex::new(&dir.path().join("v11"));
+    (dir, index)
+}
+
+#[test]
+fn rows_written_read_back() {
+    let (_dir, index) = index();
+    index
+        .write(vec![("a\tpkg@1.0.0".into(), vec![1, 2, 3])])
+        .unwrap();
+    index
+        .write(vec![("b".into(), vec![4]), ("c".into(), vec![5])])
+        .unwrap();
+    assert_eq!(index.get("a\tpkg@1.0.0").unwrap(), Some(vec![1, 2, 3]));
+    assert_eq!(index.get("c").unwrap(), Some(vec![5]));
+    assert_eq!(index.get("missing").unwrap(), None);
+}
+
+#[test]
+fn schema_and_journal_mode_are_pnpms() {
+    let (dir, index) = index();
+    index.write(vec![("k".into(), vec![0xc0])]).unwrap();
+    let conn = Connection::open(dir.path().join("v11/index.db")).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let (key_type, data_type): (String, String) = conn
+        .query_row(
+            "SELECT typeof(key), typeof(data) FROM package_index",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((key_type.as_str(), data_type.as_str()), ("text", "blob"));
+}
+
+#[test]
+fn concurrent_submitters_all_get_their_commit() {
+    let (_dir, index) = index();
+    thread::scope(|s| {
+        for t in 0..8 {
+            let index = &index;
+            s.spawn(move || {
+                for i in 0..50 {
+                    index
+                        .write(vec![(format!("{t}/{i}"), vec![t as u8, i as u8])])
+                        .unwrap();
+                }
+            });
+        }
+    });
+    for t in 0..8u8 {
+        for i in 0..50u8 {
+            assert_eq!(index.get(&format!("{t}/{i}")).unwrap(), Some(vec![t, i]));
+        }
+    }
+}
+
+#[test]
+fn a_later_write_replaces_the_row() {
+    let (_dir, index) = index();
+    index.write(vec![("k".into(), vec![1])]).unwrap();
+    index.write(vec![("k".into(), vec![2])]).unwrap();
+    assert_eq!(index.get("k").unwrap(), Some(vec![2]));
+}
+
+#[test]
+fn close_flushes_and_the_index_reopens() {
+    let (dir, index) = index();
+    index.write(vec![("k".into(), vec![1])]).unwrap();
+    index.close();
+    assert!(dir.path().join("v11/index.db").exists());
+    index.write(vec![("k2".into(), vec![2])]).unwrap();
+    assert_eq!(index.get("k2").unwrap(), Some(vec![2]));
+}
+
+#[test]
+fn an_unopenable_database_reports_an_error_instead_of_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, b"").unwrap();
+    let index = StoreIndex::new(&blocker.join("v11"));
+    let err = index.write(vec![("k".into(), vec![1])]).unwrap_err();
+    assert!(err.message.contains("store index"), "{err}");
+}
