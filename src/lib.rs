@@ -5,5 +5,7 @@
 #![deny(clippy::all)]
 
 pub mod cas;
+pub mod msgpackr;
+pub mod package_index;
 pub mod store_index;
 pub mod value;
