@@ -5,6 +5,8 @@
 #![deny(clippy::all)]
 
 pub mod cas;
+pub mod json;
+pub mod manifest;
 pub mod msgpackr;
 pub mod package_index;
 pub mod store_index;
