@@ -1,0 +1,139 @@
+/**
+ * Bad input gets a clear error with a code and loses nothing: for each hostile or broken tarball
+ * we ask pnpm's own worker too, and expect the same error code; afterwards our store has no index
+ * row for the tarball and nothing outside `files/` (but the index itself).
+ */
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import { afterAll, describe, expect, it } from 'vitest'
+import * as pnpm from '@pnpm/worker'
+import { StoreIndex } from '@pnpm/store.index'
+import * as cas from '../dist/index.js'
+import { filesOutsideCas, freshStoreDir } from './helpers/stores.js'
+import { tgz, tar } from './helpers/tar.js'
+
+const pnpmStore = freshStoreDir('pnpm-bad')
+const pnpmIndex = new StoreIndex(pnpmStore)
+
+afterAll(async () => {
+  pnpmIndex.close()
+  await pnpm.finishWorkers()
+})
+
+const okPackage = tgz([
+  { name: 'package/package.json', content: '{"name":"ok","version":"1.0.0"}' },
+  { name: 'package/index.js', content: 'module.exports = 1\n' },
+])
+const sri = (algo: string, bytes: Buffer) => `${algo}-${crypto.createHash(algo).update(bytes).digest('base64')}`
+
+const cases: Array<[string, { buffer: Buffer, integrity?: string }]> = [
+  ['random bytes', { buffer: crypto.randomBytes(4096) }],
+  ['a truncated gzip stream', { buffer: okPackage.subarray(0, okPackage.length - 20) }],
+  ['garbage after the gzip stream', { buffer: Buffer.concat([okPackage, Buffer.from('garbage!')]) }],
+  ['a tar header with a bad checksum', { buffer: tgz([{ name: 'package/a.js', content: 'x', badChecksum: true }]) }],
+  ['a tar without its end-of-archive blocks', { buffer: tar([{ name: 'package/a.js', content: 'x' }]).subarray(0, 1024) }],
+  ['an unsupported entry type', { buffer: tgz([{ name: 'package/dev', type: '3' }]) }],
+  ['invalid JSON in package.json', { buffer: tgz([{ name: 'package/package.json', content: '{"name": ' }]) }],
+  ['a wrong integrity', { buffer: okPackage, integrity: sri('sha512', Buffer.from('something else')) }],
+  ['an unknown SRI algorithm', { buffer: okPackage, integrity: 'sha999-AAAA' }],
+  ['a malformed integrity string', { buffer: okPackage, integrity: 'not an integrity' }],
+]
+
+async function pnpmError (opts: { buffer: Buffer, integrity?: string }, key: string): Promise<any> {
+  try {
+    await pnpm.addFilesFromTarball({ ...opts, storeDir: pnpmStore, filesIndexFile: key, storeIndex: pnpmIndex, url: 'https://r/x.tgz' })
+  } catch (err) {
+    return err
+  }
+  throw new Error('pnpm accepted the input')
+}
+
+describe.each(cases)('%s', (name, opts) => {
+  it('rejects with pnpm\'s code and a clear message, and indexes nothing', async () => {
+    const storeDir = freshStoreDir('bad')
+    const key = `key of ${name}`
+    const err: any = await cas.addFilesFromTarball({ ...opts, storeDir, filesIndexFile: key, url: 'https://r/x.tgz' })
+      .then(() => undefined, (e) => e)
+    expect(err).toBeInstanceOf(Error)
+    const expected = await pnpmError(opts, key)
+    expect(err.code).toBe(expected.code)
+    expect(err.message).toMatch(/^(Failed to add tarball from "https:\/\/r\/x.tgz" to store: |Got unexpected checksum)/)
+    if (err.code === 'ERR_PNPM_TARBALL_INTEGRITY') {
+      expect(err).toBeInstanceOf(cas.TarballIntegrityError)
+      expect({ expected: err.expected, found: err.found, algorithm: err.algorithm })
+        .toEqual({ expected: expected.expected, found: expected.found, algorithm: expected.algorithm })
+      expect(fs.existsSync(`${storeDir}/files`)).toBe(false)
+    }
+    cas.closeStores()
+    expect(filesOutsideCas(storeDir).filter((f) => !f.startsWith('index.db'))).toEqual([])
+    if (fs.existsSync(`${storeDir}/index.db`)) {
+      const index = new StoreIndex(storeDir)
+      expect(index.has(key)).toBe(false)
+      index.close()
+    }
+  })
+})
+
+describe('arguments', () => {
+  it.each([
+    ['a string buffer', { buffer: 'not a buffer' }],
+    ['an array buffer', { buffer: [1, 2, 3] }],
+    ['no buffer', {}],
+  ])('%s is a TypeError with a code', async (_, extra) => {
+    const err: any = await cas.addFilesFromTarball({ storeDir: freshStoreDir('args'), filesIndexFile: 'k', ...extra } as any)
+      .then(() => undefined, (e) => e)
+    expect(err).toBeInstanceOf(TypeError)
+    expect(err.code).toBe('ERR_INVALID_ARG_TYPE')
+    expect(err.message).toMatch(/"buffer"/)
+  })
+
+  it('a missing storeDir is a TypeError with a code', async () => {
+    const err: any = await cas.addFilesFromTarball({ buffer: okPackage, filesIndexFile: 'k' } as any)
+      .then(() => undefined, (e) => e)
+    expect(err).toBeInstanceOf(TypeError)
+    expect(err.code).toBe('ERR_INVALID_ARG_TYPE')
+    expect(err.message).toMatch(/"storeDir"/)
+  })
+
+  it('an invalid ignoreFilePattern is reported with pnpm\'s code and the engine\'s message', async () => {
+    const err: any = await cas.addFilesFromTarball({ buffer: okPackage, storeDir: freshStoreDir('re'), filesIndexFile: 'k', ignoreFilePattern: '(' })
+      .then(() => undefined, (e) => e)
+    expect(err.code).toBe('ERR_PNPM_INVALID_IGNORE_FILE_PATTERN')
+    expect(err.message).toContain('Invalid ignoreFilePattern regex: Invalid regular expression: /(/: Unterminated group: (')
+  })
+
+  it('reads SharedArrayBuffer-backed and offset views in place', async () => {
+    const sab = new SharedArrayBuffer(okPackage.length + 16)
+    const view = Buffer.from(sab, 8, okPackage.length)
+    okPackage.copy(view)
+    const storeDir = freshStoreDir('sab')
+    const plain = await cas.addFilesFromTarball({ buffer: okPackage, storeDir, filesIndexFile: 'a' })
+    const shared = await cas.addFilesFromTarball({ buffer: view, storeDir, filesIndexFile: 'b' })
+    const u8 = await cas.addFilesFromTarball({ buffer: new Uint8Array(view), storeDir, filesIndexFile: 'c' })
+    expect(shared.filesMap).toEqual(plain.filesMap)
+    expect(u8.filesMap).toEqual(plain.filesMap)
+    expect(shared.integrity).toBe(plain.integrity)
+  })
+})
+
+describe('paths that try to leave the package', () => {
+  const evil = tgz([
+    { name: 'package/package.json', content: '{"name":"evil","version":"1.0.0"}' },
+    { name: '../x', content: 'dot-dot' },
+    { name: '/abs', content: 'absolute' },
+    { name: 'package/a\\..\\..\\x', content: 'backslashes' },
+    { name: 'package/../../etc/passwd', content: 'passwd' },
+    { name: 'package//lead', content: 'double slash' },
+  ])
+
+  it('are indexed under pnpm\'s keys and never written outside the store\'s files/', async () => {
+    const storeDir = freshStoreDir('evil')
+    const ours = await cas.addFilesFromTarball({ buffer: evil, storeDir, filesIndexFile: 'evil' })
+    const theirs = await pnpm.addFilesFromTarball({ buffer: evil, storeDir: pnpmStore, filesIndexFile: 'evil', storeIndex: pnpmIndex, url: 'u' })
+    expect([...ours.filesMap.keys()]).toEqual([...theirs.filesMap.keys()])
+    for (const blob of ours.filesMap.values()) expect(blob.startsWith(`${storeDir}/files/`)).toBe(true)
+    cas.closeStores()
+    expect(filesOutsideCas(storeDir).filter((f) => !f.startsWith('index.db'))).toEqual([])
+    expect(fs.existsSync(`${storeDir}/../x`)).toBe(false)
+  })
+})

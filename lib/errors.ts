@@ -1,0 +1,73 @@
+/**
+ * Error classes shaped like pnpm's (`@pnpm/error`), so code written against pnpm's worker can
+ * branch on `err.code` (always `ERR_PNPM_…`) and on the integrity fields unchanged.
+ */
+
+export interface PnpmErrorOptions {
+  hint?: string
+  attempts?: number
+  cause?: unknown
+}
+
+export class PnpmError extends Error {
+  readonly code: string
+  readonly hint?: string
+  attempts?: number
+  prefix?: string
+
+  constructor (code: string, message: string, opts: PnpmErrorOptions = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
+    this.code = code.startsWith('ERR_PNPM_') ? code : `ERR_PNPM_${code}`
+    this.hint = opts.hint
+    this.attempts = opts.attempts
+  }
+}
+
+export interface TarballIntegrityErrorOptions {
+  attempts?: number
+  found: string
+  expected: string
+  algorithm: string
+  sri?: string
+  url: string
+}
+
+/** The downloaded bytes do not hash to the integrity the lockfile records. */
+export class TarballIntegrityError extends PnpmError {
+  readonly found: string
+  readonly expected: string
+  readonly algorithm: string
+  readonly sri?: string
+  readonly url: string
+
+  constructor (opts: TarballIntegrityErrorOptions) {
+    super('TARBALL_INTEGRITY',
+      `Got unexpected checksum for "${opts.url}". Wanted "${opts.expected}". Got "${opts.found}".`,
+      {
+        attempts: opts.attempts,
+        hint: 'The tarball that was downloaded is not the one the lockfile (or the registry ' +
+          'metadata) describes, so it was not added to the store. If the metadata is stale, ' +
+          'running "pnpm store prune" and installing again fixes it; if you trust the new ' +
+          'content, "pnpm install --update-checksums" records it. A checksum that changes ' +
+          'unexpectedly can also be a sign of a tampered package: check before you trust it.',
+      })
+    this.found = opts.found
+    this.expected = opts.expected
+    this.algorithm = opts.algorithm
+    this.sri = opts.sri
+    this.url = opts.url
+  }
+}
+
+/** An argument of the wrong type: a `TypeError` with Node's `ERR_INVALID_ARG_TYPE` code. */
+export function invalidArgument (name: string, expected: string, received: unknown): TypeError {
+  const err = new TypeError(`The "${name}" option must be ${expected}. Received ${describe(received)}`)
+  return Object.assign(err, { code: 'ERR_INVALID_ARG_TYPE' })
+}
+
+function describe (value: unknown): string {
+  if (value === null) return 'null'
+  if (value === undefined) return 'undefined'
+  if (typeof value === 'object') return `an instance of ${value.constructor?.name ?? 'Object'}`
+  return `type ${typeof value} (${String(value).slice(0, 40)})`
+}

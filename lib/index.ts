@@ -1,0 +1,144 @@
+/**
+ * `@cas/native`: pnpm's content-addressable store work done natively.
+ *
+ * This file only validates arguments, shapes results the way pnpm's callers expect (`Map`s,
+ * `Error`s with codes) and forwards to the native binding, where all the work happens off the
+ * JS thread.
+ */
+import path from 'node:path'
+import { types } from 'node:util'
+import * as binding from '../index.js'
+import { PnpmError, TarballIntegrityError, invalidArgument } from './errors.js'
+
+export { PnpmError, TarballIntegrityError } from './errors.js'
+
+export interface AddFilesFromTarballOptions {
+  /** The tarball as downloaded (gzip'd or plain tar): a Buffer or any Uint8Array, also over a SharedArrayBuffer. Not copied; do not modify it until the promise settles. */
+  buffer: Uint8Array
+  /** The store directory, already versioned (`…/v11`). */
+  storeDir: string
+  /** The index key of the package (pnpm's `filesIndexFile`, e.g. `sha512-…\tname@1.0.0`). */
+  filesIndexFile: string
+  /** SRI string the raw bytes must match; checked before anything is written. */
+  integrity?: string
+  /** Accepted for pnpm compatibility; the manifest is always read. */
+  readManifest?: boolean
+  /** Accepted for pnpm compatibility. */
+  pkg?: { name?: string, version?: string }
+  /** Used as the manifest (and written as package.json) when the tarball has none. */
+  appendManifest?: Record<string, unknown>
+  /** A RegExp source; matching files are neither written nor indexed. */
+  ignoreFilePattern?: string
+  /** Where the tarball came from; only used in error messages. */
+  url?: string
+  /** Commit the package's row to `<storeDir>/index.db` before resolving (default true). */
+  writeIndex?: boolean
+  /** Also return the row's msgpackr bytes, for callers that write the index themselves. */
+  returnIndexRow?: boolean
+}
+
+export interface ExtractTimings {
+  queuedMs: number
+  inflateMs: number
+  hashWriteMs: number
+  indexMs: number
+}
+
+export interface AddFilesFromTarballResult {
+  /** Relative path in the package → absolute path of its blob in the store. */
+  filesMap: Map<string, string>
+  /** The bundled manifest pnpm keeps in the index (`undefined` when it has nothing to keep). */
+  manifest?: Record<string, unknown>
+  requiresBuild: boolean
+  integrity: string
+  /** The index row's bytes, with `returnIndexRow`. */
+  indexRow?: Buffer
+  timings: ExtractTimings
+}
+
+/**
+ * Verifies, unpacks and hashes a tarball into the store, pnpm 11's way, and (by default) writes
+ * its index row. Rejects with `TarballIntegrityError` on a checksum mismatch and with a
+ * `PnpmError` carrying pnpm's code otherwise; nothing is indexed for a failed tarball.
+ */
+export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Promise<AddFilesFromTarballResult> {
+  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  if (!types.isUint8Array(opts.buffer)) throw invalidArgument('buffer', 'a Buffer or Uint8Array', opts.buffer)
+  checkStoreDir(opts.storeDir)
+  if (typeof opts.filesIndexFile !== 'string' || opts.filesIndexFile === '') {
+    throw invalidArgument('filesIndexFile', 'a non-empty string', opts.filesIndexFile)
+  }
+  checkOptional('integrity', opts.integrity, 'string')
+  checkOptional('ignoreFilePattern', opts.ignoreFilePattern, 'string')
+  checkOptional('appendManifest', opts.appendManifest, 'object')
+  checkOptional('url', opts.url, 'string')
+
+  const raw = await binding.extractTarball({
+    buffer: opts.buffer,
+    storeDir: opts.storeDir,
+    filesDir: path.join(opts.storeDir, 'files'),
+    filesIndexFile: opts.filesIndexFile,
+    integrity: opts.integrity,
+    ignoreFilePattern: opts.ignoreFilePattern,
+    ignoreFilePatternError: opts.ignoreFilePattern == null ? undefined : regExpError(opts.ignoreFilePattern),
+    appendManifestJson: opts.appendManifest == null ? undefined : JSON.stringify(opts.appendManifest, null, 2),
+    writeIndex: opts.writeIndex ?? true,
+    returnIndexRow: opts.returnIndexRow ?? false,
+  })
+  if (raw.error != null) throw extractError(raw.error, opts.url)
+  const paths = raw.paths!
+  const blobPaths = raw.blobPaths!
+  const filesMap = new Map<string, string>()
+  for (let i = 0; i < paths.length; i++) filesMap.set(paths[i], blobPaths[i])
+  return {
+    filesMap,
+    manifest: raw.manifestJson == null ? undefined : JSON.parse(raw.manifestJson),
+    requiresBuild: raw.requiresBuild!,
+    integrity: raw.integrity!,
+    indexRow: raw.indexRow ?? undefined,
+    timings: raw.timings!,
+  }
+}
+
+/** Creates `files/` and its 256 shard directories (not `index.db`), as pnpm does. */
+export async function initStoreDir (storeDir: string): Promise<void> {
+  checkStoreDir(storeDir)
+  const error = binding.initStoreDir(storeDir)
+  if (error != null) throw new PnpmError(error.code, error.message)
+}
+
+/** Commits queued index writes and closes the store-index connections; they reopen on demand. */
+export function closeStores (): void {
+  binding.closeStores()
+}
+
+function extractError (error: binding.NativeError, url: string | undefined): Error {
+  if (error.code === 'ERR_PNPM_TARBALL_INTEGRITY') {
+    return new TarballIntegrityError({
+      found: error.found!,
+      expected: error.expected!,
+      algorithm: error.algorithm!,
+      url: url ?? '',
+    })
+  }
+  const from = url == null ? '' : ` from "${url}"`
+  return new PnpmError(error.code, `Failed to add tarball${from} to store: ${error.message}`)
+}
+
+/** V8's own message for an invalid pattern, so the error reads as pnpm's does. */
+function regExpError (pattern: string): string | undefined {
+  try {
+    new RegExp(pattern) // eslint-disable-line no-new
+    return undefined
+  } catch (err) {
+    return (err as Error).message
+  }
+}
+
+function checkStoreDir (storeDir: unknown): void {
+  if (typeof storeDir !== 'string' || storeDir === '') throw invalidArgument('storeDir', 'a non-empty string', storeDir)
+}
+
+function checkOptional (name: string, value: unknown, type: 'string' | 'object'): void {
+  if (value != null && typeof value !== type) throw invalidArgument(name, `a ${type}`, value)
+}

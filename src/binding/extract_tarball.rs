@@ -1,0 +1,211 @@
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::time::Instant;
+
+use napi::bindgen_prelude::{Buffer, Object, Uint8Array};
+use napi::{Env, JsDeferred};
+use napi_derive::napi;
+
+use super::error::NativeError;
+use crate::extract::{self, ms_since, ExtractError, ExtractRequest, Extracted};
+use crate::integrity::IntegrityError;
+use crate::store_index::IndexError;
+use crate::{json, pools, store};
+
+#[napi(object)]
+pub struct ExtractOptions {
+    /// The tarball as downloaded. Read in place (never copied), also when it is a view over a
+    /// `SharedArrayBuffer`; it must not be modified until the promise settles.
+    pub buffer: Uint8Array,
+    pub store_dir: String,
+    /// `path.join(storeDir, 'files')`, so blob paths read exactly as pnpm's do.
+    pub files_dir: String,
+    /// The index key (pnpm's `filesIndexFile`).
+    pub files_index_file: String,
+    pub integrity: Option<String>,
+    pub ignore_file_pattern: Option<String>,
+    /// The JS engine's message when `ignoreFilePattern` is not a valid RegExp.
+    pub ignore_file_pattern_error: Option<String>,
+    /// `JSON.stringify(appendManifest, null, 2)`.
+    pub append_manifest_json: Option<String>,
+    /// Commit the row to `<storeDir>/index.db` before resolving.
+    pub write_index: bool,
+    /// Hand back the row's bytes (for a caller that writes the index itself, as pnpm's
+    /// `StoreIndex.queueWrites` does).
+    pub return_index_row: bool,
+}
+
+/// Where the time of one call went, in milliseconds.
+#[napi(object)]
+#[derive(Debug, Clone, Default)]
+pub struct ExtractTimings {
+    /// Waiting for a thread of the extraction pool.
+    pub queued_ms: f64,
+    pub inflate_ms: f64,
+    /// Tar walk, SHA-512 and blob writes.
+    pub hash_write_ms: f64,
+    /// Waiting for the index row to be committed (0 without `writeIndex`).
+    pub index_ms: f64,
+}
+
+/// The outcome of `extractTarball`: either `error`, or everything else.
+#[napi(object)]
+pub struct ExtractResult {
+    pub error: Option<NativeError>,
+    /// The package's relative paths, in the row's `files` order.
+    pub paths: Option<Vec<String>>,
+    /// The absolute blob path of each entry of `paths`.
+    pub blob_paths: Option<Vec<String>>,
+    /// The bundled manifest as JSON, absent when pnpm's would be `undefined`.
+    pub manifest_json: Option<String>,
+    pub requires_build: Option<bool>,
+    pub integrity: Option<String>,
+    /// The msgpackr-encoded index row, when `returnIndexRow` was set.
+    pub index_row: Option<Buffer>,
+    pub timings: Option<ExtractTimings>,
+}
+
+type Resolver = Box<dyn FnOnce(Env) -> napi::Result<ExtractResult> + Send>;
+
+/// Extracts a tarball into the store on the extraction pool and resolves once its blobs are
+/// written and (with `writeIndex`) its index row committed. Never rejects: failures resolve as
+/// `{ error }`.
+#[napi(ts_return_type = "Promise<ExtractResult>")]
+pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'_>> {
+    let (deferred, promise) = env.create_deferred::<ExtractResult, Resolver>()?;
+    let submitted = Instant::now();
+    pools::extraction_pool().spawn(move || {
+        let mut timings = ExtractTimings {
+            queued_ms: ms_since(submitted),
+            ..Default::default()
+        };
+        let store = store::open(Path::new(&opts.store_dir));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            extract::extract(
+                &store.cas,
+                &ExtractRequest {
+                    tarball: &opts.buffer,
+                    integrity: opts.integrity.as_deref(),
+                    ignore_file_pattern: opts.ignore_file_pattern.as_deref(),
+                    ignore_file_pattern_error: opts.ignore_file_pattern_error.as_deref(),
+                    append_manifest: opts.append_manifest_json.as_deref(),
+                },
+            )
+        }))
+        .unwrap_or_else(|panic| Err(ExtractError::Manifest(panic_message(panic))));
+        drop(opts.buffer);
+        let mut extracted = match outcome {
+            Ok(extracted) => extracted,
+            Err(e) => return settle(deferred, Err(to_native_error(&e))),
+        };
+        timings.inflate_ms = extracted.timings.inflate_ms;
+        timings.hash_write_ms = extracted.timings.hash_write_ms;
+        let files_dir = opts.files_dir;
+        let row_for_caller = opts.return_index_row.then(|| extracted.row.clone());
+        if !opts.write_index {
+            let result = success(extracted, &files_dir, row_for_caller, timings);
+            return settle(deferred, Ok(result));
+        }
+        let row = std::mem::take(&mut extracted.row);
+        let index_started = Instant::now();
+        store.index.submit(
+            vec![(opts.files_index_file, row)],
+            Box::new(move |committed: Result<(), IndexError>| {
+                timings.index_ms = ms_since(index_started);
+                let result = committed
+                    .map(|()| success(extracted, &files_dir, row_for_caller, timings))
+                    .map_err(|e| NativeError::new("ERR_PNPM_ERR_SQLITE_ERROR", e.message));
+                settle(deferred, result);
+            }),
+        );
+    });
+    Ok(promise)
+}
+
+/// Settles on the JS thread; everything that builds JS values happens there.
+fn settle(deferred: JsDeferred<ExtractResult, Resolver>, result: Result<Success, NativeError>) {
+    deferred.resolve(Box::new(move |_env| {
+        Ok(match result {
+            Ok(s) => ExtractResult {
+                error: None,
+                paths: Some(s.paths),
+                blob_paths: Some(s.blob_paths),
+                manifest_json: s.manifest_json,
+                requires_build: Some(s.requires_build),
+                integrity: Some(s.integrity),
+                index_row: s.index_row.map(Buffer::from),
+                timings: Some(s.timings),
+            },
+            Err(error) => ExtractResult {
+                error: Some(error),
+                paths: None,
+                blob_paths: None,
+                manifest_json: None,
+                requires_build: None,
+                integrity: None,
+                index_row: None,
+                timings: None,
+            },
+        })
+    }));
+}
+
+/// A finished extraction in plain Rust data, ready to become JS values.
+struct Success {
+    paths: Vec<String>,
+    blob_paths: Vec<String>,
+    manifest_json: Option<String>,
+    requires_build: bool,
+    integrity: String,
+    index_row: Option<Vec<u8>>,
+    timings: ExtractTimings,
+}
+
+fn success(
+    extracted: Extracted,
+    files_dir: &str,
+    index_row: Option<Vec<u8>>,
+    timings: ExtractTimings,
+) -> Success {
+    let mut paths = Vec::with_capacity(extracted.files.len());
+    let mut blob_paths = Vec::with_capacity(extracted.files.len());
+    for file in extracted.files {
+        let d = &file.info.digest;
+        let exec = if file.executable { "-exec" } else { "" };
+        blob_paths.push(format!("{files_dir}/{}/{}{exec}", &d[..2], &d[2..]));
+        paths.push(file.path);
+    }
+    Success {
+        paths,
+        blob_paths,
+        manifest_json: extracted.manifest.as_ref().map(json::stringify_pretty),
+        requires_build: extracted.requires_build,
+        integrity: extracted.integrity,
+        index_row,
+        timings,
+    }
+}
+
+fn to_native_error(e: &ExtractError) -> NativeError {
+    let mut error = NativeError::new(e.code(), e.to_string());
+    if let ExtractError::Integrity(IntegrityError::Mismatch {
+        algorithm,
+        expected,
+        found,
+    }) = e
+    {
+        error.expected = Some(expected.clone());
+        error.found = Some(found.clone());
+        error.algorithm = Some(algorithm.clone());
+    }
+    error
+}
+
+fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
+    let detail = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    format!("internal error while extracting: {detail}")
+}

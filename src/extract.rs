@@ -1,0 +1,252 @@
+//! A gzip'd npm tarball into the store, step for step as pnpm 11 does it (spec §3.1): integrity
+//! of the raw bytes first, then inflate, pnpm's tar walk, every file hashed and written (in
+//! parallel for big packages), the manifest, and the index row.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::cas::Cas;
+use crate::package_index::{PackageFileInfo, PackageFilesIndex};
+use crate::value::Value;
+use crate::{gzip, integrity, json, manifest, os_error, package_index, tarball};
+
+/// What a caller hands over besides the store.
+#[derive(Default)]
+pub struct ExtractRequest<'a> {
+    /// The tarball as downloaded (gzip'd, or a plain tar).
+    pub tarball: &'a [u8],
+    /// SRI string (`sha512-…`) the raw bytes must hash to.
+    pub integrity: Option<&'a str>,
+    /// A JS RegExp source; matching paths are neither written nor indexed.
+    pub ignore_file_pattern: Option<&'a str>,
+    /// Set when JS already found the pattern invalid: its engine's message, so the error reads
+    /// exactly like pnpm's. Reported after the integrity check, where pnpm reports it.
+    pub ignore_file_pattern_error: Option<&'a str>,
+    /// `JSON.stringify(appendManifest, null, 2)`: the manifest of a package shipped without one.
+    pub append_manifest: Option<&'a str>,
+}
+
+/// One file of the package, in the order of the row's `files` map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtractedFile {
+    pub path: String,
+    pub info: PackageFileInfo,
+    pub executable: bool,
+}
+
+/// Per-call time split, in milliseconds, so a caller can tell what bounds its install.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timings {
+    pub inflate_ms: f64,
+    pub hash_write_ms: f64,
+}
+
+#[derive(Debug)]
+pub struct Extracted {
+    pub files: Vec<ExtractedFile>,
+    /// The bundled manifest (spec §3.8), `None` when it would be `undefined` in pnpm.
+    pub manifest: Option<Value>,
+    pub requires_build: bool,
+    pub integrity: String,
+    /// The msgpackr-encoded index row, byte-identical to what pnpm 11 writes.
+    pub row: Vec<u8>,
+    pub timings: Timings,
+}
+
+#[derive(Debug)]
+pub enum ExtractError {
+    Integrity(integrity::IntegrityError),
+    InvalidIgnorePattern(String),
+    Gzip(gzip::GzipError),
+    Tar(tarball::TarError),
+    Io(std::io::Error),
+    Manifest(String),
+}
+
+impl ExtractError {
+    /// pnpm's error code for this failure (`ERR_PNPM_…`).
+    pub fn code(&self) -> String {
+        match self {
+            ExtractError::Integrity(e) => e.code().to_string(),
+            ExtractError::InvalidIgnorePattern(_) => "ERR_PNPM_INVALID_IGNORE_FILE_PATTERN".into(),
+            ExtractError::Gzip(e) => e.code().to_string(),
+            ExtractError::Io(e) => format!("ERR_PNPM_{}", os_error::errno_name(e)),
+            ExtractError::Tar(_) | ExtractError::Manifest(_) => "ERR_PNPM_TARBALL_EXTRACT".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ExtractError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExtractError::Integrity(e) => write!(f, "{e}"),
+            ExtractError::InvalidIgnorePattern(m) | ExtractError::Manifest(m) => f.write_str(m),
+            ExtractError::Gzip(e) => write!(f, "{e}"),
+            ExtractError::Tar(e) => write!(f, "{e}"),
+            ExtractError::Io(e) => f.write_str(&os_error::describe(e)),
+        }
+    }
+}
+
+impl std::error::Error for ExtractError {}
+
+/// Below this many files a package is hashed and written on the calling thread: splitting a
+/// handful of small files across threads costs more than it saves, and many small packages in
+/// flight already keep every core busy.
+const PARALLEL_MIN_FILES: usize = 32;
+
+pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractError> {
+    if let Some(sri) = req.integrity {
+        integrity::verify(sri, req.tarball).map_err(ExtractError::Integrity)?;
+    }
+    let ignore = compile_ignore_pattern(req)?;
+
+    let started = Instant::now();
+    let tar: Cow<[u8]> = if gzip::is_gzip(req.tarball) {
+        Cow::Owned(gzip::gunzip(req.tarball).map_err(ExtractError::Gzip)?)
+    } else {
+        Cow::Borrowed(req.tarball)
+    };
+    let inflate_ms = ms_since(started);
+
+    let started = Instant::now();
+    let mut entries = tarball::parse(&tar).map_err(ExtractError::Tar)?;
+    if let Some(re) = &ignore {
+        entries.retain(|e| re.find(&e.path).is_none());
+    }
+    let write = |e: &tarball::TarEntry| -> Result<ExtractedFile, ExtractError> {
+        let stored = cas
+            .write(&tar[e.offset..e.offset + e.size], e.mode)
+            .map_err(ExtractError::Io)?;
+        Ok(ExtractedFile {
+            path: e.path.clone(),
+            info: PackageFileInfo {
+                checked_at: Some(stored.checked_at),
+                digest: stored.digest,
+                mode: e.mode,
+                size: e.size as u64,
+            },
+            executable: stored.executable,
+        })
+    };
+    let mut files: Vec<ExtractedFile> = if entries.len() >= PARALLEL_MIN_FILES {
+        entries.par_iter().map(write).collect::<Result<_, _>>()?
+    } else {
+        entries.iter().map(write).collect::<Result<_, _>>()?
+    };
+
+    // The manifest is parsed only after every blob is written, as in pnpm: a broken
+    // package.json fails the call but leaves the store with complete blobs only.
+    let mut raw_manifest = entries
+        .iter()
+        .find(|e| e.path == "package.json")
+        .map(|e| parse_manifest(&tar[e.offset..e.offset + e.size]))
+        .transpose()?
+        .filter(|m| !m.is_nullish());
+    let has_package_json = files.iter().any(|f| f.path == "package.json");
+    match req.append_manifest {
+        Some(text) if raw_manifest.is_none() => {
+            raw_manifest = Some(parse_manifest(text.as_bytes())?);
+            set_file(&mut files, write_generated(cas, text.as_bytes())?);
+        }
+        _ if !has_package_json => {
+            set_file(
+                &mut files,
+                write_generated(cas, manifest::PLACEHOLDER_PACKAGE_JSON)?,
+            );
+        }
+        _ => {}
+    }
+    let hash_write_ms = ms_since(started);
+
+    let bundled = match &raw_manifest {
+        Some(m) => manifest::normalize_bundled_manifest(m)
+            .map_err(|e| ExtractError::Manifest(e.to_string()))?,
+        None => None,
+    };
+    let requires_build =
+        manifest::requires_build(bundled.as_ref(), files.iter().map(|f| f.path.as_str()));
+    let row = package_index::encode_row(&PackageFilesIndex {
+        requires_build: Some(requires_build),
+        // pnpm 11 writes the key even when the manifest is `undefined`.
+        manifest: Some(bundled.clone().unwrap_or(Value::Undefined)),
+        algo: "sha512".into(),
+        files: files
+            .iter()
+            .map(|f| (f.path.clone(), f.info.clone()))
+            .collect(),
+        side_effects: None,
+    });
+    let integrity = match req.integrity {
+        Some(sri) => sri.to_string(),
+        None => integrity::sha512_sri(req.tarball),
+    };
+    Ok(Extracted {
+        files,
+        manifest: bundled,
+        requires_build,
+        integrity,
+        row,
+        timings: Timings {
+            inflate_ms,
+            hash_write_ms,
+        },
+    })
+}
+
+fn compile_ignore_pattern(req: &ExtractRequest) -> Result<Option<regress::Regex>, ExtractError> {
+    let Some(pattern) = req.ignore_file_pattern else {
+        return Ok(None);
+    };
+    let invalid = |message: &str| {
+        ExtractError::InvalidIgnorePattern(format!(
+            "Invalid ignoreFilePattern regex: {message}: {pattern}"
+        ))
+    };
+    if let Some(message) = req.ignore_file_pattern_error {
+        return Err(invalid(message));
+    }
+    regress::Regex::new(pattern)
+        .map(Some)
+        .map_err(|e| invalid(&e.to_string()))
+}
+
+/// `JSON.parse(stripBom(bytes.toString('utf8')))`.
+fn parse_manifest(bytes: &[u8]) -> Result<Value, ExtractError> {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    json::parse(text).map_err(|e| ExtractError::Manifest(e.to_string()))
+}
+
+/// A `package.json` the tarball did not have (appended manifest or pnpm's placeholder), so that
+/// every package in the store has the completion marker importers rely on.
+fn write_generated(cas: &Cas, bytes: &[u8]) -> Result<ExtractedFile, ExtractError> {
+    let stored = cas.write(bytes, 0o644).map_err(ExtractError::Io)?;
+    Ok(ExtractedFile {
+        path: "package.json".into(),
+        info: PackageFileInfo {
+            checked_at: Some(stored.checked_at),
+            digest: stored.digest,
+            mode: 0o644,
+            size: bytes.len() as u64,
+        },
+        executable: false,
+    })
+}
+
+/// JS `Map.set`: replaces in place when the key exists, appends otherwise.
+fn set_file(files: &mut Vec<ExtractedFile>, file: ExtractedFile) {
+    match files.iter_mut().find(|f| f.path == file.path) {
+        Some(existing) => *existing = file,
+        None => files.push(file),
+    }
+}
+
+pub(crate) fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,294 @@
+use super::*;
+use crate::package_index::decode_row;
+use std::io::Write;
+
+/// A gzip'd tarball of `(path, content, mode)` entries, built with the `tar` crate.
+fn tgz(entries: &[(&str, &str, u32)]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (path, content, mode) in entries {
+        let mut header = tar::Header::new_ustar();
+        header.set_size(content.len() as u64);
+        header.set_mode(*mode);
+        header.set_entry_type(tar::EntryType::Regular);
+        builder
+            .append_data(&mut header, path, content.as_bytes())
+            .unwrap();
+    }
+    let tar = builder.into_inner().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&tar).unwrap();
+    gz.finish().unwrap()
+}
+
+fn store() -> (tempfile::TempDir, Cas) {
+    let dir = tempfile::tempdir().unwrap();
+    let cas = Cas::new(dir.path());
+    (dir, cas)
+}
+
+fn paths(extracted: &Extracted) -> Vec<&str> {
+    extracted.files.iter().map(|f| f.path.as_str()).collect()
+}
+
+#[test]
+fn a_package_lands_in_the_store_with_its_manifest_and_row() {
+    let (_dir, cas) = store();
+    let tarball = tgz(&[
+        (
+            "package/package.json",
+            r#"{"name":"a","version":"v1.0.0","bin":{"a":"cli.js"},"scripts":{"test":"x"}}"#,
+            0o644,
+        ),
+        ("package/cli.js", "#!/usr/bin/env node\n", 0o755),
+    ]);
+    let extracted = extract(
+        &cas,
+        &ExtractRequest {
+            tarball: &tarball,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(paths(&extracted), ["package.json", "cli.js"]);
+    assert!(extracted.files[1].executable);
+    assert!(!extracted.requires_build);
+    let manifest = extracted.manifest.as_ref().unwrap();
+    assert_eq!(
+        manifest.get("version").and_then(Value::as_str),
+        Some("1.0.0")
+    );
+    assert_eq!(
+        manifest.get("scripts"),
+        None,
+        "only lifecycle scripts are kept"
+    );
+    assert_eq!(extracted.integrity, integrity::sha512_sri(&tarball));
+
+    let row = decode_row(&extracted.row).unwrap();
+    assert_eq!(row.algo, "sha512");
+    assert_eq!(row.requires_build, Some(false));
+    assert_eq!(row.files.len(), 2);
+    assert_eq!(row.files[1].1.mode, 0o755);
+    for file in &extracted.files {
+        let blob = cas.blob_path(&file.info.digest, file.executable);
+        assert_eq!(std::fs::metadata(blob).unwrap().len(), file.info.size);
+    }
+}
+
+#[test]
+fn a_package_without_package_json_gets_the_placeholder_last() {
+    let (_dir, cas) = store();
+    let tarball = tgz(&[
+        ("package/index.js", "1", 0o644),
+        ("package/lib/package.json", "{}", 0o644),
+    ]);
+    let extracted = extract(
+        &cas,
+        &ExtractRequest {
+            tarball: &tarball,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        paths(&extracted),
+        ["index.js", "lib/package.json", "package.json"]
+    );
+    let placeholder = &extracted.files[2].info;
+    assert_eq!(placeholder.size, 108);
+    assert_eq!(
+        placeholder.digest,
+        crate::cas::sha512_hex(manifest::PLACEHOLDER_PACKAGE_JSON)
+    );
+    assert_eq!(extracted.manifest, None);
+    assert_eq!(
+        decode_row(&extracted.row).unwrap().manifest,
+        Some(Value::Undefined)
+    );
+}
+
+#[test]
+fn append_manifest_stands_in_for_a_missing_one() {
+    let (_dir, cas) = store();
+    let tarball = tgz(&[("package/bin/node", "ELF", 0o755)]);
+    let appended = "{\n  \"name\": \"node\",\n  \"version\": \"24.0.0\",\n  \"bin\": {\n    \"node\": \"bin/node\"\n  }\n}";
+    let extracted = extract(
+        &cas,
+        &ExtractRequest {
+            tarball: &tarball,
+            append_manifest: Some(appended),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(paths(&extracted), ["bin/node", "package.json"]);
+    assert_eq!(
+        extracted.files[1].info.digest,
+        crate::cas::sha512_hex(appended.as_bytes())
+    );
+    assert_eq!(
+        extracted
+            .manifest
+            .as_ref()
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str),
+        Some("node")
+    );
+}
+
+#[test]
+fn ignored_files_are_neither_written_nor_indexed() {
+    let (dir, cas) = store();
+    let tarball = tgz(&[
+        (
+            "package/package.json",
+            r#"{"name":"a","version":"1.0.0"}"#,
+            0o644,
+        ),
+        ("package/docs/huge.md", "ignored content", 0o644),
+    ]);
+    let extracted = extract(
+        &cas,
+        &ExtractRequest {
+            tarball: &tarball,
+            ignore_file_pattern: Some("^docs/"),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(paths(&extracted), ["package.json"]);
+    let ignored = crate::cas::sha512_hex(b"ignored content");
+    assert!(!dir
+        .path()
+        .join("files")
+        .join(&ignored[..2])
+        .join(&ignored[2..])
+        .exists());
+}
+
+#[test]
+fn install_scripts_and_binding_gyp_require_a_build() {
+    let (_dir, cas) = store();
+    for entries in [
+        vec![(
+            "package/package.json",
+            r#"{"name":"a","scripts":{"postinstall":"node x"}}"#,
+            0o644,
+        )],
+        vec![
+            ("package/package.json", r#"{"name":"a"}"#, 0o644),
+            ("package/binding.gyp", "{}", 0o644),
+        ],
+    ] {
+        let tarball = tgz(&entries);
+        let extracted = extract(
+            &cas,
+            &ExtractRequest {
+                tarball: &tarball,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(extracted.requires_build);
+        assert_eq!(
+            decode_row(&extracted.row).unwrap().requires_build,
+            Some(true)
+        );
+    }
+}
+
+#[test]
+fn an_integrity_mismatch_writes_nothing() {
+    let (dir, cas) = store();
+    let tarball = tgz(&[("package/package.json", "{}", 0o644)]);
+    let wrong = integrity::sha512_sri(b"other bytes");
+    let err = extract(
+        &cas,
+        &ExtractRequest {
+            tarball: &tarball,
+            integrity: Some(&wrong),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_TARBALL_INTEGRITY");
+    assert!(!dir.path().join("files").exists());
+}
+
+#[test]
+fn an_invalid_ignore_pattern_is_reported_after_the_integrity_check() {
+    let (_dir, cas) = store();
+    let tarball = tgz(&[("package/package.json", "{}", 0o644)]);
+    let req = ExtractRequest {
+        tarball: &tarball,
+        ignore_file_pattern: Some("("),
+        ignore_file_pattern_error: Some("Invalid regular expression: /(/: Unterminated group"),
+        ..Default::default()
+    };
+    let err = extract(&cas, &req).unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_INVALID_IGNORE_FILE_PATTERN");
+    assert_eq!(
+        err.to_string(),
+        "Invalid ignoreFilePattern regex: Invalid regular expression: /(/: Unterminated group: ("
+    );
+    let wrong = integrity::sha512_sri(b"x");
+    let err = extract(
+        &cas,
+        &ExtractRequest {
+            integrity: Some(&wrong),
+            ..req
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_TARBALL_INTEGRITY");
+}
+
+#[test]
+fn broken_package_json_fails_after_the_blobs_are_complete() {
+    let (dir, cas) = store();
+    let tarball = tgz(&[
+        ("package/package.json", "{\"name\": ", 0o644),
+        ("package/a.js", "a", 0o644),
+    ]);
+    let err = extract(
+        &cas,
+        &ExtractRequest {
+            tarball: &tarball,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_TARBALL_EXTRACT");
+    let a = crate::cas::sha512_hex(b"a");
+    assert_eq!(
+        std::fs::read(dir.path().join("files").join(&a[..2]).join(&a[2..])).unwrap(),
+        b"a"
+    );
+}
+
+#[test]
+fn big_packages_are_written_in_parallel_in_tar_order() {
+    let (_dir, cas) = store();
+    let names: Vec<String> = (0..200).map(|i| format!("package/f{i:03}.js")).collect();
+    let contents: Vec<String> = (0..200)
+        .map(|i| format!("module.exports = {i}\n"))
+        .collect();
+    let entries: Vec<(&str, &str, u32)> = names
+        .iter()
+        .zip(&contents)
+        .map(|(n, c)| (n.as_str(), c.as_str(), 0o644))
+        .collect();
+    let extracted = extract(
+        &cas,
+        &ExtractRequest {
+            tarball: &tgz(&entries),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let expected: Vec<String> = (0..200)
+        .map(|i| format!("f{i:03}.js"))
+        .chain(["package.json".into()])
+        .collect();
+    assert_eq!(paths(&extracted), expected);
+}
