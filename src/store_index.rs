@@ -58,6 +58,11 @@ const BUSY_PAUSE: Duration = Duration::from_millis(50);
 /// other processes sharing the store wait on.
 const MAX_ROWS_PER_TRANSACTION: usize = 4096;
 
+struct Writer {
+    jobs: Sender<WriteJob>,
+    thread: thread::JoinHandle<()>,
+}
+
 struct WriteJob {
     rows: Vec<Row>,
     on_committed: OnCommitted,
@@ -66,7 +71,7 @@ struct WriteJob {
 /// A store's index: a writer thread (started on first write) and a connection for reads.
 pub struct StoreIndex {
     db_path: PathBuf,
-    writer: Mutex<Option<Sender<WriteJob>>>,
+    writer: Mutex<Option<Writer>>,
     reader: Mutex<Option<Connection>>,
 }
 
@@ -85,8 +90,8 @@ impl StoreIndex {
     /// arrive through `on_committed` like any other.
     pub fn submit(&self, rows: Vec<Row>, on_committed: OnCommitted) {
         let mut writer = self.writer.lock().unwrap();
-        let sender = writer.get_or_insert_with(|| spawn_writer(self.db_path.clone()));
-        if let Err(mpsc::SendError(job)) = sender.send(WriteJob { rows, on_committed }) {
+        let writer = writer.get_or_insert_with(|| spawn_writer(self.db_path.clone()));
+        if let Err(mpsc::SendError(job)) = writer.jobs.send(WriteJob { rows, on_committed }) {
             (job.on_committed)(Err(IndexError {
                 message: "store index writer has stopped".into(),
             }));
@@ -127,14 +132,10 @@ impl StoreIndex {
     /// Stops the writer after it committed everything queued, and closes the connections the
     /// way pnpm does (`PRAGMA optimize`, then close). The index reopens on next use.
     pub fn close(&self) {
-        if let Some(sender) = self.writer.lock().unwrap().take() {
-            let (tx, rx) = mpsc::channel::<()>();
-            let _ = sender.send(WriteJob {
-                rows: Vec::new(),
-                on_committed: Box::new(move |_| drop(tx)),
-            });
-            drop(sender);
-            let _ = rx.recv();
+        if let Some(writer) = self.writer.lock().unwrap().take() {
+            // The writer drains every queued job before it sees the channel closed.
+            drop(writer.jobs);
+            let _ = writer.thread.join();
         }
         if let Some(conn) = self.reader.lock().unwrap().take() {
             let _ = conn.execute_batch("PRAGMA optimize");
@@ -142,13 +143,13 @@ impl StoreIndex {
     }
 }
 
-fn spawn_writer(db_path: PathBuf) -> Sender<WriteJob> {
-    let (tx, rx) = mpsc::channel();
-    thread::Builder::new()
+fn spawn_writer(db_path: PathBuf) -> Writer {
+    let (jobs, rx) = mpsc::channel();
+    let thread = thread::Builder::new()
         .name("cas-index-writer".into())
         .spawn(move || run_writer(&db_path, rx))
         .expect("spawning the store index writer thread");
-    tx
+    Writer { jobs, thread }
 }
 
 fn run_writer(db_path: &Path, jobs: Receiver<WriteJob>) {
