@@ -5,9 +5,12 @@
 #![deny(clippy::all)]
 
 pub mod cas;
+pub mod gzip;
+pub mod integrity;
 pub mod json;
 pub mod manifest;
 pub mod msgpackr;
 pub mod package_index;
 pub mod store_index;
+pub mod tarball;
 pub mod value;
