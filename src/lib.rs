@@ -4,13 +4,18 @@
 //! layer and does nothing but convert arguments, results and errors.
 #![deny(clippy::all)]
 
+mod binding;
 pub mod cas;
+pub mod extract;
 pub mod gzip;
 pub mod integrity;
 pub mod json;
 pub mod manifest;
 pub mod msgpackr;
+pub mod os_error;
 pub mod package_index;
+pub mod pools;
+pub mod store;
 pub mod store_index;
 pub mod tarball;
 pub mod value;

@@ -26,6 +26,16 @@ fn store() -> (tempfile::TempDir, Cas) {
     (dir, cas)
 }
 
+fn extract_plain(cas: &Cas, tarball: &[u8]) -> Result<Extracted, ExtractError> {
+    extract(
+        cas,
+        &ExtractRequest {
+            tarball,
+            ..Default::default()
+        },
+    )
+}
+
 fn paths(extracted: &Extracted) -> Vec<&str> {
     extracted.files.iter().map(|f| f.path.as_str()).collect()
 }
@@ -41,14 +51,7 @@ fn a_package_lands_in_the_store_with_its_manifest_and_row() {
         ),
         ("package/cli.js", "#!/usr/bin/env node\n", 0o755),
     ]);
-    let extracted = extract(
-        &cas,
-        &ExtractRequest {
-            tarball: &tarball,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let extracted = extract_plain(&cas, &tarball).unwrap();
     assert_eq!(paths(&extracted), ["package.json", "cli.js"]);
     assert!(extracted.files[1].executable);
     assert!(!extracted.requires_build);
@@ -82,14 +85,7 @@ fn a_package_without_package_json_gets_the_placeholder_last() {
         ("package/index.js", "1", 0o644),
         ("package/lib/package.json", "{}", 0o644),
     ]);
-    let extracted = extract(
-        &cas,
-        &ExtractRequest {
-            tarball: &tarball,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let extracted = extract_plain(&cas, &tarball).unwrap();
     assert_eq!(
         paths(&extracted),
         ["index.js", "lib/package.json", "package.json"]
@@ -181,14 +177,7 @@ fn install_scripts_and_binding_gyp_require_a_build() {
         ],
     ] {
         let tarball = tgz(&entries);
-        let extracted = extract(
-            &cas,
-            &ExtractRequest {
-                tarball: &tarball,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let extracted = extract_plain(&cas, &tarball).unwrap();
         assert!(extracted.requires_build);
         assert_eq!(
             decode_row(&extracted.row).unwrap().requires_build,
@@ -250,14 +239,7 @@ fn broken_package_json_fails_after_the_blobs_are_complete() {
         ("package/package.json", "{\"name\": ", 0o644),
         ("package/a.js", "a", 0o644),
     ]);
-    let err = extract(
-        &cas,
-        &ExtractRequest {
-            tarball: &tarball,
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let err = extract_plain(&cas, &tarball).unwrap_err();
     assert_eq!(err.code(), "ERR_PNPM_TARBALL_EXTRACT");
     let a = crate::cas::sha512_hex(b"a");
     assert_eq!(
@@ -278,14 +260,7 @@ fn big_packages_are_written_in_parallel_in_tar_order() {
         .zip(&contents)
         .map(|(n, c)| (n.as_str(), c.as_str(), 0o644))
         .collect();
-    let extracted = extract(
-        &cas,
-        &ExtractRequest {
-            tarball: &tgz(&entries),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let extracted = extract_plain(&cas, &tgz(&entries)).unwrap();
     let expected: Vec<String> = (0..200)
         .map(|i| format!("f{i:03}.js"))
         .chain(["package.json".into()])
