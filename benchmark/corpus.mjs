@@ -1,0 +1,150 @@
+/**
+ * Shared helpers for the benchmarks: loading the alotta-modules tarball corpus that
+ * `benchmark/download.mjs` put in `benchmark/.cache/tarballs/`, and inspecting stores.
+ * Node >= 22, no dependencies.
+ */
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+
+export const benchmarkDir = dirname(fileURLToPath(import.meta.url));
+export const defaultTarballDir = join(benchmarkDir, '.cache/tarballs');
+
+/** The registry URL of a tarball; only used in error messages (nothing is fetched). */
+const tarballUrl = (name, version) =>
+  `https://registry.npmjs.org/${name}/-/${name.slice(name.lastIndexOf('/') + 1)}-${version}.tgz`;
+
+/**
+ * Reads the manifest and every tarball into memory.
+ * Each entry: {name, version, integrity, file, size, buffer, key, url}, where `key` is the
+ * store-index key pnpm uses (`${integrity}\t${name}@${version}`).
+ */
+export function loadCorpus(dir = defaultTarballDir) {
+  const manifestPath = join(dir, 'manifest.json');
+  if (!existsSync(manifestPath)) {
+    throw new Error(`${manifestPath} is missing: run \`node benchmark/download.mjs\` first`);
+  }
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  return manifest.map((t) => ({
+    ...t,
+    buffer: readFileSync(join(dir, t.file)),
+    key: `${t.integrity}\t${t.name}@${t.version}`,
+    url: tarballUrl(t.name, t.version),
+  }));
+}
+
+/**
+ * Sizes of the corpus, computed once (it costs ~1 s): compressed bytes, inflated tar bytes
+ * (what gunzip produces: headers, padding and contents), regular-file count and content bytes
+ * from the tar headers (pax/GNU extension headers are skipped, not interpreted).
+ */
+export function measureCorpus(corpus) {
+  let compressedBytes = 0;
+  let tarBytes = 0;
+  let files = 0;
+  let fileBytes = 0;
+  for (const t of corpus) {
+    compressedBytes += t.buffer.length;
+    const tar = gunzipSync(t.buffer);
+    tarBytes += tar.length;
+    const s = tarStats(tar);
+    files += s.files;
+    fileBytes += s.fileBytes;
+  }
+  return { tarballs: corpus.length, compressedBytes, tarBytes, files, fileBytes };
+}
+
+function tarStats(tar) {
+  let off = 0;
+  let files = 0;
+  let fileBytes = 0;
+  while (off + 512 <= tar.length) {
+    const h = tar.subarray(off, off + 512);
+    if (h.every((b) => b === 0)) break;
+    const size = tarSize(h);
+    const type = h[156];
+    if (type === 0x30 /* '0' */ || type === 0 || type === 0x37 /* '7' */) {
+      files++;
+      fileBytes += size;
+    }
+    off += 512 + Math.ceil(size / 512) * 512;
+  }
+  return { files, fileBytes };
+}
+
+function tarSize(h) {
+  if (h[124] & 0x80) { // base-256
+    let n = 0;
+    for (let i = 125; i < 136; i++) n = n * 256 + h[i];
+    return n;
+  }
+  const s = h.subarray(124, 136).toString('latin1').replace(/[\0 ]+/g, '');
+  return s === '' ? 0 : parseInt(s, 8);
+}
+
+const BLOB_NAME = /^[0-9a-f]+(-exec)?$/;
+
+/**
+ * Lists the blobs under `<storeDir>/files/`: {count, names (sorted `xx/rest` list, only with
+ * `withNames`), stray (entries that are not blob names, e.g. leftover temp files)}.
+ */
+export function listBlobs(storeDir, { withNames = false } = {}) {
+  const filesDir = join(storeDir, 'files');
+  let count = 0;
+  let stray = 0;
+  const names = withNames ? [] : undefined;
+  for (const shard of readdirSync(filesDir)) {
+    for (const name of readdirSync(join(filesDir, shard))) {
+      if (BLOB_NAME.test(name)) {
+        count++;
+        names?.push(`${shard}/${name}`);
+      } else {
+        stray++;
+      }
+    }
+  }
+  names?.sort();
+  return { count, stray, names };
+}
+
+/** Reads `<storeDir>/index.db` as a Map key -> row bytes (node:sqlite, read-only). */
+export async function readIndexRows(storeDir) {
+  const { DatabaseSync } = await import('node:sqlite');
+  const db = new DatabaseSync(join(storeDir, 'index.db'), { readOnly: true });
+  try {
+    const rows = new Map();
+    for (const { key, data } of db.prepare('SELECT key, data FROM package_index').all()) {
+      rows.set(key, Buffer.from(data));
+    }
+    return rows;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Compares two stores' index rows (Maps from `readIndexRows`). Rows carry a `checkedAt`
+ * timestamp per file (when the file was written), so two correct stores are never
+ * byte-identical: rows that differ in bytes are decoded (msgpackr, pnpm's options) and compared
+ * again with every `checkedAt` zeroed, keeping key order.
+ * Returns {rows, byteIdentical, sameButCheckedAt, different: [keys], missing: [keys]}.
+ */
+export async function compareIndexRows(a, b) {
+  const { Unpackr } = await import('msgpackr');
+  const unpackr = new Unpackr({ useRecords: true, moreTypes: true });
+  const canonical = (v) => JSON.stringify(v, function (k, x) {
+    if (k === 'checkedAt') return 0;
+    if (x instanceof Map) return { '<Map>': [...x] };
+    return x;
+  });
+  const out = { rows: a.size, byteIdentical: 0, sameButCheckedAt: 0, different: [], missing: [] };
+  for (const [key, row] of a) {
+    const other = b.get(key);
+    if (other == null) out.missing.push(key);
+    else if (other.equals(row)) out.byteIdentical++;
+    else if (other.length === row.length && canonical(unpackr.unpack(row)) === canonical(unpackr.unpack(other))) out.sameButCheckedAt++;
+    else out.different.push(key);
+  }
+  return out;
+}
