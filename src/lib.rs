@@ -15,6 +15,7 @@ pub mod msgpackr;
 pub mod os_error;
 pub mod package_index;
 pub mod pools;
+pub mod read_pkg;
 pub mod store;
 pub mod store_index;
 pub mod tarball;

@@ -6,6 +6,7 @@
 //! ("group commit"), so a thousand tarballs finishing together cost a few transactions, not a
 //! thousand, and no extraction thread ever blocks on SQLite.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Mutex;
@@ -23,6 +24,31 @@ pub type OnCommitted = Box<dyn FnOnce(Result<(), IndexError>) + Send>;
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexError {
     pub message: String,
+}
+
+/// pnpm's code for a write to an index opened under `frozenStore`.
+pub const FROZEN_STORE_WRITE: &str = "ERR_PNPM_FROZEN_STORE_WRITE";
+
+/// pnpm's message for it (its `ReadOnlyStoreIndex` write methods all throw this).
+pub const FROZEN_STORE_WRITE_MESSAGE: &str = "Cannot write to the store index: the store is \
+     read-only because frozenStore is enabled, and it is missing content this install needs";
+
+impl IndexError {
+    /// pnpm's error code for this failure: `ERR_PNPM_FROZEN_STORE_WRITE` for a write to a frozen
+    /// index, else the code Node gives every SQLite error (`ERR_SQLITE_ERROR`, prefixed).
+    pub fn code(&self) -> &'static str {
+        if self.message == FROZEN_STORE_WRITE_MESSAGE {
+            FROZEN_STORE_WRITE
+        } else {
+            "ERR_PNPM_ERR_SQLITE_ERROR"
+        }
+    }
+
+    fn frozen_write() -> Self {
+        IndexError {
+            message: FROZEN_STORE_WRITE_MESSAGE.into(),
+        }
+    }
 }
 
 impl std::fmt::Display for IndexError {
@@ -68,9 +94,19 @@ struct WriteJob {
     on_committed: OnCommitted,
 }
 
+/// At most this many keys per `WHERE key IN (…)` statement. 999 is SQLite's historical
+/// `SQLITE_MAX_VARIABLE_NUMBER`: the statement then works with any SQLite build a store may meet,
+/// every full chunk has the same SQL text (so one cached prepared statement serves them all), and
+/// a lockfile's worth of keys (~1350) is two statements. The alternatives were rejected: one
+/// `json_each(?)` statement needs the keys JSON-encoded and leaves the plan to the JSON table
+/// function, and `carray` is not in rusqlite's bundled build without an extra feature.
+pub const KEYS_PER_STATEMENT: usize = 999;
+
 /// A store's index: a writer thread (started on first write) and a connection for reads.
 pub struct StoreIndex {
     db_path: PathBuf,
+    /// Opened for `frozenStore`: read-only and immutable, every write fails.
+    frozen: bool,
     writer: Mutex<Option<Writer>>,
     reader: Mutex<Option<Connection>>,
 }
@@ -80,15 +116,33 @@ impl StoreIndex {
         StoreIndex {
             // pnpm concatenates with '/', on every platform.
             db_path: PathBuf::from(format!("{}/index.db", store_dir.display())),
+            frozen: false,
             writer: Mutex::new(None),
             reader: Mutex::new(None),
         }
+    }
+
+    /// The index of a `frozenStore` (spec §2.3): opened read-only with SQLite's `immutable=1`
+    /// URI parameter, so no `-wal`/`-shm` file is created and a read-only directory works; no
+    /// pragma, no `CREATE TABLE`. Every write fails with `ERR_PNPM_FROZEN_STORE_WRITE`.
+    pub fn new_frozen(store_dir: &Path) -> Self {
+        StoreIndex {
+            frozen: true,
+            ..StoreIndex::new(store_dir)
+        }
+    }
+
+    pub fn is_frozen(&self) -> bool {
+        self.frozen
     }
 
     /// Queues rows for the next transaction; `on_committed` runs once they are durable in the
     /// WAL (or failed). Opening the database happens on the writer thread too, so its errors
     /// arrive through `on_committed` like any other.
     pub fn submit(&self, rows: Vec<Row>, on_committed: OnCommitted) {
+        if self.frozen {
+            return on_committed(Err(IndexError::frozen_write()));
+        }
         let mut writer = self.writer.lock().unwrap();
         let writer = writer.get_or_insert_with(|| spawn_writer(self.db_path.clone()));
         if let Err(mpsc::SendError(job)) = writer.jobs.send(WriteJob { rows, on_committed }) {
@@ -116,17 +170,73 @@ impl StoreIndex {
 
     /// The stored bytes of one row, `None` when there is no row for `key`.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, IndexError> {
-        let mut reader = self.reader.lock().unwrap();
-        if reader.is_none() {
-            *reader = Some(open_writable(&self.db_path)?);
-        }
-        let conn = reader.as_ref().unwrap();
-        with_busy_retry(|| {
-            conn.prepare_cached("SELECT data FROM package_index WHERE key = ?")?
-                .query_row([key], |row| row.get(0))
-                .optional()
+        self.with_reader(|conn| {
+            with_busy_retry(|| {
+                conn.prepare_cached("SELECT data FROM package_index WHERE key = ?")?
+                    .query_row([key], |row| row.get(0))
+                    .optional()
+            })
         })
-        .map_err(IndexError::from)
+    }
+
+    /// The stored bytes of many rows, in the order of `keys` (`None` where there is no row; a
+    /// key given twice gets its row twice). One `WHERE key IN (…)` statement per
+    /// [`KEYS_PER_STATEMENT`] keys, all inside one read transaction, so the rows come from one
+    /// snapshot of the database even while other connections or processes commit.
+    pub fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, IndexError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.with_reader(|conn| {
+            with_busy_retry(|| {
+                let mut found: HashMap<String, Vec<u8>> = HashMap::with_capacity(keys.len());
+                // A deferred read transaction: the snapshot is taken at the first SELECT and
+                // kept until COMMIT. It never takes the write lock.
+                conn.execute_batch("BEGIN")?;
+                let result = keys.chunks(KEYS_PER_STATEMENT).try_for_each(|chunk| {
+                    let mut stmt = conn.prepare_cached(&in_query(chunk.len()))?;
+                    let mut rows = stmt.query(rusqlite::params_from_iter(chunk.iter()))?;
+                    while let Some(row) = rows.next()? {
+                        found.insert(row.get(0)?, row.get(1)?);
+                    }
+                    Ok(())
+                });
+                let _ = conn.execute_batch("COMMIT");
+                result.map(|()| found)
+            })
+        })?;
+        let mut found = found;
+        // Rows are moved out, not copied, unless a key repeats.
+        let unique = keys.iter().collect::<HashSet<_>>().len() == keys.len();
+        Ok(keys
+            .iter()
+            .map(|key| {
+                if unique {
+                    found.remove(*key)
+                } else {
+                    found.get(*key).cloned()
+                }
+            })
+            .collect())
+    }
+
+    /// Runs `op` on the store's read connection, opening it on first use: a writable open with
+    /// pnpm's pragmas (which, as in pnpm, creates an empty `index.db` on a new store), or the
+    /// read-only immutable open for a frozen store. One connection per store serves every read
+    /// of the process; SQLite statements are microseconds, so calls simply take turns.
+    fn with_reader<T>(
+        &self,
+        op: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, IndexError> {
+        let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        if reader.is_none() {
+            *reader = Some(if self.frozen {
+                open_immutable(&self.db_path)?
+            } else {
+                open_writable(&self.db_path)?
+            });
+        }
+        op(reader.as_ref().unwrap()).map_err(IndexError::from)
     }
 
     /// Stops the writer after it committed everything queued, and closes the connections the
@@ -137,8 +247,11 @@ impl StoreIndex {
             drop(writer.jobs);
             let _ = writer.thread.join();
         }
-        if let Some(conn) = self.reader.lock().unwrap().take() {
-            let _ = conn.execute_batch("PRAGMA optimize");
+        if let Some(conn) = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            // pnpm's read-only index skips `PRAGMA optimize` (it could not write the stats).
+            if !self.frozen {
+                let _ = conn.execute_batch("PRAGMA optimize");
+            }
         }
     }
 }
@@ -258,6 +371,57 @@ fn open_writable(db_path: &Path) -> Result<Connection, IndexError> {
         )
     })?;
     Ok(conn)
+}
+
+/// `SELECT key, data FROM package_index WHERE key IN (?,?,…)` with `n` placeholders.
+fn in_query(n: usize) -> String {
+    let mut sql = String::with_capacity(64 + 2 * n);
+    sql.push_str("SELECT key, data FROM package_index WHERE key IN (");
+    for i in 0..n {
+        sql.push_str(if i == 0 { "?" } else { ",?" });
+    }
+    sql.push(')');
+    sql
+}
+
+/// pnpm's `ReadOnlyStoreIndex` open: `file:<absolute path>?immutable=1`, read-only. SQLite then
+/// takes no locks and creates no `-wal`/`-shm` files, which is what lets a frozen store live on
+/// a read-only directory or file system. A missing `index.db` fails here (pnpm fails at its
+/// first statement instead; both are SQLite errors).
+fn open_immutable(db_path: &Path) -> Result<Connection, IndexError> {
+    let absolute = if db_path.is_absolute() {
+        db_path.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(db_path)
+    };
+    let uri = format!("file:{}?immutable=1", uri_path(&absolute.to_string_lossy()));
+    let conn = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    Ok(conn)
+}
+
+/// Percent-encodes a path for a `file:` URI: everything but unreserved characters and `/`.
+/// On Windows the drive letter gets the leading `/` a file URL has (`file:/C:/…`).
+fn uri_path(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let mut out = String::with_capacity(path.len() + 8);
+    if !path.starts_with('/') {
+        out.push('/');
+    }
+    for b in path.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            b':' if cfg!(windows) => out.push(':'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
