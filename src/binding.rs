@@ -11,4 +11,6 @@
 
 mod error;
 mod extract_tarball;
+mod import_package;
+mod link;
 mod store_dir;

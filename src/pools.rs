@@ -28,3 +28,18 @@ pub fn extraction_pool() -> &'static ThreadPool {
             .expect("building the extraction thread pool")
     })
 }
+
+/// The linking pool. Linking is syscall-bound (mkdir, link, symlink: 10-30 us of kernel time
+/// each, no user-space work to speak of), so it gets its own pool, apart from extraction's: a
+/// burst of tarballs must not stall a link batch. Default 2 threads per core (measured on the
+/// 2-core benchmark machine, see benchmark/RESULTS.md); `CAS_NATIVE_LINK_THREADS` overrides.
+pub fn link_pool() -> &'static ThreadPool {
+    static POOL: OnceLock<ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        ThreadPoolBuilder::new()
+            .num_threads(threads_from_env("CAS_NATIVE_LINK_THREADS", 2 * cores()))
+            .thread_name(|i| format!("cas-link-{i}"))
+            .build()
+            .expect("building the link thread pool")
+    })
+}

@@ -1,0 +1,338 @@
+//! napi conversions for `linkPackages`, `symlinkAllModules` and `hardLinkDir` (and the link-pool
+//! plumbing `importPackage` shares). The work runs on the link pool; each call settles a deferred promise from the
+//! pool thread and never rejects: failures resolve as `{ error }` (see `binding.rs`).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use napi::bindgen_prelude::{Object, ToNapiValue};
+use napi::Env;
+use napi_derive::napi;
+
+use super::error::NativeError;
+use crate::import::{FilesMap, ImportError, ImportMethod, ResolvedFrom, SideEffects, Stats};
+use crate::link::{self, BatchPackage, BatchRequest, Counts, FilesSource, LinkError, SymlinkDep};
+use crate::pools;
+
+type Resolver<T> = Box<dyn FnOnce(Env) -> napi::Result<T> + Send>;
+
+/// Runs `work` on the link pool and resolves the returned promise with its result. A panic
+/// becomes `on_panic(message)` instead of taking Node down.
+pub(super) fn on_link_pool<T, W, P>(env: &Env, work: W, on_panic: P) -> napi::Result<Object<'_>>
+where
+    T: ToNapiValue + Send + 'static,
+    W: FnOnce() -> T + Send + 'static,
+    P: FnOnce(String) -> T + Send + 'static,
+{
+    let (deferred, promise) = env.create_deferred::<T, Resolver<T>>()?;
+    pools::link_pool().spawn(move || {
+        let value = catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            on_panic(format!("internal error while linking: {detail}"))
+        });
+        deferred.resolve(Box::new(move |_env| Ok(value)));
+    });
+    Ok(promise)
+}
+
+pub(super) fn import_error(e: ImportError) -> NativeError {
+    NativeError::new(e.code, e.message)
+}
+
+fn link_error(e: LinkError) -> NativeError {
+    NativeError::new(e.code.unwrap_or_default(), e.message)
+}
+
+pub(super) fn files_map(paths: Vec<String>, blobs: Vec<String>) -> FilesMap {
+    paths
+        .into_iter()
+        .zip(blobs.into_iter().map(PathBuf::from))
+        .collect()
+}
+
+/// Per-call counts.
+#[napi(object)]
+#[derive(Debug, Clone, Default)]
+pub struct LinkCounts {
+    pub packages_imported: f64,
+    pub packages_skipped: f64,
+    pub files_linked: f64,
+    pub files_copied: f64,
+    pub files_cloned: f64,
+    pub dirs_made: f64,
+    pub symlinks: f64,
+}
+
+impl From<Counts> for LinkCounts {
+    fn from(c: Counts) -> Self {
+        LinkCounts {
+            packages_imported: c.packages_imported as f64,
+            packages_skipped: c.packages_skipped as f64,
+            files_linked: c.files_linked as f64,
+            files_copied: c.files_copied as f64,
+            files_cloned: c.files_cloned as f64,
+            dirs_made: c.dirs_made as f64,
+            symlinks: c.symlinks as f64,
+        }
+    }
+}
+
+/// One package of a `linkPackages` batch: its target and either its index key or its file map.
+#[napi(object)]
+pub struct LinkPackageInput {
+    pub target_dir: String,
+    /// The store-index key; the file map is read from `index.db` natively.
+    pub files_index_file: Option<String>,
+    /// Or the file map's keys and values.
+    pub paths: Option<Vec<String>>,
+    pub blob_paths: Option<Vec<String>>,
+    pub side_effects_cache_key: Option<String>,
+    /// With `paths`: the side-effects diff for `sideEffectsCacheKey`.
+    pub side_effects_added_paths: Option<Vec<String>>,
+    pub side_effects_added_blob_paths: Option<Vec<String>>,
+    pub side_effects_deleted: Option<Vec<String>>,
+    pub package_import_method: Option<String>,
+    pub resolved_from: Option<String>,
+    pub requires_build: Option<bool>,
+    pub force: Option<bool>,
+    pub keep_modules_dir: Option<bool>,
+    pub disable_relink_local_dir_deps: Option<bool>,
+    pub safe_to_skip: Option<bool>,
+}
+
+/// `symlinkAllModules`'s dep with `children` as two parallel arrays (object key order).
+#[napi(object)]
+pub struct SymlinkDepInput {
+    pub aliases: Vec<String>,
+    pub targets: Vec<String>,
+    pub modules: String,
+    pub name: String,
+}
+
+#[napi(object)]
+pub struct LinkPackagesOptions {
+    pub store_dir: String,
+    pub package_import_method: String,
+    pub packages: Vec<LinkPackageInput>,
+    pub symlinks: Vec<SymlinkDepInput>,
+}
+
+#[napi(object)]
+pub struct LinkPackagesResult {
+    /// The first failure (in package order; the symlink phase's when all imports succeeded).
+    pub error: Option<NativeError>,
+    /// The package `error` belongs to; absent for a symlink failure.
+    pub error_index: Option<u32>,
+    /// Per package: `clone`, `hardlink`, `copy`, or `""` when it was already there (or failed).
+    pub import_methods: Vec<String>,
+    pub is_built: Vec<bool>,
+    pub counts: LinkCounts,
+    pub warnings: Vec<String>,
+    pub import_ms: f64,
+    pub symlink_ms: f64,
+    pub total_ms: f64,
+}
+
+fn symlink_deps(deps: Vec<SymlinkDepInput>) -> Vec<SymlinkDep> {
+    deps.into_iter()
+        .map(|d| SymlinkDep {
+            children: d
+                .aliases
+                .into_iter()
+                .zip(d.targets.into_iter().map(PathBuf::from))
+                .collect(),
+            modules: PathBuf::from(d.modules),
+            name: d.name,
+        })
+        .collect()
+}
+
+fn batch_package(p: LinkPackageInput) -> Result<BatchPackage, ImportError> {
+    let source = match (p.files_index_file, p.paths, p.blob_paths) {
+        (Some(key), _, _) => FilesSource::IndexKey(key),
+        (None, Some(paths), Some(blobs)) => {
+            let side_effects = match (
+                &p.side_effects_cache_key,
+                p.side_effects_added_paths.is_some() || p.side_effects_deleted.is_some(),
+            ) {
+                (Some(key), true) => vec![(
+                    key.clone(),
+                    SideEffects {
+                        added: files_map(
+                            p.side_effects_added_paths.unwrap_or_default(),
+                            p.side_effects_added_blob_paths.unwrap_or_default(),
+                        ),
+                        deleted: p.side_effects_deleted.unwrap_or_default(),
+                    },
+                )],
+                _ => vec![],
+            };
+            FilesSource::Map {
+                files: files_map(paths, blobs),
+                side_effects,
+            }
+        }
+        _ => {
+            return Err(ImportError::linking_failed(
+                "a package needs either filesIndexFile or its files map",
+            ))
+        }
+    };
+    Ok(BatchPackage {
+        target_dir: PathBuf::from(p.target_dir),
+        source,
+        side_effects_cache_key: p.side_effects_cache_key,
+        requires_build: p.requires_build.unwrap_or(false),
+        force: p.force.unwrap_or(false),
+        keep_modules_dir: p.keep_modules_dir.unwrap_or(false),
+        safe_to_skip: p.safe_to_skip.unwrap_or(false),
+        disable_relink_local_dir_deps: p.disable_relink_local_dir_deps.unwrap_or(false),
+        resolved_from: ResolvedFrom::parse(p.resolved_from.as_deref()),
+        method: p
+            .package_import_method
+            .as_deref()
+            .map(ImportMethod::parse)
+            .transpose()?,
+    })
+}
+
+/// Imports many packages as one work-stealing batch on the link pool, then creates all the
+/// dependency symlinks; resolves with per-package outcomes and the call's counts.
+#[napi(ts_return_type = "Promise<LinkPackagesResult>")]
+pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Object<'_>> {
+    let fail = |error: NativeError, index: Option<u32>| LinkPackagesResult {
+        error: Some(error),
+        error_index: index,
+        import_methods: vec![],
+        is_built: vec![],
+        counts: LinkCounts::default(),
+        warnings: vec![],
+        import_ms: 0.0,
+        symlink_ms: 0.0,
+        total_ms: 0.0,
+    };
+    on_link_pool(
+        env,
+        move || {
+            let started = Instant::now();
+            let method = match ImportMethod::parse(&opts.package_import_method) {
+                Ok(m) => m,
+                Err(e) => return fail(import_error(e), None),
+            };
+            let mut packages = Vec::with_capacity(opts.packages.len());
+            for (i, p) in opts.packages.into_iter().enumerate() {
+                match batch_package(p) {
+                    Ok(p) => packages.push(p),
+                    Err(e) => return fail(import_error(e), Some(i as u32)),
+                }
+            }
+            let req = BatchRequest {
+                store_dir: PathBuf::from(opts.store_dir),
+                method,
+                packages,
+                symlinks: symlink_deps(opts.symlinks),
+            };
+            let stats = Stats::default();
+            let outcome = link::link_batch(&req, &stats);
+            let mut error = None;
+            let mut error_index = None;
+            let mut import_methods = Vec::with_capacity(outcome.packages.len());
+            let mut is_built = Vec::with_capacity(outcome.packages.len());
+            for (i, p) in outcome.packages.into_iter().enumerate() {
+                match p {
+                    Ok(p) => {
+                        import_methods.push(p.imported.map_or("", |m| m.as_str()).to_string());
+                        is_built.push(p.is_built);
+                    }
+                    Err(e) => {
+                        if error.is_none() {
+                            error = Some(import_error(e));
+                            error_index = Some(i as u32);
+                        }
+                        import_methods.push(String::new());
+                        is_built.push(false);
+                    }
+                }
+            }
+            if let (None, Err(e)) = (&error, outcome.symlinks) {
+                error = Some(link_error(e));
+            }
+            LinkPackagesResult {
+                error,
+                error_index,
+                import_methods,
+                is_built,
+                counts: Counts::of(&stats).into(),
+                warnings: take_warnings(&stats),
+                import_ms: outcome.import_ms,
+                symlink_ms: outcome.symlink_ms,
+                total_ms: started.elapsed().as_secs_f64() * 1000.0,
+            }
+        },
+        move |msg| fail(NativeError::new("ERR_PNPM_LINKING_FAILED", msg), None),
+    )
+}
+
+#[napi(object)]
+pub struct LinkResult {
+    /// `code` is empty when pnpm would use its default (`ERR_PNPM_SYMLINK_FAILED` /
+    /// `ERR_PNPM_HARDLINK_FAILED`).
+    pub error: Option<NativeError>,
+    pub counts: LinkCounts,
+    pub warnings: Vec<String>,
+}
+
+fn link_result(result: Result<(), LinkError>, stats: &Stats) -> LinkResult {
+    LinkResult {
+        error: result.err().map(link_error),
+        counts: Counts::of(stats).into(),
+        warnings: take_warnings(stats),
+    }
+}
+
+fn link_panic(msg: String) -> LinkResult {
+    LinkResult {
+        error: Some(NativeError::new("", msg)),
+        counts: LinkCounts::default(),
+        warnings: vec![],
+    }
+}
+
+/// pnpm's `symlinkAllModules`: each dep's children linked into its `modules` dir.
+#[napi(ts_return_type = "Promise<LinkResult>")]
+pub fn symlink_all_modules(env: &Env, deps: Vec<SymlinkDepInput>) -> napi::Result<Object<'_>> {
+    on_link_pool(
+        env,
+        move || {
+            let stats = Stats::default();
+            let result = link::symlink_all_modules(&symlink_deps(deps), &stats);
+            link_result(result, &stats)
+        },
+        link_panic,
+    )
+}
+
+/// pnpm's `hardLinkDir`: each destination replaced by a hard-linked copy of `src`.
+#[napi(ts_return_type = "Promise<LinkResult>")]
+pub fn hard_link_dir(env: &Env, src: String, dest_dirs: Vec<String>) -> napi::Result<Object<'_>> {
+    on_link_pool(
+        env,
+        move || {
+            let stats = Stats::default();
+            let dests: Vec<PathBuf> = dest_dirs.into_iter().map(PathBuf::from).collect();
+            let result = link::hard_link_dir(PathBuf::from(src).as_path(), &dests, &stats);
+            link_result(result, &stats)
+        },
+        link_panic,
+    )
+}
+
+pub(super) fn take_warnings(stats: &Stats) -> Vec<String> {
+    let mut warnings = stats.warnings.lock().unwrap();
+    std::mem::take(&mut *warnings)
+}

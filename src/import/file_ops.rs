@@ -1,0 +1,251 @@
+//! The per-file operations of the importers (store contract §7.3) and the Node-style errors
+//! they fail with. pnpm does these with `fs.linkSync` / `fs.copyFileSync`; callers branch on
+//! the errno name and show Node's message (`ENOENT: no such file or directory, link 'a' -> 'b'`),
+//! so errors keep both.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::os_error;
+
+/// An import failure: the code pnpm would give it (`ERR_PNPM_<errno>` for filesystem errors)
+/// and Node's message for it. `errno` drives the retry rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportError {
+    pub code: String,
+    pub message: String,
+    pub errno: Option<i32>,
+}
+
+impl ImportError {
+    /// A failure that is not an OS error: pnpm reports it as `ERR_PNPM_LINKING_FAILED`.
+    pub fn linking_failed(message: impl Into<String>) -> Self {
+        ImportError {
+            code: "ERR_PNPM_LINKING_FAILED".into(),
+            message: message.into(),
+            errno: None,
+        }
+    }
+
+    pub fn with_code(code: &str, message: impl Into<String>) -> Self {
+        ImportError {
+            code: code.into(),
+            message: message.into(),
+            errno: None,
+        }
+    }
+
+    /// `ENOENT: no such file or directory, <syscall> '<path>'[ -> '<dest>']`, as Node words it.
+    pub fn os(e: &io::Error, syscall: &str, path: &Path, dest: Option<&Path>) -> Self {
+        let name = os_error::errno_name(e);
+        let mut message = format!("{name}: {}, {syscall} '{}'", uv_text(e), path.display());
+        if let Some(dest) = dest {
+            message.push_str(&format!(" -> '{}'", dest.display()));
+        }
+        ImportError {
+            code: format!("ERR_PNPM_{name}"),
+            message,
+            errno: e.raw_os_error(),
+        }
+    }
+
+    pub fn is_errno(&self, errno: i32) -> bool {
+        self.errno == Some(errno)
+    }
+}
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// libuv's wording of the common errnos (what Node prints after the code).
+fn uv_text(e: &io::Error) -> String {
+    let text = match e.raw_os_error() {
+        Some(libc::ENOENT) => "no such file or directory",
+        Some(libc::EEXIST) => "file already exists",
+        Some(libc::EACCES) => "permission denied",
+        Some(libc::EPERM) => "operation not permitted",
+        Some(libc::ENOTDIR) => "not a directory",
+        Some(libc::EISDIR) => "illegal operation on a directory",
+        Some(libc::ENOTEMPTY) => "directory not empty",
+        Some(libc::ENOSPC) => "no space left on device",
+        Some(libc::EROFS) => "read-only file system",
+        Some(libc::EMFILE) => "too many open files",
+        Some(libc::EXDEV) => "cross-device link not permitted",
+        Some(libc::EMLINK) => "too many links",
+        Some(libc::ENAMETOOLONG) => "name too long",
+        Some(libc::ELOOP) => "too many symbolic links encountered",
+        Some(libc::EBUSY) => "resource busy or locked",
+        Some(libc::EINVAL) => "invalid argument",
+        Some(libc::EOPNOTSUPP) => "operation not supported on socket",
+        _ => return e.to_string().to_lowercase(),
+    };
+    text.to_string()
+}
+
+/// What a per-file operation ended up doing, for the counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    Linked,
+    Copied,
+    Cloned,
+    /// The destination already existed and was kept (EEXIST ignored).
+    Kept,
+}
+
+/// The per-file operations an importer is made of (§7.3, §7.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOp {
+    /// Reflink, no fallback (the probes of `auto` and `clone-or-copy`). EEXIST is ignored.
+    CloneRaw,
+    /// Reflink; ENOTSUP → resilient copy.
+    Clone,
+    /// Reflink; ENOTSUP → atomic copy (`package.json` of the clone importer).
+    CloneAtomic,
+    /// `link`, no fallback (the probe of `auto`).
+    LinkRaw,
+    /// `link`; EEXIST keeps the existing file; any other error → resilient copy.
+    LinkOrCopy,
+    /// Resilient copy.
+    Copy,
+    /// Resilient copy to a temp name, then rename over the destination.
+    AtomicCopy,
+}
+
+impl FileOp {
+    pub fn apply(self, src: &Path, dst: &Path) -> Result<Done, ImportError> {
+        match self {
+            FileOp::CloneRaw => clone_raw(src, dst),
+            FileOp::Clone => match clone_raw(src, dst) {
+                Err(e) if e.is_errno(libc::EOPNOTSUPP) => resilient_copy(src, dst),
+                other => other,
+            },
+            FileOp::CloneAtomic => match clone_raw(src, dst) {
+                Err(e) if e.is_errno(libc::EOPNOTSUPP) => atomic_copy(src, dst),
+                other => other,
+            },
+            FileOp::LinkRaw => fs::hard_link(src, dst)
+                .map(|()| Done::Linked)
+                .map_err(|e| ImportError::os(&e, "link", src, Some(dst))),
+            FileOp::LinkOrCopy => match fs::hard_link(src, dst) {
+                Ok(()) => Ok(Done::Linked),
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(Done::Kept),
+                Err(_) => resilient_copy(src, dst),
+            },
+            FileOp::Copy => resilient_copy(src, dst),
+            FileOp::AtomicCopy => atomic_copy(src, dst),
+        }
+    }
+}
+
+/// `copyFileSync(src, dst, COPYFILE_FICLONE_FORCE)`: the destination is created with the
+/// source's mode and removed again when the clone fails; an existing destination is kept.
+#[cfg(target_os = "linux")]
+fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+    use std::os::fd::AsRawFd;
+    let err = |e: &io::Error| ImportError::os(e, "copyfile", src, Some(dst));
+    let source = File::open(src).map_err(|e| err(&e))?;
+    let mode = source.metadata().map_err(|e| err(&e))?.mode() & 0o7777;
+    let target = match OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(dst)
+    {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => return Ok(Done::Kept),
+        Err(e) => return Err(err(&e)),
+    };
+    // SAFETY: both descriptors are open for the duration of the call; FICLONE reads no memory.
+    let rc = unsafe { libc::ioctl(target.as_raw_fd(), libc::FICLONE, source.as_raw_fd()) };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        drop(target);
+        let _ = fs::remove_file(dst);
+        return Err(err(&e));
+    }
+    let _ = target.set_permissions(fs::Permissions::from_mode(mode));
+    Ok(Done::Cloned)
+}
+
+/// Reflinks on macOS/Windows need clonefile / ReFS block cloning, which this build does not
+/// do: report ENOTSUP so the importers fall back exactly as they do on a filesystem without
+/// reflinks.
+#[cfg(not(target_os = "linux"))]
+fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+    let e = io::Error::from_raw_os_error(libc::EOPNOTSUPP);
+    Err(ImportError::os(&e, "copyfile", src, Some(dst)))
+}
+
+/// `copyFileSync(src, dst)` (mode preserved, destination overwritten); on ENOTSUP read the whole
+/// source and write it with the source's mode.
+fn resilient_copy(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+    match fs::copy(src, dst) {
+        Ok(_) => Ok(Done::Copied),
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+            let err = |e: &io::Error| ImportError::os(e, "copyfile", src, Some(dst));
+            let mut bytes = Vec::new();
+            let mut source = File::open(src).map_err(|e| err(&e))?;
+            let mode = source.metadata().map_err(|e| err(&e))?.mode() & 0o7777;
+            source.read_to_end(&mut bytes).map_err(|e| err(&e))?;
+            let mut out = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(mode)
+                .open(dst)
+                .map_err(|e| err(&e))?;
+            out.write_all(&bytes).map_err(|e| err(&e))?;
+            Ok(Done::Copied)
+        }
+        Err(e) => Err(ImportError::os(&e, "copyfile", src, Some(dst))),
+    }
+}
+
+/// Copy to `<dst>_tmp_<pid>_<n>`, then rename over `dst`: a reader sees the old file or the
+/// complete new one, never a partial `package.json`.
+fn atomic_copy(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+    let tmp = temp_sibling(dst);
+    if let Err(e) = resilient_copy(src, &tmp) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    fs::rename(&tmp, dst).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        ImportError::os(&e, "rename", &tmp, Some(dst))
+    })?;
+    Ok(Done::Copied)
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// `<path>_tmp_<pid>_cas<n>`: pnpm's temp-name shape, but with a process-wide counter prefixed
+/// by `cas` where pnpm puts its worker's thread id, so a name can collide neither with another
+/// call of this process nor with pnpm's worker threads running in the same process.
+pub fn temp_sibling(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(
+        "_tmp_{}_cas{}",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    PathBuf::from(name)
+}
+
+/// A few random bits for names that must not be guessable by a concurrent process (the
+/// "swap aside" name of rename-overwrite).
+pub fn random_hex8() -> String {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = RandomState::new().build_hasher();
+    h.write_u64(TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!("{:08x}", h.finish() as u32)
+}

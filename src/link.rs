@@ -1,0 +1,582 @@
+//! Linking a whole `node_modules`: the dependency symlinks (`symlinkAllModules`, store contract
+//! §8.1), `hardLinkDir` (§8.2), and the batch that imports a lockfile's worth of packages and
+//! then links their dependencies in one call.
+//!
+//! Why a batch: pnpm imports package by package, each a message to a worker thread (at most 4 at
+//! a time). Linking is syscall-bound (mkdir, link, symlink at 10-30 us each), so the win is in
+//! keeping every core in the kernel all the time: one rayon work-stealing batch over all
+//! packages (big packages split their files across the pool too), file maps read from the
+//! store index on the pool threads so they never cross into JS, then all symlinks.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, ErrorKind};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::import::{
+    self, apply_side_effects, random_hex8, rename_overwrite, FilesMap, ImportError, ImportMethod,
+    ImportRequest, Imported, ResolvedFrom, SideEffects, Stats,
+};
+use crate::package_index::{self, PackageFileInfo};
+use crate::store;
+
+/// One package of `symlinkAllModules`: link each child into `modules` under its alias.
+#[derive(Debug, Clone)]
+pub struct SymlinkDep {
+    /// Alias → absolute directory of the package the link points to, in object key order.
+    pub children: Vec<(String, PathBuf)>,
+    pub modules: PathBuf,
+    /// The package's own name: a child with this alias is a self-reference and is skipped.
+    pub name: String,
+}
+
+/// A failure of `symlinkAllModules` or `hardLinkDir`: `code` is pnpm's when it has one, else
+/// `None` (the JS layer then uses `ERR_PNPM_SYMLINK_FAILED` / `ERR_PNPM_HARDLINK_FAILED`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkError {
+    pub code: Option<String>,
+    pub message: String,
+}
+
+impl From<ImportError> for LinkError {
+    fn from(e: ImportError) -> Self {
+        let code = (e.errno.is_some() || e.code != "ERR_PNPM_LINKING_FAILED").then_some(e.code);
+        LinkError {
+            code,
+            message: e.message,
+        }
+    }
+}
+
+fn os_err(e: &io::Error, syscall: &str, path: &Path, dest: Option<&Path>) -> LinkError {
+    ImportError::os(e, syscall, path, dest).into()
+}
+
+/// `symlinkAllModules`: every dependency link of every package; packages run in parallel.
+pub fn symlink_all_modules(deps: &[SymlinkDep], stats: &Stats) -> Result<(), LinkError> {
+    deps.par_iter().try_for_each(|dep| {
+        for (alias, target) in &dep.children {
+            if *alias == dep.name {
+                continue;
+            }
+            let link = safe_join_modules_dir(&dep.modules, alias)?;
+            if symlink_dir(target, &link, stats)? {
+                stats.symlinks.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The alias must be a valid (old-style) npm package name and the link must land strictly
+/// inside `modules`, so that no alias can escape `node_modules` or replace `.bin`/`.pnpm`.
+pub fn safe_join_modules_dir(modules: &Path, alias: &str) -> Result<PathBuf, LinkError> {
+    let invalid = |resolved: Option<&Path>| LinkError {
+        code: Some("ERR_PNPM_INVALID_DEPENDENCY_NAME".into()),
+        message: format!(
+            "Refusing to place a dependency under {} with the invalid alias {}{}",
+            modules.display(),
+            json_quote(alias),
+            resolved
+                .map(|r| format!(" (it resolves to {})", r.display()))
+                .unwrap_or_default()
+        ),
+    };
+    if !valid_for_old_packages(alias) {
+        return Err(invalid(None));
+    }
+    let resolved_dir = resolve(modules);
+    let link = resolve(&modules.join(alias));
+    if link == resolved_dir || !link.starts_with(&resolved_dir) {
+        return Err(invalid(Some(&link)));
+    }
+    Ok(modules.join(alias))
+}
+
+fn json_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// validate-npm-package-name 7's `validForOldPackages` (errors only; warnings such as capitals,
+/// builtin names or length are allowed).
+pub fn valid_for_old_packages(name: &str) -> bool {
+    if name.is_empty() || name.starts_with('.') || name.starts_with('-') || name.starts_with('_') {
+        return false;
+    }
+    if js_trim(name) != name {
+        return false;
+    }
+    let lower = name.to_lowercase();
+    if lower == "node_modules" || lower == "favicon.ico" {
+        return false;
+    }
+    if uri_component_safe(name) {
+        return true;
+    }
+    // `^(?:@([^/]+?)[/])?([^/]+?)$` with both parts URL-safe and the name not starting with '.'.
+    let Some(rest) = name.strip_prefix('@') else {
+        return false;
+    };
+    let Some((scope, pkg)) = rest.split_once('/') else {
+        return false;
+    };
+    !scope.is_empty()
+        && !pkg.is_empty()
+        && !pkg.contains('/')
+        && !pkg.starts_with('.')
+        && uri_component_safe(scope)
+        && uri_component_safe(pkg)
+}
+
+/// `encodeURIComponent(s) === s`.
+fn uri_component_safe(s: &str) -> bool {
+    s.chars().all(|c| {
+        c.is_ascii_alphanumeric()
+            || matches!(c, '-' | '_' | '.' | '!' | '~' | '*' | '\'' | '(' | ')')
+    })
+}
+
+/// `String.prototype.trim`: Unicode white space plus the BOM.
+fn js_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+}
+
+/// `path.resolve` for an absolute or relative path: absolute, `.`/`..` resolved lexically.
+pub fn resolve(p: &Path) -> PathBuf {
+    let base = if p.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
+    };
+    let mut out = base;
+    for c in p.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => out = PathBuf::from(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(s) => out.push(s),
+        }
+    }
+    out
+}
+
+/// `path.relative(from, to)` for two resolved paths.
+pub fn relative(from: &Path, to: &Path) -> PathBuf {
+    let f: Vec<_> = from.components().collect();
+    let t: Vec<_> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..f.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+/// symlink-dir's sync semantics: a relative `dir` symlink at `link` pointing to `target`.
+/// Returns whether a link was created (`false`: the right link was already there).
+pub fn symlink_dir(target: &Path, link: &Path, stats: &Stats) -> Result<bool, LinkError> {
+    let target = resolve(target);
+    let link = resolve(link);
+    if target == link {
+        return Err(LinkError {
+            code: None,
+            message: format!(
+                "Symlink path is the same as the target path ({})",
+                target.display()
+            ),
+        });
+    }
+    let parent = link.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let text = relative(&parent, &target);
+    let mut made_parent = false;
+    let mut moved_aside = false;
+    loop {
+        let e = match std::os::unix::fs::symlink(&text, &link) {
+            Ok(()) => return Ok(true),
+            Err(e) => e,
+        };
+        match e.raw_os_error() {
+            Some(libc::ENOENT) if !made_parent => {
+                made_parent = true;
+                fs::create_dir_all(&parent).map_err(|e| os_err(&e, "mkdir", &parent, None))?;
+            }
+            Some(libc::EEXIST) | Some(libc::EISDIR) if !moved_aside => {
+                match fs::read_link(&link) {
+                    Ok(existing) => {
+                        if resolve(&parent.join(existing)) == target {
+                            return Ok(false);
+                        }
+                        fs::remove_file(&link).map_err(|e| os_err(&e, "unlink", &link, None))?;
+                    }
+                    Err(_) => {
+                        // A real directory or file: move it out of the way, as pnpm does.
+                        moved_aside = true;
+                        let mut ignored = OsString::from(".ignored_");
+                        ignored.push(link.file_name().unwrap_or_default());
+                        let ignored = parent.join(ignored);
+                        let moved = rename_overwrite(&link, &ignored);
+                        stats.warn(if moved.is_ok() {
+                            format!("Symlink wanted name was occupied by directory or file. Old entity moved: \"{}\" → \"{}\".", link.display(), ignored.display())
+                        } else {
+                            let _ = fs::remove_dir_all(&link).or_else(|_| fs::remove_file(&link));
+                            format!("Symlink wanted name was occupied by directory or file. Old entity removed: \"{}\".", link.display())
+                        });
+                    }
+                }
+            }
+            _ => return Err(os_err(&e, "symlink", &text, Some(&link))),
+        }
+    }
+}
+
+/// `hardLinkDir(src, destDirs)`: each destination replaced wholesale by a hard-linked copy of
+/// `src` (no `node_modules` at any depth), built in a temp dir next to it and renamed over it.
+pub fn hard_link_dir(src: &Path, dest_dirs: &[PathBuf], stats: &Stats) -> Result<(), LinkError> {
+    if dest_dirs.is_empty() {
+        return Ok(());
+    }
+    let src_resolved = resolve(src);
+    let dests: Vec<&PathBuf> = dest_dirs
+        .iter()
+        .filter(|d| resolve(d) != src_resolved)
+        .collect();
+    let temps: Vec<PathBuf> = dests
+        .iter()
+        .map(|d| {
+            d.parent().unwrap_or(Path::new("/")).join(format!(
+                "_tmp_{}_{}{}{}{}",
+                std::process::id(),
+                random_hex8(),
+                random_hex8(),
+                random_hex8(),
+                random_hex8()
+            ))
+        })
+        .collect();
+    walk(src, &temps, true, stats)?;
+    for (tmp, dest) in temps.iter().zip(&dests) {
+        rename_overwrite(tmp, dest).map_err(|e| os_err(&e, "rename", tmp, Some(dest)))?;
+    }
+    Ok(())
+}
+
+fn walk(dir: &Path, outs: &[PathBuf], root: bool, stats: &Stats) -> Result<(), LinkError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if root && e.kind() == ErrorKind::NotFound => {
+            stats.warn(format!(
+                "Source directory not found when creating hardLinks for: {}. Creating destination directories anyway.",
+                dir.display()
+            ));
+            for out in outs {
+                fs::create_dir_all(out).map_err(|e| os_err(&e, "mkdir", out, None))?;
+            }
+            return Ok(());
+        }
+        Err(e) => return Err(os_err(&e, "scandir", dir, None)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| os_err(&e, "scandir", dir, None))?;
+        let name = entry.file_name();
+        if name == "node_modules" {
+            continue;
+        }
+        let path = entry.path();
+        let meta = fs::symlink_metadata(&path).map_err(|e| os_err(&e, "lstat", &path, None))?;
+        if meta.is_dir() {
+            let sub: Vec<PathBuf> = outs.iter().map(|o| o.join(&name)).collect();
+            for s in &sub {
+                match fs::create_dir_all(s) {
+                    Ok(()) => {
+                        stats.dirs_made.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(os_err(&e, "mkdir", s, None)),
+                }
+            }
+            walk(&path, &sub, false, stats)?;
+        } else {
+            for out in outs {
+                link_or_copy(&path, &out.join(&name), stats)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// hard-link-dir's link-or-copy: link; EXDEV/ENOENT → copy (creating the parent on ENOENT);
+/// EEXIST and a final ENOENT (a dangling symlink source) are ignored.
+fn link_or_copy(src: &Path, dest: &Path, stats: &Stats) -> Result<(), LinkError> {
+    match fs::hard_link(src, dest) {
+        Ok(()) => {
+            stats.files_linked.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EXDEV) | Some(libc::ENOENT)) => {}
+        Err(e) => return Err(os_err(&e, "link", src, Some(dest))),
+    }
+    let copy = || fs::copy(src, dest);
+    let result = match copy() {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            if let Some(parent) = dest.parent() {
+                let _ = fs::create_dir_all(parent);
+            }
+            copy()
+        }
+        other => other,
+    };
+    match result {
+        Ok(_) => {
+            stats.files_copied.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(e) if matches!(e.kind(), ErrorKind::AlreadyExists | ErrorKind::NotFound) => Ok(()),
+        Err(e) => Err(os_err(&e, "copyfile", src, Some(dest))),
+    }
+}
+
+/// Where a batch package's files come from.
+#[derive(Debug, Clone)]
+pub enum FilesSource {
+    /// The file map (and the side-effects diffs by cache key), as a caller that already read
+    /// the index has it.
+    Map {
+        files: FilesMap,
+        side_effects: Vec<(String, SideEffects)>,
+    },
+    /// The package's store-index key: the row is read and decoded on the pool thread.
+    IndexKey(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct BatchPackage {
+    pub target_dir: PathBuf,
+    pub source: FilesSource,
+    pub side_effects_cache_key: Option<String>,
+    pub requires_build: bool,
+    pub force: bool,
+    pub keep_modules_dir: bool,
+    pub safe_to_skip: bool,
+    pub disable_relink_local_dir_deps: bool,
+    pub resolved_from: ResolvedFrom,
+    /// Overrides the batch's method for this package (`filesResponse.packageImportMethod`).
+    pub method: Option<ImportMethod>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BatchRequest {
+    pub store_dir: PathBuf,
+    pub method: ImportMethod,
+    pub packages: Vec<BatchPackage>,
+    pub symlinks: Vec<SymlinkDep>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackageOutcome {
+    pub is_built: bool,
+    pub imported: Option<Imported>,
+}
+
+pub struct BatchOutcome {
+    /// One per package, in request order.
+    pub packages: Vec<Result<PackageOutcome, ImportError>>,
+    /// The symlink phase's failure; it does not run when an import failed.
+    pub symlinks: Result<(), LinkError>,
+    pub import_ms: f64,
+    pub symlink_ms: f64,
+}
+
+/// Imports every package as one work-stealing batch on the current rayon pool, then (when all
+/// succeeded) creates every dependency symlink.
+pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
+    let started = Instant::now();
+    let store = req
+        .packages
+        .iter()
+        .any(|p| matches!(p.source, FilesSource::IndexKey(_)))
+        .then(|| store::open(&req.store_dir));
+    let files_dir = format!("{}/files", req.store_dir.display());
+    let packages: Vec<_> = req
+        .packages
+        .par_iter()
+        .with_max_len(1)
+        .map(|pkg| {
+            let (files, diff) = match &pkg.source {
+                FilesSource::Map {
+                    files,
+                    side_effects,
+                } => (
+                    files.clone(),
+                    pkg.side_effects_cache_key.as_ref().and_then(|k| {
+                        side_effects
+                            .iter()
+                            .find(|(key, _)| key == k)
+                            .map(|(_, d)| d.clone())
+                    }),
+                ),
+                FilesSource::IndexKey(key) => read_files(
+                    store.as_ref().unwrap(),
+                    &files_dir,
+                    key,
+                    pkg.side_effects_cache_key.as_deref(),
+                )?,
+            };
+            let is_built = diff.is_some();
+            let files = match &diff {
+                Some(d) => apply_side_effects(&files, d),
+                None => files,
+            };
+            let request = ImportRequest {
+                target_dir: pkg.target_dir.clone(),
+                files,
+                resolved_from: pkg.resolved_from,
+                method: pkg.method.unwrap_or(req.method),
+                will_be_built: !is_built && pkg.requires_build,
+                force: pkg.force,
+                keep_modules_dir: pkg.keep_modules_dir,
+                disable_relink_local_dir_deps: pkg.disable_relink_local_dir_deps,
+                safe_to_skip: pkg.safe_to_skip,
+            };
+            let imported = import::import_package(&req.store_dir, &request, stats)?;
+            Ok(PackageOutcome { is_built, imported })
+        })
+        .collect();
+    let import_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let started = Instant::now();
+    let symlinks = if packages.iter().all(|p| p.is_ok()) {
+        symlink_all_modules(&req.symlinks, stats)
+    } else {
+        Ok(())
+    };
+    BatchOutcome {
+        packages,
+        symlinks,
+        import_ms,
+        symlink_ms: started.elapsed().as_secs_f64() * 1000.0,
+    }
+}
+
+/// A package's file map (and the side-effects diff for `cache_key`, if the row has one) from
+/// its index row. Blob paths are built as pnpm's readers build them:
+/// `<storeDir>/files/<xx>/<rest>[-exec]`, executable when any x bit is set.
+pub fn read_files(
+    store: &store::Store,
+    files_dir: &str,
+    key: &str,
+    cache_key: Option<&str>,
+) -> Result<(FilesMap, Option<SideEffects>), ImportError> {
+    let bytes = store
+        .index
+        .get(key)
+        .map_err(|e| ImportError::with_code("ERR_PNPM_STORE_INDEX", e.message))?
+        .ok_or_else(|| {
+            ImportError::with_code(
+                "ERR_PNPM_MISSING_INDEX_ROW",
+                format!(
+                    "The store index {}/index.db has no entry for {}",
+                    store.dir.display(),
+                    key.replace('\t', " ")
+                ),
+            )
+        })?;
+    let row = package_index::decode_row(&bytes).map_err(|e| {
+        ImportError::with_code(
+            "ERR_PNPM_STORE_INDEX",
+            format!(
+                "The store index entry for {} is unreadable: {e}",
+                key.replace('\t', " ")
+            ),
+        )
+    })?;
+    let to_map = |files: &[(String, PackageFileInfo)]| -> Result<FilesMap, ImportError> {
+        files
+            .iter()
+            .map(|(path, info)| Ok((path.clone(), blob_path(files_dir, key, path, info)?)))
+            .collect()
+    };
+    let files = to_map(&row.files)?;
+    let diff = match (cache_key, &row.side_effects) {
+        (Some(ck), Some(all)) => match all.iter().find(|(k, _)| k == ck) {
+            Some((_, d)) => Some(SideEffects {
+                added: to_map(d.added.as_deref().unwrap_or(&[]))?,
+                deleted: d.deleted.clone().unwrap_or_default(),
+            }),
+            None => None,
+        },
+        _ => None,
+    };
+    Ok((files, diff))
+}
+
+fn blob_path(
+    files_dir: &str,
+    key: &str,
+    path: &str,
+    info: &PackageFileInfo,
+) -> Result<PathBuf, ImportError> {
+    let d = &info.digest;
+    if d.len() < 3 || !d.is_ascii() {
+        return Err(ImportError::with_code(
+            "ERR_PNPM_MISSING_CONTENT_DIGEST",
+            format!(
+                "The store index entry for {} has no digest for {path}",
+                key.replace('\t', " ")
+            ),
+        ));
+    }
+    let exec = if info.mode & 0o111 != 0 { "-exec" } else { "" };
+    Ok(PathBuf::from(format!(
+        "{files_dir}/{}/{}{exec}",
+        &d[..2],
+        &d[2..]
+    )))
+}
+
+/// The counts of a call, as plain numbers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counts {
+    pub packages_imported: u64,
+    pub packages_skipped: u64,
+    pub files_linked: u64,
+    pub files_copied: u64,
+    pub files_cloned: u64,
+    pub dirs_made: u64,
+    pub symlinks: u64,
+}
+
+impl Counts {
+    pub fn of(stats: &Stats) -> Self {
+        Counts {
+            packages_imported: Stats::get(&stats.packages_imported),
+            packages_skipped: Stats::get(&stats.packages_skipped),
+            files_linked: Stats::get(&stats.files_linked),
+            files_copied: Stats::get(&stats.files_copied),
+            files_cloned: Stats::get(&stats.files_cloned),
+            dirs_made: Stats::get(&stats.dirs_made),
+            symlinks: Stats::get(&stats.symlinks),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

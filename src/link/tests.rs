@@ -1,0 +1,292 @@
+use super::*;
+use std::os::unix::fs::MetadataExt;
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn old_package_name_rules() {
+    for ok in [
+        "a",
+        "A",
+        "fs",
+        "@scope/x",
+        "@s/X_y",
+        "a.b",
+        "a-b",
+        "x!",
+        "a~b",
+        &"x".repeat(300),
+    ] {
+        assert!(valid_for_old_packages(ok), "{ok}");
+    }
+    for bad in [
+        "",
+        ".bin",
+        ".pnpm",
+        "_x",
+        "-x",
+        " x",
+        "x ",
+        "node_modules",
+        "Node_Modules",
+        "favicon.ico",
+        "../x",
+        "a/b",
+        "@s/..",
+        "@s/.x",
+        "@/x",
+        "@s/",
+        "@s/a/b",
+        "a b",
+        "é",
+        "@s",
+        "x\u{feff}",
+    ] {
+        assert!(!valid_for_old_packages(bad), "{bad:?}");
+    }
+}
+
+#[test]
+fn safe_join_keeps_links_strictly_inside_modules() {
+    let m = Path::new("/p/node_modules");
+    assert_eq!(
+        safe_join_modules_dir(m, "@s/x").unwrap(),
+        PathBuf::from("/p/node_modules/@s/x")
+    );
+    let err = safe_join_modules_dir(m, "../x").unwrap_err();
+    assert_eq!(
+        err.code.as_deref(),
+        Some("ERR_PNPM_INVALID_DEPENDENCY_NAME")
+    );
+    assert_eq!(
+        err.message,
+        "Refusing to place a dependency under /p/node_modules with the invalid alias \"../x\""
+    );
+}
+
+#[test]
+fn relative_and_resolve_behave_like_node_path() {
+    assert_eq!(
+        relative(Path::new("/a/b/node_modules"), Path::new("/a/c/d")),
+        PathBuf::from("../../c/d")
+    );
+    assert_eq!(resolve(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+}
+
+#[test]
+fn symlink_all_modules_links_relatively_reuses_and_replaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for p in ["pkgs/a", "pkgs/b", "pkgs/c"] {
+        fs::create_dir_all(root.join(p)).unwrap();
+    }
+    let modules = root.join("app/node_modules");
+    let dep = |children: Vec<(&str, &str)>| SymlinkDep {
+        children: children
+            .into_iter()
+            .map(|(a, t)| (a.to_string(), root.join(t)))
+            .collect(),
+        modules: modules.clone(),
+        name: "app".into(),
+    };
+    let stats = Stats::default();
+    symlink_all_modules(
+        &[dep(vec![
+            ("a", "pkgs/a"),
+            ("@s/b", "pkgs/b"),
+            ("app", "pkgs/c"),
+        ])],
+        &stats,
+    )
+    .unwrap();
+    assert_eq!(names(&modules), ["@s", "a"]);
+    assert_eq!(
+        fs::read_link(modules.join("a")).unwrap(),
+        PathBuf::from("../../pkgs/a")
+    );
+    assert_eq!(
+        fs::read_link(modules.join("@s/b")).unwrap(),
+        PathBuf::from("../../../pkgs/b")
+    );
+    assert_eq!(Stats::get(&stats.symlinks), 2);
+    // Again: the right links are reused; a wrong one is replaced; a real dir is moved aside.
+    fs::create_dir(modules.join("c")).unwrap();
+    let stats = Stats::default();
+    symlink_all_modules(
+        &[dep(vec![
+            ("a", "pkgs/a"),
+            ("@s/b", "pkgs/c"),
+            ("c", "pkgs/c"),
+        ])],
+        &stats,
+    )
+    .unwrap();
+    assert_eq!(Stats::get(&stats.symlinks), 2);
+    assert_eq!(
+        fs::read_link(modules.join("@s/b")).unwrap(),
+        PathBuf::from("../../../pkgs/c")
+    );
+    assert!(fs::symlink_metadata(modules.join("c"))
+        .unwrap()
+        .is_symlink());
+    assert!(modules.join(".ignored_c").is_dir());
+    let err = symlink_all_modules(&[dep(vec![("node_modules", "pkgs/a")])], &stats).unwrap_err();
+    assert_eq!(
+        err.code.as_deref(),
+        Some("ERR_PNPM_INVALID_DEPENDENCY_NAME")
+    );
+}
+
+#[test]
+fn hard_link_dir_skips_node_modules_and_replaces_destinations() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let src = root.join("src");
+    fs::create_dir_all(src.join("lib/node_modules/x")).unwrap();
+    fs::create_dir_all(src.join("node_modules/y")).unwrap();
+    fs::write(src.join("package.json"), "{}").unwrap();
+    fs::write(src.join("lib/a.js"), "a").unwrap();
+    let d1 = root.join("d1");
+    fs::create_dir_all(d1.join("stale")).unwrap();
+    let d2 = root.join("deep/d2");
+    fs::create_dir_all(root.join("deep")).unwrap();
+    let stats = Stats::default();
+    hard_link_dir(&src, &[d1.clone(), d2.clone(), src.clone()], &stats).unwrap();
+    for d in [&d1, &d2] {
+        assert_eq!(names(d), ["lib", "package.json"]);
+        assert_eq!(names(&d.join("lib")), ["a.js"]);
+        assert_eq!(
+            fs::metadata(d.join("lib/a.js")).unwrap().ino(),
+            fs::metadata(src.join("lib/a.js")).unwrap().ino()
+        );
+    }
+    assert_eq!(names(root), ["d1", "deep", "src"]);
+    // A missing source still creates the destinations (with a warning).
+    hard_link_dir(&root.join("nope"), &[root.join("d3")], &stats).unwrap();
+    assert!(root.join("d3").is_dir());
+    // pnpm's quirk, kept: an existing but empty source fails with ENOENT.
+    fs::create_dir(root.join("empty")).unwrap();
+    let err = hard_link_dir(&root.join("empty"), &[root.join("d4")], &stats).unwrap_err();
+    assert_eq!(err.code.as_deref(), Some("ERR_PNPM_ENOENT"));
+}
+
+#[test]
+fn batch_links_packages_then_their_symlinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let files = root.join("store/files/ab");
+    fs::create_dir_all(&files).unwrap();
+    fs::write(files.join("pkg"), "{}").unwrap();
+    fs::write(files.join("idx"), "1").unwrap();
+    let map: FilesMap = vec![
+        ("package.json".into(), files.join("pkg")),
+        ("index.js".into(), files.join("idx")),
+    ];
+    let vs = root.join("node_modules/.pnpm");
+    let packages: Vec<BatchPackage> = (0..20)
+        .map(|i| BatchPackage {
+            target_dir: vs.join(format!("p{i}@1/node_modules/p{i}")),
+            source: FilesSource::Map {
+                files: map.clone(),
+                side_effects: vec![],
+            },
+            side_effects_cache_key: None,
+            requires_build: false,
+            force: false,
+            keep_modules_dir: false,
+            safe_to_skip: false,
+            disable_relink_local_dir_deps: false,
+            resolved_from: ResolvedFrom::Store,
+            method: None,
+        })
+        .collect();
+    let symlinks = vec![SymlinkDep {
+        children: vec![("p1".into(), vs.join("p1@1/node_modules/p1"))],
+        modules: vs.join("p0@1/node_modules"),
+        name: "p0".into(),
+    }];
+    let req = BatchRequest {
+        store_dir: root.join("store"),
+        method: ImportMethod::Hardlink,
+        packages,
+        symlinks,
+    };
+    let stats = Stats::default();
+    let out = link_batch(&req, &stats);
+    assert!(out
+        .packages
+        .iter()
+        .all(|p| p.as_ref().unwrap().imported == Some(Imported::Hardlink)));
+    assert!(out.symlinks.is_ok());
+    let counts = Counts::of(&stats);
+    assert_eq!(counts.files_linked, 40);
+    assert_eq!(counts.symlinks, 1);
+    assert_eq!(counts.packages_imported, 20);
+    assert!(vs.join("p0@1/node_modules/p1/index.js").is_file());
+    // A second run finds everything in place.
+    let stats = Stats::default();
+    let out = link_batch(&req, &stats);
+    assert!(out
+        .packages
+        .iter()
+        .all(|p| p.as_ref().unwrap().imported.is_none()));
+    assert_eq!(Counts::of(&stats).packages_skipped, 20);
+}
+
+#[test]
+fn batch_reads_file_maps_from_the_store_index() {
+    use crate::package_index::{encode_row, PackageFilesIndex};
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("v11");
+    let digest = format!("ab{}", "c".repeat(126));
+    fs::create_dir_all(store_dir.join("files/ab")).unwrap();
+    fs::write(store_dir.join("files/ab").join(&digest[2..]), "{}").unwrap();
+    fs::write(
+        store_dir
+            .join("files/ab")
+            .join(format!("{}-exec", &digest[2..])),
+        "#!",
+    )
+    .unwrap();
+    let info = |mode| PackageFileInfo {
+        checked_at: Some(1.0),
+        digest: digest.clone(),
+        mode,
+        size: 2,
+    };
+    let row = PackageFilesIndex {
+        requires_build: Some(false),
+        manifest: None,
+        algo: "sha512".into(),
+        files: vec![
+            ("package.json".into(), info(0o644)),
+            ("bin/x".into(), info(0o755)),
+        ],
+        side_effects: None,
+    };
+    let s = store::open(&store_dir);
+    s.index
+        .write(vec![("key\tx@1".into(), encode_row(&row))])
+        .unwrap();
+    let files_dir = format!("{}/files", store_dir.display());
+    let (files, diff) = read_files(&s, &files_dir, "key\tx@1", None).unwrap();
+    assert!(diff.is_none());
+    assert_eq!(
+        files[0].1,
+        PathBuf::from(format!("{files_dir}/ab/{}", &digest[2..]))
+    );
+    assert_eq!(
+        files[1].1,
+        PathBuf::from(format!("{files_dir}/ab/{}-exec", &digest[2..]))
+    );
+    let err = read_files(&s, &files_dir, "nope\tx@1", None).unwrap_err();
+    assert_eq!(err.code, "ERR_PNPM_MISSING_INDEX_ROW");
+    s.index.close();
+}
