@@ -15,6 +15,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  */
 export declare function closeStores(): void
 
+export interface ExpectedPkgOptions {
+  name?: string
+  version?: string
+}
+
 export interface ExtractOptions {
   /**
    * The tarball as downloaded. Read in place (never copied), also when it is a view over a
@@ -75,11 +80,117 @@ export interface ExtractTimings {
   indexMs: number
 }
 
+/** pnpm's `hardLinkDir`: each destination replaced by a hard-linked copy of `src`. */
+export declare function hardLinkDir(src: string, destDirs: Array<string>): Promise<LinkResult>
+
+/** pnpm's `importPackage` for one package, on the link pool. */
+export declare function importPackage(opts: ImportPackageOptions): Promise<ImportPackageResult>
+
+export interface ImportPackageOptions {
+  storeDir: string
+  /** `filesResponse.packageImportMethod ?? packageImportMethod ?? 'auto'`. */
+  packageImportMethod: string
+  targetDir: string
+  /** The file map's keys and values, in map order. */
+  paths: Array<string>
+  blobPaths: Array<string>
+  /** The side-effects diff `sideEffectsCacheKey` selected, if any. */
+  sideEffectsAddedPaths?: Array<string>
+  sideEffectsAddedBlobPaths?: Array<string>
+  sideEffectsDeleted?: Array<string>
+  resolvedFrom?: string
+  requiresBuild: boolean
+  force: boolean
+  keepModulesDir: boolean
+  disableRelinkLocalDirDeps: boolean
+  safeToSkip: boolean
+}
+
+export interface ImportPackageResult {
+  error?: NativeError
+  isBuilt: boolean
+  /** `clone`, `hardlink` or `copy`; absent when the package was already there. */
+  importMethod?: string
+  warnings: Array<string>
+  counts: LinkCounts
+}
+
 /**
  * Creates the store directory, `files/` and its 256 shard directories, as pnpm's
  * `initStoreDir` does. Does not create `index.db`. Returns the failure, if any, as data.
  */
 export declare function initStoreDir(storeDir: string): NativeError | null
+
+/** Per-call counts. */
+export interface LinkCounts {
+  packagesImported: number
+  packagesSkipped: number
+  filesLinked: number
+  filesCopied: number
+  filesCloned: number
+  dirsMade: number
+  symlinks: number
+}
+
+/** One package of a `linkPackages` batch: its target and either its index key or its file map. */
+export interface LinkPackageInput {
+  targetDir: string
+  /** The store-index key; the file map is read from `index.db` natively. */
+  filesIndexFile?: string
+  /** Or the file map's keys and values. */
+  paths?: Array<string>
+  blobPaths?: Array<string>
+  sideEffectsCacheKey?: string
+  /** With `paths`: the side-effects diff for `sideEffectsCacheKey`. */
+  sideEffectsAddedPaths?: Array<string>
+  sideEffectsAddedBlobPaths?: Array<string>
+  sideEffectsDeleted?: Array<string>
+  packageImportMethod?: string
+  resolvedFrom?: string
+  requiresBuild?: boolean
+  force?: boolean
+  keepModulesDir?: boolean
+  disableRelinkLocalDirDeps?: boolean
+  safeToSkip?: boolean
+}
+
+/**
+ * Imports many packages as one work-stealing batch on the link pool, then creates all the
+ * dependency symlinks; resolves with per-package outcomes and the call's counts.
+ */
+export declare function linkPackages(opts: LinkPackagesOptions): Promise<LinkPackagesResult>
+
+export interface LinkPackagesOptions {
+  storeDir: string
+  packageImportMethod: string
+  packages: Array<LinkPackageInput>
+  symlinks: Array<SymlinkDepInput>
+}
+
+export interface LinkPackagesResult {
+  /** The first failure (in package order; the symlink phase's when all imports succeeded). */
+  error?: NativeError
+  /** The package `error` belongs to; absent for a symlink failure. */
+  errorIndex?: number
+  /** Per package: `clone`, `hardlink`, `copy`, or `""` when it was already there (or failed). */
+  importMethods: Array<string>
+  isBuilt: Array<boolean>
+  counts: LinkCounts
+  warnings: Array<string>
+  importMs: number
+  symlinkMs: number
+  totalMs: number
+}
+
+export interface LinkResult {
+  /**
+   * `code` is empty when pnpm would use its default (`ERR_PNPM_SYMLINK_FAILED` /
+   * `ERR_PNPM_HARDLINK_FAILED`).
+   */
+  error?: NativeError
+  counts: LinkCounts
+  warnings: Array<string>
+}
 
 /** A failure as data: `code` is pnpm's (`ERR_PNPM_…`) where pnpm has one. */
 export interface NativeError {
@@ -91,4 +202,84 @@ export interface NativeError {
   found?: string
   /** Integrity mismatches: the hash algorithm. */
   algorithm?: string
+  /** pnpm's `hint` (e.g. for `ERR_PNPM_UNEXPECTED_PKG_CONTENT_IN_STORE`). */
+  hint?: string
+}
+
+export interface QuarantineEntry {
+  cacheKey: string
+  reasons: Array<string>
+}
+
+/** The answer for one key: `error`, or a miss (`found: false`), or a hit. */
+export interface ReadPkgEntry {
+  error?: NativeError
+  found: boolean
+  verified: boolean
+  /** Relative paths in the row's order; `blobPaths[i]` is the blob of `paths[i]`. */
+  paths?: Array<string>
+  blobPaths?: Array<string>
+  /** The row's manifest as JSON; absent when it is `undefined`. */
+  manifestJson?: string
+  requiresBuild: boolean
+  sideEffects?: Array<SideEffectsEntry>
+  requiresPrepare?: boolean
+  remoteSideEffectsQuarantine?: Array<QuarantineEntry>
+  warnings: Array<string>
+}
+
+/**
+ * Reads the index rows of `keys` (a few SQL statements for all of them) and decodes and
+ * verifies them in parallel on the worker pool. Never rejects: failures resolve as data.
+ */
+export declare function readPkgs(opts: ReadPkgsOptions): Promise<ReadPkgsResult>
+
+export interface ReadPkgsOptions {
+  storeDir: string
+  keys: Array<string>
+  verifyStoreIntegrity: boolean
+  strictStorePkgContentCheck: boolean
+  /** Open the index read-only and immutable (pnpm's `frozenStore`). */
+  frozenStore: boolean
+  /** The package expected under each key (same length as `keys`), if any. */
+  expectedPkgs?: Array<ExpectedPkgOptions | undefined | null>
+}
+
+/** The answer for a whole call. */
+export interface ReadPkgsResult {
+  /** The index itself could not be read; `entries` is then empty. */
+  error?: NativeError
+  entries: Array<ReadPkgEntry>
+  /** Blobs hashed during this call's verification, and the milliseconds spent on them. */
+  verifiedFiles: number
+  verifiedMs: number
+}
+
+/** One side-effects entry kept by the read. */
+export interface SideEffectsEntry {
+  cacheKey: string
+  addedPaths?: Array<string>
+  addedBlobPaths?: Array<string>
+  /** The stored infos of the added files, parallel to `addedPaths`. */
+  addedInfos?: Array<StoredFileInfo>
+  deleted?: Array<string>
+}
+
+/** A file as the index row records it (for pnpm's `sideEffectsDiffs`). */
+export interface StoredFileInfo {
+  checkedAt?: number
+  digest: string
+  mode: number
+  size: number
+}
+
+/** pnpm's `symlinkAllModules`: each dep's children linked into its `modules` dir. */
+export declare function symlinkAllModules(deps: Array<SymlinkDepInput>): Promise<LinkResult>
+
+/** `symlinkAllModules`'s dep with `children` as two parallel arrays (object key order). */
+export interface SymlinkDepInput {
+  aliases: Array<string>
+  targets: Array<string>
+  modules: string
+  name: string
 }

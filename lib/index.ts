@@ -11,6 +11,7 @@ import * as binding from '../index.js'
 import { PnpmError, TarballIntegrityError, invalidArgument } from './errors.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
+export * from './read.js'
 
 export interface AddFilesFromTarballOptions {
   /** The tarball as downloaded (gzip'd or plain tar): a Buffer or any Uint8Array, also over a SharedArrayBuffer. Not copied; do not modify it until the promise settles. */

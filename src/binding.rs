@@ -12,5 +12,6 @@
 mod error;
 mod extract_tarball;
 mod import_package;
+mod read_pkg;
 mod link;
 mod store_dir;

@@ -12,6 +12,8 @@ pub struct NativeError {
     pub found: Option<String>,
     /// Integrity mismatches: the hash algorithm.
     pub algorithm: Option<String>,
+    /// pnpm's `hint` (e.g. for `ERR_PNPM_UNEXPECTED_PKG_CONTENT_IN_STORE`).
+    pub hint: Option<String>,
 }
 
 impl NativeError {

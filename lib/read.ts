@@ -1,0 +1,240 @@
+/**
+ * Reading packages back from the store: pnpm 11's `readPkgFromCafs` with its exact result
+ * shapes, and a batch form for a lockfile's worth of keys. The native side answers with compact
+ * arrays; the `Map`s pnpm's API hands out are built here.
+ */
+import * as binding from '../index.js'
+import { PnpmError, invalidArgument } from './errors.js'
+
+export interface ReadPkgFromCafsContext {
+  /** The store directory, already versioned (`…/v11`). Blob paths are built from it verbatim. */
+  storeDir: string
+  /** Check every blob (mtime fast path, then size and SHA-512) and delete bad ones. */
+  verifyStoreIntegrity: boolean
+  /** `false`: a name/version mismatch with `expectedPkg` is a warning, not an error (default `true`). */
+  strictStorePkgContentCheck?: boolean
+  /** Open the index read-only and immutable: creates no files, works on a read-only directory. */
+  frozenStore?: boolean
+}
+
+export interface ExpectedPkg {
+  name?: string
+  version?: string
+}
+
+export interface ReadPkgFromCafsOptions {
+  /** Accepted for pnpm compatibility; the manifest is always returned. */
+  readManifest?: boolean
+  /** The package the lockfile expects under this key. */
+  expectedPkg?: ExpectedPkg
+}
+
+/** Blobs hashed during verification and the milliseconds spent reading and hashing them. */
+export interface VerifiedFileIntegrity {
+  files: number
+  ms: number
+}
+
+export interface StoredFileInfo {
+  checkedAt?: number
+  digest: string
+  mode: number
+  size: number
+}
+
+export interface SideEffectsDiff {
+  deleted?: string[]
+  added?: Map<string, StoredFileInfo>
+}
+
+export interface PackageFilesResponse {
+  resolvedFrom: 'store'
+  /** Relative path in the package → absolute path of its blob. */
+  filesMap: Map<string, string>
+  sideEffectsMaps?: Map<string, { added?: Map<string, string>, deleted?: string[] }>
+  sideEffectsDiffs?: Map<string, SideEffectsDiff>
+  remoteSideEffectsQuarantine?: Map<string, string[]>
+  requiresBuild: boolean
+  requiresPrepare?: boolean
+}
+
+/** What a read of one key gives: a row found (checked or not), or pnpm's miss shape. */
+export type ReadPkgFromCafsResult = {
+  verified: boolean
+  bundledManifest?: Record<string, unknown>
+  files: PackageFilesResponse
+} | {
+  verified: false
+  pkgFilesIndex: null
+}
+
+/**
+ * Extra facts about a single read, attached to its result as non-enumerable properties so the
+ * result itself stays deep-equal to pnpm's.
+ */
+export interface ReadReport {
+  /** Messages pnpm would log with `globalWarn` (non-strict mismatch, unreadable row). */
+  readonly warnings: string[]
+  readonly verifiedFileIntegrity: VerifiedFileIntegrity
+}
+
+export interface ReadPkgsFromCafsOptions {
+  /** One entry per key (or `undefined` where nothing is expected). */
+  expectedPkgs?: Array<ExpectedPkg | undefined>
+}
+
+export interface ReadPkgsFromCafsResult {
+  /** One per key, in order: pnpm's result shape, or `{ verified: false, error }` for that key. */
+  results: Array<ReadPkgFromCafsResult | { verified: false, error: PnpmError }>
+  warnings: Array<{ key: string, message: string }>
+  verifiedFileIntegrity: VerifiedFileIntegrity
+}
+
+/**
+ * pnpm 11's `readPkgFromCafs`: the package's row from `<storeDir>/index.db`, its files mapped to
+ * blob paths and (with `verifyStoreIntegrity`) checked. Resolves `{ verified: false,
+ * pkgFilesIndex: null }` when there is no usable row. Rejects with pnpm's codes
+ * (`ERR_PNPM_UNEXPECTED_PKG_CONTENT_IN_STORE`, `ERR_PNPM_MISSING_CONTENT_DIGEST`, …). The result
+ * carries `warnings` and `verifiedFileIntegrity` as non-enumerable properties.
+ */
+export async function readPkgFromCafs (
+  ctx: ReadPkgFromCafsContext,
+  filesIndexFile: string,
+  opts?: ReadPkgFromCafsOptions
+): Promise<ReadPkgFromCafsResult & ReadReport> {
+  checkContext(ctx)
+  if (typeof filesIndexFile !== 'string') throw invalidArgument('filesIndexFile', 'a string', filesIndexFile)
+  if (opts != null && typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  checkExpected('expectedPkg', opts?.expectedPkg)
+  const raw = await binding.readPkgs(nativeOptions(ctx, [filesIndexFile], opts?.expectedPkg == null ? undefined : [opts.expectedPkg]))
+  if (raw.error != null) throw toError(raw.error)
+  const entry = raw.entries[0]
+  if (entry.error != null) throw toError(entry.error)
+  const result = toResult(entry, ctx.verifyStoreIntegrity === true)
+  Object.defineProperties(result, {
+    warnings: { value: entry.warnings, enumerable: false },
+    verifiedFileIntegrity: { value: { files: raw.verifiedFiles, ms: raw.verifiedMs }, enumerable: false },
+  })
+  return result as ReadPkgFromCafsResult & ReadReport
+}
+
+/**
+ * `readPkgFromCafs` for many keys at once, e.g. every package of a lockfile before a warm
+ * install: the rows are looked up with a few SQL statements and decoded and verified in
+ * parallel. One result per key; a key that fails gets `{ verified: false, error }` instead of
+ * failing the batch. Rejects only when the index itself cannot be read.
+ */
+export async function readPkgsFromCafs (
+  ctx: ReadPkgFromCafsContext,
+  keys: string[],
+  opts?: ReadPkgsFromCafsOptions
+): Promise<ReadPkgsFromCafsResult> {
+  checkContext(ctx)
+  if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string')) {
+    throw invalidArgument('keys', 'an array of strings', keys)
+  }
+  if (opts != null && typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  const expectedPkgs = opts?.expectedPkgs
+  if (expectedPkgs != null) {
+    if (!Array.isArray(expectedPkgs) || expectedPkgs.length !== keys.length) {
+      throw invalidArgument('expectedPkgs', 'an array with one entry per key', expectedPkgs)
+    }
+    for (const e of expectedPkgs) checkExpected('expectedPkgs', e)
+  }
+  const raw = await binding.readPkgs(nativeOptions(ctx, keys, expectedPkgs))
+  if (raw.error != null) throw toError(raw.error)
+  const verify = ctx.verifyStoreIntegrity === true
+  const warnings: Array<{ key: string, message: string }> = []
+  const results = raw.entries.map((entry, i) => {
+    for (const message of entry.warnings) warnings.push({ key: keys[i], message })
+    if (entry.error != null) return { verified: false as const, error: toError(entry.error) }
+    return toResult(entry, verify)
+  })
+  return { results, warnings, verifiedFileIntegrity: { files: raw.verifiedFiles, ms: raw.verifiedMs } }
+}
+
+function nativeOptions (ctx: ReadPkgFromCafsContext, keys: string[], expectedPkgs: Array<ExpectedPkg | undefined> | undefined): binding.ReadPkgsOptions {
+  return {
+    storeDir: ctx.storeDir,
+    keys,
+    verifyStoreIntegrity: ctx.verifyStoreIntegrity === true,
+    strictStorePkgContentCheck: ctx.strictStorePkgContentCheck ?? true,
+    frozenStore: ctx.frozenStore === true,
+    expectedPkgs: expectedPkgs?.map((e) => e == null ? undefined : { name: e.name ?? undefined, version: e.version ?? undefined }),
+  }
+}
+
+function zipMap<V> (keys: string[], values: V[]): Map<string, V> {
+  const map = new Map<string, V>()
+  for (let i = 0; i < keys.length; i++) map.set(keys[i], values[i])
+  return map
+}
+
+function toResult (entry: binding.ReadPkgEntry, verify: boolean): ReadPkgFromCafsResult {
+  if (!entry.found) return { verified: false, pkgFilesIndex: null }
+  let sideEffectsMaps: PackageFilesResponse['sideEffectsMaps']
+  let sideEffectsDiffs: PackageFilesResponse['sideEffectsDiffs']
+  if (entry.sideEffects != null) {
+    sideEffectsMaps = new Map()
+    sideEffectsDiffs = new Map()
+    for (const se of entry.sideEffects) {
+      const added = se.addedPaths == null ? undefined : zipMap(se.addedPaths, se.addedBlobPaths!)
+      const deleted = se.deleted ?? undefined
+      // pnpm's verifying path builds `{ added, deleted }` whole; its maps-only path sets the
+      // keys that have values.
+      const mapEntry: { added?: Map<string, string>, deleted?: string[] } = verify && added != null
+        ? { added, deleted }
+        : {}
+      if (!verify || added == null) {
+        if (added != null) mapEntry.added = added
+        if (deleted != null) mapEntry.deleted = deleted
+      }
+      sideEffectsMaps.set(se.cacheKey, mapEntry)
+      const diff: SideEffectsDiff = {}
+      if (deleted != null) diff.deleted = deleted
+      if (se.addedInfos != null) diff.added = zipMap(se.addedPaths!, se.addedInfos.map(storedInfo))
+      sideEffectsDiffs.set(se.cacheKey, diff)
+    }
+  }
+  const quarantine = entry.remoteSideEffectsQuarantine
+  return {
+    verified: entry.verified,
+    bundledManifest: entry.manifestJson == null ? undefined : JSON.parse(entry.manifestJson),
+    files: {
+      filesMap: zipMap(entry.paths!, entry.blobPaths!),
+      sideEffectsMaps,
+      sideEffectsDiffs,
+      remoteSideEffectsQuarantine: quarantine == null ? undefined : new Map(quarantine.map((q) => [q.cacheKey, q.reasons])),
+      resolvedFrom: 'store',
+      requiresBuild: entry.requiresBuild,
+      requiresPrepare: entry.requiresPrepare ?? undefined,
+    },
+  }
+}
+
+function storedInfo (i: binding.StoredFileInfo): StoredFileInfo {
+  const info: StoredFileInfo = { digest: i.digest, mode: i.mode, size: i.size }
+  return i.checkedAt == null ? info : { checkedAt: i.checkedAt, ...info }
+}
+
+function toError (error: binding.NativeError): PnpmError {
+  return new PnpmError(error.code, error.message, { hint: error.hint ?? undefined })
+}
+
+function checkContext (ctx: unknown): asserts ctx is ReadPkgFromCafsContext {
+  if (ctx == null || typeof ctx !== 'object') throw invalidArgument('ctx', 'an object', ctx)
+  const c = ctx as Record<string, unknown>
+  if (typeof c.storeDir !== 'string' || c.storeDir === '') throw invalidArgument('storeDir', 'a non-empty string', c.storeDir)
+  for (const name of ['verifyStoreIntegrity', 'strictStorePkgContentCheck', 'frozenStore']) {
+    if (c[name] != null && typeof c[name] !== 'boolean') throw invalidArgument(name, 'a boolean', c[name])
+  }
+}
+
+function checkExpected (name: string, expected: unknown): void {
+  if (expected == null) return
+  if (typeof expected !== 'object') throw invalidArgument(name, 'an object', expected)
+  const e = expected as Record<string, unknown>
+  for (const field of ['name', 'version']) {
+    if (e[field] != null && typeof e[field] !== 'string') throw invalidArgument(`${name}.${field}`, 'a string', e[field])
+  }
+}

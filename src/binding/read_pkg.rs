@@ -1,0 +1,239 @@
+//! `readPkgs`: pnpm's `readPkgFromCafs` for one key or a lockfile's worth, as one promise.
+//! Results go back as compact arrays (paths, blob paths); the TypeScript layer builds the `Map`s
+//! pnpm's API hands out.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use napi::bindgen_prelude::Object;
+use napi::{Env, JsDeferred};
+use napi_derive::napi;
+
+use super::error::NativeError;
+use crate::package_index::PackageFileInfo;
+use crate::read_pkg::{self, ExpectedPkg, PkgRead, ReadError, ReadRequest, Tally};
+use crate::{json, pools, store};
+
+#[napi(object)]
+pub struct ExpectedPkgOptions {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+#[napi(object)]
+pub struct ReadPkgsOptions {
+    pub store_dir: String,
+    pub keys: Vec<String>,
+    pub verify_store_integrity: bool,
+    pub strict_store_pkg_content_check: bool,
+    /// Open the index read-only and immutable (pnpm's `frozenStore`).
+    pub frozen_store: bool,
+    /// The package expected under each key (same length as `keys`), if any.
+    pub expected_pkgs: Option<Vec<Option<ExpectedPkgOptions>>>,
+}
+
+/// A file as the index row records it (for pnpm's `sideEffectsDiffs`).
+#[napi(object)]
+pub struct StoredFileInfo {
+    pub checked_at: Option<f64>,
+    pub digest: String,
+    pub mode: u32,
+    pub size: f64,
+}
+
+/// One side-effects entry kept by the read.
+#[napi(object)]
+pub struct SideEffectsEntry {
+    pub cache_key: String,
+    pub added_paths: Option<Vec<String>>,
+    pub added_blob_paths: Option<Vec<String>>,
+    /// The stored infos of the added files, parallel to `addedPaths`.
+    pub added_infos: Option<Vec<StoredFileInfo>>,
+    pub deleted: Option<Vec<String>>,
+}
+
+#[napi(object)]
+pub struct QuarantineEntry {
+    pub cache_key: String,
+    pub reasons: Vec<String>,
+}
+
+/// The answer for one key: `error`, or a miss (`found: false`), or a hit.
+#[napi(object)]
+pub struct ReadPkgEntry {
+    pub error: Option<NativeError>,
+    pub found: bool,
+    pub verified: bool,
+    /// Relative paths in the row's order; `blobPaths[i]` is the blob of `paths[i]`.
+    pub paths: Option<Vec<String>>,
+    pub blob_paths: Option<Vec<String>>,
+    /// The row's manifest as JSON; absent when it is `undefined`.
+    pub manifest_json: Option<String>,
+    pub requires_build: bool,
+    pub side_effects: Option<Vec<SideEffectsEntry>>,
+    pub requires_prepare: Option<bool>,
+    pub remote_side_effects_quarantine: Option<Vec<QuarantineEntry>>,
+    pub warnings: Vec<String>,
+}
+
+/// The answer for a whole call.
+#[napi(object)]
+pub struct ReadPkgsResult {
+    /// The index itself could not be read; `entries` is then empty.
+    pub error: Option<NativeError>,
+    pub entries: Vec<ReadPkgEntry>,
+    /// Blobs hashed during this call's verification, and the milliseconds spent on them.
+    pub verified_files: u32,
+    pub verified_ms: f64,
+}
+
+type Resolver = Box<dyn FnOnce(Env) -> napi::Result<ReadPkgsResult> + Send>;
+
+/// Reads the index rows of `keys` (a few SQL statements for all of them) and decodes and
+/// verifies them in parallel on the worker pool. Never rejects: failures resolve as data.
+#[napi(ts_return_type = "Promise<ReadPkgsResult>")]
+pub fn read_pkgs(env: &Env, opts: ReadPkgsOptions) -> napi::Result<Object<'_>> {
+    let (deferred, promise) = env.create_deferred::<ReadPkgsResult, Resolver>()?;
+    pools::extraction_pool().spawn(move || {
+        let result = catch_unwind(AssertUnwindSafe(|| run(&opts))).unwrap_or_else(|panic| {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            failed(NativeError::new(
+                "ERR_PNPM_READ_FROM_STORE",
+                format!("internal error while reading the store: {detail}"),
+            ))
+        });
+        settle(deferred, result);
+    });
+    Ok(promise)
+}
+
+fn settle(deferred: JsDeferred<ReadPkgsResult, Resolver>, result: ReadPkgsResult) {
+    deferred.resolve(Box::new(move |_env| Ok(result)));
+}
+
+fn failed(error: NativeError) -> ReadPkgsResult {
+    ReadPkgsResult {
+        error: Some(error),
+        entries: Vec::new(),
+        verified_files: 0,
+        verified_ms: 0.0,
+    }
+}
+
+fn run(opts: &ReadPkgsOptions) -> ReadPkgsResult {
+    let dir = Path::new(&opts.store_dir);
+    let store = if opts.frozen_store {
+        store::open_frozen(dir)
+    } else {
+        store::open(dir)
+    };
+    let req = ReadRequest {
+        store_dir: &opts.store_dir,
+        verify_store_integrity: opts.verify_store_integrity,
+        strict_store_pkg_content_check: opts.strict_store_pkg_content_check,
+    };
+    let keys: Vec<&str> = opts.keys.iter().map(String::as_str).collect();
+    let expected: Vec<Option<ExpectedPkg>> = opts
+        .expected_pkgs
+        .iter()
+        .flatten()
+        .map(|e| {
+            e.as_ref().map(|e| ExpectedPkg {
+                name: e.name.clone(),
+                version: e.version.clone(),
+            })
+        })
+        .collect();
+    match read_pkg::read_pkgs(&store.index, &req, &keys, &expected) {
+        Ok((results, Tally { files, ms })) => ReadPkgsResult {
+            error: None,
+            entries: results.into_iter().map(entry).collect(),
+            verified_files: files,
+            verified_ms: ms,
+        },
+        Err(e) => failed(NativeError::new(e.code(), e.message)),
+    }
+}
+
+fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
+    let mut out = ReadPkgEntry {
+        error: None,
+        found: false,
+        verified: false,
+        paths: None,
+        blob_paths: None,
+        manifest_json: None,
+        requires_build: false,
+        side_effects: None,
+        requires_prepare: None,
+        remote_side_effects_quarantine: None,
+        warnings: Vec::new(),
+    };
+    match result {
+        Err(e) => {
+            let mut error = NativeError::new(e.code(), e.to_string());
+            error.hint = e.hint().map(String::from);
+            out.error = Some(error);
+        }
+        Ok(PkgRead::Miss { warning }) => out.warnings.extend(warning),
+        Ok(PkgRead::Hit(pkg)) => {
+            let pkg = *pkg;
+            out.found = true;
+            out.verified = pkg.verified;
+            out.paths = Some(pkg.paths);
+            out.blob_paths = Some(pkg.blob_paths);
+            out.manifest_json = pkg
+                .manifest
+                .filter(|m| !matches!(m, crate::value::Value::Undefined))
+                .map(|m| json::stringify_pretty(&m));
+            out.requires_build = pkg.requires_build;
+            out.side_effects = pkg.side_effects.map(|entries| {
+                entries
+                    .into_iter()
+                    .map(|e| {
+                        let (added_paths, added_blob_paths) = match e.added {
+                            Some(added) => {
+                                let (p, b) = added.into_iter().unzip();
+                                (Some(p), Some(b))
+                            }
+                            None => (None, None),
+                        };
+                        SideEffectsEntry {
+                            cache_key: e.cache_key,
+                            added_paths,
+                            added_blob_paths,
+                            added_infos: e
+                                .diff
+                                .added
+                                .map(|added| added.iter().map(|(_, i)| info(i)).collect()),
+                            deleted: e.deleted,
+                        }
+                    })
+                    .collect()
+            });
+            out.requires_prepare = pkg.requires_prepare;
+            out.remote_side_effects_quarantine =
+                pkg.remote_side_effects_quarantine.map(|entries| {
+                    entries
+                        .into_iter()
+                        .map(|(cache_key, reasons)| QuarantineEntry { cache_key, reasons })
+                        .collect()
+                });
+            out.warnings = pkg.warnings;
+        }
+    }
+    out
+}
+
+fn info(i: &PackageFileInfo) -> StoredFileInfo {
+    StoredFileInfo {
+        checked_at: i.checked_at,
+        digest: i.digest.clone(),
+        mode: i.mode,
+        size: i.size as f64,
+    }
+}
