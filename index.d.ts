@@ -44,6 +44,11 @@ export interface ExtractOptions {
    * `StoreIndex.queueWrites` does).
    */
   returnIndexRow: boolean
+  /**
+   * The store is frozen (pnpm's `frozenStore`): the index write fails with
+   * `ERR_PNPM_FROZEN_STORE_WRITE`, as pnpm's read-only index refuses it.
+   */
+  frozenStore?: boolean
 }
 
 /** The outcome of `extractTarball`: either `error`, or everything else. */

@@ -36,6 +36,8 @@ export interface AddFilesFromTarballOptions {
   writeIndex?: boolean
   /** Also return the row's msgpackr bytes, for callers that write the index themselves. */
   returnIndexRow?: boolean
+  /** pnpm's `frozenStore`: the index is read-only, so writing the row fails with `ERR_PNPM_FROZEN_STORE_WRITE`. */
+  frozenStore?: boolean
 }
 
 export interface ExtractTimings {
@@ -85,6 +87,7 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
     appendManifestJson: opts.appendManifest == null ? undefined : JSON.stringify(opts.appendManifest, null, 2),
     writeIndex: opts.writeIndex ?? true,
     returnIndexRow: opts.returnIndexRow ?? false,
+    frozenStore: opts.frozenStore === true,
   })
   if (raw.error != null) throw extractError(raw.error, opts.url)
   const paths = raw.paths!
@@ -114,6 +117,8 @@ export function closeStores (): void {
 }
 
 function extractError (error: binding.NativeError, url: string | undefined): Error {
+  // pnpm's worker rejects with the index's own error when committing the row throws.
+  if (error.code === 'ERR_PNPM_FROZEN_STORE_WRITE') return new PnpmError(error.code, error.message)
   if (error.code === 'ERR_PNPM_TARBALL_INTEGRITY') {
     return new TarballIntegrityError({
       found: error.found!,

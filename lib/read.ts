@@ -42,17 +42,17 @@ export interface StoredFileInfo {
   size: number
 }
 
-export interface SideEffectsDiff {
+export interface StoredSideEffectsDiff {
   deleted?: string[]
   added?: Map<string, StoredFileInfo>
 }
 
-export interface PackageFilesResponse {
+export interface ReadPackageFilesResponse {
   resolvedFrom: 'store'
   /** Relative path in the package → absolute path of its blob. */
   filesMap: Map<string, string>
   sideEffectsMaps?: Map<string, { added?: Map<string, string>, deleted?: string[] }>
-  sideEffectsDiffs?: Map<string, SideEffectsDiff>
+  sideEffectsDiffs?: Map<string, StoredSideEffectsDiff>
   remoteSideEffectsQuarantine?: Map<string, string[]>
   requiresBuild: boolean
   requiresPrepare?: boolean
@@ -62,7 +62,7 @@ export interface PackageFilesResponse {
 export type ReadPkgFromCafsResult = {
   verified: boolean
   bundledManifest?: Record<string, unknown>
-  files: PackageFilesResponse
+  files: ReadPackageFilesResponse
 } | {
   verified: false
   pkgFilesIndex: null
@@ -172,8 +172,8 @@ function zipMap<V> (keys: string[], values: V[]): Map<string, V> {
 
 function toResult (entry: binding.ReadPkgEntry, verify: boolean): ReadPkgFromCafsResult {
   if (!entry.found) return { verified: false, pkgFilesIndex: null }
-  let sideEffectsMaps: PackageFilesResponse['sideEffectsMaps']
-  let sideEffectsDiffs: PackageFilesResponse['sideEffectsDiffs']
+  let sideEffectsMaps: ReadPackageFilesResponse['sideEffectsMaps']
+  let sideEffectsDiffs: ReadPackageFilesResponse['sideEffectsDiffs']
   if (entry.sideEffects != null) {
     sideEffectsMaps = new Map()
     sideEffectsDiffs = new Map()
@@ -190,7 +190,7 @@ function toResult (entry: binding.ReadPkgEntry, verify: boolean): ReadPkgFromCaf
         if (deleted != null) mapEntry.deleted = deleted
       }
       sideEffectsMaps.set(se.cacheKey, mapEntry)
-      const diff: SideEffectsDiff = {}
+      const diff: StoredSideEffectsDiff = {}
       if (deleted != null) diff.deleted = deleted
       if (se.addedInfos != null) diff.added = zipMap(se.addedPaths!, se.addedInfos.map(storedInfo))
       sideEffectsDiffs.set(se.cacheKey, diff)

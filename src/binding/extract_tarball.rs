@@ -33,6 +33,9 @@ pub struct ExtractOptions {
     /// Hand back the row's bytes (for a caller that writes the index itself, as pnpm's
     /// `StoreIndex.queueWrites` does).
     pub return_index_row: bool,
+    /// The store is frozen (pnpm's `frozenStore`): the index write fails with
+    /// `ERR_PNPM_FROZEN_STORE_WRITE`, as pnpm's read-only index refuses it.
+    pub frozen_store: Option<bool>,
 }
 
 /// Where the time of one call went, in milliseconds.
@@ -79,7 +82,11 @@ pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'
             queued_ms: ms_since(submitted),
             ..Default::default()
         };
-        let store = store::open(Path::new(&opts.store_dir));
+        let store = if opts.frozen_store == Some(true) {
+            store::open_frozen(Path::new(&opts.store_dir))
+        } else {
+            store::open(Path::new(&opts.store_dir))
+        };
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             extract::extract(
                 &store.cas,
@@ -114,7 +121,7 @@ pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'
                 timings.index_ms = ms_since(index_started);
                 let result = committed
                     .map(|()| success(extracted, &files_dir, row_for_caller, timings))
-                    .map_err(|e| NativeError::new("ERR_PNPM_ERR_SQLITE_ERROR", e.message));
+                    .map_err(|e| NativeError::new(e.code(), e.message));
                 settle(deferred, result);
             }),
         );
