@@ -139,26 +139,12 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
 
     // The manifest is parsed only after every blob is written, as in pnpm: a broken
     // package.json fails the call but leaves the store with complete blobs only.
-    let mut raw_manifest = entries
+    let raw_manifest = entries
         .iter()
         .find(|e| e.path == "package.json")
-        .map(|e| parse_manifest(&tar[e.offset..e.offset + e.size]))
-        .transpose()?
-        .filter(|m| !m.is_nullish());
-    let has_package_json = files.iter().any(|f| f.path == "package.json");
-    match req.append_manifest {
-        Some(text) if raw_manifest.is_none() => {
-            raw_manifest = Some(parse_manifest(text.as_bytes())?);
-            set_file(&mut files, write_generated(cas, text.as_bytes())?);
-        }
-        _ if !has_package_json => {
-            set_file(
-                &mut files,
-                write_generated(cas, manifest::PLACEHOLDER_PACKAGE_JSON)?,
-            );
-        }
-        _ => {}
-    }
+        .map(|e| parse_package_json(&tar[e.offset..e.offset + e.size]))
+        .transpose()?;
+    let raw_manifest = complete_package_json(cas, &mut files, raw_manifest, req.append_manifest)?;
     let hash_write_ms = ms_since(started);
 
     let bundled = match &raw_manifest {
@@ -214,14 +200,36 @@ fn compile_ignore_pattern(req: &ExtractRequest) -> Result<Option<regress::Regex>
 }
 
 /// `JSON.parse(stripBom(bytes.toString('utf8')))`.
-fn parse_manifest(bytes: &[u8]) -> Result<Value, ExtractError> {
+pub(crate) fn parse_package_json(bytes: &[u8]) -> Result<Value, ExtractError> {
     let text = String::from_utf8_lossy(bytes);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     json::parse(text).map_err(|e| ExtractError::Manifest(e.to_string()))
 }
 
-/// A `package.json` the tarball did not have (appended manifest or pnpm's placeholder), so that
-/// every package in the store has the completion marker importers rely on.
+/// Gives the package the `package.json` it lacks, as pnpm does: `appendManifest` (written with
+/// `JSON.stringify(m, null, 2)`) when there is no usable manifest, else the placeholder when
+/// there is no `package.json` at all. Every package in the store thereby has the completion
+/// marker importers rely on. Returns the manifest to use (`null` counts as none).
+pub(crate) fn complete_package_json(
+    cas: &Cas,
+    files: &mut Vec<ExtractedFile>,
+    manifest: Option<Value>,
+    append_manifest: Option<&str>,
+) -> Result<Option<Value>, ExtractError> {
+    let manifest = manifest.filter(|m| !m.is_nullish());
+    let generated: &[u8] = match append_manifest {
+        Some(text) if manifest.is_none() => {
+            let appended = parse_package_json(text.as_bytes())?;
+            set_file(files, write_generated(cas, text.as_bytes())?);
+            return Ok(Some(appended));
+        }
+        _ if files.iter().any(|f| f.path == "package.json") => return Ok(manifest),
+        _ => manifest::PLACEHOLDER_PACKAGE_JSON,
+    };
+    set_file(files, write_generated(cas, generated)?);
+    Ok(manifest)
+}
+
 fn write_generated(cas: &Cas, bytes: &[u8]) -> Result<ExtractedFile, ExtractError> {
     let stored = cas.write(bytes, 0o644).map_err(ExtractError::Io)?;
     Ok(ExtractedFile {

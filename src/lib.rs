@@ -5,6 +5,7 @@
 #![deny(clippy::all)]
 
 mod binding;
+pub mod add_dir;
 pub mod cas;
 pub mod extract;
 pub mod gzip;

@@ -1,0 +1,383 @@
+//! A package directory into the store (pnpm's `addFilesFromDir`, spec §5): git-hosted and local
+//! packages, and the side-effects upload that records what a package's build scripts changed.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::cas::Cas;
+use crate::extract::{complete_package_json, parse_package_json, ExtractError, ExtractedFile};
+use crate::manifest;
+use crate::package_index::{self, PackageFileInfo, RowError, SideEffectsDiff};
+use crate::value::Value;
+
+pub struct AddDirRequest<'a> {
+    pub dir: &'a Path,
+    /// Only these relative paths (as npm-packlist lists them), instead of a walk.
+    pub files: Option<&'a [String]>,
+    /// Walk into a `node_modules` directly under the package root too.
+    pub include_node_modules: bool,
+    /// `JSON.stringify(appendManifest, null, 2)`.
+    pub append_manifest: Option<&'a str>,
+}
+
+impl<'a> AddDirRequest<'a> {
+    /// The whole directory walked, no appended manifest.
+    pub fn new(dir: &'a Path) -> Self {
+        AddDirRequest {
+            dir,
+            files: None,
+            include_node_modules: false,
+            append_manifest: None,
+        }
+    }
+}
+
+/// The package's files in the store, with its manifest.
+#[derive(Debug)]
+pub struct AddedDir {
+    pub files: Vec<ExtractedFile>,
+    /// `package.json` as parsed (or `appendManifest`), before normalisation.
+    pub raw_manifest: Option<Value>,
+    /// The bundled manifest (spec §3.8).
+    pub manifest: Option<Value>,
+}
+
+#[derive(Debug)]
+pub enum AddDirError {
+    Io(io::Error),
+    /// `package.json` is not valid JSON, or its version is not a string.
+    Manifest(String),
+    /// The stored row was hashed with another algorithm than the one side effects use.
+    AlgoMismatch(String),
+    Row(RowError),
+}
+
+impl AddDirError {
+    /// pnpm's code, when pnpm's error has one (the caller's default applies otherwise).
+    pub fn code(&self) -> Option<String> {
+        match self {
+            AddDirError::Io(e) => Some(format!("ERR_PNPM_{}", crate::os_error::errno_name(e))),
+            AddDirError::AlgoMismatch(_) => Some("ERR_PNPM_ALGO_MISMATCH".into()),
+            AddDirError::Row(_) => Some("ERR_PNPM_READ_FROM_STORE".into()),
+            AddDirError::Manifest(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for AddDirError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AddDirError::Io(e) => f.write_str(&crate::os_error::describe(e)),
+            AddDirError::Manifest(m) | AddDirError::AlgoMismatch(m) => f.write_str(m),
+            AddDirError::Row(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for AddDirError {}
+
+impl From<ExtractError> for AddDirError {
+    fn from(e: ExtractError) -> Self {
+        match e {
+            ExtractError::Io(e) => AddDirError::Io(e),
+            other => AddDirError::Manifest(other.to_string()),
+        }
+    }
+}
+
+/// A file found in the package directory, to be stored under `key`.
+struct Found {
+    key: String,
+    path: PathBuf,
+    mode: u32,
+}
+
+pub fn add_dir(cas: &Cas, req: &AddDirRequest) -> Result<AddedDir, AddDirError> {
+    let root = fs::canonicalize(req.dir).map_err(AddDirError::Io)?;
+    let found = match req.files {
+        Some(list) => listed_files(req.dir, &root, list)?,
+        None => {
+            let mut found = Vec::new();
+            let mut visiting = HashSet::from([root.clone()]);
+            walk(req, &root, req.dir, "", &root, &mut visiting, &mut found)?;
+            found
+        }
+    };
+    let mut files = found
+        .par_iter()
+        .map(|f| -> Result<ExtractedFile, AddDirError> {
+            let bytes = fs::read(&f.path).map_err(AddDirError::Io)?;
+            let stored = cas.write(&bytes, f.mode).map_err(AddDirError::Io)?;
+            Ok(ExtractedFile {
+                path: f.key.clone(),
+                info: PackageFileInfo {
+                    checked_at: Some(stored.checked_at),
+                    digest: stored.digest,
+                    mode: f.mode,
+                    size: bytes.len() as u64,
+                },
+                executable: stored.executable,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let raw = found
+        .iter()
+        .find(|f| f.key == "package.json")
+        .map(|f| {
+            let bytes = fs::read(&f.path).map_err(AddDirError::Io)?;
+            parse_package_json(&bytes).map_err(AddDirError::from)
+        })
+        .transpose()?;
+    let raw_manifest = complete_package_json(cas, &mut files, raw, req.append_manifest)?;
+    let manifest = match &raw_manifest {
+        Some(m) => manifest::normalize_bundled_manifest(m)
+            .map_err(|e| AddDirError::Manifest(e.to_string()))?,
+        None => None,
+    };
+    Ok(AddedDir {
+        files,
+        raw_manifest,
+        manifest,
+    })
+}
+
+/// The `files` list form: each entry as given (its key), skipped when missing or when it is a
+/// symlink whose target is outside the package.
+fn listed_files(dir: &Path, root: &Path, list: &[String]) -> Result<Vec<Found>, AddDirError> {
+    let mut found = Vec::new();
+    for key in list {
+        let path = dir.join(key);
+        let meta = match fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(AddDirError::Io(e)),
+        };
+        let meta = if meta.file_type().is_symlink() {
+            match contained_target(&path, root)? {
+                Some((_, meta)) => meta,
+                None => continue,
+            }
+        } else {
+            meta
+        };
+        found.push(Found {
+            key: key.clone(),
+            path,
+            mode: mode_bits(&meta),
+        });
+    }
+    Ok(found)
+}
+
+/// Depth-first, entries in byte order of their names (what Node's `readdirSync` gives on
+/// Unix), keys joined with `/`. Symlinks are followed only to targets inside the package;
+/// a directory reached again through a link while it is being walked is skipped (cycles).
+fn walk(
+    req: &AddDirRequest,
+    root: &Path,
+    dir: &Path,
+    prefix: &str,
+    real_dir: &Path,
+    visiting: &mut HashSet<PathBuf>,
+    found: &mut Vec<Found>,
+) -> Result<(), AddDirError> {
+    let mut entries = fs::read_dir(dir)
+        .and_then(|it| it.collect::<io::Result<Vec<_>>>())
+        .map_err(AddDirError::Io)?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let key = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        let path = entry.path();
+        let file_type = entry.file_type().map_err(AddDirError::Io)?;
+        let next_real_dir = if file_type.is_symlink() {
+            match contained_target(&path, root)? {
+                None => continue,
+                Some((real, meta)) if meta.is_dir() => real,
+                Some((_, meta)) => {
+                    found.push(Found {
+                        key,
+                        path,
+                        mode: mode_bits(&meta),
+                    });
+                    continue;
+                }
+            }
+        } else if file_type.is_dir() {
+            real_dir.join(&name)
+        } else {
+            match fs::metadata(&path) {
+                Ok(meta) => found.push(Found {
+                    key,
+                    path,
+                    mode: mode_bits(&meta),
+                }),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(AddDirError::Io(e)),
+            }
+            continue;
+        };
+        let skipped_node_modules =
+            prefix.is_empty() && name == "node_modules" && !req.include_node_modules;
+        if skipped_node_modules || visiting.contains(&next_real_dir) {
+            continue;
+        }
+        visiting.insert(next_real_dir.clone());
+        walk(req, root, &path, &key, &next_real_dir, visiting, found)?;
+        visiting.remove(&next_real_dir);
+    }
+    Ok(())
+}
+
+/// A symlink's real target and its metadata, if the target exists inside `root`.
+fn contained_target(
+    link: &Path,
+    root: &Path,
+) -> Result<Option<(PathBuf, fs::Metadata)>, AddDirError> {
+    let real = match fs::canonicalize(link) {
+        Ok(real) => real,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(AddDirError::Io(e)),
+    };
+    if !real.starts_with(root) {
+        return Ok(None);
+    }
+    let meta = fs::metadata(&real).map_err(AddDirError::Io)?;
+    Ok(Some((real, meta)))
+}
+
+#[cfg(unix)]
+fn mode_bits(meta: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o777
+}
+
+#[cfg(not(unix))]
+fn mode_bits(meta: &fs::Metadata) -> u32 {
+    // What Node reports on Windows: no execute bits, write unless read-only.
+    if meta.permissions().readonly() {
+        0o444
+    } else {
+        0o666
+    }
+}
+
+/// The row pnpm writes for a directory: `requiresBuild, requiresPrepare, manifest, algo,
+/// files` (`requiresPrepare` and `manifest` present even when `undefined`).
+pub fn fresh_row(added: &AddedDir, requires_prepare: Option<bool>) -> (Vec<u8>, bool) {
+    let requires_build = manifest::requires_build(
+        added.manifest.as_ref(),
+        added.files.iter().map(|f| f.path.as_str()),
+    );
+    let row = Value::Object(vec![
+        ("requiresBuild".into(), Value::Bool(requires_build)),
+        (
+            "requiresPrepare".into(),
+            requires_prepare.map_or(Value::Undefined, Value::Bool),
+        ),
+        (
+            "manifest".into(),
+            added.manifest.clone().unwrap_or(Value::Undefined),
+        ),
+        ("algo".into(), Value::String("sha512".into())),
+        ("files".into(), files_map(&added.files)),
+    ]);
+    (crate::msgpackr::encode(&row), requires_build)
+}
+
+fn files_map(files: &[ExtractedFile]) -> Value {
+    Value::Map(
+        files
+            .iter()
+            .map(|f| (Value::String(f.path.clone()), f.info.to_value()))
+            .collect(),
+    )
+}
+
+/// What a side-effects upload gives back besides the rewritten row.
+#[derive(Debug, PartialEq)]
+pub struct SideEffectsUpload {
+    pub row: Vec<u8>,
+    pub diff: SideEffectsDiff,
+    pub requires_build: bool,
+    /// The stored row's `requiresPrepare`.
+    pub requires_prepare: Option<bool>,
+}
+
+/// Records the built package's files as side effects under `cache_key` in the stored row:
+/// what the build deleted, and what it added or changed (digest or mode).
+pub fn upload_side_effects(
+    stored_row: &[u8],
+    cache_key: &str,
+    added: &AddedDir,
+) -> Result<SideEffectsUpload, AddDirError> {
+    let base = package_index::decode_row(stored_row).map_err(AddDirError::Row)?;
+    if base.algo != "sha512" {
+        return Err(AddDirError::AlgoMismatch(format!(
+            "Algorithm mismatch: package index uses \"{}\" but side effects were computed with \"sha512\"",
+            base.algo
+        )));
+    }
+    let diff = diff_files(&base.files, &added.files);
+    let row =
+        package_index::with_side_effects(stored_row, cache_key, &diff).map_err(AddDirError::Row)?;
+    let requires_build = base.requires_build.unwrap_or_else(|| {
+        manifest::requires_build(
+            added.raw_manifest.as_ref(),
+            added.files.iter().map(|f| f.path.as_str()),
+        )
+    });
+    let requires_prepare = match crate::msgpackr::decode(stored_row) {
+        Ok(v) => match v.get("requiresPrepare") {
+            Some(Value::Bool(b)) => Some(*b),
+            _ => None,
+        },
+        Err(_) => None,
+    };
+    Ok(SideEffectsUpload {
+        row,
+        diff,
+        requires_build,
+        requires_prepare,
+    })
+}
+
+/// Union of both key sets, base order first: gone → `deleted`; new, or with another digest or
+/// mode → `added`. Each list only when non-empty, so an unchanged build records `{}`.
+fn diff_files(base: &[(String, PackageFileInfo)], built: &[ExtractedFile]) -> SideEffectsDiff {
+    let built_index: std::collections::HashMap<&str, &PackageFileInfo> =
+        built.iter().map(|f| (f.path.as_str(), &f.info)).collect();
+    let base_index: std::collections::HashMap<&str, &PackageFileInfo> =
+        base.iter().map(|(p, f)| (p.as_str(), f)).collect();
+    let mut deleted = Vec::new();
+    let mut added = Vec::new();
+    for (path, info) in base {
+        match built_index.get(path.as_str()) {
+            None => deleted.push(path.clone()),
+            Some(now) if now.digest != info.digest || now.mode != info.mode => {
+                added.push((path.clone(), (*now).clone()))
+            }
+            Some(_) => {}
+        }
+    }
+    for file in built {
+        if !base_index.contains_key(file.path.as_str()) {
+            added.push((file.path.clone(), file.info.clone()));
+        }
+    }
+    SideEffectsDiff {
+        deleted: (!deleted.is_empty()).then_some(deleted),
+        added: (!added.is_empty()).then_some(added),
+    }
+}
+
+#[cfg(test)]
+mod tests;
