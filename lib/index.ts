@@ -7,6 +7,8 @@
  */
 import path from 'node:path'
 import { types } from 'node:util'
+// First: turns a missing native binary into one clear error (see binding.ts).
+import './binding.js'
 import * as binding from '../index.js'
 import { PnpmError, TarballIntegrityError, invalidArgument } from './errors.js'
 

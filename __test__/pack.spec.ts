@@ -1,0 +1,250 @@
+/**
+ * The package as users get it (issue 6): the release binary goes into the linux-x64-gnu platform
+ * package as `napi artifacts` puts it there, `napi prepublish` adds the per-platform
+ * `optionalDependencies` to the main package as it does before `npm publish`, both are packed
+ * with `npm pack`, and the two tarballs are installed into a fresh project with
+ * `npm install --offline` (an empty cache, an unreachable registry, no cargo/rustc on PATH).
+ * There, under Node 20 and Node 24, `require('@cas/native')` and `import('@cas/native')` load and
+ * extract one tarball; without the platform package the load fails with one clear error.
+ *
+ * All of it happens on a copy of the repository in a temporary directory: the working tree
+ * (package.json, npm/) is never modified.
+ */
+import { spawnSync, type SpawnSyncOptions } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const repo = path.resolve(__dirname, '..')
+const rootPkg = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8'))
+const platform = 'linux-x64-gnu'
+const binaryFile = `${rootPkg.napi.binaryName}.${platform}.node`
+const napiCli = path.join(repo, 'node_modules/@napi-rs/cli/dist/cli.js')
+const tscCli = path.join(repo, 'node_modules/typescript/bin/tsc')
+const fixture = path.join(repo, '__test__/fixtures/tarballs/is-docker@2.2.1.tgz')
+const fixtureInfo = (JSON.parse(readFileSync(path.join(repo, '__test__/fixtures/tarballs/index.json'), 'utf8')) as Array<{
+  file: string
+  name: string
+  integrity: string
+  files: number
+}>).find((f) => f.file === path.basename(fixture))!
+// Node 20 is the oldest line `engines` admits; the system `node` on the project's machines.
+const node20 = process.env.CAS_NATIVE_NODE20 ?? '/usr/bin/node'
+
+const isLinuxX64Gnu = process.platform === 'linux' && process.arch === 'x64' &&
+  (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime !== undefined
+
+function run(cmd: string, args: string[], opts: SpawnSyncOptions = {}): string {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts })
+  if (r.error) throw r.error
+  if (r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}\n${r.stdout}\n${r.stderr}`)
+  }
+  return String(r.stdout)
+}
+
+/** npm as the test runs it (`npm test` sets npm_execpath), started by this Node. */
+function npm(args: string[], opts: SpawnSyncOptions = {}): string {
+  const cli = process.env.npm_execpath
+  return cli && cli.endsWith('.js') ? run(process.execPath, [cli, ...args], opts) : run('npm', args, opts)
+}
+
+/** PATH without any directory holding cargo or rustc: the install must not need Rust. */
+const pathWithoutRust = (process.env.PATH ?? '')
+  .split(path.delimiter)
+  .filter((dir) => dir && !['cargo', 'rustc'].some((tool) => existsSync(path.join(dir, tool))))
+  .join(path.delimiter)
+
+/** Section names of an ELF64 little-endian shared object. */
+function elfSectionNames(file: string): string[] {
+  const b = readFileSync(file)
+  if (b.readUInt32BE(0) !== 0x7f454c46 || b[4] !== 2 || b[5] !== 1) throw new Error(`${file}: not an ELF64 LE file`)
+  const shoff = Number(b.readBigUInt64LE(0x28))
+  const shentsize = b.readUInt16LE(0x3a)
+  const shnum = b.readUInt16LE(0x3c)
+  const shstrndx = b.readUInt16LE(0x3e)
+  const section = (i: number) => shoff + i * shentsize
+  const strtab = Number(b.readBigUInt64LE(section(shstrndx) + 0x18))
+  const names: string[] = []
+  for (let i = 0; i < shnum; i++) {
+    const start = strtab + b.readUInt32LE(section(i))
+    names.push(b.toString('latin1', start, b.indexOf(0, start)))
+  }
+  return names
+}
+
+const isStripped = (file: string) => !elfSectionNames(file).some((name) => name === '.symtab' || name.startsWith('.debug'))
+
+function newestMtime(entry: string): number {
+  const st = statSync(entry)
+  if (!st.isDirectory()) return st.mtimeMs
+  return Math.max(st.mtimeMs, ...readdirSync(entry).map((name) => newestMtime(path.join(entry, name))))
+}
+
+/**
+ * The release binary: the one `npm run build` left at the repository root when it is a release
+ * build (stripped) newer than every Rust input, else a release build into a temporary directory
+ * (cargo reuses target/, so this only compiles what changed).
+ */
+function releaseBinary(tmp: string): { file: string, how: string } {
+  const atRoot = path.join(repo, binaryFile)
+  const inputs = ['src', 'Cargo.toml', 'Cargo.lock', 'build.rs'].map((f) => path.join(repo, f)).filter((f) => existsSync(f))
+  if (existsSync(atRoot) && isStripped(atRoot) && statSync(atRoot).mtimeMs >= Math.max(...inputs.map(newestMtime))) {
+    return { file: atRoot, how: 'reused the release build at the repository root' }
+  }
+  const outDir = path.join(tmp, 'build')
+  run(process.execPath, [napiCli, 'build', '--platform', '--release', '--no-js', '--dts', 'index.d.ts', '--output-dir', outDir], {
+    cwd: repo,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  return { file: path.join(outDir, binaryFile), how: 'napi build --release' }
+}
+
+interface Packed { filename: string, size: number, unpackedSize: number, files: Array<{ path: string }> }
+
+function pack(dir: string, dest: string): Packed {
+  // --ignore-scripts: the main package's `prepare` compiles the crate, which packing must not do.
+  const out = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dest], { cwd: dir })
+  const [packed] = JSON.parse(out.slice(out.indexOf('['))) as Packed[]
+  return { ...packed, filename: path.join(dest, path.basename(packed.filename)) }
+}
+
+/** A fresh project with the given tarballs installed from disk only. */
+function installProject(dir: string, tarballs: string[]): void {
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: path.basename(dir), version: '1.0.0', private: true }))
+  npm(['install', '--offline', '--no-audit', '--no-fund', '--cache', path.join(dir, '.npm-cache'),
+    '--registry', 'http://127.0.0.1:9/', ...tarballs], {
+    cwd: dir,
+    env: { ...process.env, PATH: pathWithoutRust },
+  })
+}
+
+describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gnu)', () => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'cas-native-pack-'))
+  const stage = path.join(tmp, 'stage')
+  const project = path.join(tmp, 'project')
+  let binary: { file: string, how: string }
+  let main: Packed
+  let platformPkg: Packed
+
+  beforeAll(() => {
+    binary = releaseBinary(tmp)
+    // A copy of the repository without its build outputs and caches.
+    const skip = new Set(['.git', 'node_modules', 'target', 'dist', '.cache', '.work'].map((d) => d))
+    cpSync(repo, stage, {
+      recursive: true,
+      filter: (src) => !skip.has(path.basename(src)) && !/\.(node|tgz)$/.test(src),
+    })
+    // dist/ exactly as a clean `npm run build:ts` makes it.
+    run(process.execPath, [tscCli, '-p', path.join(repo, 'tsconfig.json'), '--outDir', path.join(stage, 'dist')])
+    // `npm run artifacts` as the release workflow runs it: ./artifacts/*.node into npm/<platform>/.
+    // The other platforms' binaries come from other runners; stand-ins let `napi prepublish`
+    // validate their packages. Only the linux-x64-gnu package is packed and installed.
+    mkdirSync(path.join(stage, 'artifacts'))
+    for (const dir of readdirSync(path.join(stage, 'npm'))) {
+      const file = path.join(stage, 'artifacts', `${rootPkg.napi.binaryName}.${dir}.node`)
+      if (dir === platform) cpSync(binary.file, file)
+      else writeFileSync(file, 'stand-in: built on another runner\n')
+    }
+    run(process.execPath, [napiCli, 'artifacts'], { cwd: stage })
+    // What `prepublishOnly` does before `npm publish` packs the main package, minus publishing
+    // the platform packages and the GitHub release.
+    run(process.execPath, [napiCli, 'prepublish', '-t', 'npm', '--skip-optional-publish', '--no-gh-release'], { cwd: stage })
+    main = pack(stage, tmp)
+    platformPkg = pack(path.join(stage, 'npm', platform), tmp)
+    installProject(project, [main.filename, platformPkg.filename])
+    cpSync(path.join(repo, '__test__/helpers/pack-smoke.mjs'), path.join(project, 'pack-smoke.mjs'))
+  }, 30 * 60_000)
+
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+  it('packs the main package with only the loader, typings and dist/, under 100 kB', () => {
+    const files = main.files.map((f) => f.path).sort()
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'dist/index.js', 'dist/index.d.ts', 'dist/binding.js']))
+    for (const file of files) {
+      expect(file).toMatch(/^(package\.json|README\.md|index\.js|index\.d\.ts|dist\/[\w-]+\.(js|d\.ts))$/)
+    }
+    expect(files.filter((f) => /^(src|__test__|benchmark|npm|target|lib)\/|Cargo|\.rs$|\.node$|\.spec\./.test(f))).toEqual([])
+    expect(main.size).toBeLessThan(100_000)
+    expect(statSync(main.filename).size).toBe(main.size)
+  })
+
+  it('declares every platform package as an optional dependency at the same version', () => {
+    const installed = JSON.parse(readFileSync(path.join(project, 'node_modules/@cas/native/package.json'), 'utf8'))
+    const expected = Object.fromEntries(readdirSync(path.join(repo, 'npm')).map((dir) => {
+      const pkg = JSON.parse(readFileSync(path.join(repo, 'npm', dir, 'package.json'), 'utf8'))
+      return [pkg.name, rootPkg.version]
+    }))
+    expect(Object.keys(expected)).toHaveLength(rootPkg.napi.targets.length)
+    expect(installed.optionalDependencies).toEqual(expected)
+    expect(installed.version).toBe(rootPkg.version)
+    expect(installed.engines).toEqual(rootPkg.engines)
+  })
+
+  it('packs the platform package with only its stripped .node', () => {
+    expect(platformPkg.files.map((f) => f.path).sort()).toEqual(['README.md', binaryFile, 'package.json'].sort())
+    const installed = path.join(project, 'node_modules', `${rootPkg.name}-${platform}`)
+    const pkg = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8'))
+    expect(pkg).toMatchObject({ version: rootPkg.version, main: binaryFile, os: ['linux'], cpu: ['x64'], libc: ['glibc'], engines: rootPkg.engines })
+    const node = path.join(installed, binaryFile)
+    const sections = elfSectionNames(node)
+    expect(sections).toContain('.text')
+    expect(sections.filter((name) => name === '.symtab' || name.startsWith('.debug'))).toEqual([])
+    const size = statSync(node).size
+    console.log(`${binaryFile}: ${size} bytes (${(size / 2 ** 20).toFixed(2)} MiB), ${binary.how}; ` +
+      `packed @cas/native ${main.size} B, ${rootPkg.name}-${platform} ${platformPkg.size} B`)
+    // A release build with `strip = "symbols"` is a few MiB; an unstripped or debug one is ~10x that.
+    expect(size).toBeLessThan(10 * 2 ** 20)
+  })
+
+  it('installed without Rust: the PATH given to npm has no cargo or rustc', () => {
+    const r = spawnSync('cargo', ['--version'], { env: { ...process.env, PATH: pathWithoutRust } })
+    expect((r.error as NodeJS.ErrnoException | undefined)?.code).toBe('ENOENT')
+  })
+
+  it.each([
+    ['Node 20', node20, 20],
+    ['Node 24', process.execPath, 24],
+  ])('%s: require and import load the package and extract a tarball', (_name, node, major) => {
+    expect(run(node, ['--version']).trim()).toMatch(new RegExp(`^v${major}\\.`))
+    const out = run(node, ['pack-smoke.mjs', fixture], { cwd: project, env: { ...process.env, PATH: pathWithoutRust } })
+    const seen = JSON.parse(out.trim().split('\n').pop()!)
+    expect(seen.node).toMatch(new RegExp(`^v${major}\\.`))
+    expect(seen.resolved).toBe(path.join(project, 'node_modules/@cas/native/dist/index.js'))
+    expect(seen.nativeAddons).toEqual([path.join(project, 'node_modules', `${rootPkg.name}-${platform}`, binaryFile)])
+    expect(seen.sameModule).toBe(true)
+    expect(seen.exports).toEqual(expect.arrayContaining(['addFilesFromTarball', 'initStoreDir', 'closeStores']))
+    expect(seen).toMatchObject({
+      filesMapSize: fixtureInfo.files,
+      blobsAreFiles: true,
+      manifestName: fixtureInfo.name,
+      integrity: fixtureInfo.integrity,
+    })
+  })
+
+  it.each([
+    ['Node 20', node20],
+    ['Node 24', process.execPath],
+  ])('%s: without the platform package, require and import throw one error naming the platform and what to install', (_name, node) => {
+    const bare = path.join(tmp, 'no-binary')
+    if (!existsSync(bare)) installProject(bare, [main.filename])
+    expect(existsSync(path.join(bare, 'node_modules', `${rootPkg.name}-${platform}`))).toBe(false)
+    const probe = `
+      const show = (e) => ({ code: e.code, message: e.message, cause: e.cause instanceof Error })
+      let viaRequire, viaImport
+      try { require('@cas/native') } catch (e) { viaRequire = show(e) }
+      import('@cas/native').catch((e) => { viaImport = show(e) }).then(() => console.log(JSON.stringify({ viaRequire, viaImport })))
+    `
+    const { viaRequire, viaImport } = JSON.parse(run(node, ['-e', probe], { cwd: bare }).trim())
+    for (const err of [viaRequire, viaImport]) {
+      expect(err.code).toBe('ERR_CAS_NATIVE_BINDING_NOT_FOUND')
+      expect(err.cause).toBe(true)
+      expect(err.message).toContain(`could not load the native addon for ${platform}`)
+      expect(err.message).toContain(`npm install ${rootPkg.name}-${platform}@${rootPkg.version}`)
+      expect(err.message).toContain(`Cannot find module '${rootPkg.name}-${platform}'`)
+      expect(err.message).not.toMatch(/wasi/i)
+    }
+  })
+})
