@@ -13,6 +13,7 @@ import * as binding from '../index.js'
 import { PnpmError, TarballIntegrityError, invalidArgument } from './errors.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
+export * from './dir.js'
 export * from './read.js'
 
 export interface AddFilesFromTarballOptions {

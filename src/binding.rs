@@ -9,6 +9,7 @@
 // napi-derive registers exports only outside `cfg(test)`, so unit-test builds see them unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod add_dir;
 mod error;
 mod extract_tarball;
 mod import_package;

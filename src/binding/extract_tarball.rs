@@ -7,7 +7,7 @@ use napi::{Env, JsDeferred};
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::extract::{self, ms_since, ExtractError, ExtractRequest, Extracted};
+use crate::extract::{self, ms_since, ExtractError, ExtractRequest, Extracted, ExtractedFile};
 use crate::integrity::IntegrityError;
 use crate::store_index::IndexError;
 use crate::{json, pools, store};
@@ -174,14 +174,7 @@ fn success(
     index_row: Option<Vec<u8>>,
     timings: ExtractTimings,
 ) -> Success {
-    let mut paths = Vec::with_capacity(extracted.files.len());
-    let mut blob_paths = Vec::with_capacity(extracted.files.len());
-    for file in extracted.files {
-        let d = &file.info.digest;
-        let exec = if file.executable { "-exec" } else { "" };
-        blob_paths.push(format!("{files_dir}/{}/{}{exec}", &d[..2], &d[2..]));
-        paths.push(file.path);
-    }
+    let (paths, blob_paths) = file_paths(extracted.files, files_dir);
     Success {
         paths,
         blob_paths,
@@ -191,6 +184,20 @@ fn success(
         index_row,
         timings,
     }
+}
+
+/// A package's `filesMap` as two parallel arrays (relative path, absolute blob path): two
+/// strings per file is the cheapest shape to cross into JS, where the `Map` is built.
+pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<String>, Vec<String>) {
+    let mut paths = Vec::with_capacity(files.len());
+    let mut blob_paths = Vec::with_capacity(files.len());
+    for file in files {
+        let d = &file.info.digest;
+        let exec = if file.executable { "-exec" } else { "" };
+        blob_paths.push(format!("{files_dir}/{}/{}{exec}", &d[..2], &d[2..]));
+        paths.push(file.path);
+    }
+    (paths, blob_paths)
 }
 
 fn to_native_error(e: &ExtractError) -> NativeError {

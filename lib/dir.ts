@@ -1,0 +1,101 @@
+/**
+ * `addFilesFromDir`: a package directory (git-hosted, local, or a built package's side
+ * effects) into the store, with pnpm 11's semantics.
+ */
+import path from 'node:path'
+import * as binding from '../index.js'
+import { PnpmError, invalidArgument } from './errors.js'
+import type { StoredSideEffectsDiff } from './read.js'
+
+export interface AddFilesFromDirOptions {
+  /** The versioned store directory (`…/v11`). */
+  storeDir: string
+  /** The package directory to add. */
+  dir: string
+  /** The package's index key (pnpm's `filesIndexFile`). */
+  filesIndexFile: string
+  /** Record the directory as the side effects of building the stored package under this cache key. */
+  sideEffectsCacheKey?: string
+  /** Only these relative paths (e.g. from npm-packlist) instead of walking the directory. */
+  files?: string[]
+  /** Also walk a `node_modules` directly in `dir`. */
+  includeNodeModules?: boolean
+  /** Used as the manifest (and written as package.json) when the directory has none. */
+  appendManifest?: Record<string, unknown>
+  /** Stored in a fresh row as pnpm 11 does. */
+  requiresPrepare?: boolean
+  /** Accepted for pnpm compatibility; the manifest is always read. */
+  readManifest?: boolean
+  /** Accepted for pnpm compatibility. */
+  pkg?: { name?: string, version?: string }
+  /** Commit the row to `<storeDir>/index.db` before resolving (default true). */
+  writeIndex?: boolean
+  /** Also return the row's msgpackr bytes. */
+  returnIndexRow?: boolean
+}
+
+export interface AddFilesFromDirResult {
+  filesMap: Map<string, string>
+  manifest?: Record<string, unknown>
+  requiresBuild: boolean
+  requiresPrepare?: boolean
+  /** What the side-effects upload recorded. */
+  sideEffects?: StoredSideEffectsDiff
+  /** The row written (with `returnIndexRow`); absent when an upload found no row to extend. */
+  indexRow?: Buffer
+}
+
+/**
+ * Adds every file of `dir` to the store and writes the package's index row; with
+ * `sideEffectsCacheKey`, records what differs from the stored package instead (nothing is
+ * written when the package has no row). Errors carry pnpm's codes, `ERR_PNPM_GIT_FETCH_FAILED`
+ * when pnpm's has none.
+ */
+export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<AddFilesFromDirResult> {
+  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  for (const name of ['storeDir', 'dir', 'filesIndexFile'] as const) {
+    if (typeof opts[name] !== 'string' || opts[name] === '') throw invalidArgument(name, 'a non-empty string', opts[name])
+  }
+  if (opts.sideEffectsCacheKey != null && typeof opts.sideEffectsCacheKey !== 'string') {
+    throw invalidArgument('sideEffectsCacheKey', 'a string', opts.sideEffectsCacheKey)
+  }
+  if (opts.files != null && (!Array.isArray(opts.files) || opts.files.some((f) => typeof f !== 'string'))) {
+    throw invalidArgument('files', 'an array of strings', opts.files)
+  }
+  if (opts.appendManifest != null && typeof opts.appendManifest !== 'object') {
+    throw invalidArgument('appendManifest', 'an object', opts.appendManifest)
+  }
+  const raw = await binding.addFilesFromDir({
+    storeDir: opts.storeDir,
+    filesDir: path.join(opts.storeDir, 'files'),
+    dir: opts.dir,
+    filesIndexFile: opts.filesIndexFile,
+    sideEffectsCacheKey: opts.sideEffectsCacheKey || undefined,
+    files: opts.files,
+    includeNodeModules: opts.includeNodeModules ?? false,
+    appendManifestJson: opts.appendManifest == null ? undefined : JSON.stringify(opts.appendManifest, null, 2),
+    requiresPrepare: opts.requiresPrepare,
+    writeIndex: opts.writeIndex ?? true,
+    returnIndexRow: opts.returnIndexRow ?? false,
+  })
+  if (raw.error != null) throw new PnpmError(raw.error.code || 'GIT_FETCH_FAILED', raw.error.message)
+  const filesMap = new Map<string, string>()
+  raw.paths!.forEach((p, i) => filesMap.set(p, raw.blobPaths![i]))
+  return {
+    filesMap,
+    manifest: raw.manifestJson == null ? undefined : JSON.parse(raw.manifestJson),
+    requiresBuild: raw.requiresBuild!,
+    requiresPrepare: raw.requiresPrepare ?? undefined,
+    sideEffects: raw.sideEffects == null ? undefined : sideEffectsDiff(raw.sideEffects),
+    indexRow: raw.indexRow ?? undefined,
+  }
+}
+
+function sideEffectsDiff (raw: binding.SideEffectsDiffResult): StoredSideEffectsDiff {
+  const diff: StoredSideEffectsDiff = {}
+  if (raw.deleted != null) diff.deleted = raw.deleted
+  if (raw.added != null) {
+    diff.added = new Map(raw.added.map((f) => [f.path, { checkedAt: f.checkedAt ?? undefined, digest: f.digest, mode: f.mode, size: f.size }]))
+  }
+  return diff
+}
