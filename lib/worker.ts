@@ -1,0 +1,181 @@
+/**
+ * `@cas/native/worker`: a drop-in for pnpm 11's `@pnpm/worker` — the same exports, signatures,
+ * result shapes and error codes — with no worker threads: every call runs on the addon's own
+ * native thread pools, and tarball buffers are read in place. Index rows go to the `storeIndex`
+ * the caller passes, as pnpm's worker does (`queueWrites` for tarballs, `setRawMany` for
+ * directories), so pnpm's main thread keeps owning its index writes.
+ */
+import os from 'node:os'
+import * as cas from './index.js'
+import { PnpmError } from './errors.js'
+
+export { TarballIntegrityError } from './errors.js'
+
+/** What pnpm's `StoreIndex` offers that the worker API uses. */
+export interface StoreIndexLike {
+  queueWrites?: (writes: Array<{ key: string, buffer: Uint8Array }>) => void
+  setRawMany?: (writes: Array<{ key: string, buffer: Uint8Array }>) => void
+}
+
+export interface VerifiedFileIntegrity {
+  files: number
+  ms: number
+}
+
+const tally: VerifiedFileIntegrity = { files: 0, ms: 0 }
+
+/** The process-wide sum of files re-hashed by `readPkgFromCafs` and the time it took. */
+export function verifiedFileIntegritySnapshot (): VerifiedFileIntegrity {
+  return { ...tally }
+}
+
+export function verifiedFileIntegritySince (baseline: VerifiedFileIntegrity): VerifiedFileIntegrity {
+  return { files: tally.files - baseline.files, ms: tally.ms - baseline.ms }
+}
+
+/**
+ * pnpm's sizing rule, kept because pnpm derives its network concurrency from it:
+ * `PNPM_MAX_WORKERS`, else `PNPM_WORKERS` (CPUs to leave idle), else one less than the CPUs.
+ */
+export function calcMaxWorkers (): number {
+  if (process.env.PNPM_MAX_WORKERS) return parseInt(process.env.PNPM_MAX_WORKERS)
+  const cpus = os.availableParallelism?.() ?? os.cpus().length
+  if (process.env.PNPM_WORKERS) {
+    const idleCPUs = Math.abs(parseInt(process.env.PNPM_WORKERS))
+    return Math.max(2, cpus - idleCPUs) - 1
+  }
+  return Math.max(1, cpus - 1)
+}
+
+type Finish = () => Promise<void>
+const globalWithFinish = globalThis as { finishWorkers?: Finish }
+let registered = false
+
+/**
+ * Joins the process-wide shutdown chain every copy of `@pnpm/worker` shares through
+ * `globalThis.finishWorkers`, so that pnpm finishing "its" workers also commits and closes our
+ * store indexes. Native pools need no shutdown: they never keep the process alive.
+ */
+function registerShutdown (): void {
+  if (registered) return
+  registered = true
+  const previous = globalWithFinish.finishWorkers
+  globalWithFinish.finishWorkers = async () => {
+    await previous?.()
+    registered = false
+    cas.closeStores()
+  }
+}
+
+export async function finishWorkers (): Promise<void> {
+  const finish = globalWithFinish.finishWorkers
+  globalWithFinish.finishWorkers = undefined
+  await finish?.()
+}
+
+export async function restartWorkerPool (): Promise<void> {
+  await finishWorkers()
+  registerShutdown()
+}
+
+export interface AddFilesFromTarballOptions {
+  buffer: Uint8Array
+  storeDir: string
+  filesIndexFile: string
+  integrity?: string
+  readManifest?: boolean
+  pkg?: { name?: string, version?: string }
+  appendManifest?: Record<string, unknown>
+  ignoreFilePattern?: string
+  storeIndex: StoreIndexLike
+  url: string
+}
+
+export interface AddFilesResult {
+  filesMap: Map<string, string>
+  manifest?: Record<string, unknown>
+  requiresBuild: boolean
+  requiresPrepare?: boolean
+  integrity?: string
+  sideEffects?: cas.StoredSideEffectsDiff
+}
+
+export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Promise<AddFilesResult> {
+  registerShutdown()
+  const { storeIndex, ...rest } = opts
+  const result = await cas.addFilesFromTarball({ ...rest, writeIndex: false, returnIndexRow: true })
+  storeIndex.queueWrites!([{ key: opts.filesIndexFile, buffer: result.indexRow! }])
+  return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
+}
+
+export type AddFilesFromDirOptions = Omit<cas.AddFilesFromDirOptions, 'writeIndex' | 'returnIndexRow'> & {
+  storeIndex: StoreIndexLike
+}
+
+export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<AddFilesResult> {
+  registerShutdown()
+  const { storeIndex, ...rest } = opts
+  let result: cas.AddFilesFromDirResult
+  try {
+    result = await cas.addFilesFromDir({ ...rest, writeIndex: false, returnIndexRow: true })
+  } catch (err) {
+    if (err instanceof TypeError) throw err
+    throw new PnpmError((err as PnpmError).code ?? 'GIT_FETCH_FAILED', (err as Error).message)
+  }
+  // Written before resolving, so that a read right after sees the row (pnpm does the same).
+  if (result.indexRow != null) storeIndex.setRawMany!([{ key: opts.filesIndexFile, buffer: result.indexRow }])
+  return {
+    filesMap: result.filesMap,
+    manifest: result.manifest,
+    requiresBuild: result.requiresBuild,
+    requiresPrepare: result.requiresPrepare,
+    sideEffects: result.sideEffects,
+  }
+}
+
+export type ReadPkgFromCafsContext = cas.ReadPkgFromCafsContext
+export type ReadPkgFromCafsOptions = cas.ReadPkgFromCafsOptions
+export type ReadPkgFromCafsResult = cas.ReadPkgFromCafsResult
+
+export async function readPkgFromCafs (
+  ctx: ReadPkgFromCafsContext,
+  filesIndexFile: string,
+  opts?: ReadPkgFromCafsOptions
+): Promise<ReadPkgFromCafsResult> {
+  registerShutdown()
+  const result = await cas.readPkgFromCafs(ctx, filesIndexFile, opts)
+  tally.files += result.verifiedFileIntegrity.files
+  tally.ms += result.verifiedFileIntegrity.ms
+  if (result.warnings.length > 0) {
+    const warn = globalWarn()
+    for (const message of result.warnings) warn(message)
+  }
+  return result
+}
+
+export async function importPackage (opts: cas.ImportPackageOptions): Promise<cas.ImportPackageResult> {
+  registerShutdown()
+  return cas.importPackage(opts)
+}
+
+export async function symlinkAllModules (opts: { deps: cas.SymlinkDep[] }): Promise<undefined> {
+  return cas.symlinkAllModules(opts)
+}
+
+export async function hardLinkDir (src: string, destDirs: string[]): Promise<void> {
+  return cas.hardLinkDir(src, destDirs)
+}
+
+export async function initStoreDir (storeDir: string): Promise<void> {
+  return cas.initStoreDir(storeDir)
+}
+
+/** pnpm reports store warnings through `@pnpm/logger` (a peer of `@pnpm/worker`); without it, Node's warnings. */
+function globalWarn (): (message: string) => void {
+  try {
+    return require('@pnpm/logger').globalWarn
+  } catch {
+    return (message) => process.emitWarning(message)
+  }
+}
+
