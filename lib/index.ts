@@ -14,6 +14,7 @@ import { PnpmError, TarballIntegrityError, invalidArgument } from './errors.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
 export * from './dir.js'
+export * from './import.js'
 export * from './read.js'
 
 export interface AddFilesFromTarballOptions {

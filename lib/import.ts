@@ -1,0 +1,273 @@
+/**
+ * Linking from the store: pnpm 11's `importPackage`, `symlinkAllModules` and `hardLinkDir`, and
+ * `linkPackages`, which links a whole lockfile's packages and their dependency symlinks in one
+ * native call. This file validates arguments, flattens `Map`s into arrays for the binding and
+ * turns failures into pnpm's coded errors; the work happens on the native link pool.
+ */
+import * as binding from '../index.js'
+import { PnpmError, invalidArgument } from './errors.js'
+
+export type PackageImportMethod = 'auto' | 'hardlink' | 'copy' | 'clone' | 'clone-or-copy'
+
+export interface SideEffectsDiff {
+  added?: Map<string, string>
+  deleted?: string[]
+}
+
+export interface PackageFilesResponse {
+  resolvedFrom?: 'store' | 'local-dir' | 'remote'
+  /** Relative path in the package → absolute path of its blob in the store. */
+  filesMap: Map<string, string>
+  packageImportMethod?: PackageImportMethod
+  sideEffectsMaps?: Map<string, SideEffectsDiff>
+  requiresBuild?: boolean
+}
+
+export interface ImportPackageOptions {
+  storeDir: string
+  packageImportMethod?: PackageImportMethod
+  filesResponse: PackageFilesResponse
+  sideEffectsCacheKey?: string
+  targetDir: string
+  /** The package is going to run build scripts: it is cloned or copied, never hard-linked. */
+  requiresBuild?: boolean
+  force?: boolean
+  keepModulesDir?: boolean
+  disableRelinkLocalDirDeps?: boolean
+  safeToSkip?: boolean
+}
+
+export interface ImportPackageResult {
+  isBuilt: boolean
+  /** `'clone' | 'hardlink' | 'copy'`, or `undefined` when the package was already there. */
+  importMethod: string | undefined
+}
+
+/**
+ * pnpm 11's `importPackage`: links (or clones, or copies) one package from the store into
+ * `targetDir`. Rejects with `ERR_PNPM_<errno>` or `ERR_PNPM_LINKING_FAILED`, the message
+ * prefixed with `[importPackage <targetDir>] `. A `filesMap` key that would leave `targetDir`
+ * (`../x`) fails with `ERR_PNPM_UNSAFE_FILE_PATH` before anything is written.
+ */
+export async function importPackage (opts: ImportPackageOptions): Promise<ImportPackageResult> {
+  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  checkString('storeDir', opts.storeDir)
+  checkString('targetDir', opts.targetDir)
+  const fr = opts.filesResponse
+  if (fr == null || typeof fr !== 'object') throw invalidArgument('filesResponse', 'an object', fr)
+  const files = flattenFilesMap('filesResponse.filesMap', fr.filesMap)
+  checkOptionalString('packageImportMethod', opts.packageImportMethod)
+  checkOptionalString('filesResponse.packageImportMethod', fr.packageImportMethod)
+  checkOptionalString('sideEffectsCacheKey', opts.sideEffectsCacheKey)
+  const diff = sideEffectsDiff(fr.sideEffectsMaps, opts.sideEffectsCacheKey)
+  const raw = await binding.importPackage({
+    storeDir: opts.storeDir,
+    packageImportMethod: fr.packageImportMethod ?? opts.packageImportMethod ?? 'auto',
+    targetDir: opts.targetDir,
+    paths: files.paths,
+    blobPaths: files.blobPaths,
+    ...diff,
+    resolvedFrom: fr.resolvedFrom,
+    requiresBuild: Boolean(opts.requiresBuild),
+    force: Boolean(opts.force),
+    keepModulesDir: Boolean(opts.keepModulesDir),
+    disableRelinkLocalDirDeps: Boolean(opts.disableRelinkLocalDirDeps),
+    safeToSkip: Boolean(opts.safeToSkip),
+  })
+  if (raw.error != null) throw importError(opts.targetDir, raw.error)
+  return { isBuilt: raw.isBuilt, importMethod: raw.importMethod ?? undefined }
+}
+
+export interface SymlinkDep {
+  /** Alias → absolute directory of the package to link to. */
+  children: Record<string, string>
+  /** The `node_modules` directory the links go into. */
+  modules: string
+  /** The package's own name; a child with this alias (a self-reference) is skipped. */
+  name: string
+}
+
+/**
+ * pnpm 11's `symlinkAllModules`: relative directory symlinks `<modules>/<alias>` → child, for
+ * every dep. Invalid aliases fail with `ERR_PNPM_INVALID_DEPENDENCY_NAME`; other failures with
+ * `ERR_PNPM_<errno>` or `ERR_PNPM_SYMLINK_FAILED`, prefixed `[symlinkAllModules] `.
+ */
+export async function symlinkAllModules (opts: { deps: SymlinkDep[] }): Promise<undefined> {
+  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  const deps = flattenDeps('deps', opts.deps)
+  const raw = await binding.symlinkAllModules(deps)
+  if (raw.error != null) throw new PnpmError(raw.error.code || 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
+  return undefined
+}
+
+/**
+ * pnpm 11's `hardLinkDir`: replaces each of `destDirs` with a hard-linked copy of `src`
+ * (without any `node_modules`). Failures: `ERR_PNPM_<errno>` or `ERR_PNPM_HARDLINK_FAILED`.
+ * Like pnpm, an existing but empty `src` fails with `ERR_PNPM_ENOENT`.
+ */
+export async function hardLinkDir (src: string, destDirs: string[]): Promise<void> {
+  checkString('src', src)
+  if (!Array.isArray(destDirs) || destDirs.some((d) => typeof d !== 'string')) {
+    throw invalidArgument('destDirs', 'an array of strings', destDirs)
+  }
+  const raw = await binding.hardLinkDir(src, destDirs)
+  if (raw.error != null) throw new PnpmError(raw.error.code || 'HARDLINK_FAILED', raw.error.message)
+}
+
+export interface LinkPackage {
+  targetDir: string
+  /** The package's store-index key (`<integrity>\t<name>@<version>`): the file map is read natively. */
+  filesIndexFile?: string
+  /** Or the file map itself. */
+  filesMap?: Map<string, string>
+  sideEffectsMaps?: Map<string, SideEffectsDiff>
+  sideEffectsCacheKey?: string
+  packageImportMethod?: PackageImportMethod
+  resolvedFrom?: 'store' | 'local-dir' | 'remote'
+  requiresBuild?: boolean
+  force?: boolean
+  keepModulesDir?: boolean
+  disableRelinkLocalDirDeps?: boolean
+  safeToSkip?: boolean
+}
+
+export interface LinkPackagesOptions {
+  storeDir: string
+  packageImportMethod?: PackageImportMethod
+  packages: LinkPackage[]
+  /** `symlinkAllModules`'s deps, linked after every package was imported. */
+  symlinks?: SymlinkDep[]
+}
+
+export interface LinkCounts {
+  packagesImported: number
+  packagesSkipped: number
+  filesLinked: number
+  filesCopied: number
+  filesCloned: number
+  dirsMade: number
+  symlinks: number
+}
+
+export interface LinkPackagesResult {
+  /** Per package, in order: what `importPackage` would have returned. */
+  results: ImportPackageResult[]
+  counts: LinkCounts
+  /** What pnpm would log as warnings (filename conflicts, copy fallback, moved entities). */
+  warnings: string[]
+  /** Wall times of the phases and of the whole native call. */
+  importMs: number
+  symlinkMs: number
+  totalMs: number
+}
+
+/**
+ * Imports many packages as one native batch (work-stealing over the link pool), then creates
+ * all dependency symlinks. With `filesIndexFile` the file maps are read from the store's
+ * `index.db` natively and never cross into JS. The first failure rejects like `importPackage`
+ * (or `symlinkAllModules`) would.
+ */
+export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPackagesResult> {
+  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  checkString('storeDir', opts.storeDir)
+  checkOptionalString('packageImportMethod', opts.packageImportMethod)
+  if (!Array.isArray(opts.packages)) throw invalidArgument('packages', 'an array', opts.packages)
+  const packages = opts.packages.map((p, i): binding.LinkPackageInput => {
+    const name = `packages[${i}]`
+    if (p == null || typeof p !== 'object') throw invalidArgument(name, 'an object', p)
+    checkString(`${name}.targetDir`, p.targetDir)
+    checkOptionalString(`${name}.sideEffectsCacheKey`, p.sideEffectsCacheKey)
+    checkOptionalString(`${name}.packageImportMethod`, p.packageImportMethod)
+    const common = {
+      targetDir: p.targetDir,
+      sideEffectsCacheKey: p.sideEffectsCacheKey,
+      packageImportMethod: p.packageImportMethod,
+      resolvedFrom: p.resolvedFrom,
+      requiresBuild: Boolean(p.requiresBuild),
+      force: Boolean(p.force),
+      keepModulesDir: Boolean(p.keepModulesDir),
+      disableRelinkLocalDirDeps: Boolean(p.disableRelinkLocalDirDeps),
+      safeToSkip: Boolean(p.safeToSkip),
+    }
+    if (p.filesIndexFile != null) {
+      checkString(`${name}.filesIndexFile`, p.filesIndexFile)
+      return { ...common, filesIndexFile: p.filesIndexFile }
+    }
+    if (p.filesMap == null) throw invalidArgument(`${name}.filesIndexFile`, 'a non-empty string (or filesMap a Map)', p.filesIndexFile)
+    const files = flattenFilesMap(`${name}.filesMap`, p.filesMap)
+    return { ...common, paths: files.paths, blobPaths: files.blobPaths, ...sideEffectsDiff(p.sideEffectsMaps, p.sideEffectsCacheKey) }
+  })
+  const symlinks = opts.symlinks == null ? [] : flattenDeps('symlinks', opts.symlinks)
+  const raw = await binding.linkPackages({
+    storeDir: opts.storeDir,
+    packageImportMethod: opts.packageImportMethod ?? 'auto',
+    packages,
+    symlinks,
+  })
+  if (raw.error != null) {
+    if (raw.errorIndex == null && raw.importMethods.length > 0) {
+      throw new PnpmError(raw.error.code || 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
+    }
+    const target = raw.errorIndex == null ? '' : opts.packages[raw.errorIndex].targetDir
+    throw importError(target, raw.error)
+  }
+  return {
+    results: raw.importMethods.map((m, i) => ({ isBuilt: raw.isBuilt[i], importMethod: m === '' ? undefined : m })),
+    counts: raw.counts,
+    warnings: raw.warnings,
+    importMs: raw.importMs,
+    symlinkMs: raw.symlinkMs,
+    totalMs: raw.totalMs,
+  }
+}
+
+function importError (targetDir: string, error: binding.NativeError): PnpmError {
+  return new PnpmError(error.code || 'LINKING_FAILED', `[importPackage ${targetDir}] ${error.message}`)
+}
+
+function sideEffectsDiff (maps: Map<string, SideEffectsDiff> | undefined, key: string | undefined): {
+  sideEffectsAddedPaths?: string[]
+  sideEffectsAddedBlobPaths?: string[]
+  sideEffectsDeleted?: string[]
+} {
+  if (!key || maps == null) return {}
+  if (!(maps instanceof Map)) throw invalidArgument('filesResponse.sideEffectsMaps', 'a Map', maps)
+  const diff = maps.get(key)
+  if (diff == null) return {}
+  const added = diff.added == null ? { paths: [], blobPaths: [] } : flattenFilesMap('sideEffectsMaps.added', diff.added)
+  return { sideEffectsAddedPaths: added.paths, sideEffectsAddedBlobPaths: added.blobPaths, sideEffectsDeleted: diff.deleted ?? [] }
+}
+
+function flattenFilesMap (name: string, map: unknown): { paths: string[], blobPaths: string[] } {
+  if (!(map instanceof Map)) throw invalidArgument(name, 'a Map', map)
+  const paths: string[] = []
+  const blobPaths: string[] = []
+  for (const [k, v] of map) {
+    if (typeof k !== 'string' || typeof v !== 'string') throw invalidArgument(name, 'a Map of strings to strings', map)
+    paths.push(k)
+    blobPaths.push(v)
+  }
+  return { paths, blobPaths }
+}
+
+function flattenDeps (name: string, deps: unknown): binding.SymlinkDepInput[] {
+  if (!Array.isArray(deps)) throw invalidArgument(name, 'an array', deps)
+  return deps.map((d, i) => {
+    if (d == null || typeof d !== 'object') throw invalidArgument(`${name}[${i}]`, 'an object', d)
+    if (d.children == null || typeof d.children !== 'object') throw invalidArgument(`${name}[${i}].children`, 'an object', d.children)
+    checkString(`${name}[${i}].modules`, d.modules)
+    if (typeof d.name !== 'string') throw invalidArgument(`${name}[${i}].name`, 'a string', d.name)
+    const aliases = Object.keys(d.children)
+    const targets = aliases.map((a) => d.children[a])
+    if (targets.some((t) => typeof t !== 'string')) throw invalidArgument(`${name}[${i}].children`, 'an object of strings', d.children)
+    return { aliases, targets, modules: d.modules, name: d.name }
+  })
+}
+
+function checkString (name: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') throw invalidArgument(name, 'a non-empty string', value)
+}
+
+function checkOptionalString (name: string, value: unknown): void {
+  if (value != null && typeof value !== 'string') throw invalidArgument(name, 'a string', value)
+}
