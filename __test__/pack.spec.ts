@@ -209,7 +209,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     ['Node 24', process.execPath, 24],
   ])('%s: require and import load the package and extract a tarball', (_name, node, major) => {
     expect(run(node, ['--version']).trim()).toMatch(new RegExp(`^v${major}\\.`))
-    const out = run(node, ['pack-smoke.mjs', fixture], { cwd: project, env: { ...process.env, PATH: pathWithoutRust } })
+    const out = run(node, ['pack-smoke.mjs', fixture, fixtureInfo.integrity, String(fixtureInfo.files)], { cwd: project, env: { ...process.env, PATH: pathWithoutRust } })
     const seen = JSON.parse(out.trim().split('\n').pop()!)
     expect(seen.node).toMatch(new RegExp(`^v${major}\\.`))
     expect(seen.resolved).toBe(path.join(project, 'node_modules/@cas/native/dist/index.js'))
