@@ -1,10 +1,12 @@
 /**
  * The main job, end to end: every tarball of a real lockfile (the ~1355 packages of
- * benchmark/fixtures/alotta-modules) extracted by @cas/native into a fresh pnpm 11 store, with
- * what was done and each phase's time printed. `npm run demo` downloads the tarballs first
- * (once, into benchmark/.cache).
+ * benchmark/fixtures/alotta-modules) extracted by @cas/native into a fresh pnpm 11 store, then
+ * the lockfile's whole node_modules (pnpm 11's isolated layout, see benchmark/lockfile.mjs)
+ * linked from that store in one `linkPackages` call, with what was done and each phase's time
+ * printed. `npm run demo` downloads the tarballs first (once, into benchmark/.cache).
  *
- * Usage: node benchmark/demo.mjs [--store <dir>]   (default: a new directory under benchmark/.work)
+ * Usage: node benchmark/demo.mjs [--store <dir>] [--project <dir>]
+ *   (defaults: new directories under benchmark/.work; the project dir gets the node_modules)
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -12,9 +14,12 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import * as cas from '../dist/index.js'
 import { benchmarkDir, listBlobs, loadCorpus } from './corpus.mjs'
+import { layout, readLockfile } from './lockfile.mjs'
 
-const { values: args } = parseArgs({ options: { store: { type: 'string' } } })
-const storeDir = args.store ?? path.join(benchmarkDir, '.work', `demo-${Date.now()}`, 'v11')
+const { values: args } = parseArgs({ options: { store: { type: 'string' }, project: { type: 'string' } } })
+const demoDir = path.join(benchmarkDir, '.work', `demo-${Date.now()}`)
+const storeDir = args.store ?? path.join(demoDir, 'v11')
+const projectDir = args.project ?? path.join(demoDir, 'project')
 
 const ms = (t) => `${t.toFixed(0)} ms`
 const mb = (n) => `${(n / 1e6).toFixed(1)} MB`
@@ -46,4 +51,23 @@ console.log(`    inflate ${ms(sum((r) => r.timings.inflateMs))}, ` +
   `hash+write ${ms(sum((r) => r.timings.hashWriteMs))}, index commit ${ms(sum((r) => r.timings.indexMs))}`)
 cas.closeStores()
 console.log(`\nindex:    ${fs.statSync(path.join(storeDir, 'index.db')).size} bytes in ${path.join(storeDir, 'index.db')}`)
-console.log('\nLinking node_modules from the store is not part of @cas/native yet (issue 4).')
+
+// Link: every package of the lockfile into <project>/node_modules/.pnpm by its store-index key
+// (the file maps never leave Rust), then every dependency symlink, in one native call.
+const lockfile = readLockfile(path.join(benchmarkDir, 'fixtures/alotta-modules/pnpm-lock.yaml'))
+const plan = layout(lockfile, projectDir, { projectName: 'alotta-modules' })
+t = performance.now()
+const linkCpuBefore = process.cpuUsage()
+const linked = await cas.linkPackages({ storeDir, packageImportMethod: 'auto', packages: plan.packages, symlinks: plan.symlinks })
+const linkWall = performance.now() - t
+const linkCpu = process.cpuUsage(linkCpuBefore)
+const c = linked.counts
+const methods = {}
+for (const r of linked.results) methods[r.importMethod ?? 'skipped'] = (methods[r.importMethod ?? 'skipped'] ?? 0) + 1
+console.log(`\nlink:     ${plan.packages.length} packages into ${path.join(projectDir, 'node_modules')} ` +
+  `(import method: ${Object.entries(methods).map(([m, n]) => `${m} ×${n}`).join(', ')})`)
+console.log(`  ${c.filesLinked} files hard-linked, ${c.filesCopied} copied, ${c.filesCloned} cloned, ` +
+  `${c.dirsMade} directories made, ${c.symlinks} symlinks; ${c.packagesSkipped} packages already there`)
+console.log(`  wall ${ms(linkWall)} (native: import ${ms(linked.importMs)} + symlinks ${ms(linked.symlinkMs)}), CPU ${ms((linkCpu.user + linkCpu.system) / 1000)}`)
+for (const w of linked.warnings) console.log(`  warning: ${w}`)
+cas.closeStores()

@@ -280,10 +280,25 @@ fn decisions() -> &'static Mutex<HashMap<DecisionKey, Imported>> {
 }
 
 /// The device of the nearest existing ancestor of `dir` (the filesystem the package lands on).
+/// Directories whose device was looked up are remembered, so the packages of one
+/// `node_modules/.pnpm` cost one `stat` walk, not one per package.
 fn target_device(dir: &Path) -> u64 {
+    static KNOWN: OnceLock<Mutex<HashMap<PathBuf, u64>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(Default::default);
+    {
+        let known = known.lock().unwrap();
+        if let Some(dev) = dir.ancestors().find_map(|a| known.get(a)) {
+            return *dev;
+        }
+    }
     let mut p = Some(dir);
     while let Some(d) = p {
         if let Ok(m) = fs::metadata(d) {
+            let mut known = known.lock().unwrap();
+            if known.len() > 4096 {
+                known.clear();
+            }
+            known.insert(d.to_path_buf(), m.dev());
             return m.dev();
         }
         p = d.parent();

@@ -1,0 +1,244 @@
+/**
+ * symlinkAllModules, hardLinkDir and the linkPackages batch: the same results as pnpm 11's
+ * worker, the batch equal to package-by-package imports, and an interrupted batch that leaves
+ * only complete packages behind (package.json is written last) and is finished by a second run.
+ */
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as pnpm from '@pnpm/worker'
+import * as cas from '../dist/index.js'
+import { comparable, freshDir, isComplete, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
+
+let store: FilledStore
+
+beforeAll(async () => {
+  store = await storeFilledByPnpm('link')
+}, 120_000)
+
+afterAll(async () => {
+  await pnpm.finishWorkers()
+})
+
+const attempt = (p: Promise<unknown>) => p.then(() => undefined, (e: any) => e)
+
+describe('symlinkAllModules', () => {
+  function deps (root: string): cas.SymlinkDep[] {
+    const pkgs = path.join(root, 'pkgs')
+    for (const n of ['a', 'b', 'c', 'd']) fs.mkdirSync(path.join(pkgs, n), { recursive: true })
+    return [
+      { name: 'a', modules: path.join(root, 'pkgs/a/node_modules'), children: { b: path.join(pkgs, 'b'), '@s/c': path.join(pkgs, 'c'), a: path.join(pkgs, 'a') } },
+      { name: 'app', modules: path.join(root, 'node_modules'), children: { a: path.join(pkgs, 'a'), Dee: path.join(pkgs, 'd') } },
+    ]
+  }
+
+  it('makes the links pnpm makes: relative, scoped, self-references skipped', async () => {
+    const root = freshDir('sym')
+    for (const [impl, name] of [[cas, 'ours'], [pnpm, 'theirs']] as const) {
+      const dir = path.join(root, name)
+      expect(await impl.symlinkAllModules({ deps: deps(dir) })).toBeUndefined()
+    }
+    const ours = comparable(snapshotTree(path.join(root, 'ours')))
+    expect(ours).toContain('pkgs/a/node_modules/@s/c symlink -> ../../../c')
+    expect(ours).toEqual(comparable(snapshotTree(path.join(root, 'theirs'))))
+  })
+
+  it('reuses a right link, replaces a wrong one, moves a real directory aside', async () => {
+    const root = freshDir('sym-again')
+    for (const [impl, name] of [[cas, 'ours'], [pnpm, 'theirs']] as const) {
+      const dir = path.join(root, name)
+      const d = deps(dir)
+      await impl.symlinkAllModules({ deps: d })
+      fs.unlinkSync(path.join(dir, 'pkgs/a/node_modules/b'))
+      fs.symlinkSync('../../d', path.join(dir, 'pkgs/a/node_modules/b'))
+      fs.unlinkSync(path.join(dir, 'node_modules/a'))
+      fs.mkdirSync(path.join(dir, 'node_modules/a'))
+      fs.writeFileSync(path.join(dir, 'node_modules/a/file'), 'x')
+      await impl.symlinkAllModules({ deps: d })
+    }
+    expect(comparable(snapshotTree(path.join(root, 'ours')))).toEqual(comparable(snapshotTree(path.join(root, 'theirs'))))
+    expect(fs.existsSync(path.join(root, 'ours/node_modules/.ignored_a/file'))).toBe(true)
+  })
+
+  it.each(['../x', '.bin', 'node_modules', '_x', '@s/..', ''])('refuses the alias %j with ERR_PNPM_INVALID_DEPENDENCY_NAME, as pnpm', async (alias) => {
+    const root = freshDir('sym-bad')
+    const opts = (name: string) => ({ deps: [{ name: 'app', modules: path.join(root, name, 'node_modules'), children: { [alias]: path.join(root, 'target') } }] })
+    const ours = await attempt(cas.symlinkAllModules(opts('ours')))
+    const theirs = await attempt(pnpm.symlinkAllModules(opts('theirs')))
+    expect(ours.code).toBe('ERR_PNPM_INVALID_DEPENDENCY_NAME')
+    expect(ours.code).toBe(theirs.code)
+    expect(ours.message.replace('/ours/', '/')).toBe(theirs.message.replace('/theirs/', '/'))
+    expect(fs.readdirSync(root)).toEqual([])
+  })
+
+  it('a link onto its own target fails with ERR_PNPM_SYMLINK_FAILED, as pnpm', async () => {
+    const root = freshDir('sym-self')
+    const modules = path.join(root, 'node_modules')
+    const ours = await attempt(cas.symlinkAllModules({ deps: [{ name: 'app', modules, children: { x: path.join(modules, 'x') } }] }))
+    const theirs = await attempt(pnpm.symlinkAllModules({ deps: [{ name: 'app', modules, children: { x: path.join(modules, 'x') } }] }))
+    expect(ours.code).toBe('ERR_PNPM_SYMLINK_FAILED')
+    expect(ours.message).toBe(theirs.message)
+  })
+})
+
+describe('hardLinkDir', () => {
+  function source (root: string): string {
+    const src = path.join(root, 'src')
+    fs.mkdirSync(path.join(src, 'lib/node_modules/nested'), { recursive: true })
+    fs.mkdirSync(path.join(src, 'node_modules/dep'), { recursive: true })
+    fs.writeFileSync(path.join(src, 'package.json'), '{"name":"injected"}')
+    fs.writeFileSync(path.join(src, 'lib/index.js'), 'module.exports = 1')
+    fs.writeFileSync(path.join(src, 'lib/node_modules/nested/x.js'), 'x')
+    fs.symlinkSync('index.js', path.join(src, 'lib/alias.js'))
+    return src
+  }
+
+  it('gives each destination what pnpm gives it (no node_modules, hard links, filled in place)', async () => {
+    const root = freshDir('hld')
+    for (const [impl, name] of [[cas, 'ours'], [pnpm, 'theirs']] as const) {
+      const dir = path.join(root, name)
+      const src = source(dir)
+      fs.mkdirSync(path.join(dir, 'd1/stale'), { recursive: true })
+      fs.mkdirSync(path.join(dir, 'd1/package.json'), { recursive: true })
+      fs.mkdirSync(path.join(dir, 'deep/d2/lib'), { recursive: true })
+      fs.writeFileSync(path.join(dir, 'deep/d2/lib/index.js'), 'old')
+      await impl.hardLinkDir(src, [path.join(dir, 'd1'), path.join(dir, 'deep/d2'), src])
+      expect(fs.statSync(path.join(dir, 'd1/lib/index.js')).ino).toBe(fs.statSync(path.join(src, 'lib/index.js')).ino)
+      expect(fs.statSync(path.join(dir, 'deep/d2/lib/index.js')).ino).toBe(fs.statSync(path.join(src, 'lib/index.js')).ino)
+    }
+    expect(comparable(snapshotTree(path.join(root, 'ours')))).toEqual(comparable(snapshotTree(path.join(root, 'theirs'))))
+  })
+
+  it('a missing or empty source gives empty destinations, like pnpm', async () => {
+    const root = freshDir('hld-edge')
+    fs.mkdirSync(path.join(root, 'empty'))
+    for (const [impl, name] of [[cas, 'ours'], [pnpm, 'theirs']] as const) {
+      await impl.hardLinkDir(path.join(root, 'nope'), [path.join(root, `${name}-missing`)])
+      await impl.hardLinkDir(path.join(root, 'empty'), [path.join(root, `${name}-empty`)])
+      expect(fs.readdirSync(path.join(root, `${name}-missing`))).toEqual([])
+      expect(fs.readdirSync(path.join(root, `${name}-empty`))).toEqual([])
+    }
+  })
+
+  it('a source that is a file fails with the errno code, as pnpm', async () => {
+    const root = freshDir('hld-file')
+    fs.writeFileSync(path.join(root, 'file'), 'x')
+    const ours = await attempt(cas.hardLinkDir(path.join(root, 'file'), [path.join(root, 'd1')]))
+    const theirs = await attempt(pnpm.hardLinkDir(path.join(root, 'file'), [path.join(root, 'd2')]))
+    expect(ours.code).toBe('ERR_PNPM_ENOTDIR')
+    expect(ours.code).toBe(theirs.code)
+  })
+})
+
+describe('linkPackages', () => {
+  it('links by index key exactly what importPackage + symlinkAllModules give, and counts it', async () => {
+    const root = freshDir('batch')
+    const target = (dir: string, p: FilledStore['packages'][number]) => path.join(root, dir, 'node_modules/.pnpm', p.id.replace('/', '+'), 'node_modules', p.name)
+    const symlinks = (dir: string): cas.SymlinkDep[] => [{
+      name: 'app',
+      modules: path.join(root, dir, 'node_modules'),
+      children: Object.fromEntries(store.packages.map((p) => [p.name, target(dir, p)])),
+    }]
+    const result = await cas.linkPackages({
+      storeDir: store.storeDir,
+      packageImportMethod: 'hardlink',
+      packages: store.packages.map((p) => ({ targetDir: target('batch', p), filesIndexFile: p.key })),
+      symlinks: symlinks('batch'),
+    })
+    for (const p of store.packages) {
+      await pnpm.importPackage({ storeDir: store.storeDir, packageImportMethod: 'hardlink', filesResponse: { resolvedFrom: 'store', filesMap: p.filesMap, requiresBuild: false }, targetDir: target('pnpm', p), force: false })
+    }
+    await pnpm.symlinkAllModules({ deps: symlinks('pnpm') })
+    expect(comparable(snapshotTree(path.join(root, 'batch')))).toEqual(comparable(snapshotTree(path.join(root, 'pnpm'))))
+    const files = store.packages.reduce((n, p) => n + p.filesMap.size, 0)
+    expect(result.results).toEqual(store.packages.map(() => ({ isBuilt: false, importMethod: 'hardlink' })))
+    expect(result.counts).toMatchObject({ packagesImported: store.packages.length, packagesSkipped: 0, filesLinked: files, filesCopied: 0, filesCloned: 0, symlinks: store.packages.length })
+    expect(result.counts.dirsMade).toBeGreaterThan(store.packages.length)
+
+    // Again, with file maps instead of keys: everything is already there.
+    const again = await cas.linkPackages({
+      storeDir: store.storeDir,
+      packages: store.packages.map((p) => ({ targetDir: target('batch', p), filesMap: p.filesMap })),
+      symlinks: symlinks('batch'),
+    })
+    expect(again.results.every((r) => r.importMethod === undefined)).toBe(true)
+    expect(again.counts).toMatchObject({ packagesImported: 0, packagesSkipped: store.packages.length, filesLinked: 0, symlinks: 0 })
+  })
+
+  it('reports the first failing package like importPackage, and a missing index row clearly', async () => {
+    const root = freshDir('batch-bad')
+    const ok = store.packages[0]
+    const err = await attempt(cas.linkPackages({
+      storeDir: store.storeDir,
+      packages: [
+        { targetDir: path.join(root, 'ok'), filesIndexFile: ok.key },
+        { targetDir: path.join(root, 'unknown'), filesIndexFile: 'sha512-nope\tnope@1.0.0' },
+      ],
+    }))
+    expect(err.code).toBe('ERR_PNPM_MISSING_INDEX_ROW')
+    expect(err.message).toMatch(new RegExp(`^\\[importPackage ${path.join(root, 'unknown')}\\] The store index .*index\\.db has no entry for sha512-nope nope@1\\.0\\.0$`))
+    const escape = await attempt(cas.linkPackages({
+      storeDir: store.storeDir,
+      packages: [{ targetDir: path.join(root, 'esc'), filesMap: new Map([['../../x', [...ok.filesMap.values()][0]]]) }],
+    }))
+    expect(escape.code).toBe('ERR_PNPM_UNSAFE_FILE_PATH')
+    expect(fs.existsSync(path.join(root, 'esc'))).toBe(false)
+    const badArg = await attempt(cas.linkPackages({ storeDir: store.storeDir, packages: [{ targetDir: 'x' } as any] }))
+    expect(badArg).toBeInstanceOf(TypeError)
+    expect(badArg.message).toContain('"packages[0].filesIndexFile"')
+  })
+
+  it('killed midway (SIGKILL), it leaves only complete packages behind, and a second run completes the tree', async () => {
+    const root = freshDir('interrupted')
+    const copies = 24
+    const packages: Array<{ targetDir: string, filesIndexFile: string, filesMap: Map<string, string> }> = []
+    for (let i = 0; i < copies; i++) {
+      for (const p of store.packages) {
+        packages.push({ targetDir: path.join(root, 'node_modules/.pnpm', `${p.id.replace('/', '+')}-${i}`, 'node_modules', p.name), filesIndexFile: p.key, filesMap: p.filesMap })
+      }
+    }
+    const job = path.join(root, 'job.json')
+    fs.writeFileSync(job, JSON.stringify({
+      storeDir: store.storeDir,
+      packageImportMethod: 'copy',
+      packages: packages.map(({ targetDir, filesIndexFile }) => ({ targetDir, filesIndexFile })),
+      symlinks: packages.map((p, i) => ({ name: 'self', modules: path.dirname(p.targetDir), children: { [`dep${i}`]: packages[(i + 1) % packages.length].targetDir } })),
+    }))
+    const run = () => spawn(process.execPath, [path.join(import.meta.dirname, 'helpers/link-child.mjs'), job], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const exited = (child: ReturnType<typeof run>) => new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)))
+
+    const first = run()
+    const firstExit = exited(first)
+    let killedMidway = false
+    for (;;) {
+      const done = packages.filter((p) => fs.existsSync(path.join(p.targetDir, 'package.json'))).length
+      if (done > 0) {
+        killedMidway = done < packages.length
+        first.kill('SIGKILL')
+        break
+      }
+      if (first.exitCode != null) break
+      await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+    expect(await firstExit).toBe(killedMidway ? 'SIGKILL' : 0)
+    const started = packages.filter((p) => fs.existsSync(p.targetDir))
+    const marked = packages.filter((p) => fs.existsSync(path.join(p.targetDir, 'package.json')))
+    console.log(`killed after ${marked.length} of ${packages.length} packages got their package.json (${started.length} dirs existed)`)
+    expect(killedMidway).toBe(true)
+    // The invariant: a package.json means the package is complete.
+    for (const p of marked) expect(isComplete(p.targetDir, p.filesMap), p.targetDir).toBe(true)
+
+    const second = run()
+    let out = ''
+    second.stdout!.on('data', (d) => { out += d })
+    expect(await exited(second)).toBe(0)
+    const counts = JSON.parse(out)
+    expect(counts.packagesSkipped).toBe(marked.length)
+    expect(counts.packagesImported).toBe(packages.length - marked.length)
+    for (const p of packages) expect(isComplete(p.targetDir, p.filesMap), p.targetDir).toBe(true)
+    for (let i = 0; i < packages.length; i++) {
+      expect(fs.realpathSync(path.join(path.dirname(packages[i].targetDir), `dep${i}`))).toBe(fs.realpathSync(packages[(i + 1) % packages.length].targetDir))
+    }
+  }, 120_000)
+})
