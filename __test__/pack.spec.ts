@@ -4,8 +4,9 @@
  * `optionalDependencies` to the main package as it does before `npm publish`, both are packed
  * with `npm pack`, and the two tarballs are installed into a fresh project with
  * `npm install --offline` (an empty cache, an unreachable registry, no cargo/rustc on PATH).
- * There, under Node 20 and Node 24, `require('@cas/native')` and `import('@cas/native')` load and
- * extract one tarball; without the platform package the load fails with one clear error.
+ * There, under Node 20 and Node 24, `require('@cas/native')`, `import('@cas/native')` and
+ * `import('@cas/native/worker')` load, and the main API and the worker drop-in each extract one
+ * tarball; without the platform package the load fails with one clear error.
  *
  * All of it happens on a copy of the repository in a temporary directory: the working tree
  * (package.json, npm/) is never modified.
@@ -162,7 +163,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
 
   it('packs the main package with only the loader, typings and dist/, under 100 kB', () => {
     const files = main.files.map((f) => f.path).sort()
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'dist/index.js', 'dist/index.d.ts', 'dist/binding.js']))
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'dist/index.js', 'dist/index.d.ts', 'dist/binding.js', 'dist/worker.js', 'dist/worker.d.ts']))
     for (const file of files) {
       expect(file).toMatch(/^(package\.json|README\.md|index\.js|index\.d\.ts|dist\/[\w-]+\.(js|d\.ts))$/)
     }
@@ -207,38 +208,52 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
   it.each([
     ['Node 20', node20, 20],
     ['Node 24', process.execPath, 24],
-  ])('%s: require and import load the package and extract a tarball', (_name, node, major) => {
+  ])('%s: require and import load @cas/native and @cas/native/worker, and both extract a tarball', (_name, node, major) => {
     expect(run(node, ['--version']).trim()).toMatch(new RegExp(`^v${major}\\.`))
     const out = run(node, ['pack-smoke.mjs', fixture, fixtureInfo.integrity, String(fixtureInfo.files)], { cwd: project, env: { ...process.env, PATH: pathWithoutRust } })
     const seen = JSON.parse(out.trim().split('\n').pop()!)
     expect(seen.node).toMatch(new RegExp(`^v${major}\\.`))
     expect(seen.resolved).toBe(path.join(project, 'node_modules/@cas/native/dist/index.js'))
+    expect(seen.resolvedWorker).toBe(path.join(project, 'node_modules/@cas/native/dist/worker.js'))
     expect(seen.nativeAddons).toEqual([path.join(project, 'node_modules', `${rootPkg.name}-${platform}`, binaryFile)])
     expect(seen.sameModule).toBe(true)
     expect(seen.exports).toEqual(expect.arrayContaining(['addFilesFromTarball', 'initStoreDir', 'closeStores']))
+    expect(seen.workerExports).toEqual(expect.arrayContaining(['addFilesFromTarball', 'readPkgFromCafs', 'importPackage', 'finishWorkers']))
     expect(seen).toMatchObject({
       filesMapSize: fixtureInfo.files,
       blobsAreFiles: true,
       manifestName: fixtureInfo.name,
       integrity: fixtureInfo.integrity,
     })
+    // The worker drop-in: the same files, and the index row handed to the caller's storeIndex.
+    expect(seen.worker).toMatchObject({
+      filesMapSize: fixtureInfo.files,
+      blobsAreFiles: true,
+      manifestName: fixtureInfo.name,
+      integrity: fixtureInfo.integrity,
+    })
+    expect(seen.worker.rows).toHaveLength(1)
+    expect(seen.worker.rows[0].key).toBe(`${path.basename(fixture)}\tsmoke`)
+    expect(seen.worker.rows[0].bytes).toBeGreaterThan(0)
   })
 
   it.each([
     ['Node 20', node20],
     ['Node 24', process.execPath],
-  ])('%s: without the platform package, require and import throw one error naming the platform and what to install', (_name, node) => {
+  ])('%s: without the platform package, require and import (also of /worker) throw one error naming the platform and what to install', (_name, node) => {
     const bare = path.join(tmp, 'no-binary')
     if (!existsSync(bare)) installProject(bare, [main.filename])
     expect(existsSync(path.join(bare, 'node_modules', `${rootPkg.name}-${platform}`))).toBe(false)
     const probe = `
       const show = (e) => ({ code: e.code, message: e.message, cause: e.cause instanceof Error })
-      let viaRequire, viaImport
+      let viaRequire, viaImport, viaWorker
       try { require('@cas/native') } catch (e) { viaRequire = show(e) }
-      import('@cas/native').catch((e) => { viaImport = show(e) }).then(() => console.log(JSON.stringify({ viaRequire, viaImport })))
+      import('@cas/native').catch((e) => { viaImport = show(e) })
+        .then(() => import('@cas/native/worker')).catch((e) => { viaWorker = show(e) })
+        .then(() => console.log(JSON.stringify({ viaRequire, viaImport, viaWorker })))
     `
-    const { viaRequire, viaImport } = JSON.parse(run(node, ['-e', probe], { cwd: bare }).trim())
-    for (const err of [viaRequire, viaImport]) {
+    const { viaRequire, viaImport, viaWorker } = JSON.parse(run(node, ['-e', probe], { cwd: bare }).trim())
+    for (const err of [viaRequire, viaImport, viaWorker]) {
       expect(err.code).toBe('ERR_CAS_NATIVE_BINDING_NOT_FOUND')
       expect(err.cause).toBe(true)
       expect(err.message).toContain(`could not load the native addon for ${platform}`)
