@@ -549,29 +549,55 @@ impl Ctx<'_> {
         file_op: FileOp,
         marker_op: FileOp,
     ) -> Result<(), ImportError> {
-        self.make_dirs(dir, entries)?;
-        let one = |e: &Entry| -> Result<(), ImportError> {
-            let done = file_op.apply(&e.src, &dir.join(&e.rel))?;
+        // Hard links go through a handle on `dir` (see `file_ops::at`); anything that fails
+        // there is redone by path, which gives the fallbacks and errors.
+        let dir_fd = matches!(file_op, FileOp::LinkRaw | FileOp::LinkOrCopy)
+            .then(|| file_ops::at::open_dir(dir).ok())
+            .flatten();
+        self.make_dirs(dir, dir_fd.as_ref(), entries)?;
+        let place = |op: FileOp, e: &Entry| -> Result<(), ImportError> {
+            if let Some(fd) = &dir_fd {
+                match file_ops::at::link(&e.src, fd, &e.rel) {
+                    Ok(()) => {
+                        self.stats.count(Done::Linked);
+                        return Ok(());
+                    }
+                    Err(err)
+                        if op == FileOp::LinkOrCopy && err.raw_os_error() == Some(libc::EEXIST) =>
+                    {
+                        return Ok(());
+                    }
+                    Err(_) => {}
+                }
+            }
+            let done = op.apply(&e.src, &dir.join(&e.rel))?;
             self.stats.count(done);
             Ok(())
         };
-        let rest = entries.iter().filter(|e| e.key != "package.json");
+        let not_marker = |e: &&Entry| e.key != "package.json";
         if entries.len() >= PARALLEL_FILES {
             entries
                 .par_iter()
-                .filter(|e| e.key != "package.json")
-                .try_for_each(one)?;
+                .filter(not_marker)
+                .try_for_each(|e| place(file_op, e))?;
         } else {
-            rest.into_iter().try_for_each(one)?;
+            entries
+                .iter()
+                .filter(not_marker)
+                .try_for_each(|e| place(file_op, e))?;
         }
         if let Some(pkg) = entries.iter().find(|e| e.key == "package.json") {
-            let done = marker_op.apply(&pkg.src, &dir.join(&pkg.rel))?;
-            self.stats.count(done);
+            place(marker_op, pkg)?;
         }
         Ok(())
     }
 
-    fn make_dirs(&self, dir: &Path, entries: &[Entry]) -> Result<(), ImportError> {
+    fn make_dirs(
+        &self,
+        dir: &Path,
+        dir_fd: Option<&std::os::fd::OwnedFd>,
+        entries: &[Entry],
+    ) -> Result<(), ImportError> {
         let mut dirs: Vec<&str> = entries
             .iter()
             .filter_map(|e| e.rel.rsplit_once('/').map(|(d, _)| d))
@@ -580,6 +606,12 @@ impl Ctx<'_> {
             .collect();
         dirs.sort_by(|a, b| a.len().cmp(&b.len()).then(a.cmp(b)));
         for d in dirs {
+            if let Some(fd) = dir_fd {
+                if file_ops::at::mkdir(fd, d).is_ok() {
+                    self.stats.dirs_made.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            }
             let path = dir.join(d);
             match fs::create_dir(&path) {
                 Ok(()) => {

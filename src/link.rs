@@ -462,10 +462,12 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
         .any(|p| matches!(p.source, FilesSource::IndexKey(_)))
         .then(|| store::open(&req.store_dir));
     let files_dir = format!("{}/files", req.store_dir.display());
-    let packages: Vec<_> = req
+    // First every package's file map (index reads serialise on the connection, decoding runs in
+    // parallel), so that the imports can start with the biggest packages: longest first keeps
+    // every thread busy to the end instead of leaving one with core-js while the others idle.
+    let requests: Vec<Result<(ImportRequest, bool), ImportError>> = req
         .packages
         .par_iter()
-        .with_max_len(1)
         .map(|pkg| {
             let (files, diff) = match &pkg.source {
                 FilesSource::Map {
@@ -503,10 +505,30 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
                 disable_relink_local_dir_deps: pkg.disable_relink_local_dir_deps,
                 safe_to_skip: pkg.safe_to_skip,
             };
-            let imported = import::import_package(&req.store_dir, &request, stats)?;
-            Ok(PackageOutcome { is_built, imported })
+            Ok((request, is_built))
         })
         .collect();
+    let mut order: Vec<usize> = (0..requests.len()).collect();
+    order.sort_by_key(|&i| {
+        std::cmp::Reverse(requests[i].as_ref().map_or(0, |(r, _)| r.files.len()))
+    });
+    let mut outcomes: Vec<(usize, Result<PackageOutcome, ImportError>)> = order
+        .par_iter()
+        .with_max_len(1)
+        .map(|&i| {
+            let outcome = match &requests[i] {
+                Ok((request, is_built)) => import::import_package(&req.store_dir, request, stats)
+                    .map(|imported| PackageOutcome {
+                        is_built: *is_built,
+                        imported,
+                    }),
+                Err(e) => Err(e.clone()),
+            };
+            (i, outcome)
+        })
+        .collect();
+    outcomes.sort_by_key(|(i, _)| *i);
+    let packages: Vec<_> = outcomes.into_iter().map(|(_, o)| o).collect();
     let import_ms = started.elapsed().as_secs_f64() * 1000.0;
     let started = Instant::now();
     let symlinks = if packages.iter().all(|p| p.is_ok()) {

@@ -249,3 +249,108 @@ pub fn random_hex8() -> String {
     h.write_u64(TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
     format!("{:08x}", h.finish() as u32)
 }
+
+/// Directory-relative operations for the hot path: a lockfile's worth of links costs one path
+/// walk per package instead of two full walks (store blob + target) per file. Every failure
+/// is retried by the caller through the path-based operation above, so errors, messages and
+/// fallbacks stay exactly those of the path-based code.
+pub mod at {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::ffi::CString;
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, Mutex, OnceLock};
+
+    fn cstr(bytes: &[u8]) -> io::Result<CString> {
+        CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+    }
+
+    /// `open(path, O_PATH | O_DIRECTORY)`: a handle to name things relative to.
+    pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+        let c = cstr(path.as_os_str().as_bytes())?;
+        // SAFETY: `c` is NUL-terminated; the returned descriptor is owned below.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just opened and nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Handles of the store's shard directories (`files/xx`), shared by all threads; each
+    /// thread keeps its own map of the ones it used so the shared lock is taken once per shard.
+    fn shard_dir(dir: &Path) -> io::Result<Arc<OwnedFd>> {
+        static SHARED: OnceLock<Mutex<HashMap<PathBuf, Arc<OwnedFd>>>> = OnceLock::new();
+        thread_local! {
+            static MINE: RefCell<HashMap<PathBuf, Arc<OwnedFd>>> = RefCell::new(HashMap::new());
+        }
+        if let Some(fd) = MINE.with(|m| m.borrow().get(dir).cloned()) {
+            return Ok(fd);
+        }
+        let fd = {
+            let mut shared = SHARED.get_or_init(Default::default).lock().unwrap();
+            if let Some(fd) = shared.get(dir) {
+                fd.clone()
+            } else {
+                // Bounded: stores come and go (tests); a handle of a deleted shard only makes
+                // the fast path fail over to the path-based one.
+                if shared.len() >= 2048 {
+                    shared.clear();
+                }
+                let fd = Arc::new(open_dir(dir)?);
+                shared.insert(dir.to_path_buf(), fd.clone());
+                fd
+            }
+        };
+        MINE.with(|m| {
+            let mut m = m.borrow_mut();
+            if m.len() >= 2048 {
+                m.clear();
+            }
+            m.insert(dir.to_path_buf(), fd.clone());
+        });
+        Ok(fd)
+    }
+
+    /// `linkat(<blob's dir>, <blob name>, dir, rel)`.
+    pub fn link(src: &Path, dir: &OwnedFd, rel: &str) -> io::Result<()> {
+        let (Some(parent), Some(name)) = (src.parent(), src.file_name()) else {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        };
+        let src_dir = shard_dir(parent)?;
+        let name = cstr(name.as_bytes())?;
+        let rel = cstr(rel.as_bytes())?;
+        // SAFETY: both descriptors are open, both strings NUL-terminated.
+        let rc = unsafe {
+            libc::linkat(
+                src_dir.as_raw_fd(),
+                name.as_ptr(),
+                dir.as_raw_fd(),
+                rel.as_ptr(),
+                0,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// `mkdirat(dir, rel, 0o777)`.
+    pub fn mkdir(dir: &OwnedFd, rel: &str) -> io::Result<()> {
+        let rel = cstr(rel.as_bytes())?;
+        // SAFETY: the descriptor is open, the string NUL-terminated.
+        if unsafe { libc::mkdirat(dir.as_raw_fd(), rel.as_ptr(), 0o777) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
