@@ -102,6 +102,17 @@ function releaseBinary(tmp: string): { file: string, how: string } {
   return { file: path.join(outDir, binaryFile), how: 'napi build --release' }
 }
 
+/** The repository's files that are tracked or not ignored (git), else all but the known build outputs. */
+function repoFiles(): string[] {
+  const git = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repo, encoding: 'utf8' })
+  if (git.status === 0) return git.stdout.split('\0').filter((f) => f && existsSync(path.join(repo, f)))
+  const skip = new Set(['.git', 'node_modules', 'target', 'dist', '.cache', '.work'])
+  const walk = (dir: string): string[] => readdirSync(path.join(repo, dir), { withFileTypes: true })
+    .filter((e) => !skip.has(e.name))
+    .flatMap((e) => e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)])
+  return walk('')
+}
+
 interface Packed { filename: string, size: number, unpackedSize: number, files: Array<{ path: string }> }
 
 function pack(dir: string, dest: string): Packed {
@@ -132,12 +143,14 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
 
   beforeAll(() => {
     binary = releaseBinary(tmp)
-    // A copy of the repository without its build outputs and caches.
-    const skip = new Set(['.git', 'node_modules', 'target', 'dist', '.cache', '.work'].map((d) => d))
-    cpSync(repo, stage, {
-      recursive: true,
-      filter: (src) => !skip.has(path.basename(src)) && !/\.(node|tgz)$/.test(src),
-    })
+    // A copy of the repository as a checkout has it (tracked and not-ignored files: sources,
+    // tests and benchmarks included, so that `files` has something to leave out), without build
+    // outputs, caches or binaries.
+    for (const file of repoFiles()) {
+      if (/\.(node|tgz)$/.test(file)) continue
+      mkdirSync(path.dirname(path.join(stage, file)), { recursive: true })
+      cpSync(path.join(repo, file), path.join(stage, file))
+    }
     // dist/ exactly as a clean `npm run build:ts` makes it.
     run(process.execPath, [tscCli, '-p', path.join(repo, 'tsconfig.json'), '--outDir', path.join(stage, 'dist')])
     // `npm run artifacts` as the release workflow runs it: ./artifacts/*.node into npm/<platform>/.
