@@ -119,6 +119,42 @@ describe('skip rules, force, side effects', () => {
     }
   })
 
+  it('keepModulesDir keeps the nested node_modules through a forced re-import, as pnpm', async () => {
+    const root = freshDir('keep')
+    for (const [impl, name] of [[cas, 'ours'], [pnpm, 'theirs']] as const) {
+      const target = path.join(root, name)
+      await impl.importPackage(request(target, 'copy'))
+      fs.mkdirSync(path.join(target, 'node_modules/dep'), { recursive: true })
+      fs.writeFileSync(path.join(target, 'node_modules/dep/index.js'), 'dep')
+      fs.writeFileSync(path.join(target, 'stray.js'), 'stray')
+      expect((await impl.importPackage(request(target, 'copy', { force: true, keepModulesDir: true }))).importMethod).toBe('copy')
+    }
+    const ours = comparable(snapshotTree(path.join(root, 'ours')))
+    expect(ours.some((l) => l.startsWith('node_modules/dep/index.js file'))).toBe(true)
+    expect(ours.some((l) => l.startsWith('stray.js'))).toBe(false)
+    expect(ours).toEqual(comparable(snapshotTree(path.join(root, 'theirs'))))
+  })
+
+  it('safeToSkip adopts a complete shared dir and repairs a damaged one in place, as pnpm', async () => {
+    const root = freshDir('shared')
+    for (const [impl, name] of [[cas, 'ours'], [pnpm, 'theirs']] as const) {
+      const target = path.join(root, name)
+      const opts = request(target, 'hardlink', { safeToSkip: true, force: true })
+      await impl.importPackage(opts)
+      await impl.importPackage(opts)
+      // Damage: a truncated file, a directory where a file must be, a file not in the map.
+      fs.rmSync(path.join(target, 'index.js'))
+      fs.writeFileSync(path.join(target, 'index.js'), '')
+      fs.rmSync(path.join(target, 'bin/cmd.js'))
+      fs.mkdirSync(path.join(target, 'bin/cmd.js'))
+      fs.writeFileSync(path.join(target, 'extra.txt'), 'kept')
+      await impl.importPackage(opts)
+    }
+    const ours = comparable(snapshotTree(path.join(root, 'ours')))
+    expect(ours.some((l) => l.startsWith('extra.txt file'))).toBe(true)
+    expect(ours).toEqual(comparable(snapshotTree(path.join(root, 'theirs'))))
+  })
+
   it('applies the side-effects diff of sideEffectsCacheKey, added first', async () => {
     const base = pkg().filesMap
     const extraBlob = [...store.packages.find((p) => p.name === 'is-docker')!.filesMap.values()][0]

@@ -268,16 +268,17 @@ pub mod at {
         CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
     }
 
+    /// A directory handle only used to name things relative to it: `O_PATH` where Linux has it.
+    #[cfg(target_os = "linux")]
+    const DIR_FLAGS: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+
     /// `open(path, O_PATH | O_DIRECTORY)`: a handle to name things relative to.
     pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
         let c = cstr(path.as_os_str().as_bytes())?;
         // SAFETY: `c` is NUL-terminated; the returned descriptor is owned below.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
+        let fd = unsafe { libc::open(c.as_ptr(), DIR_FLAGS) };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
