@@ -1,0 +1,166 @@
+/**
+ * Running the real pnpm 11 CLI (the `pnpm` devDependency) on Node 24 against the committed
+ * fixture project, with nothing outside temp dirs touched and no network.
+ */
+import { spawn } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fixturesDir } from './stores.js'
+
+export const repoDir = path.join(import.meta.dirname, '..', '..')
+export const projectFixture = path.join(fixturesDir, 'e2e-project')
+export const pnpmPackageDir = path.join(repoDir, 'node_modules', 'pnpm')
+/** pnpm 11 needs Node >= 22.13: the `node` devDependency's binary (24). */
+export const node24 = path.join(repoDir, 'node_modules', 'node', 'bin', 'node')
+
+export interface LockedPackage {
+  name: string
+  version: string
+  integrity: string
+  /** The store-index key pnpm 11 looks the package up by. */
+  key: string
+  tarball: string
+}
+
+/** The fixture lockfile's packages, each with its committed tarball. */
+export function lockedPackages (): LockedPackage[] {
+  const lockfile = fs.readFileSync(path.join(projectFixture, 'pnpm-lock.yaml'), 'utf8')
+  const packagesSection = lockfile.split('\npackages:\n')[1].split('\nsnapshots:\n')[0]
+  const out: LockedPackage[] = []
+  for (const m of packagesSection.matchAll(/^ {2}'?((?:@[^/]+\/)?[^@\s']+)@([^'\s:]+)'?:\n {4}resolution: \{integrity: ([^}]+)\}/gm)) {
+    const [, name, version, integrity] = m
+    const file = `${name.replace('/', '+')}@${version}.tgz`
+    const tarball = [path.join(projectFixture, 'tarballs', file), path.join(fixturesDir, 'tarballs', file)].find((p) => fs.existsSync(p))
+    if (tarball == null) throw new Error(`no committed tarball for ${name}@${version}`)
+    out.push({ name, version, integrity, key: `${integrity}\t${name}@${version}`, tarball })
+  }
+  return out
+}
+
+/**
+ * A fresh copy of the fixture project (package.json, lockfile, pnpm-workspace.yaml) in `dir`.
+ * `withPnpmfile`: plus the plugin's one-line `.pnpmfile.cjs`, with the lockfile pnpm 11 wrote for
+ * it (the same but for its `pnpmfileChecksum`, which a frozen install checks).
+ */
+export function copyProject (dir: string, opts: { withPnpmfile?: boolean } = {}): string {
+  fs.mkdirSync(dir, { recursive: true })
+  for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) {
+    fs.copyFileSync(path.join(projectFixture, f), path.join(dir, f))
+  }
+  if (opts.withPnpmfile) {
+    for (const f of ['pnpm-lock.yaml', '.pnpmfile.cjs']) {
+      fs.copyFileSync(path.join(projectFixture, 'with-pnpmfile', f), path.join(dir, f))
+    }
+  }
+  return dir
+}
+
+/**
+ * A directory to put in NODE_PATH so that `require('@cas/native/…')` from a temp project
+ * resolves to this checkout (as it would from the project's own node_modules once installed).
+ */
+export function nodePathWithThisPackage (dir: string): string {
+  fs.mkdirSync(path.join(dir, '@cas'), { recursive: true })
+  fs.symlinkSync(repoDir, path.join(dir, '@cas', 'native'), 'dir')
+  return dir
+}
+
+export interface PnpmRun {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/**
+ * `pnpm install --frozen-lockfile --offline` (or online against a local registry) in `projectDir` with the store at `storeDir` (the
+ * unversioned dir: pnpm adds `v11`). A private HOME and XDG dirs under `sandbox`, a clean
+ * environment (no npm_config_* of the npm script running the tests), an unreachable registry.
+ */
+export async function pnpmInstall (opts: {
+  projectDir: string
+  storeDir: string
+  sandbox: string
+  pnpmDir?: string
+  extraArgs?: string[]
+  env?: Record<string, string>
+  /** Default: `--offline` with an unreachable registry. With a registry URL: online against it. */
+  registry?: string
+}): Promise<PnpmRun> {
+  const pnpmDir = opts.pnpmDir ?? pnpmPackageDir
+  const env: Record<string, string> = {
+    PATH: `${path.dirname(node24)}${path.delimiter}${process.env.PATH ?? ''}`,
+    HOME: path.join(opts.sandbox, 'home'),
+    XDG_CONFIG_HOME: path.join(opts.sandbox, 'xdg-config'),
+    XDG_DATA_HOME: path.join(opts.sandbox, 'xdg-data'),
+    XDG_CACHE_HOME: path.join(opts.sandbox, 'xdg-cache'),
+    XDG_STATE_HOME: path.join(opts.sandbox, 'xdg-state'),
+    TMPDIR: os.tmpdir(),
+    ...opts.env,
+  }
+  for (const d of ['HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME']) fs.mkdirSync(env[d], { recursive: true })
+  const args = [
+    path.join(pnpmDir, 'bin', 'pnpm.mjs'),
+    'install',
+    '--frozen-lockfile',
+    ...(opts.registry == null ? ['--offline', '--config.registry=http://127.0.0.1:9/'] : [`--config.registry=${opts.registry}`]),
+    `--store-dir=${opts.storeDir}`,
+    `--cache-dir=${path.join(opts.sandbox, 'cache')}`,
+    '--config.update-notifier=false',
+    '--reporter=append-only',
+    ...(opts.extraArgs ?? []),
+  ]
+  return new Promise((resolve, reject) => {
+    const child = spawn(node24, args, { cwd: opts.projectDir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => { stdout += d })
+    child.stderr.on('data', (d) => { stderr += d })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/**
+ * pnpm's own state files, left out of the tree comparison: `.modules.yaml` and
+ * `.pnpm-workspace-state-v1.json` record absolute paths (store, project, virtual store),
+ * timestamps and the run's settings, not the installed packages; `.pnpm/lock.yaml` is a copy of
+ * the project's lockfile (which differs by `pnpmfileChecksum` when the plugin is on), compared
+ * with that lockfile instead (`expectSameInstall` in the spec).
+ */
+export const IGNORED_STATE_FILES = new Set([
+  'node_modules/.modules.yaml',
+  'node_modules/.pnpm-workspace-state-v1.json',
+  'node_modules/.pnpm/lock.yaml',
+])
+
+/**
+ * Every entry of `projectDir/node_modules` (relative path → type, permission bits, content hash,
+ * symlink text), symlinks not followed. The project and store paths inside file contents (the
+ * `.bin` shims hold absolute paths) are replaced by placeholders first.
+ */
+export function nodeModulesTree (projectDir: string, storeDir: string): string[] {
+  const lines: string[] = []
+  const walk = (rel: string): void => {
+    const entries = fs.readdirSync(path.join(projectDir, rel), { withFileTypes: true })
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    for (const e of entries) {
+      const r = `${rel}/${e.name}`
+      if (IGNORED_STATE_FILES.has(r)) continue
+      const abs = path.join(projectDir, r)
+      const st = fs.lstatSync(abs)
+      if (st.isSymbolicLink()) {
+        lines.push(`${r} -> ${fs.readlinkSync(abs)}`)
+      } else if (st.isDirectory()) {
+        lines.push(`${r}/`)
+        walk(r)
+      } else {
+        const text = fs.readFileSync(abs, 'latin1').split(projectDir).join('<project>').split(storeDir).join('<store>')
+        lines.push(`${r} ${(st.mode & 0o777).toString(8)} ${crypto.createHash('sha256').update(text, 'latin1').digest('hex')}`)
+      }
+    }
+  }
+  walk('node_modules')
+  return lines
+}

@@ -1,0 +1,208 @@
+/**
+ * The protocol behind `@cas/native/pnpm-worker`: a `worker_threads` script that answers the messages pnpm 11's CLI
+ * posts to its bundled `dist/worker.js` (pnpm 11.28.x), doing the work with `@cas/native`.
+ *
+ * pnpm's pool (`@rushstack/worker-pool`) posts one request at a time per worker and waits for
+ * exactly one reply; `false` asks the worker to stop. Index rows are not written here: like
+ * pnpm's worker, the reply carries them (`indexWrites`, msgpackr bytes in a SharedArrayBuffer)
+ * and pnpm's main thread commits them through its own `StoreIndex`.
+ *
+ * `cas-native-pnpm swap <pnpm dir>` points a pnpm install at this file (see pnpm-swap.ts).
+ */
+import fs from 'node:fs'
+import { isMainThread, parentPort } from 'node:worker_threads'
+import * as cas from './index.js'
+
+/** The pnpm versions whose worker protocol this file was checked against. */
+export const SUPPORTED_PNPM_RANGE = { major: 11, minMinor: 28, maxMinor: 28 }
+
+interface VerifiedFileIntegrity { files: number, ms: number }
+
+export interface WorkerError { code?: string, message: string, hint?: string }
+
+export type WorkerReply =
+  | { status: 'success', value?: unknown, indexWrites?: Array<{ key: string, buffer: Uint8Array }>, warnings?: string[], verifiedFileIntegrity?: VerifiedFileIntegrity }
+  | { status: 'error', error: WorkerError, verifiedFileIntegrity?: VerifiedFileIntegrity }
+  | { status: 'error', error: { type: 'integrity_validation_failed', algorithm: string, expected: string, found: string } }
+
+/** A request as pnpm's main thread posts it. */
+export type WorkerRequest = Record<string, any> & { type: string }
+
+const NO_VERIFICATION: VerifiedFileIntegrity = { files: 0, ms: 0 }
+
+/** The facade prefixes messages the way pnpm's main thread does; the main thread adds them itself. */
+function stripPrefix (message: string, prefix: string): string {
+  return message.startsWith(prefix) ? message.slice(prefix.length) : message
+}
+
+/** msgpackr bytes copied into a fresh SharedArrayBuffer of exactly their length, as pnpm's worker sends them. */
+function toShared (bytes: Uint8Array): Uint8Array {
+  const view = new Uint8Array(new SharedArrayBuffer(bytes.byteLength))
+  view.set(bytes)
+  return view
+}
+
+function errorReply (err: unknown, verifiedFileIntegrity: VerifiedFileIntegrity = NO_VERIFICATION): WorkerReply {
+  const e = err as { code?: string, message?: string, hint?: string }
+  return {
+    status: 'error',
+    verifiedFileIntegrity,
+    error: { code: e?.code, message: e?.message ?? String(err), hint: e?.hint },
+  }
+}
+
+async function extract (msg: WorkerRequest): Promise<WorkerReply> {
+  if (msg.buffer == null && msg.tarballFile == null) throw new Error('Tarball extraction has no source')
+  // pnpm hands over big local or streamed-to-disk tarballs by path.
+  const buffer: Uint8Array = msg.buffer ?? await fs.promises.readFile(msg.tarballFile)
+  let result: cas.AddFilesFromTarballResult
+  try {
+    result = await cas.addFilesFromTarball({
+      buffer,
+      storeDir: msg.storeDir,
+      filesIndexFile: msg.filesIndexFile,
+      integrity: msg.integrity || undefined,
+      appendManifest: msg.appendManifest,
+      ignoreFilePattern: msg.ignoreFilePattern || undefined,
+      writeIndex: false,
+      returnIndexRow: true,
+    })
+  } catch (err) {
+    if (err instanceof cas.TarballIntegrityError) {
+      return {
+        status: 'error',
+        error: { type: 'integrity_validation_failed', algorithm: err.algorithm, expected: err.expected, found: err.found },
+      }
+    }
+    const e = err as cas.PnpmError
+    if (e instanceof TypeError) throw err
+    return errorReply({ code: e.code, hint: e.hint, message: stripPrefix(e.message, 'Failed to add tarball to store: ') })
+  }
+  const row = toShared(result.indexRow!)
+  const indexWrites = [{ key: msg.filesIndexFile, buffer: row }]
+  // Without a locked integrity pnpm also files the row under the computed one.
+  if (!msg.integrity && msg.pkgId) indexWrites.push({ key: `${result.integrity}\t${msg.pkgId}`, buffer: row })
+  return {
+    status: 'success',
+    value: { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity },
+    indexWrites,
+  }
+}
+
+async function addDir (msg: WorkerRequest): Promise<WorkerReply> {
+  const result = await cas.addFilesFromDir({
+    storeDir: msg.storeDir,
+    dir: msg.dir,
+    filesIndexFile: msg.filesIndexFile,
+    sideEffectsCacheKey: msg.sideEffectsCacheKey,
+    files: msg.files,
+    includeNodeModules: msg.includeNodeModules,
+    appendManifest: msg.appendManifest,
+    requiresPrepare: msg.requiresPrepare,
+    writeIndex: false,
+    returnIndexRow: true,
+  })
+  const value: Record<string, unknown> = {
+    filesMap: result.filesMap,
+    manifest: result.manifest,
+    requiresBuild: result.requiresBuild,
+  }
+  if (!msg.sideEffectsCacheKey || result.indexRow != null) {
+    value.requiresPrepare = result.requiresPrepare
+    value.sideEffects = result.sideEffects
+  }
+  const reply: WorkerReply = { status: 'success', value }
+  if (result.indexRow != null) reply.indexWrites = [{ key: msg.filesIndexFile, buffer: toShared(result.indexRow) }]
+  return reply
+}
+
+async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
+  let result: Awaited<ReturnType<typeof cas.readPkgFromCafs>>
+  try {
+    result = await cas.readPkgFromCafs({
+      storeDir: msg.storeDir,
+      verifyStoreIntegrity: Boolean(msg.verifyStoreIntegrity),
+      strictStorePkgContentCheck: msg.strictStorePkgContentCheck,
+      frozenStore: msg.frozenStore,
+    }, msg.filesIndexFile, { expectedPkg: msg.expectedPkg })
+  } catch (err) {
+    return errorReply(err)
+  }
+  const verifiedFileIntegrity = result.verifiedFileIntegrity
+  if ('pkgFilesIndex' in result) {
+    return { status: 'success', verifiedFileIntegrity, value: { verified: false, pkgFilesIndex: null } }
+  }
+  return {
+    status: 'success',
+    warnings: result.warnings,
+    verifiedFileIntegrity,
+    value: { verified: result.verified, bundledManifest: result.bundledManifest, files: result.files },
+  }
+}
+
+async function link (msg: WorkerRequest): Promise<WorkerReply> {
+  try {
+    const value = await cas.importPackage(msg as unknown as cas.ImportPackageOptions)
+    return { status: 'success', value }
+  } catch (err) {
+    const e = err as cas.PnpmError
+    return errorReply({ code: e.code, message: stripPrefix(e.message, `[importPackage ${msg.targetDir}] `) })
+  }
+}
+
+async function symlinks (msg: WorkerRequest): Promise<WorkerReply> {
+  try {
+    await cas.symlinkAllModules({ deps: msg.deps })
+    return { status: 'success' }
+  } catch (err) {
+    const e = err as cas.PnpmError
+    return errorReply({ code: e.code, message: stripPrefix(e.message, '[symlinkAllModules] ') })
+  }
+}
+
+/** Answers one request; exported so it can be tested without a thread. */
+export async function processMessage (msg: WorkerRequest): Promise<WorkerReply | undefined> {
+  switch (msg.type) {
+    case 'extract': return extract(msg)
+    case 'link': return link(msg)
+    case 'add-dir': return addDir(msg)
+    case 'init-store':
+      await cas.initStoreDir(msg.storeDir)
+      return { status: 'success' }
+    case 'readPkgFromCafs': return readPkg(msg)
+    case 'symlinkAllModules': return symlinks(msg)
+    case 'hardLinkDir':
+      await cas.hardLinkDir(msg.src, msg.destDirs)
+      return { status: 'success' }
+  }
+  // pnpm's worker answers an unknown type with an empty reply too.
+  return undefined
+}
+
+/** One reply per request, never a rejection. */
+export async function handleMessage (msg: WorkerRequest | false): Promise<WorkerReply | undefined> {
+  try {
+    return await processMessage(msg as WorkerRequest)
+  } catch (err) {
+    return errorReply(err)
+  }
+}
+
+/** Serves pnpm's requests on this worker thread's `parentPort` (what `dist/pnpm-worker.js` does when loaded). */
+export function startPnpmWorker (): void {
+  if (isMainThread || parentPort == null) throw new Error('@cas/native/pnpm-worker must be loaded as a worker_threads script')
+  const port = parentPort
+  process.on('uncaughtException', (err) => { console.error(err) })
+  // Debugging aid: one line per request (its type) appended to this file.
+  const trace = process.env.CAS_NATIVE_PNPM_WORKER_TRACE
+  const onMessage = async (msg: WorkerRequest | false): Promise<void> => {
+    if (trace) fs.appendFileSync(trace, `${msg === false ? 'stop' : msg.type}\n`)
+    if (msg === false) {
+      port.off('message', onMessage)
+      cas.closeStores()
+      process.exit(0)
+    }
+    port.postMessage(await handleMessage(msg))
+  }
+  port.on('message', onMessage)
+}

@@ -1,0 +1,258 @@
+/**
+ * `@cas/native/pnpmfile`: a pnpm 11 plugin. A `.pnpmfile.cjs` containing
+ * `module.exports = require('@cas/native/pnpmfile')` gives pnpm
+ *
+ * - `hooks.importPackage`: every package pnpm links into `node_modules` goes through the native
+ *   importer (pnpm's skip rules, `package.json` last, staging). Calls that arrive together are
+ *   sent to the addon as one `linkPackages` batch.
+ * - `fetchers`: registry tarballs (with a locked integrity) are downloaded here with Node's
+ *   `fetch` and handed to the native `addFilesFromTarball`, which verifies, extracts and writes
+ *   the store-index row itself. Whatever this fetcher cannot do (a failed or unauthorised
+ *   download, a bad tarball) is delegated back to pnpm's own tarball fetcher, which has the
+ *   registry credentials, proxy settings and retries.
+ *
+ * Environment: `CAS_NATIVE_PACKAGE_IMPORT_METHOD` (`auto` by default; `hardlink`, `copy`,
+ * `clone`, `clone-or-copy`), `CAS_NATIVE_PNPMFILE_FETCHER=0` to leave all downloads to pnpm,
+ * `CAS_NATIVE_PNPMFILE_TRACE=<file>` to append one line per import and per fetch to a file.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import * as cas from './index.js'
+
+/** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
+export interface ImportIndexedPackageOptions {
+  filesMap: Map<string, string>
+  force: boolean
+  resolvedFrom: 'store' | 'local-dir' | 'remote'
+  keepModulesDir?: boolean
+  disableRelinkLocalDirDeps?: boolean
+  safeToSkip?: boolean
+  sourceExists?: boolean
+  /** Symlinks recorded in a side-effects entry: relative path → link target. */
+  symlinks?: Map<string, string>
+}
+
+function trace (line: string): void {
+  const file = process.env.CAS_NATIVE_PNPMFILE_TRACE
+  if (file) fs.appendFileSync(file, `${line}\n`)
+}
+
+const IMPORT_METHODS = new Set(['auto', 'hardlink', 'copy', 'clone', 'clone-or-copy'])
+
+function configuredImportMethod (): cas.PackageImportMethod {
+  const m = process.env.CAS_NATIVE_PACKAGE_IMPORT_METHOD
+  return m != null && IMPORT_METHODS.has(m) ? m as cas.PackageImportMethod : 'auto'
+}
+
+/** `<storeDir>/files/xx/yyy…` → `<storeDir>`; the native importer keys its method probe on it. */
+function storeDirOf (filesMap: Map<string, string>, to: string): string {
+  for (const blob of filesMap.values()) {
+    const shard = path.dirname(blob)
+    if (path.basename(path.dirname(shard)) === 'files' && /^[0-9a-f]{2}$/.test(path.basename(shard))) {
+      return path.dirname(path.dirname(shard))
+    }
+    break
+  }
+  return path.dirname(to)
+}
+
+/**
+ * pnpm does not tell the hook whether the package will run build scripts (it would clone or
+ * copy it then, so that a build cannot change store blobs). Decided here from the manifest as
+ * pnpm's `pkgRequiresBuild` does: install scripts, `binding.gyp` or `.hooks/`.
+ */
+async function mayBeBuilt (filesMap: Map<string, string>): Promise<boolean> {
+  if (filesMap.has('binding.gyp')) return true
+  for (const p of filesMap.keys()) if (p.startsWith('.hooks/')) return true
+  const manifestPath = filesMap.get('package.json')
+  if (manifestPath == null) return false
+  try {
+    const scripts = JSON.parse(await fs.promises.readFile(manifestPath, 'utf8'))?.scripts
+    return scripts != null && Boolean(scripts.preinstall || scripts.install || scripts.postinstall)
+  } catch {
+    return false
+  }
+}
+
+interface Pending {
+  to: string
+  storeDir: string
+  pkg: cas.LinkPackage
+  resolve: (method: string | undefined) => void
+  reject: (err: unknown) => void
+}
+
+let queue: Pending[] = []
+let scheduled = false
+
+function flush (): void {
+  scheduled = false
+  const batch = queue
+  queue = []
+  const byStore = new Map<string, Pending[]>()
+  for (const p of batch) {
+    const list = byStore.get(p.storeDir)
+    if (list == null) byStore.set(p.storeDir, [p])
+    else list.push(p)
+  }
+  for (const [storeDir, items] of byStore) void runBatch(storeDir, items)
+}
+
+async function runBatch (storeDir: string, items: Pending[]): Promise<void> {
+  try {
+    const { results } = await cas.linkPackages({ storeDir, packageImportMethod: configuredImportMethod(), packages: items.map((i) => i.pkg) })
+    items.forEach((item, i) => item.resolve(results[i].importMethod))
+  } catch {
+    // A batch stops at its first failure: redo its packages one by one, so each caller gets its
+    // own result or error (packages that were done are skipped by the skip rules).
+    await Promise.all(items.map(async (item) => {
+      try {
+        const result = await cas.importPackage({
+          storeDir,
+          targetDir: item.to,
+          packageImportMethod: configuredImportMethod(),
+          filesResponse: { filesMap: item.pkg.filesMap!, resolvedFrom: item.pkg.resolvedFrom },
+          requiresBuild: item.pkg.requiresBuild,
+          force: item.pkg.force,
+          keepModulesDir: item.pkg.keepModulesDir,
+          disableRelinkLocalDirDeps: item.pkg.disableRelinkLocalDirDeps,
+          safeToSkip: item.pkg.safeToSkip,
+        })
+        item.resolve(result.importMethod)
+      } catch (err) {
+        item.reject(err)
+      }
+    }))
+  }
+}
+
+function enqueue (to: string, storeDir: string, pkg: cas.LinkPackage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    queue.push({ to, storeDir, pkg, resolve, reject })
+    if (!scheduled) {
+      scheduled = true
+      setImmediate(flush)
+    }
+  })
+}
+
+/** Puts side-effects symlinks in place (pnpm 11.28 records them for built packages). */
+async function placeSymlinks (to: string, symlinks: Map<string, string>): Promise<void> {
+  for (const [relativePath, target] of symlinks) {
+    const dest = path.join(to, relativePath)
+    try {
+      if (await fs.promises.readlink(dest) === target) continue
+    } catch {}
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true })
+    await fs.promises.rm(dest, { recursive: true, force: true })
+    await fs.promises.symlink(target, dest)
+  }
+}
+
+/** pnpm's `importIndexedPackage` hook shape: the method used, or `undefined` when the package was already there. */
+export async function importIndexedPackage (to: string, opts: ImportIndexedPackageOptions): Promise<string | undefined> {
+  const filesMap = opts.filesMap
+  const method = await enqueue(to, storeDirOf(filesMap, to), {
+    targetDir: to,
+    filesMap,
+    resolvedFrom: opts.resolvedFrom,
+    requiresBuild: await mayBeBuilt(filesMap),
+    force: Boolean(opts.force),
+    keepModulesDir: Boolean(opts.keepModulesDir),
+    disableRelinkLocalDirDeps: Boolean(opts.disableRelinkLocalDirDeps),
+    safeToSkip: Boolean(opts.safeToSkip),
+  })
+  if (opts.symlinks != null && opts.symlinks.size > 0) await placeSymlinks(to, opts.symlinks)
+  trace(`import ${method ?? '-'} ${to}`)
+  return method
+}
+
+// ---- fetcher -------------------------------------------------------------------------------
+
+interface TarballResolution {
+  type?: string
+  tarball?: string
+  integrity?: string
+  gitHosted?: boolean
+  path?: string
+}
+
+interface FetchOptions {
+  filesIndexFile: string
+  lockfileDir?: string
+  pkg?: { name?: string, version?: string }
+  readManifest?: boolean
+  appendManifest?: Record<string, unknown>
+  ignoreFilePattern?: string
+  onStart?: (totalSize: number | null, attempt: number) => void
+  onProgress?: (downloaded: number) => void
+}
+
+const GIT_HOSTS = new Set(['codeload.github.com', 'bitbucket.org', 'gitlab.com'])
+
+/** Registry tarballs: no resolution type, an http(s) URL that is not a git host's archive, a locked integrity. */
+function isRegistryTarball (resolution: TarballResolution): boolean {
+  if (resolution == null || resolution.type != null || typeof resolution.tarball !== 'string') return false
+  if (typeof resolution.integrity !== 'string' || resolution.integrity === '' || resolution.path != null) return false
+  let url: URL
+  try {
+    url = new URL(resolution.tarball)
+  } catch {
+    return false
+  }
+  return (url.protocol === 'https:' || url.protocol === 'http:') && !GIT_HOSTS.has(url.hostname.toLowerCase())
+}
+
+function delegate (resolution: TarballResolution, url?: string): { delegate: TarballResolution } {
+  trace(`delegate ${url ?? resolution.tarball}`)
+  return { delegate: resolution }
+}
+
+/** Downloads a registry tarball and extracts it natively; anything unusual is handed back to pnpm. */
+export const registryTarballFetcher = {
+  canFetch (_pkgId: string, resolution: TarballResolution): boolean {
+    return process.env.CAS_NATIVE_PNPMFILE_FETCHER !== '0' && isRegistryTarball(resolution)
+  },
+  async fetch (cafs: { storeDir: string } | null, resolution: TarballResolution, opts: FetchOptions) {
+    // pnpm 12 calls pnpmfile fetchers without a store; delegation is all it understands.
+    if (cafs == null) return delegate(resolution)
+    const url = resolution.tarball!
+    let buffer: Uint8Array
+    try {
+      const res = await fetch(url, { headers: { 'accept-encoding': 'identity', 'user-agent': '@cas/native pnpmfile' } })
+      if (!res.ok) {
+        await res.body?.cancel()
+        return delegate(resolution, url)
+      }
+      const size = Number(res.headers.get('content-length'))
+      opts.onStart?.(Number.isFinite(size) && size > 0 ? size : null, 1)
+      buffer = new Uint8Array(await res.arrayBuffer())
+      if (Number.isFinite(size) && size > 0 && buffer.byteLength !== size) return delegate(resolution, url)
+      opts.onProgress?.(buffer.byteLength)
+    } catch {
+      return delegate(resolution, url)
+    }
+    try {
+      const result = await cas.addFilesFromTarball({
+        buffer,
+        storeDir: cafs.storeDir,
+        filesIndexFile: opts.filesIndexFile,
+        integrity: resolution.integrity,
+        url,
+        appendManifest: opts.appendManifest,
+        ignoreFilePattern: opts.ignoreFilePattern,
+      })
+      trace(`fetch ${url}`)
+      return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
+    } catch {
+      // pnpm's fetcher downloads again, retries, and reports the error its own way.
+      return delegate(resolution, url)
+    }
+  },
+}
+
+export const hooks = {
+  importPackage: importIndexedPackage,
+}
+
+export const fetchers = [registryTarballFetcher]
