@@ -9,6 +9,47 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export interface AddDirOptions {
+  storeDir: string
+  /** `path.join(storeDir, 'files')`, so blob paths read exactly as pnpm's do. */
+  filesDir: string
+  dir: string
+  filesIndexFile: string
+  /**
+   * Upload the directory as the side effects of building the package stored under
+   * `filesIndexFile` (nothing is written when that row does not exist).
+   */
+  sideEffectsCacheKey?: string
+  files?: Array<string>
+  includeNodeModules: boolean
+  /** `JSON.stringify(appendManifest, null, 2)`. */
+  appendManifestJson?: string
+  requiresPrepare?: boolean
+  /** Commit the row to `<storeDir>/index.db` before resolving. */
+  writeIndex: boolean
+  /** Hand back the row's bytes instead of (or besides) writing them. */
+  returnIndexRow: boolean
+}
+
+export interface AddDirResult {
+  error?: NativeError
+  paths?: Array<string>
+  blobPaths?: Array<string>
+  manifestJson?: string
+  requiresBuild?: boolean
+  requiresPrepare?: boolean
+  /** The diff recorded by a side-effects upload. */
+  sideEffects?: SideEffectsDiffResult
+  /** The row written (or to write); absent when a side-effects upload found no row. */
+  indexRow?: Buffer
+}
+
+/**
+ * Adds a package directory to the store on the extraction pool (pnpm's `addFilesFromDir`).
+ * Never rejects: failures resolve as `{ error }`.
+ */
+export declare function addFilesFromDir(opts: AddDirOptions): Promise<AddDirResult>
+
 /**
  * Commits every queued index write and closes all store-index connections (pnpm's
  * `PRAGMA optimize` + close). Stores reopen on next use.
@@ -83,6 +124,15 @@ export interface ExtractTimings {
   hashWriteMs: number
   /** Waiting for the index row to be committed (0 without `writeIndex`). */
   indexMs: number
+}
+
+/** One file's index entry: what `sideEffects.added` holds. */
+export interface FileInfo {
+  path: string
+  checkedAt?: number
+  digest: string
+  mode: number
+  size: number
 }
 
 /** pnpm's `hardLinkDir`: each destination replaced by a hard-linked copy of `src`. */
@@ -221,9 +271,12 @@ export interface ReadPkgEntry {
   error?: NativeError
   found: boolean
   verified: boolean
-  /** Relative paths in the row's order; `blobPaths[i]` is the blob of `paths[i]`. */
-  paths?: Array<string>
-  blobPaths?: Array<string>
+  /** How many files the package has (`paths`/`blobNames` are empty strings when 0). */
+  fileCount: number
+  /** Relative paths in the row's order, joined with NUL. */
+  paths?: string
+  /** Each file's blob path without the `<storeDir><sep>files<sep>` prefix, joined with NUL. */
+  blobNames?: string
   /** The row's manifest as JSON; absent when it is `undefined`. */
   manifestJson?: string
   requiresBuild: boolean
@@ -260,11 +313,17 @@ export interface ReadPkgsResult {
   verifiedMs: number
 }
 
-/** One side-effects entry kept by the read. */
+export interface SideEffectsDiffResult {
+  deleted?: Array<string>
+  added?: Array<FileInfo>
+}
+
+/** One side-effects entry kept by the read (rare: only built packages have them). */
 export interface SideEffectsEntry {
   cacheKey: string
   addedPaths?: Array<string>
-  addedBlobPaths?: Array<string>
+  /** Blob names (below `files/`) of the added files, parallel to `addedPaths`. */
+  addedBlobNames?: Array<string>
   /** The stored infos of the added files, parallel to `addedPaths`. */
   addedInfos?: Array<StoredFileInfo>
   deleted?: Array<string>

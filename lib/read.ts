@@ -3,6 +3,7 @@
  * shapes, and a batch form for a lockfile's worth of keys. The native side answers with compact
  * arrays; the `Map`s pnpm's API hands out are built here.
  */
+import path from 'node:path'
 import * as binding from '../index.js'
 import { PnpmError, invalidArgument } from './errors.js'
 
@@ -110,7 +111,7 @@ export async function readPkgFromCafs (
   if (raw.error != null) throw toError(raw.error)
   const entry = raw.entries[0]
   if (entry.error != null) throw toError(entry.error)
-  const result = toResult(entry, ctx.verifyStoreIntegrity === true)
+  const result = toResult(entry, ctx.storeDir, ctx.verifyStoreIntegrity === true)
   Object.defineProperties(result, {
     warnings: { value: entry.warnings, enumerable: false },
     verifiedFileIntegrity: { value: { files: raw.verifiedFiles, ms: raw.verifiedMs }, enumerable: false },
@@ -148,7 +149,7 @@ export async function readPkgsFromCafs (
   const results = raw.entries.map((entry, i) => {
     for (const message of entry.warnings) warnings.push({ key: keys[i], message })
     if (entry.error != null) return { verified: false as const, error: toError(entry.error) }
-    return toResult(entry, verify)
+    return toResult(entry, ctx.storeDir, verify)
   })
   return { results, warnings, verifiedFileIntegrity: { files: raw.verifiedFiles, ms: raw.verifiedMs } }
 }
@@ -170,15 +171,27 @@ function zipMap<V> (keys: string[], values: V[]): Map<string, V> {
   return map
 }
 
-function toResult (entry: binding.ReadPkgEntry, verify: boolean): ReadPkgFromCafsResult {
+/** `relative path → <storeDir><sep>files<sep><blob name>` from the NUL-joined native strings. */
+function filesMapOf (count: number, joinedPaths: string, joinedNames: string, prefix: string): Map<string, string> {
+  const map = new Map<string, string>()
+  if (count === 0) return map
+  const paths = joinedPaths.split('\0')
+  const names = joinedNames.split('\0')
+  for (let i = 0; i < paths.length; i++) map.set(paths[i], prefix + names[i])
+  return map
+}
+
+function toResult (entry: binding.ReadPkgEntry, storeDir: string, verify: boolean): ReadPkgFromCafsResult {
   if (!entry.found) return { verified: false, pkgFilesIndex: null }
+  // pnpm builds read-side blob paths by concatenation, without normalising storeDir.
+  const prefix = `${storeDir}${path.sep}files${path.sep}`
   let sideEffectsMaps: ReadPackageFilesResponse['sideEffectsMaps']
   let sideEffectsDiffs: ReadPackageFilesResponse['sideEffectsDiffs']
   if (entry.sideEffects != null) {
     sideEffectsMaps = new Map()
     sideEffectsDiffs = new Map()
     for (const se of entry.sideEffects) {
-      const added = se.addedPaths == null ? undefined : zipMap(se.addedPaths, se.addedBlobPaths!)
+      const added = se.addedPaths == null ? undefined : zipMap(se.addedPaths, se.addedBlobNames!.map((n) => prefix + n))
       const deleted = se.deleted ?? undefined
       // pnpm's verifying path builds `{ added, deleted }` whole; its maps-only path sets the
       // keys that have values.
@@ -201,7 +214,7 @@ function toResult (entry: binding.ReadPkgEntry, verify: boolean): ReadPkgFromCaf
     verified: entry.verified,
     bundledManifest: entry.manifestJson == null ? undefined : JSON.parse(entry.manifestJson),
     files: {
-      filesMap: zipMap(entry.paths!, entry.blobPaths!),
+      filesMap: filesMapOf(entry.fileCount, entry.paths!, entry.blobNames!, prefix),
       sideEffectsMaps,
       sideEffectsDiffs,
       remoteSideEffectsQuarantine: quarantine == null ? undefined : new Map(quarantine.map((q) => [q.cacheKey, q.reasons])),

@@ -20,9 +20,12 @@
 //! a blob path and leave a mismatching file for the re-fetch to replace atomically.
 
 use std::collections::HashSet;
+use std::ffi::CString;
 use std::fs::{self, File};
 use std::io::{self, ErrorKind, Read as _};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -80,15 +83,17 @@ pub enum PkgRead {
     Hit(Box<PkgFromStore>),
 }
 
-/// A row found in the index, checked and mapped to blob paths.
+/// A row found in the index and checked. Blob paths are not materialised here: each file's blob
+/// is [`blob_path`]`(store_dir, &info.digest, info.mode)`, and callers that hand paths to JS build
+/// them in the form cheapest for them (see [`push_blob_name`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PkgFromStore {
     /// Every file's blob exists and has the right content (always `true` without
     /// verification).
     pub verified: bool,
-    /// Relative paths in the row's `files` order; `blob_paths[i]` is the blob of `paths[i]`.
-    pub paths: Vec<String>,
-    pub blob_paths: Vec<String>,
+    /// The row's files in order: relative path and what the row records (pnpm's `filesMap`
+    /// maps each path to the file's blob).
+    pub files: Vec<(String, PackageFileInfo)>,
     /// pnpm's `sideEffectsMaps`: `None` when it is `undefined` (no entries left).
     pub side_effects: Option<Vec<SideEffectsEntry>>,
     pub requires_build: bool,
@@ -102,17 +107,28 @@ pub struct PkgFromStore {
     pub warnings: Vec<String>,
 }
 
+impl PkgFromStore {
+    /// The relative paths, in order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().map(|(p, _)| p.as_str())
+    }
+
+    /// The blob paths, in order (pnpm's `filesMap` values).
+    pub fn blob_paths<'a>(&'a self, store_dir: &'a str) -> impl Iterator<Item = String> + 'a {
+        self.files
+            .iter()
+            .map(move |(_, i)| blob_path(store_dir, &i.digest, i.mode))
+    }
+}
+
 /// A row's `remoteSideEffectsQuarantine`: cache key → reasons, in map order.
 pub type Quarantine = Vec<(String, Vec<String>)>;
 
-/// One kept side-effects entry.
+/// One kept side-effects entry: the diff as stored. pnpm hands it back twice: as
+/// `sideEffectsMaps` (`added` mapped to blob paths) and as `sideEffectsDiffs` (as stored).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SideEffectsEntry {
     pub cache_key: String,
-    /// The added files as (relative path, blob path), in the diff's order.
-    pub added: Option<Vec<(String, String)>>,
-    pub deleted: Option<Vec<String>>,
-    /// The diff as stored (pnpm hands these back too, as `sideEffectsDiffs`).
     pub diff: SideEffectsDiff,
 }
 
@@ -208,23 +224,57 @@ pub fn read_pkgs(
     keys: &[&str],
     expected: &[Option<ExpectedPkg>],
 ) -> Result<(Vec<Result<PkgRead, ReadError>>, Tally), IndexError> {
-    let rows = index.get_many(keys)?;
-    let answers: Vec<_> = rows
-        .into_par_iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let mut tally = Tally::default();
-            let expected = expected.get(i).and_then(Option::as_ref);
-            let result = read_row(req, keys[i], row.as_deref(), expected, &mut tally);
-            (result, tally)
+    read_pkgs_map(index, req, keys, expected, |_, answer| answer)
+}
+
+/// [`read_pkgs`] with each answer passed through `convert` on the pool thread that produced it,
+/// so that turning answers into their final form (e.g. what a binding hands to JS) runs in
+/// parallel too. `convert` gets the key's position in `keys`.
+///
+/// Fetching and decoding overlap: each row is handed to the pool as soon as SQLite produced
+/// it, while this thread goes on reading the next ones.
+pub fn read_pkgs_map<T: Send>(
+    index: &StoreIndex,
+    req: &ReadRequest,
+    keys: &[&str],
+    expected: &[Option<ExpectedPkg>],
+    convert: impl Fn(usize, Result<PkgRead, ReadError>) -> T + Sync,
+) -> Result<(Vec<T>, Tally), IndexError> {
+    let slots: Vec<Mutex<Option<(T, Tally)>>> = keys.iter().map(|_| Mutex::new(None)).collect();
+    let passed = PassedBlobs::default();
+    let answer = |i: usize, row: Option<&[u8]>| {
+        let mut tally = Tally::default();
+        let expected = expected.get(i).and_then(Option::as_ref);
+        let result = read_row_with(req, keys[i], row, expected, &mut tally, &passed);
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((convert(i, result), tally));
+    };
+    rayon::in_place_scope(|scope| {
+        index.for_each_row(keys, |positions, data| {
+            let positions = positions.to_vec();
+            let answer = &answer;
+            scope.spawn(move |_| {
+                for i in positions {
+                    answer(i, Some(&data));
+                }
+            });
         })
-        .collect();
+    })?;
+    // Keys without a row.
+    slots
+        .par_iter()
+        .enumerate()
+        .filter(|(_, slot)| slot.lock().unwrap_or_else(|e| e.into_inner()).is_none())
+        .for_each(|(i, _)| answer(i, None));
     let mut total = Tally::default();
-    let results = answers
+    let results = slots
         .into_iter()
-        .map(|(result, tally)| {
+        .map(|slot| {
+            let (value, tally) = slot
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .expect("every key is answered");
             total.add(tally);
-            result
+            value
         })
         .collect();
     Ok((results, total))
@@ -237,6 +287,40 @@ pub fn read_row(
     row: Option<&[u8]>,
     expected: Option<&ExpectedPkg>,
     tally: &mut Tally,
+) -> Result<PkgRead, ReadError> {
+    read_row_with(req, key, row, expected, tally, &PassedBlobs::default())
+}
+
+/// Blob names (below `files/`) that passed verification during one call. pnpm remembers them
+/// per package; one call remembers them for all its packages, so a blob shared by many packages
+/// (a common LICENSE) is stat'ed once. The answers are the same: a blob that passed a moment
+/// ago passes again.
+#[derive(Default)]
+struct PassedBlobs(Mutex<HashSet<String>>);
+
+impl PassedBlobs {
+    fn contains(&self, name: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(name)
+    }
+
+    fn insert(&self, name: &str) {
+        let mut set = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !set.contains(name) {
+            set.insert(name.to_string());
+        }
+    }
+}
+
+fn read_row_with(
+    req: &ReadRequest,
+    key: &str,
+    row: Option<&[u8]>,
+    expected: Option<&ExpectedPkg>,
+    tally: &mut Tally,
+    passed: &PassedBlobs,
 ) -> Result<PkgRead, ReadError> {
     let Some(bytes) = row else {
         return Ok(PkgRead::Miss { warning: None });
@@ -261,18 +345,28 @@ pub fn read_row(
             &mut warnings,
         )?;
     }
-    let mut pkg = if req.verify_store_integrity {
-        Verifier::new(req.store_dir, &row.algo, tally).check_row(&row)?
+    let (verified, side_effects) = if req.verify_store_integrity {
+        Verifier::new(req.store_dir, &row.algo, tally, passed).check_row(&row)?
     } else {
-        maps_only(req.store_dir, &row)
+        (true, all_side_effects(&row))
     };
-    pkg.requires_build = row.requires_build.unwrap_or_else(|| {
-        requires_build(row.bundled_manifest(), pkg.paths.iter().map(String::as_str))
+    let requires_build = row.requires_build.unwrap_or_else(|| {
+        requires_build(
+            row.bundled_manifest(),
+            row.files.iter().map(|(p, _)| p.as_str()),
+        )
     });
-    (pkg.requires_prepare, pkg.remote_side_effects_quarantine) = extra_fields(bytes);
-    pkg.manifest = row.manifest;
-    pkg.warnings = warnings;
-    Ok(PkgRead::Hit(Box::new(pkg)))
+    let (requires_prepare, remote_side_effects_quarantine) = extra_fields(bytes);
+    Ok(PkgRead::Hit(Box::new(PkgFromStore {
+        verified,
+        files: row.files,
+        side_effects,
+        requires_build,
+        manifest: row.manifest,
+        requires_prepare,
+        remote_side_effects_quarantine,
+        warnings,
+    })))
 }
 
 const MISMATCH_MESSAGE: &str =
@@ -390,170 +484,194 @@ fn js_string(v: &Value) -> String {
 /// pnpm's read-side blob path: `storeDir + sep + "files" + sep + hex[0..2] + sep + hex[2..]`,
 /// `-exec` appended for an executable mode. Not normalised (spec §1.5).
 pub fn blob_path(store_dir: &str, digest: &str, mode: u32) -> String {
-    const SEP: char = std::path::MAIN_SEPARATOR;
-    // JS `slice(0, 2)`: never panics on a short or non-ASCII digest.
-    let split = digest
-        .char_indices()
-        .nth(2)
-        .map_or(digest.len(), |(i, _)| i);
-    let exec = if is_executable(mode) { "-exec" } else { "" };
-    format!(
-        "{store_dir}{SEP}files{SEP}{}{SEP}{}{exec}",
-        &digest[..split],
-        &digest[split..]
-    )
+    let mut out = String::with_capacity(store_dir.len() + 7 + digest.len() + 6);
+    out.push_str(store_dir);
+    out.push(SEP);
+    out.push_str("files");
+    out.push(SEP);
+    push_blob_name(&mut out, digest, mode);
+    out
 }
 
-fn map_files(store_dir: &str, files: &[(String, PackageFileInfo)]) -> (Vec<String>, Vec<String>) {
-    files
-        .iter()
-        .map(|(path, info)| (path.clone(), blob_path(store_dir, &info.digest, info.mode)))
-        .unzip()
-}
+const SEP: char = std::path::MAIN_SEPARATOR;
 
-/// `verifyStoreIntegrity: false`: maps only. Every side-effects entry is kept, an empty `{}`
-/// diff too, and no blob is looked at.
-fn maps_only(store_dir: &str, row: &PackageFilesIndex) -> PkgFromStore {
-    let (paths, blob_paths) = map_files(store_dir, &row.files);
-    let side_effects = row
-        .side_effects
-        .as_ref()
-        .map(|entries| {
-            entries
-                .iter()
-                .map(|(cache_key, diff)| SideEffectsEntry {
-                    cache_key: cache_key.clone(),
-                    added: diff.added.as_ref().map(|added| {
-                        let (p, b) = map_files(store_dir, added);
-                        p.into_iter().zip(b).collect()
-                    }),
-                    deleted: diff.deleted.clone(),
-                    diff: diff.clone(),
-                })
-                .collect::<Vec<_>>()
-        })
-        .filter(|entries| !entries.is_empty());
-    hit(true, paths, blob_paths, side_effects)
-}
-
-fn hit(
-    verified: bool,
-    paths: Vec<String>,
-    blob_paths: Vec<String>,
-    side_effects: Option<Vec<SideEffectsEntry>>,
-) -> PkgFromStore {
-    PkgFromStore {
-        verified,
-        paths,
-        blob_paths,
-        side_effects,
-        requires_build: false,
-        manifest: None,
-        requires_prepare: None,
-        remote_side_effects_quarantine: None,
-        warnings: Vec::new(),
+/// Appends the part of a blob path below `files/`: `hex[0..2] + sep + hex[2..]` and `-exec` for
+/// an executable mode.
+pub fn push_blob_name(out: &mut String, digest: &str, mode: u32) {
+    // JS `slice(0, 2)`; never panics on a short or non-ASCII digest.
+    let split = if digest.as_bytes().get(..2).is_some_and(|b| b.is_ascii()) {
+        2
+    } else {
+        digest
+            .char_indices()
+            .nth(2)
+            .map_or(digest.len(), |(i, _)| i)
+    };
+    out.push_str(&digest[..split]);
+    out.push(SEP);
+    out.push_str(&digest[split..]);
+    if is_executable(mode) {
+        out.push_str("-exec");
     }
+}
+
+/// `verifyStoreIntegrity: false`: every side-effects entry is kept, an empty `{}` diff too,
+/// and no blob is looked at.
+fn all_side_effects(row: &PackageFilesIndex) -> Option<Vec<SideEffectsEntry>> {
+    let entries: Vec<_> = row
+        .side_effects
+        .iter()
+        .flatten()
+        .map(|(cache_key, diff)| SideEffectsEntry {
+            cache_key: cache_key.clone(),
+            diff: diff.clone(),
+        })
+        .collect();
+    (!entries.is_empty()).then_some(entries)
 }
 
 /// `verifyStoreIntegrity: true` for one row. Blobs that passed are remembered for the rest of
-/// the row (a side-effects diff often re-lists base files), failed ones are checked again.
+/// the call (a side-effects diff often re-lists base files), failed ones are checked again.
 struct Verifier<'a> {
     store_dir: &'a str,
     algo: &'a str,
-    passed: HashSet<String>,
+    passed: &'a PassedBlobs,
     tally: &'a mut Tally,
+    /// `<storeDir>/files`, opened once: blobs are stat'ed relative to it, which spares the
+    /// kernel walking the store path's components for every file (`fstatat`).
+    files_dir: Option<OwnedFd>,
+    /// Scratch for blob names.
+    name: String,
 }
 
 impl<'a> Verifier<'a> {
-    fn new(store_dir: &'a str, algo: &'a str, tally: &'a mut Tally) -> Self {
+    fn new(
+        store_dir: &'a str,
+        algo: &'a str,
+        tally: &'a mut Tally,
+        passed: &'a PassedBlobs,
+    ) -> Self {
+        let files_dir = File::open(format!("{store_dir}{SEP}files"))
+            .ok()
+            .map(OwnedFd::from);
         Verifier {
             store_dir,
             algo,
-            passed: HashSet::new(),
+            passed,
             tally,
+            files_dir,
+            name: String::with_capacity(160),
         }
     }
 
-    fn check_row(mut self, row: &PackageFilesIndex) -> Result<PkgFromStore, ReadError> {
-        let (ok, paths, blob_paths) = self.check_files(&row.files)?;
-        if !ok {
-            return Ok(hit(false, paths, blob_paths, None));
+    /// `(verified, sideEffectsMaps entries)`.
+    fn check_row(
+        mut self,
+        row: &PackageFilesIndex,
+    ) -> Result<(bool, Option<Vec<SideEffectsEntry>>), ReadError> {
+        if !self.check_files(&row.files)? {
+            return Ok((false, None));
         }
         let mut kept = Vec::new();
         for (cache_key, diff) in row.side_effects.iter().flatten() {
-            let entry = |added| SideEffectsEntry {
-                cache_key: cache_key.clone(),
-                added,
-                deleted: diff.deleted.clone(),
-                diff: diff.clone(),
-            };
-            if let Some(added) = &diff.added {
-                let (ok, p, b) = self.check_files(added)?;
+            let keep = match &diff.added {
                 // A side-effects entry with a bad blob is dropped; the package still counts
                 // as in the store and gets built again.
-                if ok {
-                    kept.push(entry(Some(p.into_iter().zip(b).collect())));
-                }
-            } else if diff.deleted.is_some() {
-                kept.push(entry(None));
+                Some(added) => self.check_files(added)?,
+                None => diff.deleted.is_some(),
+            };
+            // An empty `{}` diff (a build that changed nothing) is dropped too: pnpm's quirk.
+            if keep {
+                kept.push(SideEffectsEntry {
+                    cache_key: cache_key.clone(),
+                    diff: diff.clone(),
+                });
             }
-            // An empty `{}` diff (a build that changed nothing) is dropped here: pnpm's quirk.
         }
-        let side_effects = (!kept.is_empty()).then_some(kept);
-        Ok(hit(true, paths, blob_paths, side_effects))
+        Ok((true, (!kept.is_empty()).then_some(kept)))
     }
 
     /// Checks every file, also after a failure, so that every bad blob is removed in one pass.
-    fn check_files(
-        &mut self,
-        files: &[(String, PackageFileInfo)],
-    ) -> Result<(bool, Vec<String>, Vec<String>), ReadError> {
+    fn check_files(&mut self, files: &[(String, PackageFileInfo)]) -> Result<bool, ReadError> {
         let mut all_ok = true;
-        let mut paths = Vec::with_capacity(files.len());
-        let mut blob_paths = Vec::with_capacity(files.len());
         for (path, info) in files {
             if info.digest.is_empty() {
                 return Err(ReadError::MissingContentDigest(path.clone()));
             }
-            let blob = blob_path(self.store_dir, &info.digest, info.mode);
-            if !self.passed.contains(&blob) {
-                if self.check_blob(&blob, info)? {
-                    self.passed.insert(blob.clone());
-                } else {
-                    all_ok = false;
-                }
+            self.name.clear();
+            push_blob_name(&mut self.name, &info.digest, info.mode);
+            if self.passed.contains(&self.name) {
+                continue;
             }
-            paths.push(path.clone());
-            blob_paths.push(blob);
+            if self.check_blob(info)? {
+                self.passed.insert(&self.name);
+            } else {
+                all_ok = false;
+            }
         }
-        Ok((all_ok, paths, blob_paths))
+        Ok(all_ok)
     }
 
-    fn check_blob(&mut self, blob: &str, info: &PackageFileInfo) -> Result<bool, ReadError> {
-        let meta = match fs::metadata(blob) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
-            Err(error) => return Err(io_error("stat", blob, error)),
+    /// `(mtime in ms as Node computes `mtimeMs`, size)`, `None` when the blob does not exist.
+    fn stat(&self) -> Result<Option<(f64, u64)>, ReadError> {
+        let result = match (&self.files_dir, CString::new(self.name.as_bytes())) {
+            (Some(dir), Ok(name)) => {
+                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+                // SAFETY: a valid directory fd, a NUL-terminated name, and a `stat` buffer the
+                // kernel fills completely on success.
+                let rc =
+                    unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
+                if rc == 0 {
+                    // SAFETY: fstatat succeeded.
+                    let st = unsafe { st.assume_init() };
+                    Ok((
+                        st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6,
+                        st.st_size as u64,
+                    ))
+                } else {
+                    Err(io::Error::last_os_error())
+                }
+            }
+            _ => fs::metadata(self.full_path()).map(|m| {
+                (
+                    m.mtime() as f64 * 1e3 + m.mtime_nsec() as f64 / 1e6,
+                    m.len(),
+                )
+            }),
         };
-        // Node's `stat.mtimeMs`, computed as Node computes it.
-        let mtime_ms = meta.mtime() as f64 * 1e3 + meta.mtime_nsec() as f64 / 1e6;
+        match result {
+            Ok(stat) => Ok(Some(stat)),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(io_error("stat", &self.full_path(), error)),
+        }
+    }
+
+    fn full_path(&self) -> String {
+        format!("{}{SEP}files{SEP}{}", self.store_dir, self.name)
+    }
+
+    fn check_blob(&mut self, info: &PackageFileInfo) -> Result<bool, ReadError> {
+        let Some((mtime_ms, size)) = self.stat()? else {
+            return Ok(false);
+        };
         // Trusted fast path: the blob was not touched since the row recorded it as checked.
         if mtime_ms - info.checked_at.unwrap_or(0.0) <= 100.0 {
             return Ok(true);
         }
-        if meta.len() != info.size {
-            remove_blob(blob)?;
+        let blob = self.full_path();
+        if size != info.size {
+            remove_blob(&blob)?;
             return Ok(false);
         }
         let started = Instant::now();
-        let Some(actual) = hash_file(self.algo, blob)? else {
+        let Some(actual) = hash_file(self.algo, &blob)? else {
             // Vanished meanwhile, or an algorithm we cannot compute: nothing was hashed.
             return Ok(false);
         };
         self.tally.files += 1;
         self.tally.ms += started.elapsed().as_secs_f64() * 1e3;
         if actual != info.digest {
-            remove_blob(blob)?;
+            remove_blob(&blob)?;
             return Ok(false);
         }
         Ok(true)
@@ -637,10 +755,15 @@ fn hash_file(algo: &str, path: &str) -> Result<Option<String>, ReadError> {
 /// `requiresPrepare` and `remoteSideEffectsQuarantine`. Only rows that mention them (git-hosted
 /// packages, remote side-effects caches; rare) pay for a second, generic decode.
 fn extra_fields(bytes: &[u8]) -> (Option<bool>, Option<Quarantine>) {
-    let mentions = |name: &[u8]| bytes.windows(name.len()).any(|w| w == name);
-    let has_prepare = mentions(b"requiresPrepare");
-    let has_quarantine = mentions(b"remoteSideEffectsQuarantine");
-    if !has_prepare && !has_quarantine {
+    // The row's own field names are the first record definition, at the very start.
+    let mentions_extras = match msgpackr::Decoder::new(bytes).record() {
+        Ok(msgpackr::Next::Record(shape)) => shape
+            .keys
+            .iter()
+            .any(|k| k == "requiresPrepare" || k == "remoteSideEffectsQuarantine"),
+        _ => false,
+    };
+    if !mentions_extras {
         return (None, None);
     }
     let Ok(row) = msgpackr::decode(bytes) else {

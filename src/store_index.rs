@@ -180,16 +180,40 @@ impl StoreIndex {
     }
 
     /// The stored bytes of many rows, in the order of `keys` (`None` where there is no row; a
-    /// key given twice gets its row twice). One `WHERE key IN (…)` statement per
-    /// [`KEYS_PER_STATEMENT`] keys, all inside one read transaction, so the rows come from one
-    /// snapshot of the database even while other connections or processes commit.
+    /// key given twice gets its row twice). See [`StoreIndex::for_each_row`].
     pub fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, IndexError> {
+        let mut rows = vec![None; keys.len()];
+        self.for_each_row(keys, |positions, data| {
+            for &i in &positions[1..] {
+                rows[i] = Some(data.clone());
+            }
+            rows[positions[0]] = Some(data);
+        })?;
+        Ok(rows)
+    }
+
+    /// Hands each stored row of `keys` to `on_row` as soon as SQLite produced it, with the
+    /// positions of its key in `keys` (several if the key repeats); keys without a row are not
+    /// reported. One `WHERE key IN (…)` statement per [`KEYS_PER_STATEMENT`] keys, all inside
+    /// one read transaction, so the rows come from one snapshot of the database even while other
+    /// connections or processes commit. `on_row` runs while the read connection is held: it
+    /// should hand the row off (e.g. spawn its decoding), not process it.
+    pub fn for_each_row(
+        &self,
+        keys: &[&str],
+        mut on_row: impl FnMut(&[usize], Vec<u8>),
+    ) -> Result<(), IndexError> {
         if keys.is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
-        let found = self.with_reader(|conn| {
+        let mut positions: HashMap<&str, Vec<usize>> = HashMap::with_capacity(keys.len());
+        for (i, key) in keys.iter().enumerate() {
+            positions.entry(key).or_default().push(i);
+        }
+        // Keys whose row was handed over: a retry after SQLITE_BUSY does not report them twice.
+        let mut delivered: HashSet<&str> = HashSet::with_capacity(keys.len());
+        self.with_reader(|conn| {
             with_busy_retry(|| {
-                let mut found: HashMap<String, Vec<u8>> = HashMap::with_capacity(keys.len());
                 // A deferred read transaction: the snapshot is taken at the first SELECT and
                 // kept until COMMIT. It never takes the write lock.
                 conn.execute_batch("BEGIN")?;
@@ -197,27 +221,19 @@ impl StoreIndex {
                     let mut stmt = conn.prepare_cached(&in_query(chunk.len()))?;
                     let mut rows = stmt.query(rusqlite::params_from_iter(chunk.iter()))?;
                     while let Some(row) = rows.next()? {
-                        found.insert(row.get(0)?, row.get(1)?);
+                        let key = row.get_ref(0)?.as_str()?;
+                        if let Some((&key, at)) = positions.get_key_value(key) {
+                            if delivered.insert(key) {
+                                on_row(at, row.get(1)?);
+                            }
+                        }
                     }
                     Ok(())
                 });
                 let _ = conn.execute_batch("COMMIT");
-                result.map(|()| found)
+                result
             })
-        })?;
-        let mut found = found;
-        // Rows are moved out, not copied, unless a key repeats.
-        let unique = keys.iter().collect::<HashSet<_>>().len() == keys.len();
-        Ok(keys
-            .iter()
-            .map(|key| {
-                if unique {
-                    found.remove(*key)
-                } else {
-                    found.get(*key).cloned()
-                }
-            })
-            .collect())
+        })
     }
 
     /// Runs `op` on the store's read connection, opening it on first use: a writable open with

@@ -1,6 +1,10 @@
 //! `readPkgs`: pnpm's `readPkgFromCafs` for one key or a lockfile's worth, as one promise.
-//! Results go back as compact arrays (paths, blob paths); the TypeScript layer builds the `Map`s
-//! pnpm's API hands out.
+//!
+//! Results go back compact: a package's relative paths as one NUL-separated string, and its blob
+//! names (the part of each blob path below `<storeDir>/files/`) as another. Creating a JS string
+//! through N-API costs far more than V8 splitting one: a lockfile's worth of file maps is ~40k
+//! paths, which as separate strings took longer to convert than the whole read. The TypeScript
+//! layer splits them and builds the `Map`s pnpm's API hands out.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -41,12 +45,13 @@ pub struct StoredFileInfo {
     pub size: f64,
 }
 
-/// One side-effects entry kept by the read.
+/// One side-effects entry kept by the read (rare: only built packages have them).
 #[napi(object)]
 pub struct SideEffectsEntry {
     pub cache_key: String,
     pub added_paths: Option<Vec<String>>,
-    pub added_blob_paths: Option<Vec<String>>,
+    /// Blob names (below `files/`) of the added files, parallel to `addedPaths`.
+    pub added_blob_names: Option<Vec<String>>,
     /// The stored infos of the added files, parallel to `addedPaths`.
     pub added_infos: Option<Vec<StoredFileInfo>>,
     pub deleted: Option<Vec<String>>,
@@ -64,9 +69,12 @@ pub struct ReadPkgEntry {
     pub error: Option<NativeError>,
     pub found: bool,
     pub verified: bool,
-    /// Relative paths in the row's order; `blobPaths[i]` is the blob of `paths[i]`.
-    pub paths: Option<Vec<String>>,
-    pub blob_paths: Option<Vec<String>>,
+    /// How many files the package has (`paths`/`blobNames` are empty strings when 0).
+    pub file_count: u32,
+    /// Relative paths in the row's order, joined with NUL.
+    pub paths: Option<String>,
+    /// Each file's blob path without the `<storeDir><sep>files<sep>` prefix, joined with NUL.
+    pub blob_names: Option<String>,
     /// The row's manifest as JSON; absent when it is `undefined`.
     pub manifest_json: Option<String>,
     pub requires_build: bool,
@@ -148,10 +156,11 @@ fn run(opts: &ReadPkgsOptions) -> ReadPkgsResult {
             })
         })
         .collect();
-    match read_pkg::read_pkgs(&store.index, &req, &keys, &expected) {
-        Ok((results, Tally { files, ms })) => ReadPkgsResult {
+    // Answers become their JS-bound form on the pool threads, in parallel.
+    match read_pkg::read_pkgs_map(&store.index, &req, &keys, &expected, |_, r| entry(r)) {
+        Ok((entries, Tally { files, ms })) => ReadPkgsResult {
             error: None,
-            entries: results.into_iter().map(entry).collect(),
+            entries,
             verified_files: files,
             verified_ms: ms,
         },
@@ -164,8 +173,9 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
         error: None,
         found: false,
         verified: false,
+        file_count: 0,
         paths: None,
-        blob_paths: None,
+        blob_names: None,
         manifest_json: None,
         requires_build: false,
         side_effects: None,
@@ -184,8 +194,10 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
             let pkg = *pkg;
             out.found = true;
             out.verified = pkg.verified;
-            out.paths = Some(pkg.paths);
-            out.blob_paths = Some(pkg.blob_paths);
+            out.file_count = pkg.files.len() as u32;
+            let (paths, blob_names) = joined(&pkg.files);
+            out.paths = Some(paths);
+            out.blob_names = Some(blob_names);
             out.manifest_json = pkg
                 .manifest
                 .filter(|m| !matches!(m, crate::value::Value::Undefined))
@@ -195,22 +207,21 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
                 entries
                     .into_iter()
                     .map(|e| {
-                        let (added_paths, added_blob_paths) = match e.added {
-                            Some(added) => {
-                                let (p, b) = added.into_iter().unzip();
-                                (Some(p), Some(b))
-                            }
-                            None => (None, None),
-                        };
+                        let added = e.diff.added.as_ref();
                         SideEffectsEntry {
                             cache_key: e.cache_key,
-                            added_paths,
-                            added_blob_paths,
-                            added_infos: e
-                                .diff
-                                .added
-                                .map(|added| added.iter().map(|(_, i)| info(i)).collect()),
-                            deleted: e.deleted,
+                            added_paths: added.map(|a| a.iter().map(|(p, _)| p.clone()).collect()),
+                            added_blob_names: added.map(|a| {
+                                a.iter()
+                                    .map(|(_, i)| {
+                                        let mut name = String::new();
+                                        read_pkg::push_blob_name(&mut name, &i.digest, i.mode);
+                                        name
+                                    })
+                                    .collect()
+                            }),
+                            added_infos: added.map(|a| a.iter().map(|(_, i)| info(i)).collect()),
+                            deleted: e.diff.deleted,
                         }
                     })
                     .collect()
@@ -227,6 +238,21 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
         }
     }
     out
+}
+
+/// The paths and the blob names of `files`, each joined with NUL (which no path can contain).
+fn joined(files: &[(String, PackageFileInfo)]) -> (String, String) {
+    let mut paths = String::with_capacity(files.iter().map(|(p, _)| p.len() + 1).sum());
+    let mut names = String::with_capacity(files.len() * 136);
+    for (i, (path, info)) in files.iter().enumerate() {
+        if i > 0 {
+            paths.push('\0');
+            names.push('\0');
+        }
+        paths.push_str(path);
+        read_pkg::push_blob_name(&mut names, &info.digest, info.mode);
+    }
+    (paths, names)
 }
 
 fn info(i: &PackageFileInfo) -> StoredFileInfo {

@@ -148,18 +148,15 @@ fn maps_only_without_verification() {
     fs::remove_file(f.blob(&a)).unwrap(); // not noticed without verification
     let (pkg, tally) = f.read("k", false);
     assert!(pkg.verified);
-    assert_eq!(pkg.paths, ["a.js", "bin/x"]);
-    assert_eq!(pkg.blob_paths, [f.blob(&a), f.blob(&x)]);
-    assert!(pkg.blob_paths[1].ends_with("-exec"));
+    assert_eq!(pkg.paths().collect::<Vec<_>>(), ["a.js", "bin/x"]);
+    let blobs: Vec<_> = pkg.blob_paths(&f.store_dir).collect();
+    assert_eq!(blobs, [f.blob(&a), f.blob(&x)]);
+    assert!(blobs[1].ends_with("-exec"));
     let side_effects = pkg.side_effects.unwrap();
     assert_eq!(side_effects.len(), 2, "the empty diff is kept");
     assert_eq!(side_effects[0].cache_key, "empty");
-    assert_eq!(side_effects[0].added, None);
-    assert_eq!(
-        side_effects[1].added,
-        Some(vec![("out.node".to_string(), f.blob(&x))])
-    );
-    assert_eq!(side_effects[1].deleted, Some(vec!["a.js".to_string()]));
+    assert_eq!(side_effects[0].diff, SideEffectsDiff::default());
+    assert_eq!(side_effects[1].diff, r.side_effects.as_ref().unwrap()[1].1);
     assert_eq!(tally, Tally::default());
     assert_eq!(pkg.manifest, r.manifest);
 }
@@ -217,7 +214,11 @@ fn a_blob_of_another_size_is_deleted_unhashed_and_every_bad_blob_goes_in_one_pas
     tamper(&f.blob(&c), b"THIRD");
     let (pkg, tally) = f.read("k", true);
     assert!(!pkg.verified);
-    assert_eq!(pkg.paths, ["a", "b", "c"], "all files are still mapped");
+    assert_eq!(
+        pkg.paths().collect::<Vec<_>>(),
+        ["a", "b", "c"],
+        "all files are still mapped"
+    );
     assert_eq!(tally.files, 1, "only c was hashed");
     assert!(!Path::new(&f.blob(&a)).exists());
     assert!(!Path::new(&f.blob(&c)).exists());
@@ -404,7 +405,9 @@ fn batch_reads_sum_the_tally_and_keep_per_key_errors_apart() {
     f.put("broken", &row(vec![("a", no_digest)]));
     let (results, tally) =
         read_pkgs(&f.index, &f.req(true), &["one", "broken", "two"], &[]).unwrap();
-    assert_eq!(tally.files, 2, "one hash per key: the memo is per package");
+    // The blob both packages share is hashed once, or twice when both checked it at the same
+    // moment on two threads: the memo of passed blobs is per call.
+    assert!((1..=2).contains(&tally.files), "{tally:?}");
     assert!(matches!(results[0], Ok(PkgRead::Hit(_))));
     assert!(matches!(
         results[1],
