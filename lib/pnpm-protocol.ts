@@ -10,6 +10,7 @@
  * `cas-native-pnpm swap <pnpm dir>` points a pnpm install at this file (see pnpm-swap.ts).
  */
 import fs from 'node:fs'
+import os from 'node:os'
 import { isMainThread, parentPort } from 'node:worker_threads'
 import * as cas from './index.js'
 
@@ -42,12 +43,25 @@ function toShared (bytes: Uint8Array): Uint8Array {
   return view
 }
 
+const ERRNO_CODES = new Set(Object.keys(os.constants.errno))
+
+/**
+ * pnpm's worker sends system and zlib errors with their own codes (`ENOENT`, `Z_BUF_ERROR`) and
+ * its main thread adds `ERR_PNPM_`; the facade's errors carry the prefixed code already. Sent
+ * unprefixed here too, so the reply is the one pnpm's worker would post.
+ */
+function wireCode (code: string | undefined): string | undefined {
+  if (code == null || !code.startsWith('ERR_PNPM_')) return code
+  const raw = code.slice('ERR_PNPM_'.length)
+  return ERRNO_CODES.has(raw) || raw.startsWith('Z_') ? raw : code
+}
+
 function errorReply (err: unknown, verifiedFileIntegrity: VerifiedFileIntegrity = NO_VERIFICATION): WorkerReply {
   const e = err as { code?: string, message?: string, hint?: string }
   return {
     status: 'error',
     verifiedFileIntegrity,
-    error: { code: e?.code, message: e?.message ?? String(err), hint: e?.hint },
+    error: { code: wireCode(e?.code), message: e?.message ?? String(err), hint: e?.hint },
   }
 }
 

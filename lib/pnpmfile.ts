@@ -104,7 +104,8 @@ async function runBatch (storeDir: string, items: Pending[]): Promise<void> {
     items.forEach((item, i) => item.resolve(results[i].importMethod))
   } catch {
     // A batch stops at its first failure: redo its packages one by one, so each caller gets its
-    // own result or error (packages that were done are skipped by the skip rules).
+    // own result or error. Packages the batch had already imported are skipped by the skip rules
+    // and so report `undefined` (pnpm fails the install on the error anyway).
     await Promise.all(items.map(async (item) => {
       try {
         const result = await cas.importPackage({

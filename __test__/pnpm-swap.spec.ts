@@ -1,0 +1,101 @@
+/**
+ * `cas-native-pnpm swap|restore`: the shim, the backup, idempotence both ways, and the refusals
+ * (unknown pnpm versions, directories that are not pnpm). On stand-in pnpm package dirs (a
+ * package.json and a dist/worker.js); the real CLI runs swapped in pnpm-e2e.spec.ts.
+ */
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { BACKUP_NAME, restorePnpmWorker, swapPnpmWorker } from '../dist/pnpm-swap.js'
+import { node24, repoDir } from './helpers/pnpm-cli.js'
+import { freshDir } from './helpers/trees.js'
+
+const cli = path.join(repoDir, 'dist', 'pnpm-cli.js')
+const ORIGINAL = '// pnpm\'s own worker\n'
+
+function fakePnpm (version: string, name = 'pnpm'): string {
+  const dir = freshDir('fake-pnpm')
+  fs.mkdirSync(path.join(dir, 'dist'))
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, version, type: 'module' }))
+  fs.writeFileSync(path.join(dir, 'dist', 'worker.js'), ORIGINAL)
+  return dir
+}
+
+async function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(node24, [cli, ...args])
+    return { code: 0, stdout, stderr }
+  } catch (err: any) {
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr }
+  }
+}
+
+describe('swap and restore', () => {
+  it('swap writes a shim loading dist/pnpm-worker.js and keeps the original; twice is the same; restore puts it back; twice is a no-op', () => {
+    const dir = fakePnpm('11.28.11')
+    const worker = path.join(dir, 'dist', 'worker.js')
+    expect(swapPnpmWorker(dir).action).toBe('swapped')
+    const shim = fs.readFileSync(worker, 'utf8')
+    expect(shim).toContain(JSON.stringify(path.join(repoDir, 'dist', 'pnpm-worker.js')))
+    expect(fs.readFileSync(path.join(dir, 'dist', BACKUP_NAME), 'utf8')).toBe(ORIGINAL)
+    // A second swap must not back up the shim over the original.
+    expect(swapPnpmWorker(dir).action).toBe('already-swapped')
+    expect(fs.readFileSync(path.join(dir, 'dist', BACKUP_NAME), 'utf8')).toBe(ORIGINAL)
+    expect(fs.readFileSync(worker, 'utf8')).toBe(shim)
+    expect(restorePnpmWorker(dir).action).toBe('restored')
+    expect(fs.readFileSync(worker, 'utf8')).toBe(ORIGINAL)
+    expect(fs.existsSync(path.join(dir, 'dist', BACKUP_NAME))).toBe(false)
+    expect(restorePnpmWorker(dir).action).toBe('not-swapped')
+    expect(fs.readFileSync(worker, 'utf8')).toBe(ORIGINAL)
+  })
+
+  it.each(['11.27.3', '11.29.0', '10.20.0', '12.0.0'])('refuses pnpm %s (protocol not verified) and changes nothing', (version) => {
+    const dir = fakePnpm(version)
+    expect(() => swapPnpmWorker(dir)).toThrow(expect.objectContaining({ code: 'ERR_CAS_NATIVE_UNSUPPORTED_PNPM' }))
+    expect(fs.readFileSync(path.join(dir, 'dist', 'worker.js'), 'utf8')).toBe(ORIGINAL)
+    expect(fs.existsSync(path.join(dir, 'dist', BACKUP_NAME))).toBe(false)
+  })
+
+  it('refuses a directory that is not the pnpm package', () => {
+    expect(() => swapPnpmWorker(fakePnpm('11.28.11', 'not-pnpm'))).toThrow(expect.objectContaining({ code: 'ERR_CAS_NATIVE_NOT_PNPM' }))
+    expect(() => swapPnpmWorker(freshDir('empty'))).toThrow(expect.objectContaining({ code: 'ERR_CAS_NATIVE_NOT_PNPM' }))
+  })
+
+  it('a shim without its backup: restore says how to recover instead of guessing', () => {
+    const dir = fakePnpm('11.28.11')
+    swapPnpmWorker(dir)
+    fs.rmSync(path.join(dir, 'dist', BACKUP_NAME))
+    expect(() => restorePnpmWorker(dir)).toThrow(expect.objectContaining({ code: 'ERR_CAS_NATIVE_NO_BACKUP' }))
+  })
+})
+
+describe('the cas-native-pnpm command', () => {
+  it('swap and restore: exit 0 and say what they did', async () => {
+    const dir = fakePnpm('11.28.0')
+    const swapped = await run('swap', dir)
+    expect(swapped).toMatchObject({ code: 0 })
+    expect(swapped.stdout).toContain('pnpm 11.28.0')
+    expect(swapped.stdout).toContain('now loads @cas/native/pnpm-worker')
+    const restored = await run('restore', dir)
+    expect(restored).toMatchObject({ code: 0 })
+    expect(restored.stdout).toContain('restored')
+  })
+
+  it('an unsupported pnpm: exit 1 with a clear message', async () => {
+    const dir = fakePnpm('11.30.1')
+    const result = await run('swap', dir)
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain('pnpm 11.30.1')
+    expect(result.stderr).toContain('is not supported')
+    expect(result.stderr).toContain('11.28.x')
+    expect(result.stderr).toContain('Nothing was changed')
+  })
+
+  it('bad usage: exit 2 with the usage text', async () => {
+    const result = await run('frobnicate')
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('cas-native-pnpm swap <pnpm package dir>')
+  })
+})

@@ -1,0 +1,242 @@
+/**
+ * `@cas/native/pnpm-worker` against the `dist/worker.js` bundled in the pnpm 11 CLI package:
+ * both run as worker_threads scripts, get the same messages, and their replies are compared
+ * (status, value, index rows as pnpm's main thread commits them, warnings, error shapes), as is
+ * what the requests leave on disk.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { Worker } from 'node:worker_threads'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { StoreIndex } from '@pnpm/store.index'
+import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
+import { freshDir, snapshotTree, comparable } from './helpers/trees.js'
+import { pnpmPackageDir, repoDir } from './helpers/pnpm-cli.js'
+
+const fixtures = tarballFixtures().filter((f) => f.integrity.startsWith('sha512-')).slice(0, 6)
+
+/** One worker thread, one request at a time (as pnpm's pool uses it). */
+class ProtocolWorker {
+  readonly worker: Worker
+  constructor (script: string) {
+    this.worker = new Worker(script)
+  }
+
+  request (message: unknown): Promise<any> {
+    return new Promise((resolve, reject) => {
+      this.worker.once('error', reject)
+      this.worker.once('message', (reply) => {
+        this.worker.off('error', reject)
+        resolve(reply)
+      })
+      this.worker.postMessage(message)
+    })
+  }
+
+  stop (): Promise<number> {
+    return new Promise((resolve) => {
+      this.worker.once('exit', resolve)
+      this.worker.postMessage(false)
+    })
+  }
+}
+
+interface Side { name: 'pnpm' | 'cas', worker: ProtocolWorker, storeDir: string, index: StoreIndex }
+let sides: Side[]
+
+const relativeMap = (m: Map<string, string>, storeDir: string) => [...m].map(([k, v]) => [k, path.relative(storeDir, v)])
+const noCheckedAt = (row: any) => row == null ? row : { ...row, files: new Map([...row.files].map(([k, v]: any) => [k, { ...v, checkedAt: 0 }])) }
+
+async function both (message: (side: Side) => unknown): Promise<[any, any]> {
+  const [a, b] = await Promise.all(sides.map((s) => s.worker.request(message(s))))
+  return [a, b]
+}
+
+beforeAll(() => {
+  sides = [
+    { name: 'pnpm', script: path.join(pnpmPackageDir, 'dist', 'worker.js') },
+    { name: 'cas', script: path.join(repoDir, 'dist', 'pnpm-worker.js') },
+  ].map(({ name, script }) => {
+    const storeDir = freshStoreDir(`proto-${name}`)
+    fs.mkdirSync(storeDir, { recursive: true })
+    return { name: name as Side['name'], worker: new ProtocolWorker(script), storeDir, index: new StoreIndex(storeDir) }
+  })
+})
+
+afterAll(async () => {
+  for (const s of sides ?? []) {
+    s.index.close()
+    await s.worker.worker.terminate()
+  }
+})
+
+describe('init-store', () => {
+  it('replies success with no value and creates the 256 shards', async () => {
+    const [theirs, ours] = await both((s) => ({ type: 'init-store', storeDir: s.storeDir }))
+    expect(ours).toEqual(theirs)
+    expect(ours).toEqual({ status: 'success' })
+    expect(fs.readdirSync(path.join(sides[1].storeDir, 'files')).sort()).toEqual(fs.readdirSync(path.join(sides[0].storeDir, 'files')).sort())
+  })
+})
+
+describe('extract', () => {
+  it('replies with pnpm\'s value and index rows (a Uint8Array over a SharedArrayBuffer), committed the way pnpm\'s main thread does', async () => {
+    for (const f of fixtures) {
+      const [theirs, ours] = await both((s) => ({
+        type: 'extract', buffer: new Uint8Array(f.buffer), storeDir: s.storeDir, integrity: f.integrity, filesIndexFile: f.key, readManifest: true, pkg: { name: f.name, version: f.version },
+      }))
+      expect(Object.keys(ours).sort()).toEqual(Object.keys(theirs).sort())
+      expect(ours.status).toBe('success')
+      expect(relativeMap(ours.value.filesMap, sides[1].storeDir)).toEqual(relativeMap(theirs.value.filesMap, sides[0].storeDir))
+      expect({ ...ours.value, filesMap: null }).toEqual({ ...theirs.value, filesMap: null })
+      expect(ours.indexWrites.map((w: any) => w.key)).toEqual(theirs.indexWrites.map((w: any) => w.key))
+      for (const w of ours.indexWrites) {
+        expect(w.buffer).toBeInstanceOf(Uint8Array)
+        expect(w.buffer.buffer).toBeInstanceOf(SharedArrayBuffer)
+        expect(w.buffer.buffer.byteLength).toBe(w.buffer.byteLength)
+      }
+      sides[0].index.setRawMany(theirs.indexWrites)
+      sides[1].index.setRawMany(ours.indexWrites)
+      expect(noCheckedAt(sides[1].index.get(f.key))).toEqual(noCheckedAt(sides[0].index.get(f.key)))
+    }
+  })
+
+  it('without a locked integrity: the computed one, and the row filed under it too (pkgId)', async () => {
+    const f = fixtures[1]
+    const [theirs, ours] = await both((s) => ({ type: 'extract', buffer: new Uint8Array(f.buffer), storeDir: s.storeDir, filesIndexFile: 'no-integrity-key', pkgId: `${f.name}@${f.version}` }))
+    expect(ours.value.integrity).toBe(theirs.value.integrity)
+    expect(ours.indexWrites.map((w: any) => w.key)).toEqual(theirs.indexWrites.map((w: any) => w.key))
+    expect(ours.indexWrites).toHaveLength(2)
+  })
+
+  it('a tarball given by path (tarballFile)', async () => {
+    const f = fixtures[2]
+    const file = path.join(freshDir('proto-file'), 'pkg.tgz')
+    fs.writeFileSync(file, f.buffer)
+    const [theirs, ours] = await both((s) => ({ type: 'extract', tarballFile: file, storeDir: s.storeDir, integrity: f.integrity, filesIndexFile: 'by-path' }))
+    expect(ours.status).toBe('success')
+    expect({ ...ours.value, filesMap: null }).toEqual({ ...theirs.value, filesMap: null })
+    expect([...ours.value.filesMap.keys()]).toEqual([...theirs.value.filesMap.keys()])
+  })
+
+  it('an integrity mismatch: the same integrity_validation_failed reply', async () => {
+    const f = fixtures[0]
+    const [theirs, ours] = await both((s) => ({ type: 'extract', buffer: new Uint8Array(f.buffer), storeDir: s.storeDir, integrity: fixtures[1].integrity, filesIndexFile: 'bad' }))
+    expect(ours).toEqual(theirs)
+    expect(ours.error.type).toBe('integrity_validation_failed')
+  })
+
+  it('a corrupt gzip stream and a bad ignore pattern: the same error code and message', async () => {
+    const corrupt = new Uint8Array(fixtures[0].buffer.subarray(0, 100))
+    for (const extra of [{ buffer: corrupt }, { buffer: new Uint8Array(fixtures[0].buffer), ignoreFilePattern: '(' }]) {
+      const [theirs, ours] = await both((s) => ({ type: 'extract', storeDir: s.storeDir, filesIndexFile: 'corrupt', ...extra }))
+      expect(ours.status).toBe('error')
+      expect({ code: ours.error.code, message: ours.error.message }).toEqual({ code: theirs.error.code, message: theirs.error.message })
+    }
+  })
+})
+
+describe('readPkgFromCafs', () => {
+  it('a stored package, verified: the same value, warnings and verified-file count', async () => {
+    for (const f of fixtures) {
+      const [theirs, ours] = await both((s) => ({
+        type: 'readPkgFromCafs', filesIndexFile: f.key, storeDir: s.storeDir, verifyStoreIntegrity: true, expectedPkg: { name: f.name, version: f.version },
+      }))
+      expect(Object.keys(ours).sort()).toEqual(Object.keys(theirs).sort())
+      expect(ours.warnings).toEqual(theirs.warnings)
+      expect(ours.verifiedFileIntegrity.files).toBe(theirs.verifiedFileIntegrity.files)
+      expect(relativeMap(ours.value.files.filesMap, sides[1].storeDir)).toEqual(relativeMap(theirs.value.files.filesMap, sides[0].storeDir))
+      const strip = (v: any) => ({ ...v, files: { ...v.files, filesMap: null } })
+      expect(strip(ours.value)).toEqual(strip(theirs.value))
+    }
+  })
+
+  it('a missing row: the same miss reply', async () => {
+    const [theirs, ours] = await both((s) => ({ type: 'readPkgFromCafs', filesIndexFile: 'nope', storeDir: s.storeDir, verifyStoreIntegrity: true }))
+    expect(ours).toEqual(theirs)
+    expect(ours.value).toEqual({ verified: false, pkgFilesIndex: null })
+  })
+
+  it('a name mismatch: the same error (code, message, hint); non-strict: the same warning', async () => {
+    const f = fixtures[0]
+    const msg = (s: Side, strict: boolean) => ({ type: 'readPkgFromCafs', filesIndexFile: f.key, storeDir: s.storeDir, verifyStoreIntegrity: false, strictStorePkgContentCheck: strict, expectedPkg: { name: 'other', version: f.version } })
+    const [theirs, ours] = await both((s) => msg(s, true))
+    expect(ours.status).toBe('error')
+    expect(ours.error).toEqual(theirs.error)
+    const [theirs2, ours2] = await both((s) => msg(s, false))
+    expect(ours2.warnings).toEqual(theirs2.warnings)
+    expect(ours2.warnings).toHaveLength(1)
+  })
+})
+
+describe('link, symlinkAllModules, hardLinkDir', () => {
+  it('import the same trees with the same reply', async () => {
+    const f = fixtures[0]
+    const targets = new Map<string, string>()
+    for (const s of sides) targets.set(s.name, path.join(freshDir(`proto-link-${s.name}`), 'node_modules', f.name))
+    const reads = await both((s) => ({ type: 'readPkgFromCafs', filesIndexFile: f.key, storeDir: s.storeDir, verifyStoreIntegrity: false }))
+    const [theirs, ours] = await Promise.all(sides.map((s, i) => s.worker.request({
+      type: 'link', storeDir: s.storeDir, packageImportMethod: 'copy', filesResponse: reads[i].value.files, targetDir: targets.get(s.name), force: false, keepModulesDir: false,
+    })))
+    expect(ours).toEqual(theirs)
+    expect(ours).toEqual({ status: 'success', value: { isBuilt: false, importMethod: 'copy' } })
+    const tree = (s: Side) => comparable(snapshotTree(targets.get(s.name)!))
+    expect(tree(sides[1])).toEqual(tree(sides[0]))
+    // Again: already there, nothing done.
+    const again = await both((s) => ({ type: 'link', storeDir: s.storeDir, packageImportMethod: 'copy', filesResponse: reads[sides.indexOf(s)].value.files, targetDir: targets.get(s.name), force: false }))
+    expect(again[1]).toEqual(again[0])
+
+    const deps = (s: Side) => [{ name: 'app', modules: path.join(path.dirname(targets.get(s.name)!), '..', 'app-modules'), children: { [f.name]: targets.get(s.name)! } }]
+    const [t2, o2] = await both((s) => ({ type: 'symlinkAllModules', deps: deps(s) }))
+    expect(o2).toEqual(t2)
+    expect(o2).toEqual({ status: 'success' })
+    const [t3, o3] = await both((s) => ({ type: 'symlinkAllModules', deps: [{ name: 'app', modules: deps(s)[0].modules, children: { '../evil': targets.get(s.name)! } }] }))
+    expect(o3.status).toBe('error')
+    expect(o3.error.code).toBe(t3.error.code)
+
+    const [t4, o4] = await both((s) => ({ type: 'hardLinkDir', src: targets.get(s.name), destDirs: [`${targets.get(s.name)}-copy`] }))
+    expect(o4).toEqual(t4)
+    expect(comparable(snapshotTree(`${targets.get('cas')}-copy`))).toEqual(comparable(snapshotTree(`${targets.get('pnpm')}-copy`)))
+  })
+
+  it('a failing import: the same error code and message (pnpm\'s main thread adds the prefix)', async () => {
+    const targets = sides.map(() => path.join(freshDir('proto-fail'), 'x'))
+    const [theirs, ours] = await both((s) => ({
+      type: 'link', storeDir: s.storeDir, packageImportMethod: 'copy', force: false, targetDir: targets[sides.indexOf(s)],
+      filesResponse: { resolvedFrom: 'store', filesMap: new Map([['index.js', path.join(s.storeDir, 'files', '00', 'missing')]]) },
+    }))
+    expect(ours.status).toBe('error')
+    // The staging dir's name (pid and counter) is each importer's own.
+    const normalize = (message: string, i: number) => message.replace(sides[i].storeDir, '<store>').replace(targets[i], '<target>').replace(/_tmp_[^/]+/, '_tmp_')
+    expect({ code: ours.error.code, message: normalize(ours.error.message, 1) })
+      .toEqual({ code: theirs.error.code, message: normalize(theirs.error.message, 0) })
+  })
+})
+
+describe('add-dir', () => {
+  it('the same value and row for a package directory', async () => {
+    const dir = freshDir('proto-dir')
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'local', version: '1.0.0', scripts: { install: 'x' } }))
+    fs.writeFileSync(path.join(dir, 'index.js'), 'module.exports = 1\n')
+    const [theirs, ours] = await both((s) => ({ type: 'add-dir', storeDir: s.storeDir, dir, filesIndexFile: 'dir-key', readManifest: true, requiresPrepare: true }))
+    expect(ours.status).toBe('success')
+    expect({ ...ours.value, filesMap: null }).toEqual({ ...theirs.value, filesMap: null })
+    expect(relativeMap(ours.value.filesMap, sides[1].storeDir)).toEqual(relativeMap(theirs.value.filesMap, sides[0].storeDir))
+    sides[0].index.setRawMany(theirs.indexWrites)
+    sides[1].index.setRawMany(ours.indexWrites)
+    expect(noCheckedAt(sides[1].index.get('dir-key'))).toEqual(noCheckedAt(sides[0].index.get('dir-key')))
+  })
+})
+
+describe('the worker itself', () => {
+  it('answers an unknown request type with an empty reply, like pnpm\'s', async () => {
+    const [theirs, ours] = await both(() => ({ type: 'no-such-type' }))
+    expect(ours).toBe(theirs)
+    expect(ours).toBeUndefined()
+  })
+
+  it('stops on `false`: exit code 0', async () => {
+    const codes = await Promise.all(sides.map((s) => s.worker.stop()))
+    expect(codes).toEqual([0, 0])
+  })
+})

@@ -1,0 +1,123 @@
+/**
+ * `@cas/native/pnpmfile` called the way pnpm 11 calls it: the `importPackage` hook (batched,
+ * skip rules, per-caller errors) and the fetcher (native extraction with the index row written,
+ * delegation to pnpm's fetcher when it cannot do the job). The real CLI runs it in pnpm-e2e.spec.ts.
+ */
+import fs from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as cas from '../dist/index.js'
+import * as pnpmfile from '../dist/pnpmfile.js'
+import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
+import { comparable, freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
+
+const fixtures = tarballFixtures()
+let filled: FilledStore
+beforeAll(async () => { filled = await storeFilledByPnpm('pnpmfile') }, 120_000)
+
+describe('hooks.importPackage', () => {
+  it('exports what pnpm looks for in a pnpmfile', () => {
+    expect(typeof pnpmfile.hooks.importPackage).toBe('function')
+    expect(pnpmfile.fetchers).toHaveLength(1)
+    expect(typeof pnpmfile.fetchers[0].canFetch).toBe('function')
+    expect(typeof pnpmfile.fetchers[0].fetch).toBe('function')
+  })
+
+  it('imports concurrent calls (one batch) as importPackage would, then skips them', async () => {
+    const root = freshDir('hook')
+    const opts = (filesMap: Map<string, string>) => ({ filesMap, force: false, resolvedFrom: 'store' as const, keepModulesDir: false })
+    const results = await Promise.all(filled.packages.map((p) => pnpmfile.hooks.importPackage(path.join(root, 'hook', p.id), opts(p.filesMap))))
+    for (const r of results) expect(['clone', 'hardlink', 'copy']).toContain(r)
+    // The same trees importPackage makes.
+    for (const p of filled.packages) {
+      const ref = path.join(root, 'ref', p.id)
+      await cas.importPackage({ storeDir: filled.storeDir, targetDir: ref, filesResponse: { filesMap: p.filesMap, resolvedFrom: 'store' }, requiresBuild: p.requiresBuild })
+      expect(comparable(snapshotTree(path.join(root, 'hook', p.id)))).toEqual(comparable(snapshotTree(ref)))
+    }
+    // Already there: nothing done.
+    const again = await Promise.all(filled.packages.map((p) => pnpmfile.hooks.importPackage(path.join(root, 'hook', p.id), opts(p.filesMap))))
+    expect(again).toEqual(filled.packages.map(() => undefined))
+  })
+
+  it('a bad package in a batch fails alone, with its own error; the others are imported', async () => {
+    const root = freshDir('hook-fail')
+    const opts = (filesMap: Map<string, string>) => ({ filesMap, force: false, resolvedFrom: 'store' as const, keepModulesDir: false })
+    const bad = path.join(root, 'bad')
+    const calls = filled.packages.map((p) => pnpmfile.hooks.importPackage(path.join(root, p.id), opts(p.filesMap)))
+    const failing = pnpmfile.hooks.importPackage(bad, opts(new Map([['index.js', path.join(filled.storeDir, 'files', '00', 'missing')]])))
+    const [, error] = await Promise.all([Promise.all(calls), failing.then(() => null, (e) => e)])
+    expect(error).toMatchObject({ code: 'ERR_PNPM_ENOENT' })
+    expect(error.message).toContain(`[importPackage ${bad}]`)
+    for (const p of filled.packages) expect(fs.existsSync(path.join(root, p.id, 'package.json'))).toBe(true)
+  })
+
+  it('packages with install scripts are copied or cloned, never hard-linked into the store', async () => {
+    const storeDir = freshStoreDir('hook-build')
+    const dir = freshDir('hook-build-src')
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'b', version: '1.0.0', scripts: { postinstall: 'node x' } }))
+    fs.writeFileSync(path.join(dir, 'x.js'), '1\n')
+    const { filesMap } = await cas.addFilesFromDir({ storeDir, dir, filesIndexFile: 'b' })
+    const to = path.join(freshDir('hook-build'), 'b')
+    const method = await pnpmfile.hooks.importPackage(to, { filesMap, force: false, resolvedFrom: 'store', keepModulesDir: false })
+    expect(['clone', 'copy']).toContain(method)
+    expect(fs.statSync(path.join(to, 'x.js')).nlink).toBe(1)
+    cas.closeStores()
+  })
+})
+
+describe('fetchers[0]', () => {
+  const fetcher = pnpmfile.fetchers[0]
+  let server: http.Server
+  let registry: string
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const f = fixtures.find((x) => req.url === `/${x.file}`)
+      if (f == null) return res.writeHead(404).end()
+      res.writeHead(200, { 'content-length': f.buffer.length }).end(f.buffer)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    registry = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  })
+  afterAll(async () => { await new Promise((resolve) => server?.close(resolve)) })
+
+  it('takes registry tarballs with an integrity only', () => {
+    expect(fetcher.canFetch('a@1.0.0', { tarball: 'https://registry.npmjs.org/a/-/a-1.0.0.tgz', integrity: 'sha512-x' })).toBe(true)
+    expect(fetcher.canFetch('a@1.0.0', { tarball: 'https://registry.npmjs.org/a/-/a-1.0.0.tgz' })).toBe(false)
+    expect(fetcher.canFetch('a@1.0.0', { tarball: 'https://codeload.github.com/a/b/tar.gz/abc', integrity: 'sha512-x' })).toBe(false)
+    expect(fetcher.canFetch('a@1.0.0', { tarball: 'file:../a.tgz', integrity: 'sha512-x' })).toBe(false)
+    expect(fetcher.canFetch('a@1.0.0', { type: 'git', tarball: 'https://x/a.tgz', integrity: 'sha512-x' } as any)).toBe(false)
+    expect(fetcher.canFetch('a@1.0.0', { type: 'directory' } as any)).toBe(false)
+  })
+
+  it('downloads, extracts natively and writes the row pnpm reads next time', async () => {
+    const f = fixtures[0]
+    const storeDir = freshStoreDir('fetch')
+    const result: any = await fetcher.fetch({ storeDir }, { tarball: `${registry}${f.file}`, integrity: f.integrity }, { filesIndexFile: f.key })
+    expect(result.filesMap.size).toBe(f.files + (result.filesMap.has('package.json') ? 0 : 1))
+    const read = await cas.readPkgFromCafs({ storeDir, verifyStoreIntegrity: true }, f.key)
+    expect(read).toMatchObject({ verified: true })
+    expect(relative((read as any).files.filesMap, storeDir)).toEqual(relative(result.filesMap, storeDir))
+    cas.closeStores()
+  })
+
+  it('hands a 404, an integrity mismatch and a missing store (pnpm 12) back to pnpm', async () => {
+    const f = fixtures[0]
+    const storeDir = freshStoreDir('fetch-delegate')
+    for (const resolution of [
+      { tarball: `${registry}missing.tgz`, integrity: f.integrity },
+      { tarball: `${registry}${f.file}`, integrity: fixtures[1].integrity },
+    ]) {
+      expect(await fetcher.fetch({ storeDir }, resolution, { filesIndexFile: 'k' })).toEqual({ delegate: resolution })
+    }
+    const resolution = { tarball: `${registry}${f.file}`, integrity: f.integrity }
+    expect(await fetcher.fetch(null, resolution, { filesIndexFile: 'k' })).toEqual({ delegate: resolution })
+    expect(await cas.readPkgFromCafs({ storeDir, verifyStoreIntegrity: false }, 'k')).toEqual({ verified: false, pkgFilesIndex: null })
+    cas.closeStores()
+  })
+})
+
+function relative (m: Map<string, string>, storeDir: string): string[][] {
+  return [...m].map(([k, v]) => [k, path.relative(storeDir, v)])
+}
