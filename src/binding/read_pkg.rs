@@ -9,7 +9,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use napi::bindgen_prelude::Object;
+use napi::bindgen_prelude::{Either, Latin1String, Object};
 use napi::{Env, JsDeferred};
 use napi_derive::napi;
 
@@ -72,9 +72,11 @@ pub struct ReadPkgEntry {
     /// How many files the package has (`paths`/`blobNames` are empty strings when 0).
     pub file_count: u32,
     /// Relative paths in the row's order, joined with NUL.
-    pub paths: Option<String>,
+    #[napi(ts_type = "string")]
+    pub paths: Option<JsText>,
     /// Each file's blob path without the `<storeDir><sep>files<sep>` prefix, joined with NUL.
-    pub blob_names: Option<String>,
+    #[napi(ts_type = "string")]
+    pub blob_names: Option<JsText>,
     /// The row's manifest as JSON; absent when it is `undefined`.
     pub manifest_json: Option<String>,
     pub requires_build: bool,
@@ -196,8 +198,8 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
             out.verified = pkg.verified;
             out.file_count = pkg.files.len() as u32;
             let (paths, blob_names) = joined(&pkg.files);
-            out.paths = Some(paths);
-            out.blob_names = Some(blob_names);
+            out.paths = Some(js_text(paths));
+            out.blob_names = Some(js_text(blob_names));
             out.manifest_json = pkg
                 .manifest
                 .filter(|m| !matches!(m, crate::value::Value::Undefined))
@@ -238,6 +240,18 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
         }
     }
     out
+}
+
+/// A string for JS: ASCII text (blob names always, paths nearly always) is handed over as
+/// Latin-1, which V8 copies as is, instead of as UTF-8, which it has to decode.
+type JsText = Either<Latin1String, String>;
+
+fn js_text(s: String) -> JsText {
+    if s.is_ascii() {
+        Either::A(Latin1String::from(s))
+    } else {
+        Either::B(s)
+    }
 }
 
 /// The paths and the blob names of `files`, each joined with NUL (which no path can contain).
