@@ -68,6 +68,16 @@ export function pnpmWorkerScript (): string {
   return path.join(__dirname, 'pnpm-worker.js')
 }
 
+/** A worker that cannot load the addon would fail every install: refuse to swap then. */
+function checkBinding (): void {
+  try {
+    require('./binding.js')
+  } catch (err) {
+    const e = err as { code?: string, message: string }
+    throw new SwapError(e.code ?? 'ERR_CAS_NATIVE_BINDING_NOT_FOUND', `${e.message}\nThe swapped worker would fail the same way: nothing was changed.`)
+  }
+}
+
 /** Makes the pnpm install in `pnpmDir` run `@cas/native/pnpm-worker` as its worker. */
 export function swapPnpmWorker (pnpmDir: string): SwapResult {
   const { version, workerPath, backupPath } = inspect(pnpmDir)
@@ -76,6 +86,7 @@ export function swapPnpmWorker (pnpmDir: string): SwapResult {
       `pnpm ${version} at ${pnpmDir} is not supported: @cas/native speaks the worker protocol of pnpm ${SUPPORTED_PNPM_VERSIONS} only, ` +
       'and a worker that misreads a message would hang or break installs. Nothing was changed.')
   }
+  checkBinding()
   const already = isShim(workerPath)
   if (!already) {
     // The original goes aside first; a second swap never overwrites it with a shim.
