@@ -94,8 +94,7 @@ export interface SymlinkDep {
  */
 export async function symlinkAllModules (opts: { deps: SymlinkDep[] }): Promise<undefined> {
   if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
-  const deps = flattenDeps('deps', opts.deps)
-  const raw = await binding.symlinkAllModules(deps)
+  const raw = await binding.symlinkAllModules(flattenDeps('deps', opts.deps))
   if (raw.error != null) throw new PnpmError(raw.error.code || 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
   return undefined
 }
@@ -172,10 +171,24 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
   checkString('storeDir', opts.storeDir)
   checkOptionalString('packageImportMethod', opts.packageImportMethod)
   if (!Array.isArray(opts.packages)) throw invalidArgument('packages', 'an array', opts.packages)
-  const packages = opts.packages.map((p, i): binding.LinkPackageInput => {
+  // Packages with nothing but a target dir and an index key (a lockfile's usual case) cross
+  // into Rust as two NUL-joined strings; the others as objects, after them.
+  const compactIndex: number[] = []
+  const fullIndex: number[] = []
+  const targetDirs: string[] = []
+  const keys: string[] = []
+  const full: binding.LinkPackageInput[] = []
+  opts.packages.forEach((p, i) => {
     const name = `packages[${i}]`
     if (p == null || typeof p !== 'object') throw invalidArgument(name, 'an object', p)
     checkString(`${name}.targetDir`, p.targetDir)
+    if (p.filesIndexFile != null) checkString(`${name}.filesIndexFile`, p.filesIndexFile)
+    if (isCompact(p)) {
+      compactIndex.push(i)
+      targetDirs.push(p.targetDir)
+      keys.push(p.filesIndexFile!)
+      return
+    }
     checkOptionalString(`${name}.sideEffectsCacheKey`, p.sideEffectsCacheKey)
     checkOptionalString(`${name}.packageImportMethod`, p.packageImportMethod)
     const common = {
@@ -189,36 +202,54 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
       disableRelinkLocalDirDeps: Boolean(p.disableRelinkLocalDirDeps),
       safeToSkip: Boolean(p.safeToSkip),
     }
+    fullIndex.push(i)
     if (p.filesIndexFile != null) {
-      checkString(`${name}.filesIndexFile`, p.filesIndexFile)
-      return { ...common, filesIndexFile: p.filesIndexFile }
+      full.push({ ...common, filesIndexFile: p.filesIndexFile })
+      return
     }
     if (p.filesMap == null) throw invalidArgument(`${name}.filesIndexFile`, 'a non-empty string (or filesMap a Map)', p.filesIndexFile)
     const files = flattenFilesMap(`${name}.filesMap`, p.filesMap)
-    return { ...common, paths: files.paths, blobPaths: files.blobPaths, ...sideEffectsDiff(p.sideEffectsMaps, p.sideEffectsCacheKey) }
+    full.push({ ...common, paths: files.paths, blobPaths: files.blobPaths, ...sideEffectsDiff(p.sideEffectsMaps, p.sideEffectsCacheKey) })
   })
-  const symlinks = opts.symlinks == null ? [] : flattenDeps('symlinks', opts.symlinks)
+  const symlinks = flattenDeps('symlinks', opts.symlinks ?? [])
   const raw = await binding.linkPackages({
     storeDir: opts.storeDir,
     packageImportMethod: opts.packageImportMethod ?? 'auto',
-    packages,
+    compactCount: targetDirs.length,
+    compactTargetDirs: targetDirs.join('\0'),
+    compactFilesIndexFiles: keys.join('\0'),
+    packages: full,
     symlinks,
   })
+  // Native order: the compact packages, then the others.
+  const order = [...compactIndex, ...fullIndex]
   if (raw.error != null) {
     if (raw.errorIndex == null && raw.importMethods.length > 0) {
       throw new PnpmError(raw.error.code || 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
     }
-    const target = raw.errorIndex == null ? '' : opts.packages[raw.errorIndex].targetDir
+    const target = raw.errorIndex == null ? '' : opts.packages[order[raw.errorIndex]].targetDir
     throw importError(target, raw.error)
   }
+  const results = new Array<ImportPackageResult>(order.length)
+  for (let k = 0; k < order.length; k++) {
+    results[order[k]] = { isBuilt: raw.isBuilt[k] === '1', importMethod: METHODS[raw.importMethods[k]] }
+  }
   return {
-    results: raw.importMethods.map((m, i) => ({ isBuilt: raw.isBuilt[i], importMethod: m === '' ? undefined : m })),
+    results,
     counts: raw.counts,
     warnings: raw.warnings,
     importMs: raw.importMs,
     symlinkMs: raw.symlinkMs,
     totalMs: raw.totalMs,
   }
+}
+
+const METHODS: Record<string, string | undefined> = { k: 'clone', h: 'hardlink', c: 'copy', '-': undefined }
+
+function isCompact (p: LinkPackage): boolean {
+  return typeof p.filesIndexFile === 'string' && !p.filesIndexFile.includes('\0') && !p.targetDir.includes('\0') &&
+    p.sideEffectsCacheKey == null && p.packageImportMethod == null && (p.resolvedFrom == null || p.resolvedFrom === 'store') &&
+    !p.requiresBuild && !p.force && !p.keepModulesDir && !p.disableRelinkLocalDirDeps && !p.safeToSkip
 }
 
 function importError (targetDir: string, error: binding.NativeError): PnpmError {
@@ -250,18 +281,33 @@ function flattenFilesMap (name: string, map: unknown): { paths: string[], blobPa
   return { paths, blobPaths }
 }
 
-function flattenDeps (name: string, deps: unknown): binding.SymlinkDepInput[] {
+function flattenDeps (name: string, deps: unknown): binding.SymlinkDepsInput {
   if (!Array.isArray(deps)) throw invalidArgument(name, 'an array', deps)
-  return deps.map((d, i) => {
+  const modules: string[] = []
+  const names: string[] = []
+  const childCounts: number[] = []
+  const aliases: string[] = []
+  const targets: string[] = []
+  deps.forEach((d, i) => {
     if (d == null || typeof d !== 'object') throw invalidArgument(`${name}[${i}]`, 'an object', d)
     if (d.children == null || typeof d.children !== 'object') throw invalidArgument(`${name}[${i}].children`, 'an object', d.children)
     checkString(`${name}[${i}].modules`, d.modules)
     if (typeof d.name !== 'string') throw invalidArgument(`${name}[${i}].name`, 'a string', d.name)
-    const aliases = Object.keys(d.children)
-    const targets = aliases.map((a) => d.children[a])
-    if (targets.some((t) => typeof t !== 'string')) throw invalidArgument(`${name}[${i}].children`, 'an object of strings', d.children)
-    return { aliases, targets, modules: d.modules, name: d.name }
+    let count = 0
+    for (const alias of Object.keys(d.children)) {
+      const target = d.children[alias]
+      if (typeof target !== 'string') throw invalidArgument(`${name}[${i}].children`, 'an object of strings', d.children)
+      if (alias.includes('\0') || target.includes('\0')) throw invalidArgument(`${name}[${i}].children`, 'an object of strings without NUL characters', d.children)
+      aliases.push(alias)
+      targets.push(target)
+      count++
+    }
+    if (d.modules.includes('\0') || d.name.includes('\0')) throw invalidArgument(`${name}[${i}]`, 'strings without NUL characters', d)
+    modules.push(d.modules)
+    names.push(d.name)
+    childCounts.push(count)
   })
+  return { modules: modules.join('\0'), names: names.join('\0'), childCounts, aliases: aliases.join('\0'), targets: targets.join('\0') }
 }
 
 function checkString (name: string, value: unknown): void {

@@ -11,7 +11,9 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::import::{FilesMap, ImportError, ImportMethod, ResolvedFrom, SideEffects, Stats};
+use crate::import::{
+    FilesMap, ImportError, ImportMethod, Imported, ResolvedFrom, SideEffects, Stats,
+};
 use crate::link::{self, BatchPackage, BatchRequest, Counts, FilesSource, LinkError, SymlinkDep};
 use crate::pools;
 
@@ -105,21 +107,31 @@ pub struct LinkPackageInput {
     pub safe_to_skip: Option<bool>,
 }
 
-/// `symlinkAllModules`'s dep with `children` as two parallel arrays (object key order).
+/// `symlinkAllModules`'s deps in compact form: per dep its `modules` dir and `name`
+/// (NUL-joined) and how many children it has; all children's aliases and targets NUL-joined,
+/// dep after dep, in object key order.
 #[napi(object)]
-pub struct SymlinkDepInput {
-    pub aliases: Vec<String>,
-    pub targets: Vec<String>,
+pub struct SymlinkDepsInput {
     pub modules: String,
-    pub name: String,
+    pub names: String,
+    pub child_counts: Vec<u32>,
+    pub aliases: String,
+    pub targets: String,
 }
 
 #[napi(object)]
 pub struct LinkPackagesOptions {
     pub store_dir: String,
     pub package_import_method: String,
+    /// The common case in compact form (one string per column instead of an object per
+    /// package: converting a lockfile's worth of objects costs more than linking a few of
+    /// them): `compactCount` packages with only a target dir and an index key, NUL-joined.
+    pub compact_count: Option<u32>,
+    pub compact_target_dirs: Option<String>,
+    pub compact_files_index_files: Option<String>,
+    /// Packages with other options (after the compact ones, in the results too).
     pub packages: Vec<LinkPackageInput>,
-    pub symlinks: Vec<SymlinkDepInput>,
+    pub symlinks: SymlinkDepsInput,
 }
 
 #[napi(object)]
@@ -128,9 +140,11 @@ pub struct LinkPackagesResult {
     pub error: Option<NativeError>,
     /// The package `error` belongs to; absent for a symlink failure.
     pub error_index: Option<u32>,
-    /// Per package: `clone`, `hardlink`, `copy`, or `""` when it was already there (or failed).
-    pub import_methods: Vec<String>,
-    pub is_built: Vec<bool>,
+    /// One character per package: `k` clone, `h` hardlink, `c` copy, `-` already there (or
+    /// failed).
+    pub import_methods: String,
+    /// One character per package: `1` when its side-effects diff was applied, else `0`.
+    pub is_built: String,
     pub counts: LinkCounts,
     pub warnings: Vec<String>,
     pub import_ms: f64,
@@ -138,18 +152,66 @@ pub struct LinkPackagesResult {
     pub total_ms: f64,
 }
 
-fn symlink_deps(deps: Vec<SymlinkDepInput>) -> Vec<SymlinkDep> {
-    deps.into_iter()
-        .map(|d| SymlinkDep {
-            children: d
-                .aliases
-                .into_iter()
-                .zip(d.targets.into_iter().map(PathBuf::from))
-                .collect(),
-            modules: PathBuf::from(d.modules),
-            name: d.name,
+/// `n` NUL-separated fields of `joined` (`n` = 0 for an empty list, 1 for `[""]`).
+fn split_n(joined: &str, n: usize) -> Result<Vec<&str>, ImportError> {
+    let parts: Vec<&str> = if n == 0 {
+        vec![]
+    } else {
+        joined.split('\0').collect()
+    };
+    if parts.len() != n {
+        return Err(ImportError::linking_failed(format!(
+            "malformed batch: expected {n} fields, got {}",
+            parts.len()
+        )));
+    }
+    Ok(parts)
+}
+
+fn symlink_deps(deps: &SymlinkDepsInput) -> Result<Vec<SymlinkDep>, ImportError> {
+    let n = deps.child_counts.len();
+    let modules = split_n(&deps.modules, n)?;
+    let names = split_n(&deps.names, n)?;
+    let total: usize = deps.child_counts.iter().map(|&c| c as usize).sum();
+    let aliases = split_n(&deps.aliases, total)?;
+    let targets = split_n(&deps.targets, total)?;
+    let mut at = 0;
+    Ok((0..n)
+        .map(|i| {
+            let count = deps.child_counts[i] as usize;
+            let children = (at..at + count)
+                .map(|k| (aliases[k].to_string(), PathBuf::from(targets[k])))
+                .collect();
+            at += count;
+            SymlinkDep {
+                children,
+                modules: PathBuf::from(modules[i]),
+                name: names[i].to_string(),
+            }
         })
-        .collect()
+        .collect())
+}
+
+fn compact_packages(opts: &LinkPackagesOptions) -> Result<Vec<BatchPackage>, ImportError> {
+    let n = opts.compact_count.unwrap_or(0) as usize;
+    let targets = split_n(opts.compact_target_dirs.as_deref().unwrap_or(""), n)?;
+    let keys = split_n(opts.compact_files_index_files.as_deref().unwrap_or(""), n)?;
+    Ok(targets
+        .into_iter()
+        .zip(keys)
+        .map(|(target, key)| BatchPackage {
+            target_dir: PathBuf::from(target),
+            source: FilesSource::IndexKey(key.to_string()),
+            side_effects_cache_key: None,
+            requires_build: false,
+            force: false,
+            keep_modules_dir: false,
+            safe_to_skip: false,
+            disable_relink_local_dir_deps: false,
+            resolved_from: ResolvedFrom::Store,
+            method: None,
+        })
+        .collect())
 }
 
 fn batch_package(p: LinkPackageInput) -> Result<BatchPackage, ImportError> {
@@ -208,8 +270,8 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
     let fail = |error: NativeError, index: Option<u32>| LinkPackagesResult {
         error: Some(error),
         error_index: index,
-        import_methods: vec![],
-        is_built: vec![],
+        import_methods: String::new(),
+        is_built: String::new(),
         counts: LinkCounts::default(),
         warnings: vec![],
         import_ms: 0.0,
@@ -224,38 +286,49 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                 Ok(m) => m,
                 Err(e) => return fail(import_error(e), None),
             };
-            let mut packages = Vec::with_capacity(opts.packages.len());
+            let (mut packages, symlinks) = match compact_packages(&opts)
+                .and_then(|p| Ok((p, symlink_deps(&opts.symlinks)?)))
+            {
+                Ok(parsed) => parsed,
+                Err(e) => return fail(import_error(e), None),
+            };
+            let offset = packages.len();
             for (i, p) in opts.packages.into_iter().enumerate() {
                 match batch_package(p) {
                     Ok(p) => packages.push(p),
-                    Err(e) => return fail(import_error(e), Some(i as u32)),
+                    Err(e) => return fail(import_error(e), Some((offset + i) as u32)),
                 }
             }
             let req = BatchRequest {
                 store_dir: PathBuf::from(opts.store_dir),
                 method,
                 packages,
-                symlinks: symlink_deps(opts.symlinks),
+                symlinks,
             };
             let stats = Stats::default();
             let outcome = link::link_batch(&req, &stats);
             let mut error = None;
             let mut error_index = None;
-            let mut import_methods = Vec::with_capacity(outcome.packages.len());
-            let mut is_built = Vec::with_capacity(outcome.packages.len());
+            let mut import_methods = String::with_capacity(outcome.packages.len());
+            let mut is_built = String::with_capacity(outcome.packages.len());
             for (i, p) in outcome.packages.into_iter().enumerate() {
                 match p {
                     Ok(p) => {
-                        import_methods.push(p.imported.map_or("", |m| m.as_str()).to_string());
-                        is_built.push(p.is_built);
+                        import_methods.push(match p.imported {
+                            Some(Imported::Clone) => 'k',
+                            Some(Imported::Hardlink) => 'h',
+                            Some(Imported::Copy) => 'c',
+                            None => '-',
+                        });
+                        is_built.push(if p.is_built { '1' } else { '0' });
                     }
                     Err(e) => {
                         if error.is_none() {
                             error = Some(import_error(e));
                             error_index = Some(i as u32);
                         }
-                        import_methods.push(String::new());
-                        is_built.push(false);
+                        import_methods.push('-');
+                        is_built.push('0');
                     }
                 }
             }
@@ -305,12 +378,14 @@ fn link_panic(msg: String) -> LinkResult {
 
 /// pnpm's `symlinkAllModules`: each dep's children linked into its `modules` dir.
 #[napi(ts_return_type = "Promise<LinkResult>")]
-pub fn symlink_all_modules(env: &Env, deps: Vec<SymlinkDepInput>) -> napi::Result<Object<'_>> {
+pub fn symlink_all_modules(env: &Env, deps: SymlinkDepsInput) -> napi::Result<Object<'_>> {
     on_link_pool(
         env,
         move || {
             let stats = Stats::default();
-            let result = link::symlink_all_modules(&symlink_deps(deps), &stats);
+            let result = symlink_deps(&deps)
+                .map_err(LinkError::from)
+                .and_then(|deps| link::symlink_all_modules(&deps, &stats));
             link_result(result, &stats)
         },
         link_panic,
