@@ -218,8 +218,17 @@ export declare function linkPackages(opts: LinkPackagesOptions): Promise<LinkPac
 export interface LinkPackagesOptions {
   storeDir: string
   packageImportMethod: string
+  /**
+   * The common case in compact form (one string per column instead of an object per
+   * package: converting a lockfile's worth of objects costs more than linking a few of
+   * them): `compactCount` packages with only a target dir and an index key, NUL-joined.
+   */
+  compactCount?: number
+  compactTargetDirs?: string
+  compactFilesIndexFiles?: string
+  /** Packages with other options (after the compact ones, in the results too). */
   packages: Array<LinkPackageInput>
-  symlinks: Array<SymlinkDepInput>
+  symlinks: SymlinkDepsInput
 }
 
 export interface LinkPackagesResult {
@@ -227,9 +236,13 @@ export interface LinkPackagesResult {
   error?: NativeError
   /** The package `error` belongs to; absent for a symlink failure. */
   errorIndex?: number
-  /** Per package: `clone`, `hardlink`, `copy`, or `""` when it was already there (or failed). */
-  importMethods: Array<string>
-  isBuilt: Array<boolean>
+  /**
+   * One character per package: `k` clone, `h` hardlink, `c` copy, `-` already there (or
+   * failed).
+   */
+  importMethods: string
+  /** One character per package: `1` when its side-effects diff was applied, else `0`. */
+  isBuilt: string
   counts: LinkCounts
   warnings: Array<string>
   importMs: number
@@ -338,12 +351,17 @@ export interface StoredFileInfo {
 }
 
 /** pnpm's `symlinkAllModules`: each dep's children linked into its `modules` dir. */
-export declare function symlinkAllModules(deps: Array<SymlinkDepInput>): Promise<LinkResult>
+export declare function symlinkAllModules(deps: SymlinkDepsInput): Promise<LinkResult>
 
-/** `symlinkAllModules`'s dep with `children` as two parallel arrays (object key order). */
-export interface SymlinkDepInput {
-  aliases: Array<string>
-  targets: Array<string>
+/**
+ * `symlinkAllModules`'s deps in compact form: per dep its `modules` dir and `name`
+ * (NUL-joined) and how many children it has; all children's aliases and targets NUL-joined,
+ * dep after dep, in object key order.
+ */
+export interface SymlinkDepsInput {
   modules: string
-  name: string
+  names: string
+  childCounts: Array<number>
+  aliases: string
+  targets: string
 }
