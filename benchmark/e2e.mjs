@@ -1,0 +1,257 @@
+#!/usr/bin/env node
+/**
+ * End-to-end install benchmark (issue 5, point 3): the alotta-modules project (~1355 packages)
+ * installed by real package-manager CLIs with `install --frozen-lockfile --offline` from a warm
+ * store into a fresh `node_modules`:
+ *
+ *   pnpm11         — stock pnpm 11 (the `pnpm` devDependency), on Node 24;
+ *   pnpm11+plugin  — the same with `.pnpmfile.cjs` = `module.exports = require('@cas/native/pnpmfile')`
+ *                    (its importPackage hook does the linking; the lockfile carries the pnpmfile's
+ *                    checksum, as pnpm writes it);
+ *   pnpm11+worker  — a copy of the same pnpm package with `dist/worker.js` swapped for
+ *                    `@cas/native/pnpm-worker` (`cas-native-pnpm swap`);
+ *   pnpm12         — the `pnpm@12` npm package (pnpm's Rust CLI), for reference, installed into
+ *                    benchmark/.work/pnpm12 with npm on first use.
+ *
+ * The store is filled once per benchmark run, untimed, by `@cas/native` from the corpus
+ * `node benchmark/download.mjs` fetched (all four read the same store: pnpm 11 and 12 share the
+ * v11 layout). Every timed run installs into a new project directory (never one just deleted:
+ * /work/shared/BENCHMARKING.md trap 1), with a private HOME/XDG, `--config.ignore-scripts=true`
+ * for all; `sync` before each run. One untimed warm-up per variant, then `--rounds` rounds with
+ * the order rotating. Timed: the CLI process, spawn to exit.
+ *
+ * Sanity checks (a failure exits non-zero and RESULTS.md is left alone): every run exits 0, and
+ * every run's node_modules has the same entries in `node_modules/.pnpm` and the same direct
+ * dependencies as stock pnpm 11's.
+ *
+ * Usage: node benchmark/e2e.mjs [--rounds N] [--only a,b] [--no-write] [--keep]
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import crypto from 'node:crypto'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { benchmarkDir, loadCorpus } from './corpus.mjs'
+
+const repoDir = dirname(benchmarkDir)
+const { values: opts } = parseArgs({
+  allowNegative: true,
+  options: {
+    rounds: { type: 'string', default: '5' },
+    only: { type: 'string' },
+    write: { type: 'boolean', default: true },
+    keep: { type: 'boolean', default: false },
+  },
+})
+const rounds = Number.parseInt(opts.rounds, 10)
+if (!(rounds >= 1)) throw new Error(`--rounds must be a positive integer, got ${opts.rounds}`)
+const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm12']
+const variants = opts.only == null ? ALL : opts.only.split(',')
+for (const v of variants) if (!ALL.includes(v)) throw new Error(`unknown variant ${v}; one of ${ALL.join(', ')}`)
+const log = (...a) => console.error(...a)
+
+const fixtureDir = join(benchmarkDir, 'fixtures', 'alotta-modules')
+const workDir = join(benchmarkDir, '.work')
+const runDir = join(workDir, `e2e-${process.pid}`)
+mkdirSync(runDir, { recursive: true })
+const node24 = join(repoDir, 'node_modules', 'node', 'bin', 'node')
+const pnpm11Dir = join(repoDir, 'node_modules', 'pnpm')
+const pnpm11Version = JSON.parse(readFileSync(join(pnpm11Dir, 'package.json'), 'utf8')).version
+
+// --- pnpm 12 ------------------------------------------------------------------------------
+const PNPM12 = '12.21.0'
+const pnpm12Dir = join(workDir, 'pnpm12')
+function ensurePnpm12 () {
+  const bin = join(pnpm12Dir, 'node_modules', '.bin', 'pnpm')
+  if (!existsSync(bin)) {
+    mkdirSync(pnpm12Dir, { recursive: true })
+    writeFileSync(join(pnpm12Dir, 'package.json'), '{"private":true}\n')
+    log(`installing pnpm@${PNPM12} into ${relative(process.cwd(), pnpm12Dir)}`)
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', `pnpm@${PNPM12}`], { cwd: pnpm12Dir, stdio: 'inherit' })
+  }
+  return bin
+}
+
+// --- the swapped pnpm 11 copy --------------------------------------------------------------
+const { swapPnpmWorker } = await import(join(repoDir, 'dist', 'pnpm-swap.js'))
+function swappedPnpm11 () {
+  const dir = join(runDir, 'pnpm-swapped')
+  cpSync(pnpm11Dir, dir, { recursive: true })
+  swapPnpmWorker(dir)
+  return dir
+}
+
+// --- the project ----------------------------------------------------------------------------
+const PNPMFILE = "module.exports = require('@cas/native/pnpmfile')\n"
+const pnpmfileChecksum = `sha256-${crypto.createHash('sha256').update(PNPMFILE).digest('base64')}`
+const lockfile = readFileSync(join(fixtureDir, 'pnpm-lock.yaml'), 'utf8')
+// What pnpm writes once a pnpmfile is in place (a frozen install checks it).
+const lockfileWithPnpmfile = lockfile.replace('\nimporters:\n', `\npnpmfileChecksum: ${pnpmfileChecksum}\n\nimporters:\n`)
+// The fixture's storeDir line is replaced by --store-dir; minimumReleaseAge 0: offline from the store alone.
+const workspaceYaml = readFileSync(join(fixtureDir, 'pnpm-workspace.yaml'), 'utf8').replace(/^storeDir:.*$/m, '') + '\nminimumReleaseAge: 0\n'
+let projectCounter = 0
+function newProject (variant) {
+  const dir = join(runDir, 'projects', `${variant.replace('+', '-')}-${projectCounter++}`)
+  mkdirSync(dir, { recursive: true })
+  cpSync(join(fixtureDir, 'package.json'), join(dir, 'package.json'))
+  writeFileSync(join(dir, 'pnpm-workspace.yaml'), workspaceYaml)
+  if (variant === 'pnpm11+plugin') {
+    writeFileSync(join(dir, '.pnpmfile.cjs'), PNPMFILE)
+    writeFileSync(join(dir, 'pnpm-lock.yaml'), lockfileWithPnpmfile)
+  } else {
+    writeFileSync(join(dir, 'pnpm-lock.yaml'), lockfile)
+  }
+  return dir
+}
+// `require('@cas/native/pnpmfile')` from the project resolves to this checkout.
+const nodePath = join(runDir, 'node-path')
+mkdirSync(join(nodePath, '@cas'), { recursive: true })
+symlinkSync(repoDir, join(nodePath, '@cas', 'native'), 'dir')
+
+// --- the store ------------------------------------------------------------------------------
+const storeDir = join(runDir, 'store')
+{
+  const cas = await import(join(repoDir, 'dist', 'index.js'))
+  const corpus = loadCorpus()
+  log(`filling the store with ${corpus.length} tarballs (@cas/native, untimed)`)
+  await Promise.all(corpus.map((t) => cas.addFilesFromTarball({ buffer: t.buffer, storeDir: join(storeDir, 'v11'), filesIndexFile: t.key, integrity: t.integrity, url: t.url })))
+  cas.closeStores()
+}
+
+// --- running ---------------------------------------------------------------------------------
+const commands = {}
+for (const v of variants) {
+  if (v === 'pnpm11' || v === 'pnpm11+plugin') commands[v] = [node24, join(pnpm11Dir, 'bin', 'pnpm.mjs')]
+  if (v === 'pnpm11+worker') commands[v] = [node24, join(swappedPnpm11(), 'bin', 'pnpm.mjs')]
+  if (v === 'pnpm12') commands[v] = [ensurePnpm12()]
+}
+const pnpm12Version = variants.includes('pnpm12') ? execFileSync(commands.pnpm12[0], ['--version'], { encoding: 'utf8' }).trim() : undefined
+
+function sandboxEnv (variant) {
+  const home = join(runDir, 'home', variant.replace('+', '-'))
+  const env = {
+    PATH: `${dirname(node24)}:${process.env.PATH}`,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
+    TMPDIR: os.tmpdir(),
+  }
+  if (variant === 'pnpm11+plugin') env.NODE_PATH = nodePath
+  for (const d of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) mkdirSync(d, { recursive: true })
+  return env
+}
+
+function install (variant) {
+  const projectDir = newProject(variant)
+  const [cmd, ...pre] = commands[variant]
+  const args = [...pre, 'install', '--frozen-lockfile', '--offline', `--store-dir=${storeDir}`,
+    '--config.ignore-scripts=true', '--config.update-notifier=false', '--config.registry=http://127.0.0.1:9/', '--reporter=silent']
+  execFileSync('sync')
+  return new Promise((resolve) => {
+    const start = process.hrtime.bigint()
+    const child = spawn(cmd, args, { cwd: projectDir, env: sandboxEnv(variant), stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.on('data', (d) => { output += d })
+    child.stderr.on('data', (d) => { output += d })
+    child.on('close', (code) => resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, code, output, projectDir }))
+  })
+}
+
+/** What must match stock pnpm 11's install: the virtual store's entries and the direct dependencies. */
+function shape (projectDir) {
+  const list = (d) => existsSync(d) ? readdirSync(d).filter((n) => !n.startsWith('.')).sort() : []
+  const pnpmDir = join(projectDir, 'node_modules', '.pnpm')
+  return { virtualStore: list(pnpmDir).filter((n) => n !== 'node_modules' && n !== 'lock.yaml'), direct: list(join(projectDir, 'node_modules')) }
+}
+
+const failures = []
+const times = Object.fromEntries(variants.map((v) => [v, []]))
+let reference
+for (const v of variants) {
+  const r = await install(v)
+  log(`warm-up ${v}: ${r.ms.toFixed(0)} ms, exit ${r.code}`)
+  if (r.code !== 0) failures.push(`${v} warm-up exited ${r.code}: ${r.output.slice(-2000)}`)
+  const s = shape(r.projectDir)
+  reference ??= s
+  if (JSON.stringify(s) !== JSON.stringify(reference)) failures.push(`${v}: node_modules differs from ${variants[0]}'s (${s.virtualStore.length} vs ${reference.virtualStore.length} virtual-store entries)`)
+}
+if (failures.length === 0) {
+  for (let round = 0; round < rounds; round++) {
+    const order = variants.map((_, i) => variants[(i + round) % variants.length])
+    for (const v of order) {
+      const r = await install(v)
+      if (r.code !== 0) failures.push(`${v} round ${round} exited ${r.code}`)
+      else if (JSON.stringify(shape(r.projectDir)) !== JSON.stringify(reference)) failures.push(`${v} round ${round}: node_modules differs`)
+      times[v].push(r.ms)
+      log(`round ${round + 1}/${rounds} ${v}: ${r.ms.toFixed(0)} ms`)
+    }
+  }
+}
+
+// --- report ------------------------------------------------------------------------------------
+const median = (a) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
+const fmt = (n) => Math.round(n).toLocaleString('en-US')
+const cpu = os.cpus()
+const machine = `${cpu.length} cores (${cpu[0]?.model.trim()}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.versions.node}`
+const labels = {
+  pnpm11: `pnpm ${pnpm11Version} (stock)`,
+  'pnpm11+plugin': `pnpm ${pnpm11Version} + \`@cas/native/pnpmfile\``,
+  'pnpm11+worker': `pnpm ${pnpm11Version} + swapped \`@cas/native/pnpm-worker\``,
+  pnpm12: `pnpm ${pnpm12Version} (Rust CLI)`,
+}
+const lines = []
+const out = (s = '') => lines.push(s)
+if (failures.length === 0) {
+  const base = median(times[variants[0]])
+  out(`Warm store, fresh \`node_modules\`, ${reference.virtualStore.length} packages in \`node_modules/.pnpm\`; ${rounds} rounds, order rotating:`)
+  out()
+  out(`| | wall ms, median (min–max) | ${variants[0]} median / this median |`)
+  out('|---|---:|---:|')
+  for (const v of variants) {
+    const t = times[v]
+    out(`| ${labels[v]} | ${fmt(median(t))} (${fmt(Math.min(...t))}–${fmt(Math.max(...t))}) | ${(base / median(t)).toFixed(2)}x |`)
+  }
+  if (times.pnpm12?.length) {
+    out()
+    for (const v of ['pnpm11+plugin', 'pnpm11+worker'].filter((x) => times[x]?.length)) {
+      out(`- ${labels[v]} vs pnpm 12: ${(median(times.pnpm12) / median(times[v])).toFixed(2)}x (above 1: faster than pnpm 12)`)
+    }
+  }
+} else {
+  out('**SANITY CHECKS FAILED:**')
+  for (const f of failures) out(`- ${f}`)
+}
+const report = lines.join('\n')
+console.log(`\n${machine}\n\n${report}`)
+
+const BEGIN = '<!-- e2e.mjs:begin (generated by `node benchmark/e2e.mjs`; replaced on every run) -->'
+const END = '<!-- e2e.mjs:end -->'
+if (opts.write && opts.only == null && failures.length === 0) {
+  const resultsPath = join(benchmarkDir, 'RESULTS.md')
+  const section = [
+    BEGIN,
+    '## End to end: `pnpm install --frozen-lockfile --offline`, warm store, fresh node_modules',
+    '',
+    `- Date: ${new Date().toISOString().replace('T', ' ').slice(0, 16)} UTC`,
+    `- Machine: **${machine}**; shared and noisy: compare the side-by-side ratios, not absolute times`,
+    `- Command: \`node benchmark/e2e.mjs --rounds ${rounds}\``,
+    '- Timed: the CLI process from spawn to exit (pnpm 11 on Node 24), installing the alotta-modules lockfile into a new project dir ' +
+      'from a store @cas/native filled beforehand (untimed); `--config.ignore-scripts=true`, private HOME, unreachable registry.',
+    '',
+    report,
+    END,
+  ].join('\n')
+  let text = existsSync(resultsPath) ? readFileSync(resultsPath, 'utf8') : '# Benchmark results\n'
+  const b = text.indexOf(BEGIN.slice(0, 21))
+  const e = text.indexOf(END)
+  text = b >= 0 && e > b ? text.slice(0, b) + section + text.slice(e + END.length) : `${text.trimEnd()}\n\n${section}\n`
+  writeFileSync(resultsPath, text)
+  log(`wrote ${relative(process.cwd(), resultsPath)}`)
+}
+if (opts.keep) log(`kept ${relative(process.cwd(), runDir)}`)
+else spawn('nice', ['-n', '19', 'rm', '-rf', runDir], { detached: true, stdio: 'ignore' }).unref()
+process.exitCode = failures.length === 0 ? 0 : 1
