@@ -22,6 +22,7 @@
 use std::collections::HashSet;
 use std::ffi::CString;
 use std::fs::{self, File};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, ErrorKind, Read as _};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
@@ -241,11 +242,10 @@ pub fn read_pkgs_map<T: Send>(
     convert: impl Fn(usize, Result<PkgRead, ReadError>) -> T + Sync,
 ) -> Result<(Vec<T>, Tally), IndexError> {
     let slots: Vec<Mutex<Option<(T, Tally)>>> = keys.iter().map(|_| Mutex::new(None)).collect();
-    let passed = PassedBlobs::default();
     let answer = |i: usize, row: Option<&[u8]>| {
         let mut tally = Tally::default();
         let expected = expected.get(i).and_then(Option::as_ref);
-        let result = read_row_with(req, keys[i], row, expected, &mut tally, &passed);
+        let result = read_row(req, keys[i], row, expected, &mut tally);
         *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((convert(i, result), tally));
     };
     rayon::in_place_scope(|scope| {
@@ -288,40 +288,6 @@ pub fn read_row(
     expected: Option<&ExpectedPkg>,
     tally: &mut Tally,
 ) -> Result<PkgRead, ReadError> {
-    read_row_with(req, key, row, expected, tally, &PassedBlobs::default())
-}
-
-/// Blob names (below `files/`) that passed verification during one call. pnpm remembers them
-/// per package; one call remembers them for all its packages, so a blob shared by many packages
-/// (a common LICENSE) is stat'ed once. The answers are the same: a blob that passed a moment
-/// ago passes again.
-#[derive(Default)]
-struct PassedBlobs(Mutex<HashSet<String>>);
-
-impl PassedBlobs {
-    fn contains(&self, name: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(name)
-    }
-
-    fn insert(&self, name: &str) {
-        let mut set = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if !set.contains(name) {
-            set.insert(name.to_string());
-        }
-    }
-}
-
-fn read_row_with(
-    req: &ReadRequest,
-    key: &str,
-    row: Option<&[u8]>,
-    expected: Option<&ExpectedPkg>,
-    tally: &mut Tally,
-    passed: &PassedBlobs,
-) -> Result<PkgRead, ReadError> {
     let Some(bytes) = row else {
         return Ok(PkgRead::Miss { warning: None });
     };
@@ -346,7 +312,7 @@ fn read_row_with(
         )?;
     }
     let (verified, side_effects) = if req.verify_store_integrity {
-        Verifier::new(req.store_dir, &row.algo, tally, passed).check_row(&row)?
+        Verifier::new(req.store_dir, &row.algo, tally).check_row(&row)?
     } else {
         (true, all_side_effects(&row))
     };
@@ -531,11 +497,13 @@ fn all_side_effects(row: &PackageFilesIndex) -> Option<Vec<SideEffectsEntry>> {
 }
 
 /// `verifyStoreIntegrity: true` for one row. Blobs that passed are remembered for the rest of
-/// the call (a side-effects diff often re-lists base files), failed ones are checked again.
+/// the row (a side-effects diff often re-lists base files), failed ones are checked again.
+/// (A memo for a whole batch, behind a lock, measured slower than the stats it saved.)
 struct Verifier<'a> {
     store_dir: &'a str,
     algo: &'a str,
-    passed: &'a PassedBlobs,
+    /// Blobs that passed, as (digest, executable), borrowed from the row.
+    passed: HashSet<(&'a str, bool), BuildHasherDefault<DigestHasher>>,
     tally: &'a mut Tally,
     /// `<storeDir>/files`, opened once: blobs are stat'ed relative to it, which spares the
     /// kernel walking the store path's components for every file (`fstatat`).
@@ -545,19 +513,14 @@ struct Verifier<'a> {
 }
 
 impl<'a> Verifier<'a> {
-    fn new(
-        store_dir: &'a str,
-        algo: &'a str,
-        tally: &'a mut Tally,
-        passed: &'a PassedBlobs,
-    ) -> Self {
+    fn new(store_dir: &'a str, algo: &'a str, tally: &'a mut Tally) -> Self {
         let files_dir = File::open(format!("{store_dir}{SEP}files"))
             .ok()
             .map(OwnedFd::from);
         Verifier {
             store_dir,
             algo,
-            passed,
+            passed: HashSet::default(),
             tally,
             files_dir,
             name: String::with_capacity(160),
@@ -567,7 +530,7 @@ impl<'a> Verifier<'a> {
     /// `(verified, sideEffectsMaps entries)`.
     fn check_row(
         mut self,
-        row: &PackageFilesIndex,
+        row: &'a PackageFilesIndex,
     ) -> Result<(bool, Option<Vec<SideEffectsEntry>>), ReadError> {
         if !self.check_files(&row.files)? {
             return Ok((false, None));
@@ -592,19 +555,20 @@ impl<'a> Verifier<'a> {
     }
 
     /// Checks every file, also after a failure, so that every bad blob is removed in one pass.
-    fn check_files(&mut self, files: &[(String, PackageFileInfo)]) -> Result<bool, ReadError> {
+    fn check_files(&mut self, files: &'a [(String, PackageFileInfo)]) -> Result<bool, ReadError> {
         let mut all_ok = true;
         for (path, info) in files {
             if info.digest.is_empty() {
                 return Err(ReadError::MissingContentDigest(path.clone()));
             }
-            self.name.clear();
-            push_blob_name(&mut self.name, &info.digest, info.mode);
-            if self.passed.contains(&self.name) {
+            let blob = (info.digest.as_str(), is_executable(info.mode));
+            if self.passed.contains(&blob) {
                 continue;
             }
+            self.name.clear();
+            push_blob_name(&mut self.name, &info.digest, info.mode);
             if self.check_blob(info)? {
-                self.passed.insert(&self.name);
+                self.passed.insert(blob);
             } else {
                 all_ok = false;
             }
@@ -675,6 +639,36 @@ impl<'a> Verifier<'a> {
             return Ok(false);
         }
         Ok(true)
+    }
+}
+
+/// Hashes a blob's digest by its first 16 bytes only. Digests are hex of a cryptographic hash,
+/// so those bytes spread entries as well as all 128 would, at a fraction of SipHash's cost over
+/// the whole string; equality still compares the whole digest.
+#[derive(Default)]
+struct DigestHasher(u64);
+
+impl Hasher for DigestHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes[..bytes.len().min(16)].chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.mix(u64::from(i));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl DigestHasher {
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 
