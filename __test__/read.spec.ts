@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
-import { StoreIndex } from '@pnpm/store.index'
+import { StoreIndex, packForStorage } from '@pnpm/store.index'
 import * as cas from '../dist/index.js'
 import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
 
@@ -198,6 +198,21 @@ describe('a damaged store', () => {
     const batch = await cas.readPkgsFromCafs({ storeDir: dir, verifyStoreIntegrity: true }, [key, 'absent'])
     expect(batch.results).toStrictEqual([{ verified: false, pkgFilesIndex: null }, { verified: false, pkgFilesIndex: null }])
     expect(batch.warnings.map((w) => w.key)).toEqual([key])
+  })
+
+  it('a hand-made row with a NUL in a path fails that key only', async () => {
+    const { dir, key } = await storeWith('nul-path')
+    cas.closeStores()
+    const index = new StoreIndex(dir)
+    const file = { checkedAt: 1, digest: 'ab'.repeat(64), mode: 420, size: 1 }
+    index.setRawMany([{ key: 'nul', buffer: packForStorage({ algo: 'sha512', files: new Map([['a\0b', file], ['c', file]]) }) }])
+    index.close()
+    const ctx = { storeDir: dir, verifyStoreIntegrity: false }
+    const err = await cas.readPkgFromCafs(ctx, 'nul').catch((e) => e)
+    expect(err.code).toBe('ERR_PNPM_READ_FROM_STORE')
+    const batch = await cas.readPkgsFromCafs(ctx, ['nul', key])
+    expect((batch.results[0] as any).error.code).toBe('ERR_PNPM_READ_FROM_STORE')
+    expect(batch.results[1].verified).toBe(true)
   })
 
   it('a key that does not exist is a miss, in an empty store too', async () => {

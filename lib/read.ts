@@ -149,7 +149,11 @@ export async function readPkgsFromCafs (
   const results = raw.entries.map((entry, i) => {
     for (const message of entry.warnings) warnings.push({ key: keys[i], message })
     if (entry.error != null) return { verified: false as const, error: toError(entry.error) }
-    return toResult(entry, ctx.storeDir, verify)
+    try {
+      return toResult(entry, ctx.storeDir, verify)
+    } catch (error) {
+      return { verified: false as const, error: error as PnpmError }
+    }
   })
   return { results, warnings, verifiedFileIntegrity: { files: raw.verifiedFiles, ms: raw.verifiedMs } }
 }
@@ -177,6 +181,10 @@ function filesMapOf (count: number, joinedPaths: string, joinedNames: string, pr
   if (count === 0) return map
   const paths = joinedPaths.split('\0')
   const names = joinedNames.split('\0')
+  if (paths.length !== count || names.length !== count) {
+    // Only a hand-made row can hold a path with a NUL in it; no file system allows one.
+    throw new PnpmError('READ_FROM_STORE', 'The store index row has a file path with a NUL character in it')
+  }
   for (let i = 0; i < paths.length; i++) map.set(paths[i], prefix + names[i])
   return map
 }
