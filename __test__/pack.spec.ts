@@ -275,4 +275,36 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
       expect(err.message).not.toMatch(/wasi/i)
     }
   })
+
+  it('with a platform package whose binary does not load, the error says so and shows why', () => {
+    const pkgDir = path.join(tmp, 'broken-package')
+    cpSync(path.join(stage, 'npm', platform), pkgDir, { recursive: true })
+    writeFileSync(path.join(pkgDir, binaryFile), 'not an ELF file\n')
+    const broken = path.join(tmp, 'broken-binary')
+    installProject(broken, [main.filename, pack(pkgDir, pkgDir).filename])
+    const probe = `try { require('@cas/native') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }`
+    const err = JSON.parse(run(process.execPath, ['-e', probe], { cwd: broken }).trim())
+    expect(err.code).toBe('ERR_CAS_NATIVE_BINDING_NOT_FOUND')
+    expect(err.message).toContain(`${rootPkg.name}-${platform} is installed but its binary failed to load`)
+    expect(err.message).toMatch(/invalid ELF header|file too short/)
+  })
+
+  it('on a platform with no prebuilt package, the error lists the prebuilt ones and points to a source build', () => {
+    const bare = path.join(tmp, 'no-binary')
+    if (!existsSync(bare)) installProject(bare, [main.filename])
+    const probe = `
+      Object.defineProperty(process, 'platform', { value: 'freebsd' })
+      try { require('@cas/native') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }
+    `
+    const prebuilt = readdirSync(path.join(repo, 'npm'))
+    // Installed, the list comes from optionalDependencies; in the checkout, from napi.targets.
+    for (const cwd of [bare, repo]) {
+      const err = JSON.parse(run(process.execPath, ['-e', probe], { cwd }).trim())
+      expect(err.code).toBe('ERR_CAS_NATIVE_BINDING_NOT_FOUND')
+      expect(err.message).toContain(`There is no prebuilt binary for freebsd-${process.arch} (prebuilt: `)
+      for (const p of prebuilt) expect(err.message).toContain(p)
+      expect(err.message).toContain('Rust toolchain')
+      expect(err.message).not.toContain('npm install')
+    }
+  })
 })

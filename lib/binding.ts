@@ -14,6 +14,30 @@ interface PackageJson {
   name: string
   version: string
   optionalDependencies?: Record<string, string>
+  napi?: { targets?: string[] }
+}
+
+const ARCH: Record<string, string> = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' }
+
+/** `x86_64-unknown-linux-gnu` → `linux-x64-gnu`, `aarch64-apple-darwin` → `darwin-arm64`, `x86_64-pc-windows-msvc` → `win32-x64-msvc`. */
+function tripleToPlatform(triple: string): string {
+  const [cpu, , os, abi] = triple.split('-')
+  const arch = ARCH[cpu] ?? cpu
+  if (os === 'linux') return `linux-${arch}-${abi?.startsWith('musl') ? 'musl' : 'gnu'}`
+  if (os === 'darwin') return `darwin-${arch}`
+  if (os === 'windows') return `win32-${arch}-${abi ?? 'msvc'}`
+  return `${os}-${arch}`
+}
+
+/**
+ * The platforms with a prebuilt package: the published package lists them as optional
+ * dependencies (`napi prepublish` adds them); a checkout has only the `napi.targets` they come from.
+ */
+function prebuiltPlatforms(pkg: PackageJson): string[] {
+  const fromDeps = Object.keys(pkg.optionalDependencies ?? {})
+    .filter((name) => name.startsWith(`${pkg.name}-`))
+    .map((name) => name.slice(pkg.name.length + 1))
+  return fromDeps.length > 0 ? fromDeps : (pkg.napi?.targets ?? []).map(tripleToPlatform)
 }
 
 /** napi-rs's `platformArchABI` naming of this process's platform: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`. */
@@ -48,9 +72,7 @@ export function bindingLoadError(err: unknown): Error {
   const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as PackageJson
   const platform = platformArchABI()
   const platformPkg = `${pkg.name}-${platform}`
-  const prebuilt = Object.keys(pkg.optionalDependencies ?? {})
-    .filter((name) => name.startsWith(`${pkg.name}-`))
-    .map((name) => name.slice(pkg.name.length + 1))
+  const prebuilt = prebuiltPlatforms(pkg)
   let installed = false
   try {
     require.resolve(`${platformPkg}/package.json`)
