@@ -189,6 +189,15 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     const installed = JSON.parse(readFileSync(path.join(project, 'node_modules/@cas/native/package.json'), 'utf8'))
     const expected = Object.fromEntries(readdirSync(path.join(repo, 'npm')).map((dir) => {
       const pkg = JSON.parse(readFileSync(path.join(repo, 'npm', dir, 'package.json'), 'utf8'))
+      // Every platform package in step with the main one (what `napi version` maintains).
+      expect(pkg).toMatchObject({
+        name: `${rootPkg.name}-${dir}`,
+        version: rootPkg.version,
+        main: `${rootPkg.napi.binaryName}.${dir}.node`,
+        files: [`${rootPkg.napi.binaryName}.${dir}.node`],
+        engines: rootPkg.engines,
+        license: rootPkg.license,
+      })
       return [pkg.name, rootPkg.version]
     }))
     expect(Object.keys(expected)).toHaveLength(rootPkg.napi.targets.length)
