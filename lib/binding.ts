@@ -108,5 +108,11 @@ export function bindingLoadError(err: unknown): Error {
 try {
   require('../index.js')
 } catch (err) {
-  throw bindingLoadError(err)
+  let clear: Error
+  try {
+    clear = bindingLoadError(err)
+  } catch {
+    throw err // explaining failed: the loader's own error is still better than ours
+  }
+  throw clear
 }
