@@ -181,6 +181,11 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
       expect(file).toMatch(/^(package\.json|README\.md|index\.js|index\.d\.ts|dist\/[\w-]+\.(js|d\.ts))$/)
     }
     expect(files.filter((f) => /^(src|__test__|benchmark|npm|target|lib)\/|Cargo|\.rs$|\.node$|\.spec\./.test(f))).toEqual([])
+    // …and everything package.json points at is in it: each `exports` target, `main`, `types`, `bin`.
+    const targets = (v: unknown): string[] => typeof v === 'string' ? [v] : v && typeof v === 'object' ? Object.values(v).flatMap(targets) : []
+    const pointedAt = [...targets(rootPkg.exports), ...targets(rootPkg.bin ?? {}), rootPkg.main, rootPkg.types]
+      .map((p) => path.posix.normalize(p))
+    expect(pointedAt.filter((p) => !files.includes(p))).toEqual([])
     expect(main.size).toBeLessThan(100_000)
     expect(statSync(main.filename).size).toBe(main.size)
   })
