@@ -88,3 +88,36 @@ fn an_unopenable_database_reports_an_error_instead_of_hanging() {
     let err = index.write(vec![("k".into(), vec![1])]).unwrap_err();
     assert!(err.message.contains("store index"), "{err}");
 }
+
+#[test]
+fn get_many_answers_alike_by_seeks_and_by_scan() {
+    let (dir, index) = index();
+    let rows: Vec<Row> = (0..300)
+        .map(|i| (format!("k{i}"), vec![i as u8; 1 + i % 7000]))
+        .collect();
+    index.write(rows.clone()).unwrap();
+    let expect = |keys: &[&str]| -> Vec<Option<Vec<u8>>> {
+        keys.iter()
+            .map(|k| {
+                rows.iter()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, d)| d.clone())
+            })
+            .collect()
+    };
+    let few = ["k5", "nope", "k299", "k5"];
+    // 280 of 300 rows: a scan; 4 keys: seeks.
+    let many: Vec<String> = (0..280).rev().map(|i| format!("k{i}")).collect();
+    let mut many: Vec<&str> = many.iter().map(String::as_str).collect();
+    many.push("missing");
+    let conn = Connection::open(dir.path().join("v11/index.db")).unwrap();
+    assert!(!scan_is_cheaper(&conn, few.len()));
+    assert!(scan_is_cheaper(&conn, many.len()), "counted rows");
+    assert_eq!(index.get_many(&few).unwrap(), expect(&few));
+    assert_eq!(index.get_many(&many).unwrap(), expect(&many));
+    // With statistics (pnpm's PRAGMA optimize / ANALYZE writes sqlite_stat1), they decide.
+    conn.execute_batch("ANALYZE").unwrap();
+    assert!(scan_is_cheaper(&conn, many.len()));
+    assert!(!scan_is_cheaper(&conn, 70), "70 of 300 rows: seeks");
+    assert_eq!(index.get_many(&many).unwrap(), expect(&many));
+}
