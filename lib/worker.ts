@@ -78,15 +78,7 @@ export async function restartWorkerPool (): Promise<void> {
   registerShutdown()
 }
 
-export interface AddFilesFromTarballOptions {
-  buffer: Uint8Array
-  storeDir: string
-  filesIndexFile: string
-  integrity?: string
-  readManifest?: boolean
-  pkg?: { name?: string, version?: string }
-  appendManifest?: Record<string, unknown>
-  ignoreFilePattern?: string
+export type AddFilesFromTarballOptions = Omit<cas.AddFilesFromTarballOptions, 'url' | 'writeIndex' | 'returnIndexRow'> & {
   storeIndex: StoreIndexLike
   url: string
 }
