@@ -331,7 +331,7 @@ if (summary.cas && summary.cp) {
 if (summary.cas) {
   const ph = (k) => median(results.cas.map((r) => r.phases[k]))
   out()
-  out(`@cas/native phases (medians, native wall time): import ${fmt(ph('importMs'))} ms (index reads + ${fmt(results.cas[0].counts.filesLinked)} links + ` +
+  out(`@cas/native phases (medians, native wall time, ${cores} cores): import ${fmt(ph('importMs'))} ms (index reads + ${fmt(results.cas[0].counts.filesLinked)} links + ` +
     `${fmt(results.cas[0].counts.dirsMade)} mkdirs), symlinks ${fmt(ph('symlinkMs'))} ms (${fmt(results.cas[0].counts.symlinks)}).`)
 }
 out()
