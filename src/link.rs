@@ -512,11 +512,9 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
     order.sort_by_key(|&i| {
         std::cmp::Reverse(requests[i].as_ref().map_or(0, |(r, _)| r.files.len()))
     });
-    let mut outcomes: Vec<(usize, Result<PackageOutcome, ImportError>)> = order
-        .par_iter()
-        .with_max_len(1)
-        .map(|&i| {
-            let outcome = match &requests[i] {
+    let import_one = |i: usize| {
+        let outcome =
+            match &requests[i] {
                 Ok((request, is_built)) => import::import_package(&req.store_dir, request, stats)
                     .map(|imported| PackageOutcome {
                         is_built: *is_built,
@@ -524,9 +522,21 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
                     }),
                 Err(e) => Err(e.clone()),
             };
-            (i, outcome)
-        })
-        .collect();
+        (i, outcome)
+    };
+    // `auto` decides on the first package it imports, by trying a clone and then a link and
+    // undoing a failed try (directories made and removed again). Let the smallest package
+    // pay for that, alone, instead of the biggest ones the pool would start with.
+    let mut outcomes = Vec::with_capacity(order.len());
+    if req.method == ImportMethod::Auto {
+        if let Some(pos) = order
+            .iter()
+            .rposition(|&i| requests[i].as_ref().is_ok_and(|(r, _)| !r.files.is_empty()))
+        {
+            outcomes.push(import_one(order.remove(pos)));
+        }
+    }
+    outcomes.par_extend(order.par_iter().with_max_len(1).map(|&i| import_one(i)));
     outcomes.sort_by_key(|(i, _)| *i);
     let packages: Vec<_> = outcomes.into_iter().map(|(_, o)| o).collect();
     let import_ms = started.elapsed().as_secs_f64() * 1000.0;
