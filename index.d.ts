@@ -300,10 +300,24 @@ export interface ReadPkgEntry {
 }
 
 /**
- * Reads the index rows of `keys` (a few SQL statements for all of them) and decodes and
- * verifies them in parallel on the worker pool. Never rejects: failures resolve as data.
+ * Reads the index rows of `keys` (a few SQL statements for all of them, one snapshot) and
+ * decodes and verifies them in parallel on the worker pool. Returns one promise per chunk of
+ * answers, `ceil(keys.length / 128)` of them (at least one), each resolving as soon as that
+ * many answers are ready, in whatever order the packages finish. Never rejects: failures
+ * resolve as data.
  */
-export declare function readPkgs(opts: ReadPkgsOptions): Promise<ReadPkgsResult>
+export declare function readPkgs(opts: ReadPkgsOptions): Array<Promise<ReadPkgsChunk>>
+
+/** A part of the answers of a call: `entries[j]` answers `keys[indices[j]]`. */
+export interface ReadPkgsChunk {
+  /** The index itself could not be read; this and every later chunk carry the error. */
+  error?: NativeError
+  indices: Array<number>
+  entries: Array<ReadPkgEntry>
+  /** Blobs hashed while verifying this chunk's packages, and the milliseconds spent on them. */
+  verifiedFiles: number
+  verifiedMs: number
+}
 
 export interface ReadPkgsOptions {
   storeDir: string
@@ -314,16 +328,6 @@ export interface ReadPkgsOptions {
   frozenStore: boolean
   /** The package expected under each key (same length as `keys`), if any. */
   expectedPkgs?: Array<ExpectedPkgOptions | undefined | null>
-}
-
-/** The answer for a whole call. */
-export interface ReadPkgsResult {
-  /** The index itself could not be read; `entries` is then empty. */
-  error?: NativeError
-  entries: Array<ReadPkgEntry>
-  /** Blobs hashed during this call's verification, and the milliseconds spent on them. */
-  verifiedFiles: number
-  verifiedMs: number
 }
 
 export interface SideEffectsDiffResult {

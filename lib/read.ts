@@ -107,14 +107,15 @@ export async function readPkgFromCafs (
   if (typeof filesIndexFile !== 'string') throw invalidArgument('filesIndexFile', 'a string', filesIndexFile)
   if (opts != null && typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
   checkExpected('expectedPkg', opts?.expectedPkg)
-  const raw = await binding.readPkgs(nativeOptions(ctx, [filesIndexFile], opts?.expectedPkg == null ? undefined : [opts.expectedPkg]))
-  if (raw.error != null) throw toError(raw.error)
-  const entry = raw.entries[0]
+  const [pending] = binding.readPkgs(nativeOptions(ctx, [filesIndexFile], opts?.expectedPkg == null ? undefined : [opts.expectedPkg]))
+  const chunk = await pending
+  if (chunk.error != null) throw toError(chunk.error)
+  const entry = chunk.entries[0]
   if (entry.error != null) throw toError(entry.error)
   const result = toResult(entry, ctx.storeDir, ctx.verifyStoreIntegrity === true)
   Object.defineProperties(result, {
     warnings: { value: entry.warnings, enumerable: false },
-    verifiedFileIntegrity: { value: { files: raw.verifiedFiles, ms: raw.verifiedMs }, enumerable: false },
+    verifiedFileIntegrity: { value: { files: chunk.verifiedFiles, ms: chunk.verifiedMs }, enumerable: false },
   })
   return result as ReadPkgFromCafsResult & ReadReport
 }
@@ -142,20 +143,41 @@ export async function readPkgsFromCafs (
     }
     for (const e of expectedPkgs) checkExpected('expectedPkgs', e)
   }
-  const raw = await binding.readPkgs(nativeOptions(ctx, keys, expectedPkgs))
-  if (raw.error != null) throw toError(raw.error)
+  // The native side answers in chunks, the first ones while it is still working on the rest:
+  // turning them into pnpm's shapes here overlaps its work.
+  const chunks = binding.readPkgs(nativeOptions(ctx, keys, expectedPkgs))
   const verify = ctx.verifyStoreIntegrity === true
-  const warnings: Array<{ key: string, message: string }> = []
-  const results = raw.entries.map((entry, i) => {
-    for (const message of entry.warnings) warnings.push({ key: keys[i], message })
-    if (entry.error != null) return { verified: false as const, error: toError(entry.error) }
-    try {
-      return toResult(entry, ctx.storeDir, verify)
-    } catch (error) {
-      return { verified: false as const, error: error as PnpmError }
+  const results: ReadPkgsFromCafsResult['results'] = new Array(keys.length)
+  const warnings: Array<{ at: number, key: string, message: string }> = []
+  let files = 0
+  let ms = 0
+  for (const pending of chunks) {
+    const chunk = await pending
+    if (chunk.error != null) throw toError(chunk.error)
+    files += chunk.verifiedFiles
+    ms += chunk.verifiedMs
+    for (let j = 0; j < chunk.indices.length; j++) {
+      const at = chunk.indices[j]
+      const entry = chunk.entries[j]
+      for (const message of entry.warnings) warnings.push({ at, key: keys[at], message })
+      results[at] = answer(entry, ctx.storeDir, verify)
     }
-  })
-  return { results, warnings, verifiedFileIntegrity: { files: raw.verifiedFiles, ms: raw.verifiedMs } }
+  }
+  warnings.sort((a, b) => a.at - b.at)
+  return {
+    results,
+    warnings: warnings.map(({ key, message }) => ({ key, message })),
+    verifiedFileIntegrity: { files, ms },
+  }
+}
+
+function answer (entry: binding.ReadPkgEntry, storeDir: string, verify: boolean): ReadPkgsFromCafsResult['results'][number] {
+  if (entry.error != null) return { verified: false, error: toError(entry.error) }
+  try {
+    return toResult(entry, storeDir, verify)
+  } catch (error) {
+    return { verified: false, error: error as PnpmError }
+  }
 }
 
 function nativeOptions (ctx: ReadPkgFromCafsContext, keys: string[], expectedPkgs: Array<ExpectedPkg | undefined> | undefined): binding.ReadPkgsOptions {

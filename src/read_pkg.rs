@@ -26,6 +26,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, ErrorKind, Read as _};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -231,9 +232,6 @@ pub fn read_pkgs(
 /// [`read_pkgs`] with each answer passed through `convert` on the pool thread that produced it,
 /// so that turning answers into their final form (e.g. what a binding hands to JS) runs in
 /// parallel too. `convert` gets the key's position in `keys`.
-///
-/// Fetching and decoding overlap: each row is handed to the pool as soon as SQLite produced
-/// it, while this thread goes on reading the next ones.
 pub fn read_pkgs_map<T: Send>(
     index: &StoreIndex,
     req: &ReadRequest,
@@ -242,29 +240,9 @@ pub fn read_pkgs_map<T: Send>(
     convert: impl Fn(usize, Result<PkgRead, ReadError>) -> T + Sync,
 ) -> Result<(Vec<T>, Tally), IndexError> {
     let slots: Vec<Mutex<Option<(T, Tally)>>> = keys.iter().map(|_| Mutex::new(None)).collect();
-    let answer = |i: usize, row: Option<&[u8]>| {
-        let mut tally = Tally::default();
-        let expected = expected.get(i).and_then(Option::as_ref);
-        let result = read_row(req, keys[i], row, expected, &mut tally);
+    read_pkgs_each(index, req, keys, expected, |i, result, tally| {
         *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((convert(i, result), tally));
-    };
-    rayon::in_place_scope(|scope| {
-        index.for_each_row(keys, |positions, data| {
-            let positions = positions.to_vec();
-            let answer = &answer;
-            scope.spawn(move |_| {
-                for i in positions {
-                    answer(i, Some(&data));
-                }
-            });
-        })
     })?;
-    // Keys without a row.
-    slots
-        .par_iter()
-        .enumerate()
-        .filter(|(_, slot)| slot.lock().unwrap_or_else(|e| e.into_inner()).is_none())
-        .for_each(|(i, _)| answer(i, None));
     let mut total = Tally::default();
     let results = slots
         .into_iter()
@@ -278,6 +256,47 @@ pub fn read_pkgs_map<T: Send>(
         })
         .collect();
     Ok((results, total))
+}
+
+/// The streaming form of [`read_pkgs`]: `on_answer(position, answer, tally)` is called exactly
+/// once per position of `keys`, on whichever pool thread produced the answer, in no particular
+/// order, as soon as it is ready (keys without a row last). A caller can pass answers on while
+/// the rest are still being read.
+///
+/// Fetching and decoding overlap: each row is handed to the pool as soon as SQLite produced it,
+/// while this thread goes on reading the next ones.
+pub fn read_pkgs_each(
+    index: &StoreIndex,
+    req: &ReadRequest,
+    keys: &[&str],
+    expected: &[Option<ExpectedPkg>],
+    on_answer: impl Fn(usize, Result<PkgRead, ReadError>, Tally) + Sync,
+) -> Result<(), IndexError> {
+    let answered: Vec<AtomicBool> = keys.iter().map(|_| AtomicBool::new(false)).collect();
+    let answer = |i: usize, row: Option<&[u8]>| {
+        let mut tally = Tally::default();
+        let expected = expected.get(i).and_then(Option::as_ref);
+        let result = read_row(req, keys[i], row, expected, &mut tally);
+        answered[i].store(true, Ordering::Relaxed);
+        on_answer(i, result, tally);
+    };
+    rayon::in_place_scope(|scope| {
+        index.for_each_row(keys, |positions, data| {
+            let positions = positions.to_vec();
+            let answer = &answer;
+            scope.spawn(move |_| {
+                for i in positions {
+                    answer(i, Some(&data));
+                }
+            });
+        })
+    })?;
+    // Keys without a row (the scope above has joined every row's task).
+    (0..keys.len())
+        .into_par_iter()
+        .filter(|&i| !answered[i].load(Ordering::Relaxed))
+        .for_each(|i| answer(i, None));
+    Ok(())
 }
 
 /// Everything after the lookup: decode, expected-package check, maps and verification.

@@ -8,6 +8,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::Mutex;
 
 use napi::bindgen_prelude::{Either, Latin1String, Object};
 use napi::{Env, JsDeferred};
@@ -86,55 +87,111 @@ pub struct ReadPkgEntry {
     pub warnings: Vec<String>,
 }
 
-/// The answer for a whole call.
+/// A part of the answers of a call: `entries[j]` answers `keys[indices[j]]`.
 #[napi(object)]
-pub struct ReadPkgsResult {
-    /// The index itself could not be read; `entries` is then empty.
+pub struct ReadPkgsChunk {
+    /// The index itself could not be read; this and every later chunk carry the error.
     pub error: Option<NativeError>,
+    pub indices: Vec<u32>,
     pub entries: Vec<ReadPkgEntry>,
-    /// Blobs hashed during this call's verification, and the milliseconds spent on them.
+    /// Blobs hashed while verifying this chunk's packages, and the milliseconds spent on them.
     pub verified_files: u32,
     pub verified_ms: f64,
 }
 
-type Resolver = Box<dyn FnOnce(Env) -> napi::Result<ReadPkgsResult> + Send>;
+type Resolver = Box<dyn FnOnce(Env) -> napi::Result<ReadPkgsChunk> + Send>;
 
-/// Reads the index rows of `keys` (a few SQL statements for all of them) and decodes and
-/// verifies them in parallel on the worker pool. Never rejects: failures resolve as data.
-#[napi(ts_return_type = "Promise<ReadPkgsResult>")]
-pub fn read_pkgs(env: &Env, opts: ReadPkgsOptions) -> napi::Result<Object<'_>> {
-    let (deferred, promise) = env.create_deferred::<ReadPkgsResult, Resolver>()?;
+/// Answers per chunk. The first chunks are handed to JS while the pool is still working on the
+/// rest, so that turning answers into JS values (the part that has to run on the JS thread)
+/// overlaps the native work instead of following it.
+const ANSWERS_PER_CHUNK: usize = 128;
+
+/// Reads the index rows of `keys` (a few SQL statements for all of them, one snapshot) and
+/// decodes and verifies them in parallel on the worker pool. Returns one promise per chunk of
+/// answers, `ceil(keys.length / 128)` of them (at least one), each resolving as soon as that
+/// many answers are ready, in whatever order the packages finish. Never rejects: failures
+/// resolve as data.
+#[napi(ts_return_type = "Array<Promise<ReadPkgsChunk>>")]
+pub fn read_pkgs(env: &Env, opts: ReadPkgsOptions) -> napi::Result<Vec<Object<'_>>> {
+    let count = opts.keys.len().div_ceil(ANSWERS_PER_CHUNK).max(1);
+    let mut deferreds = Vec::with_capacity(count);
+    let mut promises = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (deferred, promise) = env.create_deferred::<ReadPkgsChunk, Resolver>()?;
+        deferreds.push(deferred);
+        promises.push(promise);
+    }
     pools::extraction_pool().spawn(move || {
-        let result = catch_unwind(AssertUnwindSafe(|| run(&opts))).unwrap_or_else(|panic| {
-            let detail = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            failed(NativeError::new(
-                "ERR_PNPM_READ_FROM_STORE",
-                format!("internal error while reading the store: {detail}"),
-            ))
+        let chunks = Mutex::new(Chunks {
+            deferreds: deferreds.into_iter(),
+            pending: Chunk::default(),
         });
-        settle(deferred, result);
+        let outcome = catch_unwind(AssertUnwindSafe(|| run(&opts, &chunks)));
+        let mut chunks = chunks.into_inner().unwrap_or_else(|e| e.into_inner());
+        let error = match outcome {
+            Ok(error) => error,
+            Err(panic) => {
+                let detail = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Some(NativeError::new(
+                    "ERR_PNPM_READ_FROM_STORE",
+                    format!("internal error while reading the store: {detail}"),
+                ))
+            }
+        };
+        // The last promise gets what is left; after an error, every remaining one gets it.
+        let mut last = Some(std::mem::take(&mut chunks.pending));
+        for deferred in chunks.deferreds.by_ref() {
+            let chunk = match &error {
+                Some(e) => Chunk::failed(e.clone()),
+                None => last.take().unwrap_or_default(),
+            };
+            settle(deferred, chunk);
+        }
     });
-    Ok(promise)
+    Ok(promises)
 }
 
-fn settle(deferred: JsDeferred<ReadPkgsResult, Resolver>, result: ReadPkgsResult) {
-    deferred.resolve(Box::new(move |_env| Ok(result)));
+/// The promises not yet settled, and the answers collected for the next one.
+struct Chunks {
+    deferreds: std::vec::IntoIter<JsDeferred<ReadPkgsChunk, Resolver>>,
+    pending: Chunk,
 }
 
-fn failed(error: NativeError) -> ReadPkgsResult {
-    ReadPkgsResult {
-        error: Some(error),
-        entries: Vec::new(),
-        verified_files: 0,
-        verified_ms: 0.0,
+#[derive(Default)]
+struct Chunk {
+    indices: Vec<u32>,
+    entries: Vec<ReadPkgEntry>,
+    tally: Tally,
+    error: Option<NativeError>,
+}
+
+impl Chunk {
+    fn failed(error: NativeError) -> Self {
+        Chunk {
+            error: Some(error),
+            ..Default::default()
+        }
     }
 }
 
-fn run(opts: &ReadPkgsOptions) -> ReadPkgsResult {
+fn settle(deferred: JsDeferred<ReadPkgsChunk, Resolver>, chunk: Chunk) {
+    deferred.resolve(Box::new(move |_env| {
+        Ok(ReadPkgsChunk {
+            error: chunk.error,
+            indices: chunk.indices,
+            entries: chunk.entries,
+            verified_files: chunk.tally.files,
+            verified_ms: chunk.tally.ms,
+        })
+    }));
+}
+
+/// Runs the read, handing full chunks to JS as they fill; the failure of the index, if any.
+fn run(opts: &ReadPkgsOptions, chunks: &Mutex<Chunks>) -> Option<NativeError> {
     let dir = Path::new(&opts.store_dir);
     let store = if opts.frozen_store {
         store::open_frozen(dir)
@@ -158,16 +215,24 @@ fn run(opts: &ReadPkgsOptions) -> ReadPkgsResult {
             })
         })
         .collect();
-    // Answers become their JS-bound form on the pool threads, in parallel.
-    match read_pkg::read_pkgs_map(&store.index, &req, &keys, &expected, |_, r| entry(r)) {
-        Ok((entries, Tally { files, ms })) => ReadPkgsResult {
-            error: None,
-            entries,
-            verified_files: files,
-            verified_ms: ms,
-        },
-        Err(e) => failed(NativeError::new(e.code(), e.message)),
-    }
+    // Answers become their JS-bound form on the pool threads, in parallel; every full chunk
+    // goes to JS at once, except the last promise, which waits for the end of the call.
+    read_pkg::read_pkgs_each(&store.index, &req, &keys, &expected, |i, result, tally| {
+        let entry = entry(result);
+        let mut chunks = chunks.lock().unwrap_or_else(|e| e.into_inner());
+        let pending = &mut chunks.pending;
+        pending.indices.push(i as u32);
+        pending.entries.push(entry);
+        pending.tally.add(tally);
+        if pending.entries.len() == ANSWERS_PER_CHUNK && chunks.deferreds.len() > 1 {
+            let full = std::mem::take(&mut chunks.pending);
+            let deferred = chunks.deferreds.next().expect("more than one left");
+            drop(chunks);
+            settle(deferred, full);
+        }
+    })
+    .err()
+    .map(|e| NativeError::new(e.code(), e.message))
 }
 
 fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
