@@ -7,8 +7,9 @@
 //! without being read; otherwise a blob of the wrong size is deleted, and one of the right size
 //! is hashed and unlinked when the digest differs, so that the package gets fetched again.
 //!
-//! The batch form reads all rows with a few `WHERE key IN (…)` statements
-//! ([`StoreIndex::get_many`]) and decodes and verifies them in parallel on the current rayon pool.
+//! The batch form reads all rows in one read transaction with a few `WHERE key IN (…)`
+//! statements or one table scan ([`StoreIndex::for_each_row`]), and decodes and verifies them in
+//! parallel on the current rayon pool while SQLite is still producing the next rows.
 //!
 //! Deliberate deviation from pnpm: a row that cannot be decoded (garbage bytes, a truncated row,
 //! a plain msgpack map) is answered as a miss with a warning, so the package is simply fetched
