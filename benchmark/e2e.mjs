@@ -57,6 +57,13 @@ const workDir = join(benchmarkDir, '.work')
 const runDir = join(workDir, `e2e-${process.pid}`)
 mkdirSync(runDir, { recursive: true })
 const node24 = join(repoDir, 'node_modules', 'node', 'bin', 'node')
+// A snapshot of this package (loader, dist/, the built .node) that every variant loads, so that a
+// rebuild in the checkout during the run cannot break or change a variant midway.
+const casDir = join(runDir, 'cas-native')
+mkdirSync(casDir)
+for (const f of readdirSync(repoDir).filter((n) => n.endsWith('.node') || ['package.json', 'index.js', 'index.d.ts', 'dist'].includes(n))) {
+  cpSync(join(repoDir, f), join(casDir, f), { recursive: true })
+}
 const pnpm11Dir = join(repoDir, 'node_modules', 'pnpm')
 const pnpm11Version = JSON.parse(readFileSync(join(pnpm11Dir, 'package.json'), 'utf8')).version
 
@@ -75,7 +82,7 @@ function ensurePnpm12 () {
 }
 
 // --- the swapped pnpm 11 copy --------------------------------------------------------------
-const { swapPnpmWorker } = await import(join(repoDir, 'dist', 'pnpm-swap.js'))
+const { swapPnpmWorker } = await import(join(casDir, 'dist', 'pnpm-swap.js'))
 function swappedPnpm11 () {
   const dir = join(runDir, 'pnpm-swapped')
   cpSync(pnpm11Dir, dir, { recursive: true })
@@ -105,15 +112,15 @@ function newProject (variant) {
   }
   return dir
 }
-// `require('@cas/native/pnpmfile')` from the project resolves to this checkout.
+// `require('@cas/native/pnpmfile')` from the project resolves to the snapshot.
 const nodePath = join(runDir, 'node-path')
 mkdirSync(join(nodePath, '@cas'), { recursive: true })
-symlinkSync(repoDir, join(nodePath, '@cas', 'native'), 'dir')
+symlinkSync(casDir, join(nodePath, '@cas', 'native'), 'dir')
 
 // --- the store ------------------------------------------------------------------------------
 const storeDir = join(runDir, 'store')
 {
-  const cas = await import(join(repoDir, 'dist', 'index.js'))
+  const cas = await import(join(casDir, 'dist', 'index.js'))
   const corpus = loadCorpus()
   log(`filling the store with ${corpus.length} tarballs (@cas/native, untimed)`)
   await Promise.all(corpus.map((t) => cas.addFilesFromTarball({ buffer: t.buffer, storeDir: join(storeDir, 'v11'), filesIndexFile: t.key, integrity: t.integrity, url: t.url })))
@@ -149,7 +156,7 @@ function install (variant) {
   const projectDir = newProject(variant)
   const [cmd, ...pre] = commands[variant]
   const args = [...pre, 'install', '--frozen-lockfile', '--offline', `--store-dir=${storeDir}`,
-    '--config.ignore-scripts=true', '--config.update-notifier=false', '--config.registry=http://127.0.0.1:9/', '--reporter=silent']
+    '--config.ignore-scripts=true', '--config.update-notifier=false', '--config.registry=http://127.0.0.1:9/', '--reporter=append-only']
   execFileSync('sync')
   return new Promise((resolve) => {
     const start = process.hrtime.bigint()
@@ -168,6 +175,7 @@ function shape (projectDir) {
   return { virtualStore: list(pnpmDir).filter((n) => n !== 'node_modules' && n !== 'lock.yaml'), direct: list(join(projectDir, 'node_modules')) }
 }
 
+const loadBefore = os.loadavg()
 const failures = []
 const times = Object.fromEntries(variants.map((v) => [v, []]))
 let reference
@@ -184,7 +192,7 @@ if (failures.length === 0) {
     const order = variants.map((_, i) => variants[(i + round) % variants.length])
     for (const v of order) {
       const r = await install(v)
-      if (r.code !== 0) failures.push(`${v} round ${round} exited ${r.code}`)
+      if (r.code !== 0) failures.push(`${v} round ${round} exited ${r.code}: ${r.output.slice(-3000)}`)
       else if (JSON.stringify(shape(r.projectDir)) !== JSON.stringify(reference)) failures.push(`${v} round ${round}: node_modules differs`)
       times[v].push(r.ms)
       log(`round ${round + 1}/${rounds} ${v}: ${r.ms.toFixed(0)} ms`)
@@ -225,6 +233,9 @@ if (failures.length === 0) {
   out('**SANITY CHECKS FAILED:**')
   for (const f of failures) out(`- ${f}`)
 }
+const loadAfter = os.loadavg()
+out()
+out(`Load average (1/5/15 min) before the timed runs: ${loadBefore.map((l) => l.toFixed(2)).join(' / ')}; after: ${loadAfter.map((l) => l.toFixed(2)).join(' / ')} (on ${os.cpus().length} cores: above that, other processes were competing).`)
 const report = lines.join('\n')
 console.log(`\n${machine}\n\n${report}`)
 
