@@ -208,12 +208,13 @@ if (opts.write && failures.length === 0 && opts.limit == null) {
     report,
     '',
     'Where the time goes (one `perf record` of repeated `readPkgsFromCafs` calls, verify off, at 08:40 UTC): ' +
-      '~42% of the CPU is on the JS thread, serially after the native part (N-API result objects and strings, ' +
+      '~42% of the CPU is on the JS thread (N-API result objects and strings, ' +
       '`split` and `Map` building, `JSON.parse` of the bundled manifests, V8 string hashing), ~54% on the two ' +
       'pool threads (row decoding with its per-file allocations ~25%, SQLite ~15%, of which seeks into pnpm\'s ' +
       '`WITHOUT ROWID` table were most: they copy a big row\'s whole payload for each key comparison, so a ' +
       'batch covering a quarter of the table or more now reads it with one scan instead). With verification, ' +
-      'the ~39k `fstatat` calls add ~75 ms of kernel time. The issue\'s 5x target is not reached.',
+      'the ~39k `fstatat` calls add ~75 ms of kernel time. Answers reach JS in chunks of 128 as they are ready, ' +
+      'so the JS-thread part overlaps the native part where a core is free. The issue\'s 5x target is not reached.',
     END,
   ].join('\n');
   let text = existsSync(resultsPath) ? readFileSync(resultsPath, 'utf8') : '# Benchmark results\n';
