@@ -134,6 +134,29 @@ describe('expectedPkg', () => {
   })
 })
 
+describe('blobs touched since they were checked', () => {
+  it('are re-hashed, pass, and are counted in the tally as pnpm counts them', async () => {
+    // A package of the pnpm-written store, its blobs' mtimes moved past checkedAt + 100 ms:
+    // content unchanged, so nothing is deleted and both implementations can read it in turn.
+    const f = fixtures.find((x) => x.name === 'is-docker')!
+    const ctx = { storeDir, verifyStoreIntegrity: true }
+    const before = await cas.readPkgFromCafs(ctx, f.key) as any
+    const blobs = new Set<string>(before.files.filesMap.values())
+    const later = new Date(Date.now() + 60_000)
+    for (const blob of blobs) fs.utimesSync(blob, later, later)
+    const baseline = pnpm.verifiedFileIntegritySnapshot()
+    const theirs = await pnpm.readPkgFromCafs(ctx, f.key, {})
+    const theirTally = pnpm.verifiedFileIntegritySince(baseline)
+    const ours = await cas.readPkgFromCafs(ctx, f.key)
+    expect(ours).toStrictEqual(theirs)
+    expect(ours.verified).toBe(true)
+    expect(theirTally.files).toBe(blobs.size)
+    expect(ours.verifiedFileIntegrity.files).toBe(theirTally.files)
+    expect(Number.isFinite(ours.verifiedFileIntegrity.ms)).toBe(true)
+    for (const blob of blobs) expect(fs.existsSync(blob)).toBe(true)
+  })
+})
+
 describe('a damaged store', () => {
   /** A store of our own with one package in it; returns its blobs by relative path. */
   async function storeWith (label: string) {
