@@ -157,6 +157,28 @@ describe('blobs touched since they were checked', () => {
   })
 })
 
+describe('a side-effects entry whose added blob is missing', () => {
+  it('is dropped with verification and kept without, as pnpm does', async () => {
+    const dir = freshStoreDir('se-missing')
+    const index = new StoreIndex(dir)
+    const pkg = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-read-se-'))
+    fs.writeFileSync(path.join(pkg, 'package.json'), '{"name":"se","version":"1.0.0"}')
+    await pnpm.addFilesFromDir({ storeDir: dir, dir: pkg, filesIndexFile: 'se', storeIndex: index })
+    fs.writeFileSync(path.join(pkg, 'built.txt'), 'made by a build, nowhere else in the store\n')
+    await pnpm.addFilesFromDir({ storeDir: dir, dir: pkg, filesIndexFile: 'se', sideEffectsCacheKey: 'k', storeIndex: index })
+    index.close()
+    const off = await cas.readPkgFromCafs({ storeDir: dir, verifyStoreIntegrity: false }, 'se') as any
+    fs.rmSync(off.files.sideEffectsMaps.get('k').added.get('built.txt'))
+    for (const verifyStoreIntegrity of [true, false]) {
+      const ctx = { storeDir: dir, verifyStoreIntegrity }
+      const ours = await cas.readPkgFromCafs(ctx, 'se') as any
+      expect(ours).toStrictEqual(await pnpm.readPkgFromCafs(ctx, 'se', {}))
+      expect(ours.verified).toBe(true)
+      expect(ours.files.sideEffectsMaps?.has('k') ?? false).toBe(!verifyStoreIntegrity)
+    }
+  })
+})
+
 describe('a damaged store', () => {
   /** A store of our own with one package in it; returns its blobs by relative path. */
   async function storeWith (label: string) {
