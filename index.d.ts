@@ -297,6 +297,9 @@ export interface ReadPkgEntry {
   requiresPrepare?: boolean
   remoteSideEffectsQuarantine?: Array<QuarantineEntry>
   warnings: Array<string>
+  /** Blobs hashed while verifying this package, and the milliseconds spent on them. */
+  verifiedFiles: number
+  verifiedMs: number
 }
 
 /**

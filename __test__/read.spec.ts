@@ -99,6 +99,24 @@ describe.each([true, false])('verifyStoreIntegrity: %s', (verifyStoreIntegrity) 
   })
 })
 
+describe('single reads in flight together', () => {
+  // They are read as one native batch; each caller must still get exactly its own answer.
+  it('each get their own answer, error and tally', async () => {
+    const ctx = { storeDir, verifyStoreIntegrity: true }
+    const keys = allKeys()
+    const mismatch = { name: 'not-this-one' }
+    const [ours, failed] = await Promise.all([
+      Promise.all(keys.map((k) => cas.readPkgFromCafs(ctx, k))),
+      cas.readPkgFromCafs(ctx, fixtures[1].key, { expectedPkg: mismatch }).catch((e) => e),
+    ])
+    for (const [i, key] of keys.entries()) {
+      expect(ours[i], key).toStrictEqual(await pnpm.readPkgFromCafs(ctx, key, {}))
+      expect(ours[i].verifiedFileIntegrity, key).toEqual({ files: 0, ms: 0 })
+    }
+    expect(failed.code).toBe('ERR_PNPM_UNEXPECTED_PKG_CONTENT_IN_STORE')
+  })
+})
+
 describe('expectedPkg', () => {
   const f = fixtures[0]
   const ctx = (strict?: boolean) => ({ storeDir, verifyStoreIntegrity: false, strictStorePkgContentCheck: strict })

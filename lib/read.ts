@@ -107,15 +107,12 @@ export async function readPkgFromCafs (
   if (typeof filesIndexFile !== 'string') throw invalidArgument('filesIndexFile', 'a string', filesIndexFile)
   if (opts != null && typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
   checkExpected('expectedPkg', opts?.expectedPkg)
-  const [pending] = binding.readPkgs(nativeOptions(ctx, [filesIndexFile], opts?.expectedPkg == null ? undefined : [opts.expectedPkg]))
-  const chunk = await pending
-  if (chunk.error != null) throw toError(chunk.error)
-  const entry = chunk.entries[0]
+  const entry = await readOne(ctx, filesIndexFile, opts?.expectedPkg)
   if (entry.error != null) throw toError(entry.error)
   const result = toResult(entry, ctx.storeDir, ctx.verifyStoreIntegrity === true)
   Object.defineProperties(result, {
     warnings: { value: entry.warnings, enumerable: false },
-    verifiedFileIntegrity: { value: { files: chunk.verifiedFiles, ms: chunk.verifiedMs }, enumerable: false },
+    verifiedFileIntegrity: { value: { files: entry.verifiedFiles, ms: entry.verifiedMs }, enumerable: false },
   })
   return result as ReadPkgFromCafsResult & ReadReport
 }
@@ -177,6 +174,57 @@ function answer (entry: binding.ReadPkgEntry, storeDir: string, verify: boolean)
     return toResult(entry, storeDir, verify)
   } catch (error) {
     return { verified: false, error: error as PnpmError }
+  }
+}
+
+/**
+ * Single reads waiting for the next batch, per store and options. pnpm asks for one package at a
+ * time, but asks for hundreds at once: the reads requested before the event loop comes round
+ * again go to the native side as one batch (one snapshot, a few SQL statements, one crossing of
+ * the JS/native boundary per chunk of answers) instead of one call each. Every caller still gets
+ * its own answer, error and tally.
+ */
+interface QueuedRead {
+  key: string
+  expectedPkg?: ExpectedPkg
+  resolve: (entry: binding.ReadPkgEntry) => void
+  reject: (error: unknown) => void
+}
+
+const queuedReads = new Map<string, { ctx: ReadPkgFromCafsContext, reads: QueuedRead[] }>()
+
+function readOne (ctx: ReadPkgFromCafsContext, key: string, expectedPkg: ExpectedPkg | undefined): Promise<binding.ReadPkgEntry> {
+  const id = [ctx.storeDir, ctx.verifyStoreIntegrity === true, ctx.strictStorePkgContentCheck ?? true, ctx.frozenStore === true].join('\0')
+  let queue = queuedReads.get(id)
+  if (queue == null) {
+    queue = { ctx, reads: [] }
+    queuedReads.set(id, queue)
+    setImmediate(() => {
+      queuedReads.delete(id)
+      void readQueued(queue!.ctx, queue!.reads)
+    })
+  }
+  return new Promise((resolve, reject) => queue!.reads.push({ key, expectedPkg, resolve, reject }))
+}
+
+async function readQueued (ctx: ReadPkgFromCafsContext, reads: QueuedRead[]): Promise<void> {
+  let answered = 0
+  try {
+    const expected = reads.some((r) => r.expectedPkg != null) ? reads.map((r) => r.expectedPkg) : undefined
+    for (const pending of binding.readPkgs(nativeOptions(ctx, reads.map((r) => r.key), expected))) {
+      const chunk = await pending
+      if (chunk.error != null) throw toError(chunk.error)
+      for (let j = 0; j < chunk.indices.length; j++) {
+        reads[chunk.indices[j]].resolve(chunk.entries[j])
+        answered++
+      }
+    }
+  } catch (error) {
+    for (const r of reads) r.reject(error) // no-op for the ones already resolved
+  }
+  if (answered !== reads.length) {
+    const error = new PnpmError('READ_FROM_STORE', 'The store index read ended without answering every key')
+    for (const r of reads) r.reject(error)
   }
 }
 

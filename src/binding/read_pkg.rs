@@ -85,6 +85,9 @@ pub struct ReadPkgEntry {
     pub requires_prepare: Option<bool>,
     pub remote_side_effects_quarantine: Option<Vec<QuarantineEntry>>,
     pub warnings: Vec<String>,
+    /// Blobs hashed while verifying this package, and the milliseconds spent on them.
+    pub verified_files: u32,
+    pub verified_ms: f64,
 }
 
 /// A part of the answers of a call: `entries[j]` answers `keys[indices[j]]`.
@@ -218,7 +221,9 @@ fn run(opts: &ReadPkgsOptions, chunks: &Mutex<Chunks>) -> Option<NativeError> {
     // Answers become their JS-bound form on the pool threads, in parallel; every full chunk
     // goes to JS at once, except the last promise, which waits for the end of the call.
     read_pkg::read_pkgs_each(&store.index, &req, &keys, &expected, |i, result, tally| {
-        let entry = entry(result);
+        let mut entry = entry(result);
+        entry.verified_files = tally.files;
+        entry.verified_ms = tally.ms;
         let mut chunks = chunks.lock().unwrap_or_else(|e| e.into_inner());
         let pending = &mut chunks.pending;
         pending.indices.push(i as u32);
@@ -249,6 +254,8 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
         requires_prepare: None,
         remote_side_effects_quarantine: None,
         warnings: Vec::new(),
+        verified_files: 0,
+        verified_ms: 0.0,
     };
     match result {
         Err(e) => {
