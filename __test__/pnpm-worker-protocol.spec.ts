@@ -228,6 +228,42 @@ describe('add-dir', () => {
   })
 })
 
+describe('side effects with a symlink (pnpm 11.28 records them)', () => {
+  it('reads them back as a `symlinks` map and links them, as pnpm\'s worker does', async () => {
+    const f = fixtures[0]
+    // A built package: its files plus a symlink; pnpm's worker records it in both stores.
+    const built = freshDir('proto-built')
+    const { value: read0 } = await sides[0].worker.request({ type: 'readPkgFromCafs', filesIndexFile: f.key, storeDir: sides[0].storeDir, verifyStoreIntegrity: false })
+    for (const [rel, blob] of read0.files.filesMap) {
+      fs.mkdirSync(path.dirname(path.join(built, rel)), { recursive: true })
+      fs.copyFileSync(blob, path.join(built, rel))
+    }
+    fs.writeFileSync(path.join(built, 'generated.js'), 'module.exports = 2\n')
+    fs.symlinkSync('generated.js', path.join(built, 'alias.js'))
+    for (const s of sides) {
+      const reply = await sides[0].worker.request({ type: 'add-dir', storeDir: s.storeDir, dir: built, filesIndexFile: f.key, sideEffectsCacheKey: 'built-key' })
+      expect(reply.status).toBe('success')
+      s.index.setRawMany(reply.indexWrites)
+    }
+    for (const verifyStoreIntegrity of [false, true]) {
+      const [theirs, ours] = await both((s) => ({ type: 'readPkgFromCafs', filesIndexFile: f.key, storeDir: s.storeDir, verifyStoreIntegrity }))
+      expect(theirs.value.files.sideEffectsMaps.get('built-key').symlinks).toEqual(new Map([['alias.js', 'generated.js']]))
+      const rel = (e: any, storeDir: string) => ({ ...e, added: e.added && relativeMap(e.added, storeDir) })
+      expect(rel(ours.value.files.sideEffectsMaps.get('built-key'), sides[1].storeDir)).toEqual(rel(theirs.value.files.sideEffectsMaps.get('built-key'), sides[0].storeDir))
+      expect(noCheckedAt({ files: ours.value.files.sideEffectsDiffs.get('built-key').added })).toEqual(noCheckedAt({ files: theirs.value.files.sideEffectsDiffs.get('built-key').added }))
+    }
+    const reads = await both((s) => ({ type: 'readPkgFromCafs', filesIndexFile: f.key, storeDir: s.storeDir, verifyStoreIntegrity: false }))
+    const targets = sides.map((s) => path.join(freshDir(`proto-built-${s.name}`), 'pkg'))
+    const links = await Promise.all(sides.map((s, i) => s.worker.request({
+      type: 'link', storeDir: s.storeDir, packageImportMethod: 'copy', filesResponse: reads[i].value.files, sideEffectsCacheKey: 'built-key', targetDir: targets[i], force: false,
+    })))
+    expect(links[1]).toEqual(links[0])
+    expect(links[1].value.isBuilt).toBe(true)
+    expect(comparable(snapshotTree(targets[1]))).toEqual(comparable(snapshotTree(targets[0])))
+    expect(fs.readlinkSync(path.join(targets[1], 'alias.js'))).toBe('generated.js')
+  })
+})
+
 describe('the worker itself', () => {
   it('answers an unknown request type with an empty reply, like pnpm\'s', async () => {
     const [theirs, ours] = await both(() => ({ type: 'no-such-type' }))

@@ -147,6 +147,8 @@ function sandboxEnv (variant) {
     XDG_STATE_HOME: join(home, '.local', 'state'),
     TMPDIR: os.tmpdir(),
   }
+  // pnpm 11 sizes its worker pool from these (default: cores - 1).
+  for (const k of ['PNPM_MAX_WORKERS', 'PNPM_WORKERS']) if (process.env[k]) env[k] = process.env[k]
   if (variant === 'pnpm11+plugin') env.NODE_PATH = nodePath
   for (const d of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) mkdirSync(d, { recursive: true })
   return env

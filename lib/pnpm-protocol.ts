@@ -13,6 +13,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import { isMainThread, parentPort } from 'node:worker_threads'
 import * as cas from './index.js'
+import { applySideEffectsSymlinks, placeSymlinks } from './side-effects-symlinks.js'
 
 /** The pnpm versions whose worker protocol this file was checked against. */
 export const SUPPORTED_PNPM_RANGE = { major: 11, minMinor: 28, maxMinor: 28 }
@@ -146,6 +147,7 @@ async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
   if ('pkgFilesIndex' in result) {
     return { status: 'success', verifiedFileIntegrity, value: { verified: false, pkgFilesIndex: null } }
   }
+  applySideEffectsSymlinks(result.files)
   return {
     status: 'success',
     warnings: result.warnings,
@@ -157,6 +159,9 @@ async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
 async function link (msg: WorkerRequest): Promise<WorkerReply> {
   try {
     const value = await cas.importPackage(msg as unknown as cas.ImportPackageOptions)
+    // The native importer places files; side-effects symlinks (pnpm 11.28) are added here.
+    const symlinks = msg.sideEffectsCacheKey ? msg.filesResponse?.sideEffectsMaps?.get(msg.sideEffectsCacheKey)?.symlinks : undefined
+    if (symlinks != null && symlinks.size > 0) await placeSymlinks(msg.targetDir, symlinks)
     return { status: 'success', value }
   } catch (err) {
     const e = err as cas.PnpmError

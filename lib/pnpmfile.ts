@@ -18,6 +18,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import * as cas from './index.js'
+import { placeSymlinks } from './side-effects-symlinks.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
 export interface ImportIndexedPackageOptions {
@@ -135,19 +136,6 @@ function enqueue (to: string, storeDir: string, pkg: cas.LinkPackage): Promise<s
       setImmediate(flush)
     }
   })
-}
-
-/** Puts side-effects symlinks in place (pnpm 11.28 records them for built packages). */
-async function placeSymlinks (to: string, symlinks: Map<string, string>): Promise<void> {
-  for (const [relativePath, target] of symlinks) {
-    const dest = path.join(to, relativePath)
-    try {
-      if (await fs.promises.readlink(dest) === target) continue
-    } catch {}
-    await fs.promises.mkdir(path.dirname(dest), { recursive: true })
-    await fs.promises.rm(dest, { recursive: true, force: true })
-    await fs.promises.symlink(target, dest)
-  }
 }
 
 /** pnpm's `importIndexedPackage` hook shape: the method used, or `undefined` when the package was already there. */
