@@ -12,7 +12,8 @@
  *                flight at once (Promise.all), as pnpm's package requester does; its default pool
  *                (`max(1, cores - 1)` workers);
  *   cas batch  — `@cas/native`'s `readPkgsFromCafs`: all keys in one call;
- *   cas single — `@cas/native`'s `readPkgFromCafs` once per package, all in flight (for scale).
+ *   cas single — `@cas/native`'s `readPkgFromCafs` once per package, all in flight: pnpm's way of
+ *                calling, which the facade coalesces into native batches.
  *
  * Each for `verifyStoreIntegrity` true and false. A freshly extracted store is what a warm
  * install meets: every blob's mtime is within 100 ms of its `checkedAt`, so verification is the
@@ -98,7 +99,7 @@ const impls = {
     },
   },
   single: {
-    label: `cas single: @cas/native ${pkgVersion('..')} \`readPkgFromCafs\` per package, all in flight`,
+    label: `cas single: @cas/native ${pkgVersion('..')} \`readPkgFromCafs\` per package, all in flight (coalesced into native batches)`,
     async read (ctx) {
       const results = await Promise.all(keys.map((k) => cas.readPkgFromCafs(ctx, k)));
       return { results, hashed: results.reduce((n, r) => n + r.verifiedFileIntegrity.files, 0) };
