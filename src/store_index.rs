@@ -230,10 +230,10 @@ impl StoreIndex {
                     }
                     Ok(())
                 };
+                // No `?` between BEGIN and COMMIT: the transaction must end whatever happens.
                 let result = if scan_is_cheaper(conn, positions.len()) {
-                    conn.prepare_cached("SELECT key, data FROM package_index")?
-                        .query([])
-                        .and_then(|mut rows| deliver(&mut rows))
+                    conn.prepare_cached("SELECT key, data FROM package_index")
+                        .and_then(|mut stmt| deliver(&mut stmt.query([])?))
                 } else {
                     keys.chunks(KEYS_PER_STATEMENT).try_for_each(|chunk| {
                         let mut stmt = conn.prepare_cached(&in_query(chunk.len()))?;

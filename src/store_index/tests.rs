@@ -121,3 +121,20 @@ fn get_many_answers_alike_by_seeks_and_by_scan() {
     assert!(!scan_is_cheaper(&conn, 70), "70 of 300 rows: seeks");
     assert_eq!(index.get_many(&many).unwrap(), expect(&many));
 }
+
+#[test]
+fn a_failed_batch_read_ends_its_transaction() {
+    // An index.db without the table (an empty file): every read fails the same way, the first
+    // failure does not leave a transaction open behind it.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("v11");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join("index.db"), b"").unwrap();
+    let index = StoreIndex::new_frozen(&store);
+    let many: Vec<String> = (0..100).map(|i| format!("k{i}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    for keys in [&many[..], &many[..2], &many[..]] {
+        let err = index.get_many(keys).unwrap_err();
+        assert!(err.message.contains("no such table"), "{}", err.message);
+    }
+}
