@@ -113,6 +113,17 @@ describe('pnpm 11 CLI, --frozen-lockfile --offline', () => {
     expect(fs.statSync(file).nlink).toBe(1)
   })
 
+  it('(b) the same project on a fresh clone, before @cas/native is installed: the guarded pnpmfile lets stock pnpm install', async () => {
+    const storeDir = await casFilledStore('cas-store-b3')
+    const projectDir = copyProject(path.join(base, 'b3'), { withPnpmfile: true })
+    const traceFile = path.join(base, 'trace-b3.txt')
+    // No NODE_PATH: require('@cas/native/pnpmfile') fails with MODULE_NOT_FOUND.
+    const run = await pnpmInstall({ projectDir, storeDir, sandbox: path.join(base, 'sandbox-b3'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    expectOk(run)
+    expectSameInstall(projectDir, storeDir)
+    expect(fs.existsSync(traceFile)).toBe(false)
+  })
+
   it('(c) with pnpm\'s worker swapped for @cas/native/pnpm-worker (then swapped back): same node_modules', async () => {
     const storeDir = await casFilledStore('cas-store-c')
     const projectDir = copyProject(path.join(base, 'c'))

@@ -41,8 +41,9 @@ export function lockedPackages (): LockedPackage[] {
 
 /**
  * A fresh copy of the fixture project (package.json, lockfile, pnpm-workspace.yaml) in `dir`.
- * `withPnpmfile`: plus the plugin's one-line `.pnpmfile.cjs`, with the lockfile pnpm 11 wrote for
- * it (the same but for its `pnpmfileChecksum`, which a frozen install checks).
+ * `withPnpmfile`: plus the plugin's `.pnpmfile.cjs` (the README's guarded form of
+ * `module.exports = require('@cas/native/pnpmfile')`), with the lockfile pnpm 11 wrote for it (the
+ * same but for its `pnpmfileChecksum`, which a frozen install checks).
  */
 export function copyProject (dir: string, opts: { withPnpmfile?: boolean } = {}): string {
   fs.mkdirSync(dir, { recursive: true })
