@@ -393,9 +393,9 @@ fn check_expected(
         return Ok(());
     }
     let hint = format!(
-        "This means that either the lockfile is broken or the package metadata (name and \
-         version) inside the package's package.json file doesn't match the metadata in the \
-         registry. Expected package: {}@{}. Actual package in the store: {}@{}.",
+        "The store holds {2}@{3} under the key where the lockfile expects {0}@{1}: either \
+         the lockfile is damaged, or the package's own package.json names it differently \
+         from the registry's metadata.",
         expected.name.as_deref().unwrap_or("undefined"),
         expected.version.as_deref().unwrap_or("undefined"),
         js_string(field_or_undefined(row, "name")),
@@ -405,8 +405,7 @@ fn check_expected(
         return Err(ReadError::UnexpectedPkgContent {
             message: MISMATCH_MESSAGE.into(),
             hint: format!(
-                "{hint}\n\nIf you want to ignore this issue, set strictStorePkgContentCheck to \
-                 false in your configuration"
+                "{hint}\n\nTo accept such packages anyway, set strictStorePkgContentCheck=false."
             ),
         });
     }

@@ -326,10 +326,10 @@ fn expected_package_is_checked_case_insensitively_and_semver_loosely() {
         assert_eq!(err.code(), "ERR_PNPM_UNEXPECTED_PKG_CONTENT_IN_STORE");
         let hint = err.hint().unwrap();
         assert!(
-            hint.contains(&format!("Expected package: {name}@{version}.")),
+            hint.contains(&format!("the lockfile expects {name}@{version}")),
             "{hint}"
         );
-        assert!(hint.contains("Actual package in the store: Foo@1.0.0."));
+        assert!(hint.contains("The store holds Foo@1.0.0"));
         assert!(hint.contains("strictStorePkgContentCheck"));
         match expect(name, version, false).unwrap() {
             PkgRead::Hit(pkg) => {
