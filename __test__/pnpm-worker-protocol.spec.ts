@@ -157,15 +157,21 @@ describe('readPkgFromCafs', () => {
     expect(ours.value).toEqual({ verified: false, pkgFilesIndex: null })
   })
 
-  it('a name mismatch: the same error (code, message, hint); non-strict: the same warning', async () => {
+  it('a name mismatch: the same error code and message, a hint with the same facts; non-strict: one warning', async () => {
     const f = fixtures[0]
     const msg = (s: Side, strict: boolean) => ({ type: 'readPkgFromCafs', filesIndexFile: f.key, storeDir: s.storeDir, verifyStoreIntegrity: false, strictStorePkgContentCheck: strict, expectedPkg: { name: 'other', version: f.version } })
     const [theirs, ours] = await both((s) => msg(s, true))
     expect(ours.status).toBe('error')
-    expect(ours.error).toEqual(theirs.error)
+    expect({ code: ours.error.code, message: ours.error.message }).toEqual({ code: theirs.error.code, message: theirs.error.message })
+    // The hint is in @cas/native's own words; the facts are the same.
+    for (const fact of [`other@${f.version}`, `${f.name}@${f.version}`, 'strictStorePkgContentCheck']) {
+      expect(theirs.error.hint).toContain(fact)
+      expect(ours.error.hint).toContain(fact)
+    }
     const [theirs2, ours2] = await both((s) => msg(s, false))
-    expect(ours2.warnings).toEqual(theirs2.warnings)
+    expect(ours2.warnings).toHaveLength(theirs2.warnings.length)
     expect(ours2.warnings).toHaveLength(1)
+    expect(ours2.warnings[0]).toContain(`${f.name}@${f.version}`)
   })
 })
 
@@ -197,6 +203,19 @@ describe('link, symlinkAllModules, hardLinkDir', () => {
     const [t4, o4] = await both((s) => ({ type: 'hardLinkDir', src: targets.get(s.name), destDirs: [`${targets.get(s.name)}-copy`] }))
     expect(o4).toEqual(t4)
     expect(comparable(snapshotTree(`${targets.get('cas')}-copy`))).toEqual(comparable(snapshotTree(`${targets.get('pnpm')}-copy`)))
+  })
+
+  it('picks the import method as pnpm 11.28 does: the store\'s method over the package\'s, copy for a to-be-built package under copy', async () => {
+    const f = fixtures[2]
+    const reads = await both((s) => ({ type: 'readPkgFromCafs', filesIndexFile: f.key, storeDir: s.storeDir, verifyStoreIntegrity: false }))
+    for (const [storeMethod, pkgMethod, requiresBuild] of [['copy', 'hardlink', false], ['copy', undefined, true], ['auto', 'copy', false], ['hardlink', undefined, false]] as const) {
+      const targets = sides.map((s) => path.join(freshDir(`proto-method-${s.name}`), 'pkg'))
+      const [theirs, ours] = await Promise.all(sides.map((s, i) => s.worker.request({
+        type: 'link', storeDir: s.storeDir, packageImportMethod: storeMethod, requiresBuild, force: false, targetDir: targets[i],
+        filesResponse: { ...reads[i].value.files, packageImportMethod: pkgMethod },
+      })))
+      expect(ours, `${storeMethod}/${pkgMethod}/${requiresBuild}`).toEqual(theirs)
+    }
   })
 
   it('a failing import: the same error code and message (pnpm\'s main thread adds the prefix)', async () => {

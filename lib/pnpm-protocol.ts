@@ -156,9 +156,31 @@ async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
   }
 }
 
+/**
+ * The import method pnpm 11.28's worker picks for a `link` request: a package that will be
+ * built (or a local directory that asks for private files) is cloned or copied (copied when the
+ * store's method is `copy`); otherwise the store's method wins unless it is `auto`, then the
+ * package's own (`filesResponse.packageImportMethod`).
+ */
+function importMethodFor (msg: WorkerRequest): cas.PackageImportMethod | undefined {
+  const fr = msg.filesResponse ?? {}
+  const storeMethod: cas.PackageImportMethod | undefined = msg.packageImportMethod
+  const isBuilt = Boolean(msg.sideEffectsCacheKey) && fr.sideEffectsMaps?.has(msg.sideEffectsCacheKey) === true
+  const privateFiles = (!isBuilt && msg.requiresBuild === true) || (fr.resolvedFrom === 'local-dir' && fr.packageImportMethod === 'clone-or-copy')
+  if (privateFiles) return storeMethod === 'copy' ? 'copy' : 'clone-or-copy'
+  return storeMethod && storeMethod !== 'auto' ? storeMethod : fr.packageImportMethod ?? storeMethod
+}
+
 async function link (msg: WorkerRequest): Promise<WorkerReply> {
   try {
-    const value = await cas.importPackage(msg as unknown as cas.ImportPackageOptions)
+    const method = importMethodFor(msg)
+    const value = await cas.importPackage({
+      ...(msg as unknown as cas.ImportPackageOptions),
+      filesResponse: { ...msg.filesResponse, packageImportMethod: method },
+      packageImportMethod: method,
+      // Folded into the method above, as pnpm 11.28 does.
+      requiresBuild: false,
+    })
     // The native importer places files; side-effects symlinks (pnpm 11.28) are added here.
     const symlinks = msg.sideEffectsCacheKey ? msg.filesResponse?.sideEffectsMaps?.get(msg.sideEffectsCacheKey)?.symlinks : undefined
     if (symlinks != null && symlinks.size > 0) await placeSymlinks(msg.targetDir, symlinks)
