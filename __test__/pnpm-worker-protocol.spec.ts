@@ -247,6 +247,27 @@ describe('add-dir', () => {
   })
 })
 
+describe('side effects without symlinks', () => {
+  it('an unchanged build and a changed one: the same maps, key for key, verified or not', async () => {
+    const dir = freshDir('proto-se')
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'se', version: '1.0.0' }))
+    fs.writeFileSync(path.join(dir, 'a.js'), '1\n')
+    const add = async (sideEffectsCacheKey?: string) => {
+      for (const s of sides) s.index.setRawMany((await sides[0].worker.request({ type: 'add-dir', storeDir: s.storeDir, dir, filesIndexFile: 'se-key', sideEffectsCacheKey })).indexWrites)
+    }
+    await add()
+    await add('unchanged')
+    fs.writeFileSync(path.join(dir, 'b.js'), '2\n')
+    await add('changed')
+    for (const verifyStoreIntegrity of [true, false]) {
+      const [theirs, ours] = await both((s) => ({ type: 'readPkgFromCafs', filesIndexFile: 'se-key', storeDir: s.storeDir, verifyStoreIntegrity }))
+      const shape = (files: any) => [...files.sideEffectsMaps].map(([k, e]: any) => [k, Object.keys(e).sort()])
+      expect(shape(ours.value.files)).toStrictEqual(shape(theirs.value.files))
+      expect([...ours.value.files.sideEffectsDiffs.keys()]).toStrictEqual([...theirs.value.files.sideEffectsDiffs.keys()])
+    }
+  })
+})
+
 describe('side effects with a symlink (pnpm 11.28 records them)', () => {
   it('reads them back as a `symlinks` map and links them, as pnpm\'s worker does', async () => {
     const f = fixtures[0]

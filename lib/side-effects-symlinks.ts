@@ -79,6 +79,8 @@ export function applySideEffectsSymlinks (files: {
   const diffs = files.sideEffectsDiffs
   if (maps == null || diffs == null) return
   for (const [cacheKey, entry] of maps) {
+    // pnpm 11.28 builds every entry with files as `{ added, deleted }`, `deleted` possibly undefined.
+    if (entry.added != null && !('deleted' in entry)) entry.deleted = undefined
     const stored = diffs.get(cacheKey)?.added
     if (stored == null || entry.added == null) continue
     const linkPaths = [...stored].filter(([, info]) => (info.mode & S_IFMT) === S_IFLNK).map(([p]) => p)
