@@ -748,6 +748,9 @@ impl Ctx<'_> {
                     }
                     fs::rename(&tmp, &dest)
                         .map_err(|err| ImportError::os(&err, "rename", &tmp, Some(&dest)))?;
+                    // rename(2) of a hard link onto another link of the same inode (a
+                    // concurrent repair put the blob there first) succeeds and does nothing.
+                    let _ = fs::remove_file(&tmp);
                     self.stats.count(done);
                     Ok(())
                 });

@@ -361,7 +361,11 @@ fn link_or_copy_file(
         .and_then(|()| {
             clear_mismatched(dest, false).map_err(|e| (io::Error::other(e.message.clone()), e))
         })
-        .and_then(|()| fs::rename(&tmp, dest).map_err(|e| failure(e, "rename", &tmp, Some(dest))));
+        .and_then(|()| fs::rename(&tmp, dest).map_err(|e| failure(e, "rename", &tmp, Some(dest))))
+        // Renaming a hard link onto another link of the same inode succeeds and does nothing.
+        .map(|()| {
+            let _ = fs::remove_file(&tmp);
+        });
     if replaced.is_err() {
         let _ = fs::remove_file(&tmp);
     }

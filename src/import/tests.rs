@@ -425,3 +425,36 @@ fn rename_overwrite_replaces_a_non_empty_dir() {
     assert_eq!(entries_of(dir.path()), ["b"]);
     assert_eq!(entries_of(&b), ["new"]);
 }
+
+#[test]
+fn safe_to_skip_two_concurrent_importers_both_succeed_with_one_complete_dir() {
+    let fx = Fixture::new();
+    let mut files = fx.files();
+    for i in 0..200 {
+        files.push((
+            format!("lib/f{i}.js"),
+            fx.blob(&format!("f{i}"), &i.to_string(), 0o644),
+        ));
+    }
+    let mut req = fx.request("shared", ImportMethod::Hardlink, files);
+    req.safe_to_skip = true;
+    req.force = true;
+    for round in 0..5 {
+        let _ = fs::remove_dir_all(fx.target("shared"));
+        std::thread::scope(|s| {
+            let a = s.spawn(|| fx.import(&req));
+            let b = s.spawn(|| fx.import(&req));
+            assert!(a.join().unwrap().is_ok(), "round {round}");
+            assert!(b.join().unwrap().is_ok(), "round {round}");
+        });
+        for (k, blob) in &req.files {
+            assert!(file_matches(&fx.target("shared").join(k), blob), "{k}");
+        }
+        // Nothing but the shared dir: no staging or temp leftovers, inside or next to it.
+        assert_eq!(entries_of(&fx.dir.path().join("nm")), ["shared"]);
+        for sub in ["", "lib", "bin"] {
+            let names = entries_of(&fx.target("shared").join(sub));
+            assert!(names.iter().all(|n| !n.contains("_tmp_")), "{names:?}");
+        }
+    }
+}
