@@ -56,20 +56,29 @@ fn os_err(e: &io::Error, syscall: &str, path: &Path, dest: Option<&Path>) -> Lin
     ImportError::os(e, syscall, path, dest).into()
 }
 
-/// `symlinkAllModules`: every dependency link of every package; packages run in parallel.
+/// `symlinkAllModules`: every dependency link of every package, all links in parallel (not
+/// package by package: the hoisted `.pnpm/node_modules` alone holds about a thousand links of
+/// one "package", which would otherwise run on one thread while the others idle).
 pub fn symlink_all_modules(deps: &[SymlinkDep], stats: &Stats) -> Result<(), LinkError> {
-    deps.par_iter().try_for_each(|dep| {
-        for (alias, target) in &dep.children {
-            if *alias == dep.name {
-                continue;
-            }
+    let links: Vec<(&SymlinkDep, &String, &PathBuf)> = deps
+        .iter()
+        .flat_map(|dep| {
+            dep.children
+                .iter()
+                .filter(move |(alias, _)| *alias != dep.name)
+                .map(move |(alias, target)| (dep, alias, target))
+        })
+        .collect();
+    links
+        .par_iter()
+        .with_min_len(16)
+        .try_for_each(|&(dep, alias, target)| {
             let link = safe_join_modules_dir(&dep.modules, alias)?;
             if symlink_dir(target, &link, stats)? {
                 stats.symlinks.fetch_add(1, Ordering::Relaxed);
             }
-        }
-        Ok(())
-    })
+            Ok(())
+        })
 }
 
 /// The alias must be a valid (old-style) npm package name and the link must land strictly
