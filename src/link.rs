@@ -13,6 +13,7 @@ use std::fs;
 use std::io::{self, ErrorKind};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -478,10 +479,37 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
     // First every package's file map (index reads serialise on the connection, decoding runs in
     // parallel), so that the imports can start with the biggest packages: longest first keeps
     // every thread busy to the end instead of leaving one with core-js while the others idle.
+    // The rows of all keyed packages in one read transaction (one snapshot of the index, one
+    // statement per 999 keys instead of a query per package).
+    let keys: Vec<&str> = req
+        .packages
+        .iter()
+        .filter_map(|p| match &p.source {
+            FilesSource::IndexKey(key) => Some(key.as_str()),
+            FilesSource::Map { .. } => None,
+        })
+        .collect();
+    let rows: Result<Vec<Mutex<Option<Vec<u8>>>>, ImportError> = match &store {
+        Some(store) if !keys.is_empty() => store
+            .index
+            .get_many(&keys)
+            .map(|rows| rows.into_iter().map(Mutex::new).collect())
+            .map_err(|e| ImportError::with_code("ERR_PNPM_STORE_INDEX", e.message)),
+        _ => Ok(vec![]),
+    };
+    let mut row_of = Vec::with_capacity(req.packages.len());
+    let mut next_row = 0;
+    for p in &req.packages {
+        row_of.push(matches!(p.source, FilesSource::IndexKey(_)).then(|| {
+            next_row += 1;
+            next_row - 1
+        }));
+    }
     let requests: Vec<Result<(ImportRequest, bool), ImportError>> = req
         .packages
         .par_iter()
-        .map(|pkg| {
+        .zip(row_of.par_iter())
+        .map(|(pkg, row_at)| {
             let (files, diff) = match &pkg.source {
                 FilesSource::Map {
                     files,
@@ -495,12 +523,17 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
                             .map(|(_, d)| d.clone())
                     }),
                 ),
-                FilesSource::IndexKey(key) => read_files(
-                    store.as_ref().unwrap(),
-                    &files_dir,
-                    key,
-                    pkg.side_effects_cache_key.as_deref(),
-                )?,
+                FilesSource::IndexKey(key) => {
+                    let rows = rows.as_ref().map_err(Clone::clone)?;
+                    let bytes = row_at.and_then(|at| rows[at].lock().unwrap().take());
+                    files_from_row(
+                        store.as_ref().unwrap(),
+                        bytes,
+                        &files_dir,
+                        key,
+                        pkg.side_effects_cache_key.as_deref(),
+                    )?
+                }
             };
             let is_built = diff.is_some();
             let files = match &diff {
@@ -579,17 +612,28 @@ pub fn read_files(
     let bytes = store
         .index
         .get(key)
-        .map_err(|e| ImportError::with_code("ERR_PNPM_STORE_INDEX", e.message))?
-        .ok_or_else(|| {
-            ImportError::with_code(
-                "ERR_PNPM_MISSING_INDEX_ROW",
-                format!(
-                    "The store index {}/index.db has no entry for {}",
-                    store.dir.display(),
-                    key.replace('\t', " ")
-                ),
-            )
-        })?;
+        .map_err(|e| ImportError::with_code("ERR_PNPM_STORE_INDEX", e.message))?;
+    files_from_row(store, bytes, files_dir, key, cache_key)
+}
+
+/// [`read_files`] for a row already read (`None`: the index has no row for `key`).
+pub fn files_from_row(
+    store: &store::Store,
+    bytes: Option<Vec<u8>>,
+    files_dir: &str,
+    key: &str,
+    cache_key: Option<&str>,
+) -> Result<(FilesMap, Option<SideEffects>), ImportError> {
+    let bytes = bytes.ok_or_else(|| {
+        ImportError::with_code(
+            "ERR_PNPM_MISSING_INDEX_ROW",
+            format!(
+                "The store index {}/index.db has no entry for {}",
+                store.dir.display(),
+                key.replace('\t', " ")
+            ),
+        )
+    })?;
     let row = package_index::decode_row(&bytes).map_err(|e| {
         ImportError::with_code(
             "ERR_PNPM_STORE_INDEX",
