@@ -236,6 +236,8 @@ export interface LinkPackagesResult {
   error?: NativeError
   /** The package `error` belongs to; absent for a symlink failure. */
   errorIndex?: number
+  /** `error` is the symlink phase's. */
+  symlinkError: boolean
   /**
    * One character per package: `k` clone, `h` hardlink, `c` copy, `-` already there (or
    * failed).

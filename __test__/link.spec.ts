@@ -184,6 +184,13 @@ describe('linkPackages', () => {
     }))
     expect(escape.code).toBe('ERR_PNPM_UNSAFE_FILE_PATH')
     expect(fs.existsSync(path.join(root, 'esc'))).toBe(false)
+    const badLink = await attempt(cas.linkPackages({
+      storeDir: store.storeDir,
+      packages: [],
+      symlinks: [{ name: 'app', modules: path.join(root, 'nm'), children: { '../up': path.join(root, 'ok') } }],
+    }))
+    expect(badLink.code).toBe('ERR_PNPM_INVALID_DEPENDENCY_NAME')
+    expect(badLink.message).toMatch(/^\[symlinkAllModules\] Refusing to place a dependency under /)
     const badArg = await attempt(cas.linkPackages({ storeDir: store.storeDir, packages: [{ targetDir: 'x' } as any] }))
     expect(badArg).toBeInstanceOf(TypeError)
     expect(badArg.message).toContain('"packages[0].filesIndexFile"')

@@ -224,7 +224,7 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
   // Native order: the compact packages, then the others.
   const order = [...compactIndex, ...fullIndex]
   if (raw.error != null) {
-    if (raw.errorIndex == null && raw.importMethods.length > 0) {
+    if (raw.symlinkError) {
       throw new PnpmError(raw.error.code || 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
     }
     const target = raw.errorIndex == null ? '' : opts.packages[order[raw.errorIndex]].targetDir

@@ -140,6 +140,8 @@ pub struct LinkPackagesResult {
     pub error: Option<NativeError>,
     /// The package `error` belongs to; absent for a symlink failure.
     pub error_index: Option<u32>,
+    /// `error` is the symlink phase's.
+    pub symlink_error: bool,
     /// One character per package: `k` clone, `h` hardlink, `c` copy, `-` already there (or
     /// failed).
     pub import_methods: String,
@@ -270,6 +272,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
     let fail = |error: NativeError, index: Option<u32>| LinkPackagesResult {
         error: Some(error),
         error_index: index,
+        symlink_error: false,
         import_methods: String::new(),
         is_built: String::new(),
         counts: LinkCounts::default(),
@@ -332,12 +335,15 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                     }
                 }
             }
+            let mut symlink_error = false;
             if let (None, Err(e)) = (&error, outcome.symlinks) {
                 error = Some(link_error(e));
+                symlink_error = true;
             }
             LinkPackagesResult {
                 error,
                 error_index,
+                symlink_error,
                 import_methods,
                 is_built,
                 counts: Counts::of(&stats).into(),
