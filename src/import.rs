@@ -521,7 +521,7 @@ impl Ctx<'_> {
     fn try_exclusive_import(&self, entries: &[Entry], ops: Ops) -> Result<bool, ImportError> {
         let target = &self.req.target_dir;
         if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(|e| ImportError::os(&e, "mkdir", parent, None))?;
+            mkdir_p(parent, self.stats).map_err(|e| ImportError::os(&e, "mkdir", parent, None))?;
         }
         match fs::create_dir(target) {
             Ok(()) => {
@@ -623,9 +623,8 @@ impl Ctx<'_> {
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::NotFound => {
-                    fs::create_dir_all(&path)
+                    mkdir_p(&path, self.stats)
                         .map_err(|e| ImportError::os(&e, "mkdir", &path, None))?;
-                    self.stats.dirs_made.fetch_add(1, Ordering::Relaxed);
                 }
                 Err(e) => return Err(ImportError::os(&e, "mkdir", &path, None)),
             }
@@ -770,6 +769,33 @@ impl Ctx<'_> {
                 None => Err(e),
             },
         }
+    }
+}
+
+/// `mkdir -p` that counts the directories it made (`create_dir_all` semantics: an existing
+/// directory is fine, anything else in the way is an error).
+pub fn mkdir_p(path: &Path, stats: &Stats) -> io::Result<()> {
+    match fs::create_dir(path) {
+        Ok(()) => {
+            stats.dirs_made.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            match path.parent() {
+                Some(parent) if parent != path => mkdir_p(parent, stats)?,
+                _ => return Err(e),
+            }
+            match fs::create_dir(path) {
+                Ok(()) => {
+                    stats.dirs_made.fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) if e.kind() == ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
+        Err(e) => Err(e),
     }
 }
 

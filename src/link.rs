@@ -227,7 +227,7 @@ pub fn symlink_dir(target: &Path, link: &Path, stats: &Stats) -> Result<bool, Li
         match e.raw_os_error() {
             Some(libc::ENOENT) if !made_parent => {
                 made_parent = true;
-                fs::create_dir_all(&parent).map_err(|e| os_err(&e, "mkdir", &parent, None))?;
+                import::mkdir_p(&parent, stats).map_err(|e| os_err(&e, "mkdir", &parent, None))?;
             }
             Some(libc::EEXIST) | Some(libc::EISDIR) if !moved_aside => {
                 match fs::read_link(&link) {
