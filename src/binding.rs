@@ -13,6 +13,6 @@ mod add_dir;
 mod error;
 mod extract_tarball;
 mod import_package;
-mod read_pkg;
 mod link;
+mod read_pkg;
 mod store_dir;

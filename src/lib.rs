@@ -4,8 +4,8 @@
 //! layer and does nothing but convert arguments, results and errors.
 #![deny(clippy::all)]
 
-mod binding;
 pub mod add_dir;
+mod binding;
 pub mod cas;
 pub mod extract;
 pub mod gzip;
