@@ -655,6 +655,13 @@ fn write_value(out: &mut String, v: &Value, level: usize) {
 /// JSON.stringify's string quoting: `"` and `\` escaped, the short escapes for
 /// backspace/form feed/newline/carriage return/tab, `\u00xx` (lower-case hex) for the other
 /// control characters, everything else verbatim.
+/// `JSON.stringify(s)` for a string: the quoted, escaped form.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    quote_json_string(&mut out, s);
+    out
+}
+
 fn quote_json_string(out: &mut String, s: &str) {
     out.push('"');
     let mut run = 0;

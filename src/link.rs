@@ -90,7 +90,7 @@ pub fn safe_join_modules_dir(modules: &Path, alias: &str) -> Result<PathBuf, Lin
         message: format!(
             "Refusing to place a dependency under {} with the invalid alias {}{}",
             modules.display(),
-            json_quote(alias),
+            crate::json::quote(alias),
             resolved
                 .map(|r| format!(" (it resolves to {})", r.display()))
                 .unwrap_or_default()
@@ -105,20 +105,6 @@ pub fn safe_join_modules_dir(modules: &Path, alias: &str) -> Result<PathBuf, Lin
         return Err(invalid(Some(&link)));
     }
     Ok(modules.join(alias))
-}
-
-fn json_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// validate-npm-package-name 7's `validForOldPackages` (errors only; warnings such as capitals,

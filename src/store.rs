@@ -15,55 +15,50 @@ pub struct Store {
     pub index: StoreIndex,
 }
 
-fn registry() -> &'static Mutex<HashMap<PathBuf, Arc<Store>>> {
-    static STORES: OnceLock<Mutex<HashMap<PathBuf, Arc<Store>>>> = OnceLock::new();
+/// Handles by directory and mode: a frozen (read-only, immutable) handle and a writable one for
+/// the same directory are distinct, as pnpm keeps them apart (an immutable connection must not
+/// be used where writes are expected, and vice versa).
+type Registry = Mutex<HashMap<(PathBuf, bool), Arc<Store>>>;
+
+fn registry() -> &'static Registry {
+    static STORES: OnceLock<Registry> = OnceLock::new();
     STORES.get_or_init(Default::default)
+}
+
+fn handle(dir: &Path, frozen: bool) -> Arc<Store> {
+    registry()
+        .lock()
+        .unwrap()
+        .entry((dir.to_path_buf(), frozen))
+        .or_insert_with(|| {
+            Arc::new(Store {
+                dir: dir.to_path_buf(),
+                cas: Cas::new(dir),
+                index: if frozen {
+                    StoreIndex::new_frozen(dir)
+                } else {
+                    StoreIndex::new(dir)
+                },
+            })
+        })
+        .clone()
 }
 
 /// The handle for `dir`, created on first use. Nothing touches the disk until it is used.
 pub fn open(dir: &Path) -> Arc<Store> {
-    registry()
-        .lock()
-        .unwrap()
-        .entry(dir.to_path_buf())
-        .or_insert_with(|| {
-            Arc::new(Store {
-                dir: dir.to_path_buf(),
-                cas: Cas::new(dir),
-                index: StoreIndex::new(dir),
-            })
-        })
-        .clone()
-}
-
-fn frozen_registry() -> &'static Mutex<HashMap<PathBuf, Arc<Store>>> {
-    static STORES: OnceLock<Mutex<HashMap<PathBuf, Arc<Store>>>> = OnceLock::new();
-    STORES.get_or_init(Default::default)
+    handle(dir, false)
 }
 
 /// The `frozenStore` handle for `dir`: its index is opened read-only and immutable and refuses
-/// writes. Kept apart from the writable handle of the same directory, as pnpm keeps them apart
-/// (an immutable connection must not be used where writes are expected, and vice versa).
+/// writes.
 pub fn open_frozen(dir: &Path) -> Arc<Store> {
-    frozen_registry()
-        .lock()
-        .unwrap()
-        .entry(dir.to_path_buf())
-        .or_insert_with(|| {
-            Arc::new(Store {
-                dir: dir.to_path_buf(),
-                cas: Cas::new(dir),
-                index: StoreIndex::new_frozen(dir),
-            })
-        })
-        .clone()
+    handle(dir, true)
 }
 
 /// Commits every queued index write and closes every store's connections; used when pnpm
 /// finishes its workers, so the WAL is checkpointed as pnpm's own close would.
 pub fn close_all() {
-    let mut stores: Vec<_> = registry().lock().unwrap().drain().map(|(_, s)| s).collect();
-    stores.extend(frozen_registry().lock().unwrap().drain().map(|(_, s)| s));
+    let stores: Vec<_> = registry().lock().unwrap().drain().map(|(_, s)| s).collect();
     for store in stores {
         store.index.close();
     }

@@ -755,7 +755,7 @@ fn dump_fixtures_for_the_pnpm_oracle() {
                     .map(|e| {
                         format!(
                             "[{},{},{},{}]",
-                            json_string(&e.path),
+                            crate::json::quote(&e.path),
                             e.offset,
                             e.size,
                             e.mode
@@ -764,26 +764,12 @@ fn dump_fixtures_for_the_pnpm_oracle() {
                     .collect();
                 format!("{{\"files\":[{}]}}", list.join(","))
             }
-            Err(e) => format!("{{\"error\":{}}}", json_string(&e.message)),
+            Err(e) => format!("{{\"error\":{}}}", crate::json::quote(&e.message)),
         };
         index.push_str(&format!(
             "{{\"name\":{},\"file\":\"{file}\",\"ours\":{outcome}}}\n",
-            json_string(name)
+            crate::json::quote(name)
         ));
     }
     std::fs::write(dir.join("index.jsonl"), index).unwrap();
-}
-
-fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
