@@ -429,6 +429,25 @@ pub struct BatchPackage {
     pub method: Option<ImportMethod>,
 }
 
+impl BatchPackage {
+    /// A package from the store imported the plain way: no side effects, no build, not forced,
+    /// the batch's import method.
+    pub fn from_store(target_dir: PathBuf, source: FilesSource) -> Self {
+        BatchPackage {
+            target_dir,
+            source,
+            side_effects_cache_key: None,
+            requires_build: false,
+            force: false,
+            keep_modules_dir: false,
+            safe_to_skip: false,
+            disable_relink_local_dir_deps: false,
+            resolved_from: ResolvedFrom::Store,
+            method: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct BatchRequest {
     pub store_dir: PathBuf,

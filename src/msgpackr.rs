@@ -607,4 +607,4 @@ impl<'b> Decoder<'b> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -201,17 +201,11 @@ fn compact_packages(opts: &LinkPackagesOptions) -> Result<Vec<BatchPackage>, Imp
     Ok(targets
         .into_iter()
         .zip(keys)
-        .map(|(target, key)| BatchPackage {
-            target_dir: PathBuf::from(target),
-            source: FilesSource::IndexKey(key.to_string()),
-            side_effects_cache_key: None,
-            requires_build: false,
-            force: false,
-            keep_modules_dir: false,
-            safe_to_skip: false,
-            disable_relink_local_dir_deps: false,
-            resolved_from: ResolvedFrom::Store,
-            method: None,
+        .map(|(target, key)| {
+            BatchPackage::from_store(
+                PathBuf::from(target),
+                FilesSource::IndexKey(key.to_string()),
+            )
         })
         .collect())
 }

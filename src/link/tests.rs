@@ -203,20 +203,14 @@ fn batch_links_packages_then_their_symlinks() {
     ];
     let vs = root.join("node_modules/.pnpm");
     let packages: Vec<BatchPackage> = (0..20)
-        .map(|i| BatchPackage {
-            target_dir: vs.join(format!("p{i}@1/node_modules/p{i}")),
-            source: FilesSource::Map {
-                files: map.clone(),
-                side_effects: vec![],
-            },
-            side_effects_cache_key: None,
-            requires_build: false,
-            force: false,
-            keep_modules_dir: false,
-            safe_to_skip: false,
-            disable_relink_local_dir_deps: false,
-            resolved_from: ResolvedFrom::Store,
-            method: None,
+        .map(|i| {
+            BatchPackage::from_store(
+                vs.join(format!("p{i}@1/node_modules/p{i}")),
+                FilesSource::Map {
+                    files: map.clone(),
+                    side_effects: vec![],
+                },
+            )
         })
         .collect();
     let symlinks = vec![SymlinkDep {

@@ -44,7 +44,7 @@ const MAP_70000: (usize, &str) = (
 
 // --- helpers ----------------------------------------------------------------------------------
 
-fn unhex(s: &str) -> Vec<u8> {
+pub(crate) fn unhex(s: &str) -> Vec<u8> {
     let s: String = s.split_whitespace().collect();
     (0..s.len())
         .step_by(2)
@@ -52,7 +52,7 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 

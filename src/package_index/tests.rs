@@ -14,17 +14,7 @@ const PNPM12_WITH_SIDE_EFFECTS: &str = "d4724094a4616c676fad72657175697265734275
 
 // --- helpers ----------------------------------------------------------------------------------
 
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.split_whitespace().collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+use crate::msgpackr::tests::{hex, unhex};
 
 /// Hex bytes, `"text"` tokens (no spaces) and `xx*n` repeats, as the contract's tables write them.
 fn spec_bytes(template: &str) -> Vec<u8> {
