@@ -3,6 +3,11 @@
 //! Write semantics follow pnpm 11 (spec §4) so that pnpm and this addon can share one store:
 //! an existing blob is trusted only after re-hashing it, a new blob is created exclusively, and a
 //! corrupt blob is replaced through a temp file + rename so that a reader never sees it missing.
+//!
+//! One deliberate difference: pnpm creates a new blob under its final name and then writes it,
+//! so a writer killed mid-file (or stopped by ENOSPC) leaves a truncated blob behind that still
+//! has a valid-looking name. Here a new blob is written unnamed (or under a temp name) and only
+//! linked to its final name once complete, so every name in `files/` holds its full content.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
@@ -67,7 +72,7 @@ impl Cas {
             });
         }
         let path = self.files_dir.join(&rel);
-        match create_exclusive(&path, bytes, executable) {
+        match publish_new(&path, bytes, executable) {
             Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
                 if !blob_matches(&path, &digest)? {
@@ -121,24 +126,84 @@ fn blob_mode(executable: bool) -> u32 {
     }
 }
 
-/// `O_CREAT|O_EXCL`: of two concurrent writers exactly one creates the blob; the shard directory
-/// is created on demand so a store that skipped `initStoreDir` still works.
-fn create_exclusive(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
-    let open = || {
-        OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(blob_mode(executable))
-            .open(path)
-    };
-    let mut file = match open() {
+/// Creates the blob only if no file has its name yet: of two concurrent writers exactly one
+/// publishes, the other gets `AlreadyExists` (and verifies what is there). The content is
+/// complete before the name appears. The shard directory is created on demand so a store that
+/// skipped `initStoreDir` still works.
+fn publish_new(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+    match publish_new_in_shard(path, bytes, executable) {
         Err(e) if e.kind() == ErrorKind::NotFound => {
             fs::create_dir_all(path.parent().expect("blob paths have a shard dir"))?;
-            open()?
+            publish_new_in_shard(path, bytes, executable)
         }
-        other => other?,
+        other => other,
+    }
+}
+
+/// Linux: an `O_TMPFILE` inode in the shard, written, then given its name with `linkat` (which
+/// fails with `EEXIST` like `O_EXCL` would). A crash or a full disk before the link leaves no
+/// directory entry at all, and the kernel frees the inode. Filesystems without `O_TMPFILE`, and
+/// systems without `/proc` to name the inode by, use the portable way.
+#[cfg(target_os = "linux")]
+fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let shard = path.parent().expect("blob paths have a shard dir");
+    let opened = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        .mode(blob_mode(executable))
+        .open(shard);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+            ) =>
+        {
+            return publish_via_temp_name(path, bytes, executable)
+        }
+        Err(e) => return Err(e),
     };
-    file.write_all(bytes)
+    file.write_all(bytes)?;
+    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).unwrap();
+    let to = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(ErrorKind::InvalidInput))?;
+    // SAFETY: both arguments are NUL-terminated strings that outlive the call.
+    let linked = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if linked == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if e.kind() == ErrorKind::NotFound {
+        // The shard exists (the inode was created in it), so `/proc` is what is missing.
+        return publish_via_temp_name(path, bytes, executable);
+    }
+    Err(e)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+    publish_via_temp_name(path, bytes, executable)
+}
+
+/// The portable way: a complete temp copy, hard-linked to the final name (an existing name makes
+/// the link fail with `AlreadyExists`), then the temp name removed.
+fn publish_via_temp_name(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+    let temp = write_temp_copy(path, bytes, executable)?;
+    let linked = fs::hard_link(&temp, path);
+    let _ = fs::remove_file(&temp);
+    linked
 }
 
 /// Whether the blob at `path` hashes to `digest`. A partial blob left by a crashed writer fails
@@ -163,11 +228,22 @@ fn blob_matches(path: &Path, digest: &str) -> io::Result<bool> {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Writes a complete copy under a private temp name in the same shard, then renames it over the
-/// blob: readers see either the old bytes or the new ones, never a missing or half-written file.
-/// The temp name (pid + counter) is unique across processes and threads and longer than any
-/// real blob name, so `pnpm store prune` treats it as garbage, never as content.
+/// Replaces a corrupt blob: a complete copy under a temp name, renamed over the blob, so readers
+/// see either the old bytes or the new ones, never a missing or half-written file.
 fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+    let temp = write_temp_copy(path, bytes, executable)?;
+    let renamed = fs::rename(&temp, path);
+    if renamed.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    renamed
+}
+
+/// Writes `bytes` under a private temp name beside `path` and returns that name; on failure
+/// nothing is left behind. The name (pid + counter) is unique across processes and threads and
+/// longer than any real blob name, so `pnpm store prune` treats a leftover as garbage, never as
+/// content.
+fn write_temp_copy(path: &Path, bytes: &[u8], executable: bool) -> io::Result<PathBuf> {
     let name = path.file_name().unwrap().to_string_lossy();
     let stem = name.strip_suffix("-exec").unwrap_or(&name);
     let temp = path.with_file_name(format!(
@@ -176,21 +252,21 @@ fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(blob_mode(executable))
-            .open(&temp)?;
-        file.write_all(bytes)?;
-        drop(file);
-        fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
+    // Not `create_new`: a leftover of a dead process that had the same pid may be overwritten.
+    let written = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(blob_mode(executable))
+        .open(&temp)
+        .and_then(|mut file| file.write_all(bytes));
+    match written {
+        Ok(()) => Ok(temp),
+        Err(e) => {
+            let _ = fs::remove_file(&temp);
+            Err(e)
+        }
     }
-    result
 }
 
 /// `initStoreDir`: the store dir, `files/` and its 256 shard dirs. Existing dirs are fine:

@@ -93,3 +93,27 @@ fn init_store_dir_makes_256_shards_and_is_idempotent() {
     assert!(store.join("files/00").is_dir() && store.join("files/ff").is_dir());
     assert!(!store.join("index.db").exists());
 }
+
+#[test]
+fn a_new_blob_leaves_nothing_but_itself_in_the_shard() {
+    let (_dir, cas) = store();
+    let stored = cas.write(b"complete", 0o755).unwrap();
+    let path = cas.blob_path(&stored.digest, true);
+    let names: Vec<_> = fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, [path.file_name().unwrap()]);
+    assert_eq!(fs::read(&path).unwrap(), b"complete");
+}
+
+#[test]
+fn the_portable_publish_refuses_an_existing_name_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("blob");
+    publish_via_temp_name(&path, b"first", false).unwrap();
+    let err = publish_via_temp_name(&path, b"second", false).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::AlreadyExists);
+    assert_eq!(fs::read(&path).unwrap(), b"first");
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+}
