@@ -1,15 +1,14 @@
 /**
  * symlinkAllModules, hardLinkDir and the linkPackages batch: the same results as pnpm 11's
- * worker, the batch equal to package-by-package imports, and an interrupted batch that leaves
- * only complete packages behind (package.json is written last) and is finished by a second run.
+ * worker, and the batch equal to package-by-package imports. (An interrupted batch:
+ * crash-safety.spec.ts.)
  */
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
 import * as cas from '../dist/index.js'
-import { comparable, freshDir, isComplete, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
+import { comparable, freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
 
 let store: FilledStore
 
@@ -195,57 +194,4 @@ describe('linkPackages', () => {
     expect(badArg).toBeInstanceOf(TypeError)
     expect(badArg.message).toContain('"packages[0].filesIndexFile"')
   })
-
-  it('killed midway (SIGKILL), it leaves only complete packages behind, and a second run completes the tree', async () => {
-    const root = freshDir('interrupted')
-    const copies = 24
-    const packages: Array<{ targetDir: string, filesIndexFile: string, filesMap: Map<string, string> }> = []
-    for (let i = 0; i < copies; i++) {
-      for (const p of store.packages) {
-        packages.push({ targetDir: path.join(root, 'node_modules/.pnpm', `${p.id.replace('/', '+')}-${i}`, 'node_modules', p.name), filesIndexFile: p.key, filesMap: p.filesMap })
-      }
-    }
-    const job = path.join(root, 'job.json')
-    fs.writeFileSync(job, JSON.stringify({
-      storeDir: store.storeDir,
-      packageImportMethod: 'copy',
-      packages: packages.map(({ targetDir, filesIndexFile }) => ({ targetDir, filesIndexFile })),
-      symlinks: packages.map((p, i) => ({ name: 'self', modules: path.dirname(p.targetDir), children: { [`dep${i}`]: packages[(i + 1) % packages.length].targetDir } })),
-    }))
-    const run = () => spawn(process.execPath, [path.join(import.meta.dirname, 'helpers/link-child.mjs'), job], { stdio: ['ignore', 'pipe', 'inherit'] })
-    const exited = (child: ReturnType<typeof run>) => new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)))
-
-    const first = run()
-    const firstExit = exited(first)
-    let killedMidway = false
-    for (;;) {
-      const done = packages.filter((p) => fs.existsSync(path.join(p.targetDir, 'package.json'))).length
-      if (done > 0) {
-        killedMidway = done < packages.length
-        first.kill('SIGKILL')
-        break
-      }
-      if (first.exitCode != null) break
-      await new Promise((resolve) => setTimeout(resolve, 2))
-    }
-    expect(await firstExit).toBe(killedMidway ? 'SIGKILL' : 0)
-    const started = packages.filter((p) => fs.existsSync(p.targetDir))
-    const marked = packages.filter((p) => fs.existsSync(path.join(p.targetDir, 'package.json')))
-    console.log(`killed after ${marked.length} of ${packages.length} packages got their package.json (${started.length} dirs existed)`)
-    expect(killedMidway).toBe(true)
-    // The invariant: a package.json means the package is complete.
-    for (const p of marked) expect(isComplete(p.targetDir, p.filesMap), p.targetDir).toBe(true)
-
-    const second = run()
-    let out = ''
-    second.stdout!.on('data', (d) => { out += d })
-    expect(await exited(second)).toBe(0)
-    const counts = JSON.parse(out)
-    expect(counts.packagesSkipped).toBe(marked.length)
-    expect(counts.packagesImported).toBe(packages.length - marked.length)
-    for (const p of packages) expect(isComplete(p.targetDir, p.filesMap), p.targetDir).toBe(true)
-    for (let i = 0; i < packages.length; i++) {
-      expect(fs.realpathSync(path.join(path.dirname(packages[i].targetDir), `dep${i}`))).toBe(fs.realpathSync(packages[(i + 1) % packages.length].targetDir))
-    }
-  }, 120_000)
 })

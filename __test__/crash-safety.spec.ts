@@ -1,0 +1,156 @@
+/**
+ * Crash safety: a process extracting tarballs and a process linking packages are SIGKILLed at
+ * random moments, many times. Afterwards the store verifies (every blob's bytes match its name,
+ * every index row decodes and names blobs that exist), every package directory that has its
+ * package.json is complete, and a re-run finishes the job.
+ *
+ * `CAS_NATIVE_LONG=1` (`npm run test:long`) runs the long loops; CI runs the short ones.
+ */
+import { fork } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
+import { tgz } from './helpers/tar.js'
+import { freshDir, isComplete, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
+import { verifyStore } from './helpers/verify-store.js'
+
+const long = process.env.CAS_NATIVE_LONG === '1'
+const EXTRACT_ROUNDS = long ? 40 : 8
+const LINK_ROUNDS = long ? 30 : 6
+const helpers = path.join(import.meta.dirname, 'helpers')
+
+interface Run {
+  stdout: () => string
+  /** Resolves with the exit code, or the signal's name when killed. */
+  exit: Promise<number | string | null>
+}
+
+/** Runs a child script; with `killAfterMs`, SIGKILLs it that long after it said `ready` (the moment its work starts). */
+async function runChild (script: string, args: string[], killAfterMs?: number): Promise<Run & { readyToExitMs: number }> {
+  const child = fork(path.join(helpers, script), args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv: ['--no-warnings'] })
+  let out = ''
+  child.stdout!.on('data', (d) => { out += d })
+  const exit = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)))
+  await new Promise<void>((resolve, reject) => {
+    child.on('message', (m: any) => { if (m.ready) resolve() })
+    child.on('exit', () => reject(new Error(`${script} exited before it was ready`)))
+  })
+  const readyAt = performance.now()
+  if (killAfterMs != null) setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+  await exit
+  return { stdout: () => out, exit, readyToExitMs: performance.now() - readyAt }
+}
+
+/**
+ * The committed fixtures plus 40 generated packages of 100 files of random bytes each: enough
+ * new blobs that a kill lands among the writes, not after them.
+ */
+function extractJob (): { job: string, keys: string[] } {
+  const dir = freshDir('crash-extract-job')
+  const tarballs = tarballFixtures().map((f, i) => ({ file: path.join(dir, `fixture-${i}.tgz`), key: f.key, integrity: f.integrity, buffer: f.buffer }))
+  for (let p = 0; p < 40; p++) {
+    const files = Array.from({ length: 100 }, (_, i) => ({ name: `package/lib/f${i}.js`, content: crypto.randomBytes(512 + i * 64), mode: i % 10 === 0 ? 0o755 : 0o644 }))
+    const buffer = tgz([{ name: 'package/package.json', content: JSON.stringify({ name: `gen-${p}`, version: '1.0.0' }) }, ...files])
+    const integrity = `sha512-${crypto.createHash('sha512').update(buffer).digest('base64')}`
+    tarballs.push({ file: path.join(dir, `gen-${p}.tgz`), key: `${integrity}\tgen-${p}@1.0.0`, integrity, buffer })
+  }
+  for (const t of tarballs) fs.writeFileSync(t.file, t.buffer)
+  const job = path.join(dir, 'job.json')
+  fs.writeFileSync(job, JSON.stringify(tarballs.map(({ file, key, integrity }) => ({ file, key, integrity }))))
+  return { job, keys: tarballs.map((t) => t.key) }
+}
+
+describe('extraction killed with SIGKILL at random moments', () => {
+  it(`leaves a store that verifies, and a re-run completes (${EXTRACT_ROUNDS} rounds of two kills)`, async () => {
+    const { job, keys } = extractJob()
+    // How long an uninterrupted run into an empty store takes, so kills land inside the work.
+    const calibration = await runChild('extract-child.mjs', [freshStoreDir('crash-calibrate'), job])
+    expect(await calibration.exit).toBe(0)
+    const fullMs = calibration.readyToExitMs
+
+    let midway = 0
+    let blobsChecked = 0
+    let rowsChecked = 0
+    for (let round = 0; round < EXTRACT_ROUNDS; round++) {
+      const storeDir = freshStoreDir('crash-extract')
+      // The first kill interrupts writes into an empty store; the second, on the same store,
+      // interrupts a run that finds some blobs present (verify and repair paths).
+      for (let kill = 0; kill < 2; kill++) {
+        const run = await runChild('extract-child.mjs', [storeDir, job], Math.random() * fullMs)
+        const report = verifyStore(storeDir)
+        expect(report.problems, `round ${round}, kill ${kill}`).toEqual([])
+        if (await run.exit === 'SIGKILL' && report.rows < keys.length) midway++
+        blobsChecked += report.blobs
+        rowsChecked += report.rows
+      }
+      const rerun = await runChild('extract-child.mjs', [storeDir, job])
+      expect(await rerun.exit).toBe(0)
+      const report = verifyStore(storeDir)
+      expect(report.problems).toEqual([])
+      expect(report.keys.sort()).toEqual([...keys].sort())
+      blobsChecked += report.blobs
+      rowsChecked += report.rows
+    }
+    console.log(`extraction: ${2 * EXTRACT_ROUNDS} kills (${midway} with the work unfinished; full run ${fullMs.toFixed(0)} ms), ${blobsChecked} blobs and ${rowsChecked} rows verified`)
+    // Most kills must land while work is under way, or the test proves nothing.
+    expect(midway).toBeGreaterThanOrEqual(EXTRACT_ROUNDS)
+  }, long ? 1_800_000 : 300_000)
+})
+
+describe('linking killed with SIGKILL at random moments', () => {
+  let store: FilledStore
+  beforeAll(async () => {
+    store = await storeFilledByPnpm('crash-link')
+  }, 120_000)
+
+  /** A batch of many copies of every fixture package, each linked to the next by a symlink. */
+  function linkJob (root: string): { job: string, packages: Array<{ targetDir: string, filesMap: Map<string, string> }> } {
+    const packages: Array<{ targetDir: string, filesIndexFile: string, filesMap: Map<string, string> }> = []
+    for (let i = 0; i < 24; i++) {
+      for (const p of store.packages) {
+        packages.push({ targetDir: path.join(root, 'node_modules/.pnpm', `${p.id.replace('/', '+')}-${i}`, 'node_modules', p.name), filesIndexFile: p.key, filesMap: p.filesMap })
+      }
+    }
+    const job = path.join(root, 'job.json')
+    fs.writeFileSync(job, JSON.stringify({
+      storeDir: store.storeDir,
+      packageImportMethod: 'copy',
+      packages: packages.map(({ targetDir, filesIndexFile }) => ({ targetDir, filesIndexFile })),
+      symlinks: packages.map((p, i) => ({ name: 'self', modules: path.dirname(p.targetDir), children: { [`dep${i}`]: packages[(i + 1) % packages.length].targetDir } })),
+    }))
+    return { job, packages }
+  }
+
+  it(`leaves only complete packages behind, and a re-run completes the tree (${LINK_ROUNDS} rounds)`, async () => {
+    const calibration = await runChild('link-child.mjs', [linkJob(freshDir('crash-link-calibrate')).job])
+    expect(await calibration.exit).toBe(0)
+    const fullMs = calibration.readyToExitMs
+
+    let midway = 0
+    let packagesChecked = 0
+    for (let round = 0; round < LINK_ROUNDS; round++) {
+      const { job, packages } = linkJob(freshDir('crash-link'))
+      const first = await runChild('link-child.mjs', [job], Math.random() * fullMs)
+      const marked = packages.filter((p) => fs.existsSync(path.join(p.targetDir, 'package.json')))
+      if (await first.exit === 'SIGKILL' && marked.length < packages.length) midway++
+      // The invariant: a package.json means the package is complete.
+      for (const p of marked) expect(isComplete(p.targetDir, p.filesMap), p.targetDir).toBe(true)
+
+      const second = await runChild('link-child.mjs', [job])
+      expect(await second.exit).toBe(0)
+      const counts = JSON.parse(second.stdout())
+      expect(counts.packagesSkipped).toBe(marked.length)
+      expect(counts.packagesImported).toBe(packages.length - marked.length)
+      for (const p of packages) expect(isComplete(p.targetDir, p.filesMap), p.targetDir).toBe(true)
+      for (let i = 0; i < packages.length; i++) {
+        expect(fs.realpathSync(path.join(path.dirname(packages[i].targetDir), `dep${i}`))).toBe(fs.realpathSync(packages[(i + 1) % packages.length].targetDir))
+      }
+      packagesChecked += marked.length + packages.length
+    }
+    expect(verifyStore(store.storeDir).problems).toEqual([])
+    console.log(`linking: ${LINK_ROUNDS} kills (${midway} with the work unfinished; full run ${fullMs.toFixed(0)} ms), ${packagesChecked} package directories checked`)
+    expect(midway).toBeGreaterThanOrEqual(LINK_ROUNDS / 2)
+  }, long ? 1_800_000 : 300_000)
+})
