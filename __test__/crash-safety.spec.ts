@@ -6,65 +6,24 @@
  *
  * `CAS_NATIVE_LONG=1` (`npm run test:long`) runs the long loops; CI runs the short ones.
  */
-import { fork } from 'node:child_process'
-import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
-import { tgz } from './helpers/tar.js'
+import { extractionTarballs, runChild, writeJob } from './helpers/processes.js'
+import { freshStoreDir } from './helpers/stores.js'
 import { freshDir, isComplete, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
 import { verifyStore } from './helpers/verify-store.js'
 
 const long = process.env.CAS_NATIVE_LONG === '1'
 const EXTRACT_ROUNDS = long ? 40 : 8
 const LINK_ROUNDS = long ? 30 : 6
-const helpers = path.join(import.meta.dirname, 'helpers')
-
-interface Run {
-  stdout: () => string
-  /** Resolves with the exit code, or the signal's name when killed. */
-  exit: Promise<number | string | null>
-}
-
-/** Runs a child script; with `killAfterMs`, SIGKILLs it that long after it said `ready` (the moment its work starts). */
-async function runChild (script: string, args: string[], killAfterMs?: number): Promise<Run & { readyToExitMs: number }> {
-  const child = fork(path.join(helpers, script), args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv: ['--no-warnings'] })
-  let out = ''
-  child.stdout!.on('data', (d) => { out += d })
-  const exit = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? code)))
-  await new Promise<void>((resolve, reject) => {
-    child.on('message', (m: any) => { if (m.ready) resolve() })
-    child.on('exit', () => reject(new Error(`${script} exited before it was ready`)))
-  })
-  const readyAt = performance.now()
-  if (killAfterMs != null) setTimeout(() => child.kill('SIGKILL'), killAfterMs)
-  await exit
-  return { stdout: () => out, exit, readyToExitMs: performance.now() - readyAt }
-}
-
-/**
- * The committed fixtures plus 40 generated packages of 100 files of random bytes each: enough
- * new blobs that a kill lands among the writes, not after them.
- */
-function extractJob (): { job: string, keys: string[] } {
-  const dir = freshDir('crash-extract-job')
-  const tarballs = tarballFixtures().map((f, i) => ({ file: path.join(dir, `fixture-${i}.tgz`), key: f.key, integrity: f.integrity, buffer: f.buffer }))
-  for (let p = 0; p < 40; p++) {
-    const files = Array.from({ length: 100 }, (_, i) => ({ name: `package/lib/f${i}.js`, content: crypto.randomBytes(512 + i * 64), mode: i % 10 === 0 ? 0o755 : 0o644 }))
-    const buffer = tgz([{ name: 'package/package.json', content: JSON.stringify({ name: `gen-${p}`, version: '1.0.0' }) }, ...files])
-    const integrity = `sha512-${crypto.createHash('sha512').update(buffer).digest('base64')}`
-    tarballs.push({ file: path.join(dir, `gen-${p}.tgz`), key: `${integrity}\tgen-${p}@1.0.0`, integrity, buffer })
-  }
-  for (const t of tarballs) fs.writeFileSync(t.file, t.buffer)
-  const job = path.join(dir, 'job.json')
-  fs.writeFileSync(job, JSON.stringify(tarballs.map(({ file, key, integrity }) => ({ file, key, integrity }))))
-  return { job, keys: tarballs.map((t) => t.key) }
-}
 
 describe('extraction killed with SIGKILL at random moments', () => {
   it(`leaves a store that verifies, and a re-run completes (${EXTRACT_ROUNDS} rounds of two kills)`, async () => {
-    const { job, keys } = extractJob()
+    // Enough new blobs that a kill lands among the writes, not after them.
+    const tarballs = extractionTarballs(40)
+    const job = writeJob(tarballs, 'all')
+    const keys = tarballs.map((t) => t.key)
     // How long an uninterrupted run into an empty store takes, so kills land inside the work.
     const calibration = await runChild('extract-child.mjs', [freshStoreDir('crash-calibrate'), job])
     expect(await calibration.exit).toBe(0)
