@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { extractionTarballs, runChild, writeJob } from './helpers/processes.js'
 import { freshStoreDir } from './helpers/stores.js'
 import { freshDir, isComplete, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
-import { verifyStore } from './helpers/verify-store.js'
+import { verifyStore } from './helpers/verify-store.mjs'
 
 const long = process.env.CAS_NATIVE_LONG === '1'
 const EXTRACT_ROUNDS = long ? 40 : 8

@@ -10,7 +10,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { extractionTarballs, startChild, writeJob, type Child } from './helpers/processes.js'
 import { freshStoreDir } from './helpers/stores.js'
-import { verifyStore } from './helpers/verify-store.js'
+import { verifyStore } from './helpers/verify-store.mjs'
 
 const WRITERS = 4
 const READERS = 2

@@ -8,17 +8,17 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { StoreIndex } from '@pnpm/store.index'
 
-export interface StoreReport {
-  blobs: number
-  rows: number
-  keys: string[]
-  problems: string[]
-}
-
 const BLOB_NAME = /^[0-9a-f]{126}(-exec)?$/
 
-export function verifyStore (storeDir: string): StoreReport {
-  const report: StoreReport = { blobs: 0, rows: 0, keys: [], problems: [] }
+/**
+ * Plain JS so that child processes can run it too (the full-disk test's store exists only in
+ * its child's mount namespace).
+ *
+ * @param {string} storeDir
+ * @returns {{ blobs: number, rows: number, keys: string[], problems: string[] }}
+ */
+export function verifyStore (storeDir) {
+  const report = { blobs: 0, rows: 0, keys: [], problems: [] }
   const filesDir = path.join(storeDir, 'files')
   for (const shard of fs.existsSync(filesDir) ? fs.readdirSync(filesDir) : []) {
     for (const name of fs.readdirSync(path.join(filesDir, shard))) {
@@ -39,14 +39,14 @@ export function verifyStore (storeDir: string): StoreReport {
   if (!fs.existsSync(path.join(storeDir, 'index.db'))) return report
   const index = new StoreIndex(storeDir)
   try {
-    for (const [key, row] of index.entries() as IterableIterator<[string, any]>) {
+    for (const [key, row] of index.entries()) {
       report.rows++
       report.keys.push(key)
       if (!(row?.files instanceof Map)) {
         report.problems.push(`row without a files map: ${key}`)
         continue
       }
-      for (const [file, info] of row.files as Map<string, { digest: string, mode: number }>) {
+      for (const [file, info] of row.files) {
         const blob = path.join(filesDir, info.digest.slice(0, 2), info.digest.slice(2) + ((info.mode & 0o111) !== 0 ? '-exec' : ''))
         if (!fs.existsSync(blob)) report.problems.push(`row ${key} names a missing blob for ${file}`)
       }
