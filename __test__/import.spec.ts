@@ -279,18 +279,19 @@ describe('bad input: coded errors, nothing written outside the target', () => {
 
   it('wrong argument types throw a TypeError naming the argument', async () => {
     const ok = { storeDir: store.storeDir, filesResponse: { resolvedFrom: 'store', filesMap: pkg().filesMap }, targetDir: freshDir('args'), force: false }
-    const cases: Array<[any, string]> = [
+    const cases: Array<[any, string, string?]> = [
       [undefined, 'opts'],
       [{ ...ok, storeDir: 1 }, 'storeDir'],
-      [{ ...ok, targetDir: '' }, 'targetDir'],
+      [{ ...ok, targetDir: '' }, 'targetDir', 'ERR_INVALID_ARG_VALUE'],
+      [{ ...ok, targetDir: 'node_modules/a' }, 'targetDir', 'ERR_INVALID_ARG_VALUE'],
       [{ ...ok, filesResponse: null }, 'filesResponse'],
       [{ ...ok, filesResponse: { filesMap: { 'a.js': '/x' } } }, 'filesResponse.filesMap'],
       [{ ...ok, packageImportMethod: 5 }, 'packageImportMethod'],
     ]
-    for (const [opts, name] of cases) {
+    for (const [opts, name, code = 'ERR_INVALID_ARG_TYPE'] of cases) {
       const err = await cas.importPackage(opts).then(() => undefined, (e) => e)
       expect(err).toBeInstanceOf(TypeError)
-      expect(err.code).toBe('ERR_INVALID_ARG_TYPE')
+      expect(err.code).toBe(code)
       expect(err.message).toContain(`"${name}"`)
     }
   })

@@ -190,7 +190,7 @@ describe('linkPackages', () => {
     }))
     expect(badLink.code).toBe('ERR_PNPM_INVALID_DEPENDENCY_NAME')
     expect(badLink.message).toMatch(/^\[symlinkAllModules\] Refusing to place a dependency under /)
-    const badArg = await attempt(cas.linkPackages({ storeDir: store.storeDir, packages: [{ targetDir: 'x' } as any] }))
+    const badArg = await attempt(cas.linkPackages({ storeDir: store.storeDir, packages: [{ targetDir: path.join(root, 'x') } as any] }))
     expect(badArg).toBeInstanceOf(TypeError)
     expect(badArg.message).toContain('"packages[0].filesIndexFile"')
   })

@@ -4,6 +4,7 @@
  */
 import path from 'node:path'
 import * as binding from '../index.js'
+import { checkAbsolutePath, checkObject, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
 import type { StoredSideEffectsDiff } from './read.js'
 
@@ -52,19 +53,15 @@ export interface AddFilesFromDirResult {
  * when pnpm's has none.
  */
 export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<AddFilesFromDirResult> {
-  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
-  for (const name of ['storeDir', 'dir', 'filesIndexFile'] as const) {
-    if (typeof opts[name] !== 'string' || opts[name] === '') throw invalidArgument(name, 'a non-empty string', opts[name])
-  }
-  if (opts.sideEffectsCacheKey != null && typeof opts.sideEffectsCacheKey !== 'string') {
-    throw invalidArgument('sideEffectsCacheKey', 'a string', opts.sideEffectsCacheKey)
-  }
+  checkObject('opts', opts)
+  checkAbsolutePath('storeDir', opts.storeDir)
+  checkAbsolutePath('dir', opts.dir)
+  checkString('filesIndexFile', opts.filesIndexFile)
+  checkOptionalString('sideEffectsCacheKey', opts.sideEffectsCacheKey)
   if (opts.files != null && (!Array.isArray(opts.files) || opts.files.some((f) => typeof f !== 'string'))) {
     throw invalidArgument('files', 'an array of strings', opts.files)
   }
-  if (opts.appendManifest != null && typeof opts.appendManifest !== 'object') {
-    throw invalidArgument('appendManifest', 'an object', opts.appendManifest)
-  }
+  checkOptionalObject('appendManifest', opts.appendManifest)
   const raw = await binding.addFilesFromDir({
     storeDir: opts.storeDir,
     filesDir: path.join(opts.storeDir, 'files'),

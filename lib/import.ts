@@ -5,6 +5,7 @@
  * turns failures into pnpm's coded errors; the work happens on the native link pool.
  */
 import * as binding from '../index.js'
+import { checkAbsolutePath, checkObject, checkOptionalString, checkString } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
 
 export type PackageImportMethod = 'auto' | 'hardlink' | 'copy' | 'clone' | 'clone-or-copy'
@@ -50,11 +51,11 @@ export interface ImportPackageResult {
  * (`../x`) fails with `ERR_PNPM_UNSAFE_FILE_PATH` before anything is written.
  */
 export async function importPackage (opts: ImportPackageOptions): Promise<ImportPackageResult> {
-  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
-  checkString('storeDir', opts.storeDir)
-  checkString('targetDir', opts.targetDir)
+  checkObject('opts', opts)
+  checkAbsolutePath('storeDir', opts.storeDir)
+  checkAbsolutePath('targetDir', opts.targetDir)
   const fr = opts.filesResponse
-  if (fr == null || typeof fr !== 'object') throw invalidArgument('filesResponse', 'an object', fr)
+  checkObject('filesResponse', fr)
   const files = flattenFilesMap('filesResponse.filesMap', fr.filesMap)
   checkOptionalString('packageImportMethod', opts.packageImportMethod)
   checkOptionalString('filesResponse.packageImportMethod', fr.packageImportMethod)
@@ -93,7 +94,7 @@ export interface SymlinkDep {
  * `ERR_PNPM_<errno>` or `ERR_PNPM_SYMLINK_FAILED`, prefixed `[symlinkAllModules] `.
  */
 export async function symlinkAllModules (opts: { deps: SymlinkDep[] }): Promise<undefined> {
-  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  checkObject('opts', opts)
   const raw = await binding.symlinkAllModules(flattenDeps('deps', opts.deps))
   if (raw.error != null) throw new PnpmError(raw.error.code || 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
   return undefined
@@ -105,10 +106,9 @@ export async function symlinkAllModules (opts: { deps: SymlinkDep[] }): Promise<
  * Like pnpm, an existing but empty `src` fails with `ERR_PNPM_ENOENT`.
  */
 export async function hardLinkDir (src: string, destDirs: string[]): Promise<void> {
-  checkString('src', src)
-  if (!Array.isArray(destDirs) || destDirs.some((d) => typeof d !== 'string')) {
-    throw invalidArgument('destDirs', 'an array of strings', destDirs)
-  }
+  checkAbsolutePath('src', src)
+  if (!Array.isArray(destDirs)) throw invalidArgument('destDirs', 'an array of absolute paths', destDirs)
+  destDirs.forEach((d, i) => checkAbsolutePath(`destDirs[${i}]`, d))
   const raw = await binding.hardLinkDir(src, destDirs)
   if (raw.error != null) throw new PnpmError(raw.error.code || 'HARDLINK_FAILED', raw.error.message)
 }
@@ -167,8 +167,8 @@ export interface LinkPackagesResult {
  * (or `symlinkAllModules`) would.
  */
 export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPackagesResult> {
-  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
-  checkString('storeDir', opts.storeDir)
+  checkObject('opts', opts)
+  checkAbsolutePath('storeDir', opts.storeDir)
   checkOptionalString('packageImportMethod', opts.packageImportMethod)
   if (!Array.isArray(opts.packages)) throw invalidArgument('packages', 'an array', opts.packages)
   // Packages with nothing but a target dir and an index key (a lockfile's usual case) cross
@@ -180,8 +180,8 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
   const full: binding.LinkPackageInput[] = []
   opts.packages.forEach((p, i) => {
     const name = `packages[${i}]`
-    if (p == null || typeof p !== 'object') throw invalidArgument(name, 'an object', p)
-    checkString(`${name}.targetDir`, p.targetDir)
+    checkObject(name, p)
+    checkAbsolutePath(`${name}.targetDir`, p.targetDir)
     if (p.filesIndexFile != null) checkString(`${name}.filesIndexFile`, p.filesIndexFile)
     if (isCompact(p)) {
       compactIndex.push(i)
@@ -275,6 +275,8 @@ function flattenFilesMap (name: string, map: unknown): { paths: string[], blobPa
   const blobPaths: string[] = []
   for (const [k, v] of map) {
     if (typeof k !== 'string' || typeof v !== 'string') throw invalidArgument(name, 'a Map of strings to strings', map)
+    if (k.includes('\0')) throw invalidArgument(name, 'a Map whose keys have no NUL characters', map, 'ERR_INVALID_ARG_VALUE')
+    checkAbsolutePath(`${name}.get(${JSON.stringify(k)})`, v)
     paths.push(k)
     blobPaths.push(v)
   }
@@ -289,20 +291,20 @@ function flattenDeps (name: string, deps: unknown): binding.SymlinkDepsInput {
   const aliases: string[] = []
   const targets: string[] = []
   deps.forEach((d, i) => {
-    if (d == null || typeof d !== 'object') throw invalidArgument(`${name}[${i}]`, 'an object', d)
-    if (d.children == null || typeof d.children !== 'object') throw invalidArgument(`${name}[${i}].children`, 'an object', d.children)
-    checkString(`${name}[${i}].modules`, d.modules)
+    checkObject(`${name}[${i}]`, d)
+    checkObject(`${name}[${i}].children`, d.children)
+    checkAbsolutePath(`${name}[${i}].modules`, d.modules)
     if (typeof d.name !== 'string') throw invalidArgument(`${name}[${i}].name`, 'a string', d.name)
     let count = 0
     for (const alias of Object.keys(d.children)) {
       const target = d.children[alias]
-      if (typeof target !== 'string') throw invalidArgument(`${name}[${i}].children`, 'an object of strings', d.children)
-      if (alias.includes('\0') || target.includes('\0')) throw invalidArgument(`${name}[${i}].children`, 'an object of strings without NUL characters', d.children)
+      if (alias.includes('\0')) throw invalidArgument(`${name}[${i}].children`, 'an object whose keys have no NUL characters', d.children, 'ERR_INVALID_ARG_VALUE')
+      checkAbsolutePath(`${name}[${i}].children[${JSON.stringify(alias)}]`, target)
       aliases.push(alias)
       targets.push(target)
       count++
     }
-    if (d.modules.includes('\0') || d.name.includes('\0')) throw invalidArgument(`${name}[${i}]`, 'strings without NUL characters', d)
+    if (d.name.includes('\0')) throw invalidArgument(`${name}[${i}].name`, 'a string without NUL characters', d.name, 'ERR_INVALID_ARG_VALUE')
     modules.push(d.modules)
     names.push(d.name)
     childCounts.push(count)
@@ -310,10 +312,3 @@ function flattenDeps (name: string, deps: unknown): binding.SymlinkDepsInput {
   return { modules: modules.join('\0'), names: names.join('\0'), childCounts, aliases: aliases.join('\0'), targets: targets.join('\0') }
 }
 
-function checkString (name: string, value: unknown): void {
-  if (typeof value !== 'string' || value === '') throw invalidArgument(name, 'a non-empty string', value)
-}
-
-function checkOptionalString (name: string, value: unknown): void {
-  if (value != null && typeof value !== 'string') throw invalidArgument(name, 'a string', value)
-}

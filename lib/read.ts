@@ -5,6 +5,7 @@
  */
 import path from 'node:path'
 import * as binding from '../index.js'
+import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalObject } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
 
 export interface ReadPkgFromCafsContext {
@@ -105,7 +106,7 @@ export async function readPkgFromCafs (
 ): Promise<ReadPkgFromCafsResult & ReadReport> {
   checkContext(ctx)
   if (typeof filesIndexFile !== 'string') throw invalidArgument('filesIndexFile', 'a string', filesIndexFile)
-  if (opts != null && typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  checkOptionalObject('opts', opts)
   checkExpected('expectedPkg', opts?.expectedPkg)
   const entry = await readOne(ctx, filesIndexFile, opts?.expectedPkg)
   if (entry.error != null) throw toError(entry.error)
@@ -132,7 +133,7 @@ export async function readPkgsFromCafs (
   if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string')) {
     throw invalidArgument('keys', 'an array of strings', keys)
   }
-  if (opts != null && typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  checkOptionalObject('opts', opts)
   const expectedPkgs = opts?.expectedPkgs
   if (expectedPkgs != null) {
     if (!Array.isArray(expectedPkgs) || expectedPkgs.length !== keys.length) {
@@ -313,17 +314,15 @@ function toError (error: binding.NativeError): PnpmError {
 }
 
 function checkContext (ctx: unknown): asserts ctx is ReadPkgFromCafsContext {
-  if (ctx == null || typeof ctx !== 'object') throw invalidArgument('ctx', 'an object', ctx)
+  checkObject('ctx', ctx)
   const c = ctx as Record<string, unknown>
-  if (typeof c.storeDir !== 'string' || c.storeDir === '') throw invalidArgument('storeDir', 'a non-empty string', c.storeDir)
-  for (const name of ['verifyStoreIntegrity', 'strictStorePkgContentCheck', 'frozenStore']) {
-    if (c[name] != null && typeof c[name] !== 'boolean') throw invalidArgument(name, 'a boolean', c[name])
-  }
+  checkAbsolutePath('storeDir', c.storeDir)
+  for (const name of ['verifyStoreIntegrity', 'strictStorePkgContentCheck', 'frozenStore']) checkOptionalBoolean(name, c[name])
 }
 
 function checkExpected (name: string, expected: unknown): void {
   if (expected == null) return
-  if (typeof expected !== 'object') throw invalidArgument(name, 'an object', expected)
+  checkObject(name, expected)
   const e = expected as Record<string, unknown>
   for (const field of ['name', 'version']) {
     if (e[field] != null && typeof e[field] !== 'string') throw invalidArgument(`${name}.${field}`, 'a string', e[field])

@@ -1,0 +1,40 @@
+/**
+ * Argument checks shared by every export. Each throws a `TypeError` whose message names the
+ * argument (`ERR_INVALID_ARG_TYPE` for a wrong type, `ERR_INVALID_ARG_VALUE` for a wrong value),
+ * before anything crosses into native code.
+ */
+import path from 'node:path'
+import { invalidArgument } from './errors.js'
+
+export function checkObject (name: string, value: unknown): void {
+  if (value == null || typeof value !== 'object') throw invalidArgument(name, 'an object', value)
+}
+
+export function checkOptionalObject (name: string, value: unknown): void {
+  if (value != null && typeof value !== 'object') throw invalidArgument(name, 'an object', value)
+}
+
+/** A non-empty string without NUL characters (native code takes strings as C strings). */
+export function checkString (name: string, value: unknown): asserts value is string {
+  if (typeof value !== 'string') throw invalidArgument(name, 'a non-empty string', value)
+  if (value === '' || value.includes('\0')) throw invalidArgument(name, 'a non-empty string without NUL characters', value, 'ERR_INVALID_ARG_VALUE')
+}
+
+export function checkOptionalString (name: string, value: unknown): void {
+  if (value == null) return
+  if (typeof value !== 'string') throw invalidArgument(name, 'a string', value)
+  if (value.includes('\0')) throw invalidArgument(name, 'a string without NUL characters', value, 'ERR_INVALID_ARG_VALUE')
+}
+
+export function checkOptionalBoolean (name: string, value: unknown): void {
+  if (value != null && typeof value !== 'boolean') throw invalidArgument(name, 'a boolean', value)
+}
+
+/**
+ * An absolute path. A relative one would be resolved against whatever the process's working
+ * directory happens to be, which in a package manager is never what was meant.
+ */
+export function checkAbsolutePath (name: string, value: unknown): asserts value is string {
+  checkString(name, value)
+  if (!path.isAbsolute(value)) throw invalidArgument(name, 'an absolute path', value, 'ERR_INVALID_ARG_VALUE')
+}
