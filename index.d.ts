@@ -90,6 +90,12 @@ export interface ExtractOptions {
    * `ERR_PNPM_FROZEN_STORE_WRITE`, as pnpm's read-only index refuses it.
    */
   frozenStore?: boolean
+  /**
+   * pnpm 11.28's `maxTarballUnpackedSize` (a non-negative safe integer, checked in JS): the
+   * most the regular files may add up to; also caps the inflated tar at `min(4 GiB, n +
+   * max(n, 1 MiB))`. Over it: `ERR_PNPM_TARBALL_TOO_LARGE`, before any blob is written.
+   */
+  maxTarballUnpackedSize?: number
 }
 
 /** The outcome of `extractTarball`: either `error`, or everything else. */

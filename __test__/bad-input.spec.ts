@@ -87,6 +87,22 @@ describe('arguments', () => {
     expect(err.message).toMatch(/"buffer"/)
   })
 
+  it.each([
+    ['a string', '1024', 'ERR_INVALID_ARG_TYPE'],
+    ['a bigint', 1024n, 'ERR_INVALID_ARG_TYPE'],
+    ['negative', -1, 'ERR_INVALID_ARG_VALUE'],
+    ['fractional', 1.5, 'ERR_INVALID_ARG_VALUE'],
+    ['NaN', NaN, 'ERR_INVALID_ARG_VALUE'],
+    ['Infinity', Infinity, 'ERR_INVALID_ARG_VALUE'],
+    ['past 2^53', 2 ** 53, 'ERR_INVALID_ARG_VALUE'],
+  ])('maxTarballUnpackedSize %s is a TypeError naming it', async (_, maxTarballUnpackedSize, code) => {
+    const err: any = await cas.addFilesFromTarball({ buffer: okPackage, storeDir: freshStoreDir('args'), filesIndexFile: 'k', maxTarballUnpackedSize } as any)
+      .then(() => undefined, (e) => e)
+    expect(err).toBeInstanceOf(TypeError)
+    expect(err.code).toBe(code)
+    expect(err.message).toMatch(/^The "maxTarballUnpackedSize" option must be a (number|non-negative integer)\. Received /)
+  })
+
   it('a missing storeDir is a TypeError with a code', async () => {
     const err: any = await cas.addFilesFromTarball({ buffer: okPackage, filesIndexFile: 'k' } as any)
       .then(() => undefined, (e) => e)

@@ -6,40 +6,15 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { Worker } from 'node:worker_threads'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { StoreIndex } from '@pnpm/store.index'
 import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
 import { freshDir, snapshotTree, comparable } from './helpers/trees.js'
 import { pnpmPackageDir, repoDir } from './helpers/pnpm-cli.js'
+import { ProtocolWorker } from './helpers/protocol-worker.js'
+import { tgz } from './helpers/tar.js'
 
 const fixtures = tarballFixtures().filter((f) => f.integrity.startsWith('sha512-')).slice(0, 6)
-
-/** One worker thread, one request at a time (as pnpm's pool uses it). */
-class ProtocolWorker {
-  readonly worker: Worker
-  constructor (script: string) {
-    this.worker = new Worker(script)
-  }
-
-  request (message: unknown): Promise<any> {
-    return new Promise((resolve, reject) => {
-      this.worker.once('error', reject)
-      this.worker.once('message', (reply) => {
-        this.worker.off('error', reject)
-        resolve(reply)
-      })
-      this.worker.postMessage(message)
-    })
-  }
-
-  stop (): Promise<number> {
-    return new Promise((resolve) => {
-      this.worker.once('exit', resolve)
-      this.worker.postMessage(false)
-    })
-  }
-}
 
 interface Side { name: 'pnpm' | 'cas', worker: ProtocolWorker, storeDir: string, index: StoreIndex }
 let sides: Side[]
@@ -132,6 +107,26 @@ describe('extract', () => {
       const [theirs, ours] = await both((s) => ({ type: 'extract', storeDir: s.storeDir, filesIndexFile: 'corrupt', ...extra }))
       expect(ours.status).toBe('error')
       expect({ code: ours.error.code, message: ours.error.message }).toEqual({ code: theirs.error.code, message: theirs.error.message })
+    }
+  })
+})
+
+describe('extract with maxTarballUnpackedSize', () => {
+  it('over the limit: the same error code, each side a hint; at the limit: the same success', async () => {
+    const manifest = '{"name":"big","version":"1.0.0"}'
+    const buffer = tgz([{ name: 'package/package.json', content: manifest }, { name: 'package/a.js', content: 'a'.repeat(1000) }])
+    const unpacked = manifest.length + 1000
+    for (const max of [unpacked - 1, unpacked]) {
+      const [theirs, ours] = await both((s) => ({ type: 'extract', buffer: new Uint8Array(buffer), storeDir: s.storeDir, filesIndexFile: `limit-${max}`, maxTarballUnpackedSize: max }))
+      expect(ours.status).toBe(theirs.status)
+      if (theirs.status === 'success') {
+        expect([...ours.value.filesMap.keys()]).toEqual([...theirs.value.filesMap.keys()])
+        continue
+      }
+      expect(ours.error.code).toBe(theirs.error.code)
+      expect(ours.error.code).toBe('ERR_PNPM_TARBALL_TOO_LARGE')
+      expect(typeof ours.error.hint).toBe('string')
+      expect(ours.error.message).not.toBe(theirs.error.message)
     }
   })
 })

@@ -38,3 +38,10 @@ export function checkAbsolutePath (name: string, value: unknown): asserts value 
   checkString(name, value)
   if (!path.isAbsolute(value)) throw invalidArgument(name, 'an absolute path', value, 'ERR_INVALID_ARG_VALUE')
 }
+
+/** An optional size in bytes: a non-negative safe integer. */
+export function checkOptionalByteCount (name: string, value: unknown): void {
+  if (value == null) return
+  if (typeof value !== 'number') throw invalidArgument(name, 'a number', value)
+  if (!Number.isSafeInteger(value) || value < 0) throw invalidArgument(name, 'a non-negative integer', value, 'ERR_INVALID_ARG_VALUE')
+}

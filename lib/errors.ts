@@ -59,10 +59,13 @@ export class TarballIntegrityError extends PnpmError {
   }
 }
 
-/** An argument of the wrong type: a `TypeError` with Node's `ERR_INVALID_ARG_TYPE` code. */
-export function invalidArgument (name: string, expected: string, received: unknown): TypeError {
+/**
+ * An argument of the wrong type: a `TypeError` with Node's `ERR_INVALID_ARG_TYPE` code, or, for a value of the
+ * right type that the argument cannot have, `ERR_INVALID_ARG_VALUE` (also a `TypeError` in Node).
+ */
+export function invalidArgument (name: string, expected: string, received: unknown, code: 'ERR_INVALID_ARG_TYPE' | 'ERR_INVALID_ARG_VALUE' = 'ERR_INVALID_ARG_TYPE'): TypeError {
   const err = new TypeError(`The "${name}" option must be ${expected}. Received ${describe(received)}`)
-  return Object.assign(err, { code: 'ERR_INVALID_ARG_TYPE' })
+  return Object.assign(err, { code })
 }
 
 function describe (value: unknown): string {

@@ -11,6 +11,7 @@ import { types } from 'node:util'
 import './binding.js'
 import * as binding from '../index.js'
 import { PnpmError, TarballIntegrityError, invalidArgument } from './errors.js'
+import { checkOptionalByteCount } from './args.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
 export * from './dir.js'
@@ -42,6 +43,12 @@ export interface AddFilesFromTarballOptions {
   returnIndexRow?: boolean
   /** pnpm's `frozenStore`: the index is read-only, so writing the row fails with `ERR_PNPM_FROZEN_STORE_WRITE`. */
   frozenStore?: boolean
+  /**
+   * pnpm 11.28's `maxTarballUnpackedSize` (pnpm's default: 4 GiB): the most the tarball's regular files may add up to,
+   * in bytes. Over it: `ERR_PNPM_TARBALL_TOO_LARGE` (with a `hint`), before any blob is written. It also caps what a
+   * gzip'd tarball may inflate to, at `min(4 GiB, n + max(n, 1 MiB))`. Default: no limit on the files (inflating stops at 4 GiB).
+   */
+  maxTarballUnpackedSize?: number
 }
 
 export interface ExtractTimings {
@@ -79,6 +86,7 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
   checkOptional('ignoreFilePattern', opts.ignoreFilePattern, 'string')
   checkOptional('appendManifest', opts.appendManifest, 'object')
   checkOptional('url', opts.url, 'string')
+  checkOptionalByteCount('maxTarballUnpackedSize', opts.maxTarballUnpackedSize)
 
   const raw = await binding.extractTarball({
     buffer: opts.buffer,
@@ -92,6 +100,7 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
     writeIndex: opts.writeIndex ?? true,
     returnIndexRow: opts.returnIndexRow ?? false,
     frozenStore: opts.frozenStore === true,
+    maxTarballUnpackedSize: opts.maxTarballUnpackedSize ?? undefined,
   })
   if (raw.error != null) throw extractError(raw.error, opts.url)
   const paths = raw.paths!
@@ -132,7 +141,7 @@ function extractError (error: binding.NativeError, url: string | undefined): Err
     })
   }
   const from = url == null ? '' : ` from "${url}"`
-  return new PnpmError(error.code, `Failed to add tarball${from} to store: ${error.message}`)
+  return new PnpmError(error.code, `Failed to add tarball${from} to store: ${error.message}`, { hint: error.hint ?? undefined })
 }
 
 /** V8's own message for an invalid pattern, so the error reads as pnpm's does. */

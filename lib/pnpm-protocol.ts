@@ -79,6 +79,8 @@ async function extract (msg: WorkerRequest): Promise<WorkerReply> {
       integrity: msg.integrity || undefined,
       appendManifest: msg.appendManifest,
       ignoreFilePattern: msg.ignoreFilePattern || undefined,
+      // pnpm's main thread always sends its setting (default 4 GiB); absent means no limit, as in its worker.
+      maxTarballUnpackedSize: msg.maxTarballUnpackedSize ?? undefined,
       writeIndex: false,
       returnIndexRow: true,
     })

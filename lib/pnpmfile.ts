@@ -179,6 +179,13 @@ interface FetchOptions {
 
 const GIT_HOSTS = new Set(['codeload.github.com', 'bitbucket.org', 'gitlab.com'])
 
+/**
+ * pnpm 11's default `maxTarballUnpackedSize` (4 GiB). A custom fetcher is not told the configured
+ * value, so this one applies the default; a tarball over it is delegated, and pnpm's own fetcher
+ * then applies whatever the user configured (a higher limit included).
+ */
+const DEFAULT_MAX_TARBALL_UNPACKED_SIZE = 4 * 1024 ** 3
+
 /** Registry tarballs: no resolution type, an http(s) URL that is not a git host's archive, a locked integrity. */
 function isRegistryTarball (resolution: TarballResolution): boolean {
   if (resolution == null || resolution.type != null || typeof resolution.tarball !== 'string') return false
@@ -230,6 +237,7 @@ export const registryTarballFetcher = {
         url,
         appendManifest: opts.appendManifest,
         ignoreFilePattern: opts.ignoreFilePattern,
+        maxTarballUnpackedSize: DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
       })
       trace(`fetch ${url}`)
       return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }

@@ -26,6 +26,9 @@ pub struct ExtractRequest<'a> {
     pub ignore_file_pattern_error: Option<&'a str>,
     /// `JSON.stringify(appendManifest, null, 2)`: the manifest of a package shipped without one.
     pub append_manifest: Option<&'a str>,
+    /// pnpm 11.28's `maxTarballUnpackedSize`: the most the regular files may add up to. Also
+    /// bounds the inflated tar (see [`inflate_cap`]).
+    pub max_unpacked_size: Option<u64>,
 }
 
 /// One file of the package, in the order of the row's `files` map.
@@ -61,6 +64,8 @@ pub enum ExtractError {
     InvalidIgnorePattern(String),
     Gzip(gzip::GzipError),
     Tar(tarball::TarError),
+    /// Over `maxTarballUnpackedSize` (the files' sizes, or the inflated tar past its cap).
+    TooLarge(String),
     Io(std::io::Error),
     Manifest(String),
 }
@@ -73,8 +78,56 @@ impl ExtractError {
             ExtractError::InvalidIgnorePattern(_) => "ERR_PNPM_INVALID_IGNORE_FILE_PATTERN".into(),
             ExtractError::Gzip(e) => e.code().to_string(),
             ExtractError::Io(e) => format!("ERR_PNPM_{}", os_error::errno_name(e)),
-            ExtractError::Tar(_) | ExtractError::Manifest(_) => "ERR_PNPM_TARBALL_EXTRACT".into(),
+            ExtractError::Tar(e) => e.code().to_string(),
+            ExtractError::TooLarge(_) => "ERR_PNPM_TARBALL_TOO_LARGE".into(),
+            ExtractError::Manifest(_) => "ERR_PNPM_TARBALL_EXTRACT".into(),
         }
+    }
+
+    /// What the user can do about it, where there is something (pnpm's errors carry a `hint`).
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            ExtractError::TooLarge(_) => Some(TOO_LARGE_HINT),
+            _ => None,
+        }
+    }
+}
+
+const TOO_LARGE_HINT: &str = "Packages this big are rare and a decompression bomb looks just like one. If the package is trusted and really that big, set maxTarballUnpackedSize higher.";
+
+/// Room for what a tar holds besides file data (a 512-byte header per entry, data padded to
+/// 512 bytes, pax and long-name records) when `maxTarballUnpackedSize` bounds the inflated
+/// size: as much again as the limit, and at least 1 MiB.
+pub const TAR_OVERHEAD_ALLOWANCE_MIN: u64 = 1 << 20;
+
+/// How many bytes a gzip'd tarball may inflate to. Without a limit: [`gzip::MAX_OUTPUT`]
+/// (4 GiB). With `maxTarballUnpackedSize = n`: `min(4 GiB, n + max(n, 1 MiB))`, so memory
+/// follows the limit and a bomb fails once it has inflated past that, not at 4 GiB. Headers
+/// and padding take 512-1,000 bytes per file, so only a package of many small files whose
+/// contents nearly reach the limit could be refused by this cap rather than by the sum of its
+/// files; the error (`ERR_PNPM_TARBALL_TOO_LARGE`) and its remedy are the same.
+pub fn inflate_cap(max_unpacked_size: Option<u64>) -> usize {
+    match max_unpacked_size {
+        None => gzip::MAX_OUTPUT,
+        Some(n) => n
+            .saturating_add(n.max(TAR_OVERHEAD_ALLOWANCE_MIN))
+            .min(gzip::MAX_OUTPUT as u64) as usize,
+    }
+}
+
+/// A gzip error, or, when a `maxTarballUnpackedSize` set the cap that was hit, the limit's error.
+fn inflate_error(e: gzip::GzipError, max_unpacked_size: Option<u64>, cap: usize) -> ExtractError {
+    match max_unpacked_size {
+        Some(max) if e.kind == gzip::GzipErrorKind::TooLarge => {
+            let why = if cap < gzip::MAX_OUTPUT {
+                "the limit plus as much again for tar headers"
+            } else {
+                "the most @cas/native inflates"
+            };
+            let e = tarball::too_large(max, format_args!("it inflates past {cap} bytes, {why}"));
+            ExtractError::TooLarge(e.message)
+        }
+        _ => ExtractError::Gzip(e),
     }
 }
 
@@ -82,7 +135,9 @@ impl std::fmt::Display for ExtractError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ExtractError::Integrity(e) => write!(f, "{e}"),
-            ExtractError::InvalidIgnorePattern(m) | ExtractError::Manifest(m) => f.write_str(m),
+            ExtractError::InvalidIgnorePattern(m)
+            | ExtractError::Manifest(m)
+            | ExtractError::TooLarge(m) => f.write_str(m),
             ExtractError::Gzip(e) => write!(f, "{e}"),
             ExtractError::Tar(e) => write!(f, "{e}"),
             ExtractError::Io(e) => f.write_str(&os_error::describe(e)),
@@ -105,14 +160,22 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
 
     let started = Instant::now();
     let tar: Cow<[u8]> = if gzip::is_gzip(req.tarball) {
-        Cow::Owned(gzip::gunzip(req.tarball).map_err(ExtractError::Gzip)?)
+        let cap = inflate_cap(req.max_unpacked_size);
+        Cow::Owned(
+            gzip::gunzip_limited(req.tarball, cap)
+                .map_err(|e| inflate_error(e, req.max_unpacked_size, cap))?,
+        )
     } else {
         Cow::Borrowed(req.tarball)
     };
     let inflate_ms = ms_since(started);
 
     let started = Instant::now();
-    let mut entries = tarball::parse(&tar).map_err(ExtractError::Tar)?;
+    let mut entries =
+        tarball::parse_limited(&tar, req.max_unpacked_size).map_err(|e| match e.kind {
+            tarball::TarErrorKind::TooLarge => ExtractError::TooLarge(e.message),
+            tarball::TarErrorKind::Malformed => ExtractError::Tar(e),
+        })?;
     if let Some(re) = &ignore {
         entries.retain(|e| re.find(&e.path).is_none());
     }

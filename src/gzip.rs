@@ -10,7 +10,8 @@ use flate2::{Decompress, FlushDecompress, Status};
 use std::fmt;
 
 /// Hard cap on the decompressed size. pnpm's tar arithmetic is 32-bit anyway, and an npm
-/// package anywhere near this is either broken or a decompression bomb.
+/// package anywhere near this is either broken or a decompression bomb. A caller's
+/// `maxTarballUnpackedSize` lowers it (`extract::inflate_cap`).
 pub const MAX_OUTPUT: usize = 4 << 30;
 
 /// How far we trust the gzip trailer's ISIZE when pre-sizing the output: at most this many

@@ -34,19 +34,34 @@ pub struct TarEntry {
     pub mode: u32,
 }
 
-/// A malformed archive. pnpm reports all of these as `ERR_PNPM_TARBALL_EXTRACT`.
+/// A malformed archive, or one over the size limit given to [`parse_limited`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TarError {
+    pub kind: TarErrorKind,
     pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TarErrorKind {
+    /// pnpm reports all of these as `ERR_PNPM_TARBALL_EXTRACT`.
+    Malformed,
+    /// The regular files add up to more than the limit: pnpm 11.28's `ERR_PNPM_TARBALL_TOO_LARGE`.
+    TooLarge,
 }
 
 impl TarError {
     fn new(message: String) -> Self {
-        TarError { message }
+        TarError {
+            kind: TarErrorKind::Malformed,
+            message,
+        }
     }
 
     pub fn code(&self) -> &'static str {
-        "ERR_PNPM_TARBALL_EXTRACT"
+        match self.kind {
+            TarErrorKind::Malformed => "ERR_PNPM_TARBALL_EXTRACT",
+            TarErrorKind::TooLarge => "ERR_PNPM_TARBALL_TOO_LARGE",
+        }
     }
 }
 
@@ -69,6 +84,20 @@ struct Pending {
 
 /// Lists the regular files of an uncompressed tar archive in pnpm's order, with pnpm's keys.
 pub fn parse(tar: &[u8]) -> Result<Vec<TarEntry>, TarError> {
+    parse_limited(tar, None)
+}
+
+/// [`parse`] with pnpm 11.28's `maxTarballUnpackedSize`: fails with [`TarErrorKind::TooLarge`]
+/// at the first regular-file header that takes the sum of the regular files' sizes past
+/// `max_unpacked_size`. Counted as pnpm counts them: every file and hard-link header with its
+/// (pax-overridden) size, duplicates included, ignored files too (the ignore pattern applies
+/// later). A size past our 2 GiB bound on one file is counted before that bound rejects it,
+/// so a huge size reads as too large, as it does in pnpm.
+pub fn parse_limited(
+    tar: &[u8],
+    max_unpacked_size: Option<u64>,
+) -> Result<Vec<TarEntry>, TarError> {
+    let mut unpacked = 0.0f64; // exact: sizes are JS numbers, the limit a safe integer
     let mut entries = Vec::new();
     let mut pending = Pending::default();
     let mut pos = 0usize;
@@ -103,6 +132,20 @@ pub fn parse(tar: &[u8]) -> Result<Vec<TarEntry>, TarError> {
         let data = pos + BLOCK;
         match header[TYPE] {
             0 | b'0' | b'1' => {
+                if let Some(max) = max_unpacked_size {
+                    // NaN and negative sizes are left to `file_size` below.
+                    unpacked += size.max(0.0);
+                    if unpacked > max as f64 {
+                        return Err(too_large(
+                            max,
+                            format_args!(
+                                "its regular files reach {} bytes at {}",
+                                js_number(unpacked),
+                                crate::json::quote(&name)
+                            ),
+                        ));
+                    }
+                }
                 let mode = parse_octal(&header[MODE]);
                 let unsupported = |what: &str, value: f64| {
                     TarError::new(format!(
@@ -185,6 +228,16 @@ fn dedupe(mut entries: Vec<TarEntry>, tar_len: usize) -> Result<Vec<TarEntry>, T
         )));
     }
     Ok(entries)
+}
+
+/// Over `maxTarballUnpackedSize`; `why` says by what measure (also used for the inflate cap).
+pub(crate) fn too_large(max: u64, why: std::fmt::Arguments) -> TarError {
+    TarError {
+        kind: TarErrorKind::TooLarge,
+        message: format!(
+            "Unpacked, this tarball would take more than the {max} bytes maxTarballUnpackedSize allows: {why}"
+        ),
+    }
 }
 
 fn checksum_error(pos: usize, expected: f64, actual: &str) -> TarError {

@@ -267,3 +267,81 @@ fn big_packages_are_written_in_parallel_in_tar_order() {
         .collect();
     assert_eq!(paths(&extracted), expected);
 }
+
+fn extract_limited(cas: &Cas, tarball: &[u8], max: u64) -> Result<Extracted, ExtractError> {
+    extract(
+        cas,
+        &ExtractRequest {
+            tarball,
+            max_unpacked_size: Some(max),
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn over_max_tarball_unpacked_size_fails_before_any_blob_is_written() {
+    let (dir, cas) = store();
+    let a = "a".repeat(1000);
+    let tarball = tgz(&[
+        ("package/package.json", "{}", 0o644),
+        ("package/a.js", &a, 0o644),
+    ]);
+    let err = extract_limited(&cas, &tarball, 1001).unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_TARBALL_TOO_LARGE");
+    assert!(err.to_string().contains("reach 1002 bytes"));
+    assert!(err.hint().unwrap().contains("maxTarballUnpackedSize"));
+    assert!(!dir.path().join("files").exists());
+    // Ignored files count: the pattern only decides what is written.
+    let ignoring = ExtractRequest {
+        tarball: &tarball,
+        ignore_file_pattern: Some("^a"),
+        max_unpacked_size: Some(1001),
+        ..Default::default()
+    };
+    assert_eq!(
+        extract(&cas, &ignoring).unwrap_err().code(),
+        "ERR_PNPM_TARBALL_TOO_LARGE"
+    );
+    assert_eq!(
+        paths(&extract_limited(&cas, &tarball, 1002).unwrap()).len(),
+        2
+    );
+}
+
+#[test]
+fn the_inflate_cap_follows_the_limit() {
+    assert_eq!(inflate_cap(None), gzip::MAX_OUTPUT);
+    assert_eq!(inflate_cap(Some(0)), 1 << 20);
+    assert_eq!(inflate_cap(Some(1000)), 1000 + (1 << 20));
+    assert_eq!(inflate_cap(Some(3 << 20)), 6 << 20);
+    assert_eq!(inflate_cap(Some(2 << 30)), gzip::MAX_OUTPUT);
+    assert_eq!(inflate_cap(Some(u64::MAX)), gzip::MAX_OUTPUT);
+}
+
+#[test]
+fn a_gzip_bomb_stops_at_the_cap_the_limit_sets() {
+    let (dir, cas) = store();
+    // 6 KB of gzip holding one 6 MiB file of zeros; a 1 MiB limit caps the tar at 2 MiB.
+    let zeros = "\0".repeat(6 << 20);
+    let bomb = tgz(&[("package/zeros", &zeros, 0o644)]);
+    assert!(bomb.len() < 10_000, "{}", bomb.len());
+    let err = extract_limited(&cas, &bomb, 1 << 20).unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_TARBALL_TOO_LARGE");
+    assert_eq!(
+        err.to_string(),
+        "Unpacked, this tarball would take more than the 1048576 bytes maxTarballUnpackedSize allows: it inflates past 2097152 bytes, the limit plus as much again for tar headers"
+    );
+    assert!(err.hint().is_some());
+    assert!(!dir.path().join("files").exists());
+    // Without a limit it is just a big file; with one, a tar that fits its cap but not the
+    // limit is refused by the files' sizes.
+    assert_eq!(
+        paths(&extract_plain(&cas, &bomb).unwrap()),
+        ["zeros", "package.json"]
+    );
+    let err = extract_limited(&cas, &bomb, 4 << 20).unwrap_err();
+    assert!(err
+        .to_string()
+        .contains("its regular files reach 6291456 bytes"));
+}

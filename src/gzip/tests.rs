@@ -186,3 +186,15 @@ fn errors_found_on_the_fast_path_keep_their_message() {
     // The short form never reaches the fast path.
     assert_eq!(err(&cat(&[&header, &[0x03, 0x02, 0, 0]])), expected);
 }
+
+#[test]
+fn a_bomb_never_gets_more_memory_than_the_cap() {
+    let input = gz(&vec![0; 8 << 20]);
+    for limit in [1 << 20, (1 << 20) + 12_345, 5 << 20] {
+        let mut out = Vec::with_capacity(initial_capacity(&input, limit));
+        let e = inflate_member(&input, &mut out, limit).unwrap_err();
+        assert_eq!(e.kind, GzipErrorKind::TooLarge);
+        assert_eq!(out.len(), limit);
+        assert!(out.capacity() <= limit);
+    }
+}

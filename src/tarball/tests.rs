@@ -656,6 +656,58 @@ fn sizes_of_skipped_entries_follow_js_arithmetic() {
     assert_eq!(keys(&fixture("non-octal size on a directory")), ["a.js"]);
 }
 
+fn too_large(tar: &[u8], max: u64) -> String {
+    let err = parse_limited(tar, Some(max)).unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_TARBALL_TOO_LARGE");
+    err.message
+}
+
+#[test]
+fn the_unpacked_size_limit_counts_every_regular_file_header() {
+    let tar = archive(&[
+        file("package/a.js", &[b'a'; 600]),
+        typed("package/d/", b'5', b""),
+        typed("package/l", b'2', b""),
+        file("package/a.js", &[b'b'; 300]), // a duplicate counts again
+        typed("package/h", b'1', &[b'h'; 100]),
+    ]);
+    assert_eq!(parse_limited(&tar, Some(1000)).unwrap().len(), 2);
+    assert_eq!(parse_limited(&tar, None).unwrap(), parse(&tar).unwrap());
+    assert_eq!(
+        too_large(&tar, 999),
+        "Unpacked, this tarball would take more than the 999 bytes maxTarballUnpackedSize allows: its regular files reach 1000 bytes at \"h\""
+    );
+    // Zero allows empty files only.
+    assert_eq!(
+        parse_limited(&archive(&[file("package/e", b"")]), Some(0))
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(too_large(&tar, 0).ends_with("reach 600 bytes at \"a.js\""));
+}
+
+#[test]
+fn the_unpacked_size_limit_takes_pax_sizes_and_comes_first() {
+    // A pax size applies to the next header, and the limit is checked before that header's
+    // size is found to run past the archive (or past what one file may be).
+    let tar = archive(&[pax(b'x', &["size=5000"]), file("package/a", b"x")]);
+    assert!(too_large(&tar, 4999).contains("reach 5000 bytes"));
+    assert!(error(&tar).starts_with("Invalid checksum"));
+    let tar = archive(&[pax(b'x', &["size=3221225472"]), file("package/a", b"x")]);
+    assert!(too_large(&tar, 2 << 30).contains("reach 3221225472 bytes"));
+    assert!(error(&tar).starts_with("Unsupported size 3221225472"));
+    // The first header over the limit wins over a malformed one after it.
+    let tar = archive(&[
+        file("package/a", &[0; 10]),
+        entry(Header::new(b"package/b", b'0', 0), b"")
+            .into_iter()
+            .map(|b| b ^ 1)
+            .collect(),
+    ]);
+    assert!(too_large(&tar, 9).contains("reach 10 bytes"));
+}
+
 #[test]
 fn sizes_pnpm_cannot_step_over_are_errors() {
     // -1000 makes pnpm's step 0 (it would loop forever), 2^31 makes it negative.
