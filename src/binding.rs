@@ -16,3 +16,4 @@ mod import_package;
 mod link;
 mod read_pkg;
 mod store_dir;
+mod task;

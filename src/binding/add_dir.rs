@@ -1,4 +1,3 @@
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use napi::bindgen_prelude::{Buffer, Object};
@@ -69,11 +68,8 @@ type Resolver = Box<dyn FnOnce(Env) -> napi::Result<AddDirResult> + Send>;
 pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object<'_>> {
     let (deferred, promise) = env.create_deferred::<AddDirResult, Resolver>()?;
     pools::extraction_pool().spawn(move || {
-        let result = catch_unwind(AssertUnwindSafe(|| run(&opts))).unwrap_or_else(|_| {
-            Err(AddDirError::Manifest(
-                "internal error while adding a directory".into(),
-            ))
-        });
+        let result = super::task::catch_panic("adding a directory", || run(&opts))
+            .unwrap_or_else(|message| Err(AddDirError::Manifest(message)));
         settle(
             deferred,
             result.map_err(|e| NativeError::new(e.code().unwrap_or_default(), e.to_string())),

@@ -1,4 +1,3 @@
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::time::Instant;
 
@@ -36,10 +35,6 @@ pub struct ExtractOptions {
     /// The store is frozen (pnpm's `frozenStore`): the index write fails with
     /// `ERR_PNPM_FROZEN_STORE_WRITE`, as pnpm's read-only index refuses it.
     pub frozen_store: Option<bool>,
-    /// pnpm 11.28's `maxTarballUnpackedSize` (a non-negative safe integer, checked in JS): the
-    /// most the regular files may add up to; also caps the inflated tar at `min(4 GiB, n +
-    /// max(n, 1 MiB))`. Over it: `ERR_PNPM_TARBALL_TOO_LARGE`, before any blob is written.
-    pub max_tarball_unpacked_size: Option<f64>,
 }
 
 /// Where the time of one call went, in milliseconds.
@@ -91,7 +86,7 @@ pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'
         } else {
             store::open(Path::new(&opts.store_dir))
         };
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let outcome = super::task::catch_panic("extracting", || {
             extract::extract(
                 &store.cas,
                 &ExtractRequest {
@@ -100,11 +95,10 @@ pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'
                     ignore_file_pattern: opts.ignore_file_pattern.as_deref(),
                     ignore_file_pattern_error: opts.ignore_file_pattern_error.as_deref(),
                     append_manifest: opts.append_manifest_json.as_deref(),
-                    max_unpacked_size: opts.max_tarball_unpacked_size.map(|n| n as u64),
                 },
             )
-        }))
-        .unwrap_or_else(|panic| Err(ExtractError::Manifest(panic_message(panic))));
+        })
+        .unwrap_or_else(|message| Err(ExtractError::Manifest(message)));
         drop(opts.buffer);
         let mut extracted = match outcome {
             Ok(extracted) => extracted,
@@ -207,7 +201,6 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
 
 fn to_native_error(e: &ExtractError) -> NativeError {
     let mut error = NativeError::new(e.code(), e.to_string());
-    error.hint = e.hint().map(str::to_string);
     if let ExtractError::Integrity(IntegrityError::Mismatch {
         algorithm,
         expected,
@@ -219,13 +212,4 @@ fn to_native_error(e: &ExtractError) -> NativeError {
         error.algorithm = Some(algorithm.clone());
     }
     error
-}
-
-fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
-    let detail = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_default();
-    format!("internal error while extracting: {detail}")
 }

@@ -2,7 +2,6 @@
 //! plumbing `importPackage` shares). The work runs on the link pool; each call settles a deferred promise from the
 //! pool thread and never rejects: failures resolve as `{ error }` (see `binding.rs`).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -29,14 +28,7 @@ where
 {
     let (deferred, promise) = env.create_deferred::<T, Resolver<T>>()?;
     pools::link_pool().spawn(move || {
-        let value = catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|panic| {
-            let detail = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            on_panic(format!("internal error while linking: {detail}"))
-        });
+        let value = super::task::catch_panic("linking", work).unwrap_or_else(on_panic);
         deferred.resolve(Box::new(move |_env| Ok(value)));
     });
     Ok(promise)

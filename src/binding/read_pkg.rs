@@ -6,7 +6,6 @@
 //! paths, which as separate strings took longer to convert than the whole read. The TypeScript
 //! layer splits them and builds the `Map`s pnpm's API hands out.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -129,21 +128,11 @@ pub fn read_pkgs(env: &Env, opts: ReadPkgsOptions) -> napi::Result<Vec<Object<'_
             deferreds: deferreds.into_iter(),
             pending: Chunk::default(),
         });
-        let outcome = catch_unwind(AssertUnwindSafe(|| run(&opts, &chunks)));
+        let outcome = super::task::catch_panic("reading the store", || run(&opts, &chunks));
         let mut chunks = chunks.into_inner().unwrap_or_else(|e| e.into_inner());
         let error = match outcome {
             Ok(error) => error,
-            Err(panic) => {
-                let detail = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                Some(NativeError::new(
-                    "ERR_PNPM_READ_FROM_STORE",
-                    format!("internal error while reading the store: {detail}"),
-                ))
-            }
+            Err(message) => Some(NativeError::new("ERR_PNPM_READ_FROM_STORE", message)),
         };
         // The last promise gets what is left; after an error, every remaining one gets it.
         let mut last = Some(std::mem::take(&mut chunks.pending));
