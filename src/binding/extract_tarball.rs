@@ -35,6 +35,10 @@ pub struct ExtractOptions {
     /// The store is frozen (pnpm's `frozenStore`): the index write fails with
     /// `ERR_PNPM_FROZEN_STORE_WRITE`, as pnpm's read-only index refuses it.
     pub frozen_store: Option<bool>,
+    /// pnpm 11.28's `maxTarballUnpackedSize` (a non-negative safe integer, checked in JS): the
+    /// most the regular files may add up to; also caps the inflated tar at `min(4 GiB, n +
+    /// max(n, 1 MiB))`. Over it: `ERR_PNPM_TARBALL_TOO_LARGE`, before any blob is written.
+    pub max_tarball_unpacked_size: Option<f64>,
 }
 
 /// Where the time of one call went, in milliseconds.
@@ -95,6 +99,7 @@ pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'
                     ignore_file_pattern: opts.ignore_file_pattern.as_deref(),
                     ignore_file_pattern_error: opts.ignore_file_pattern_error.as_deref(),
                     append_manifest: opts.append_manifest_json.as_deref(),
+                    max_unpacked_size: opts.max_tarball_unpacked_size.map(|n| n as u64),
                 },
             )
         })
@@ -201,6 +206,7 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
 
 fn to_native_error(e: &ExtractError) -> NativeError {
     let mut error = NativeError::new(e.code(), e.to_string());
+    error.hint = e.hint().map(str::to_string);
     if let ExtractError::Integrity(IntegrityError::Mismatch {
         algorithm,
         expected,
