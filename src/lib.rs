@@ -5,9 +5,13 @@
 #![deny(clippy::all)]
 
 pub mod add_dir;
+// Left out of fuzzing builds: libFuzzer binaries are executables, with no Node to provide napi.
+#[cfg(not(feature = "fuzzing"))]
 mod binding;
 pub mod cas;
 pub mod extract;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod gzip;
 pub mod import;
 pub mod integrity;
