@@ -11,7 +11,7 @@ import { types } from 'node:util'
 import './binding.js'
 import * as binding from '../index.js'
 import { PnpmError, TarballIntegrityError, invalidArgument } from './errors.js'
-import { checkOptionalByteCount } from './args.js'
+import { checkAbsolutePath, checkObject, checkOptionalByteCount, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
 export * from './dir.js'
@@ -76,16 +76,14 @@ export interface AddFilesFromTarballResult {
  * `PnpmError` carrying pnpm's code otherwise; nothing is indexed for a failed tarball.
  */
 export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Promise<AddFilesFromTarballResult> {
-  if (opts == null || typeof opts !== 'object') throw invalidArgument('opts', 'an object', opts)
+  checkObject('opts', opts)
   if (!types.isUint8Array(opts.buffer)) throw invalidArgument('buffer', 'a Buffer or Uint8Array', opts.buffer)
-  checkStoreDir(opts.storeDir)
-  if (typeof opts.filesIndexFile !== 'string' || opts.filesIndexFile === '') {
-    throw invalidArgument('filesIndexFile', 'a non-empty string', opts.filesIndexFile)
-  }
-  checkOptional('integrity', opts.integrity, 'string')
-  checkOptional('ignoreFilePattern', opts.ignoreFilePattern, 'string')
-  checkOptional('appendManifest', opts.appendManifest, 'object')
-  checkOptional('url', opts.url, 'string')
+  checkAbsolutePath('storeDir', opts.storeDir)
+  checkString('filesIndexFile', opts.filesIndexFile)
+  checkOptionalString('integrity', opts.integrity)
+  checkOptionalString('ignoreFilePattern', opts.ignoreFilePattern)
+  checkOptionalObject('appendManifest', opts.appendManifest)
+  checkOptionalString('url', opts.url)
   checkOptionalByteCount('maxTarballUnpackedSize', opts.maxTarballUnpackedSize)
 
   const raw = await binding.extractTarball({
@@ -119,7 +117,7 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
 
 /** Creates `files/` and its 256 shard directories (not `index.db`), as pnpm does. */
 export async function initStoreDir (storeDir: string): Promise<void> {
-  checkStoreDir(storeDir)
+  checkAbsolutePath('storeDir', storeDir)
   const error = binding.initStoreDir(storeDir)
   if (error != null) throw new PnpmError(error.code, error.message)
 }
@@ -154,10 +152,3 @@ function regExpError (pattern: string): string | undefined {
   }
 }
 
-function checkStoreDir (storeDir: unknown): void {
-  if (typeof storeDir !== 'string' || storeDir === '') throw invalidArgument('storeDir', 'a non-empty string', storeDir)
-}
-
-function checkOptional (name: string, value: unknown, type: 'string' | 'object'): void {
-  if (value != null && typeof value !== type) throw invalidArgument(name, `a ${type}`, value)
-}

@@ -17,6 +17,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { checkAbsolutePath, checkObject } from './args.js'
+import { invalidArgument } from './errors.js'
 import * as cas from './index.js'
 import { placeSymlinks } from './side-effects-symlinks.js'
 
@@ -140,7 +142,10 @@ function enqueue (to: string, storeDir: string, pkg: cas.LinkPackage): Promise<s
 
 /** pnpm's `importIndexedPackage` hook shape: the method used, or `undefined` when the package was already there. */
 export async function importIndexedPackage (to: string, opts: ImportIndexedPackageOptions): Promise<string | undefined> {
+  checkAbsolutePath('to', to)
+  checkObject('opts', opts)
   const filesMap = opts.filesMap
+  if (!(filesMap instanceof Map)) throw invalidArgument('filesMap', 'a Map', filesMap)
   const method = await enqueue(to, storeDirOf(filesMap, to), {
     targetDir: to,
     filesMap,

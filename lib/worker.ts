@@ -7,7 +7,8 @@
  */
 import os from 'node:os'
 import * as cas from './index.js'
-import { PnpmError } from './errors.js'
+import { checkObject } from './args.js'
+import { PnpmError, invalidArgument } from './errors.js'
 
 export { TarballIntegrityError } from './errors.js'
 
@@ -30,6 +31,10 @@ export function verifiedFileIntegritySnapshot (): VerifiedFileIntegrity {
 }
 
 export function verifiedFileIntegritySince (baseline: VerifiedFileIntegrity): VerifiedFileIntegrity {
+  checkObject('baseline', baseline)
+  if (typeof baseline.files !== 'number' || typeof baseline.ms !== 'number') {
+    throw invalidArgument('baseline', 'a snapshot from verifiedFileIntegritySnapshot()', baseline)
+  }
   return { files: tally.files - baseline.files, ms: tally.ms - baseline.ms }
 }
 
@@ -93,6 +98,8 @@ export interface AddFilesResult {
 }
 
 export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Promise<AddFilesResult> {
+  checkObject('opts', opts)
+  checkStoreIndex(opts.storeIndex, 'queueWrites')
   registerShutdown()
   const { storeIndex, ...rest } = opts
   const result = await cas.addFilesFromTarball({ ...rest, writeIndex: false, returnIndexRow: true })
@@ -105,6 +112,8 @@ export type AddFilesFromDirOptions = Omit<cas.AddFilesFromDirOptions, 'writeInde
 }
 
 export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<AddFilesResult> {
+  checkObject('opts', opts)
+  checkStoreIndex(opts.storeIndex, 'setRawMany')
   registerShutdown()
   const { storeIndex, ...rest } = opts
   let result: cas.AddFilesFromDirResult
@@ -171,3 +180,9 @@ function globalWarn (): (message: string) => void {
   }
 }
 
+/** The caller's index must take the row; checked before the work, so that no row is lost after it. */
+function checkStoreIndex (storeIndex: unknown, method: 'queueWrites' | 'setRawMany'): void {
+  if (storeIndex == null || typeof (storeIndex as Record<string, unknown>)[method] !== 'function') {
+    throw invalidArgument('storeIndex', `a StoreIndex (an object with a ${method} method)`, storeIndex)
+  }
+}
