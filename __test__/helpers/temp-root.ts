@@ -1,0 +1,16 @@
+/**
+ * vitest global setup: every test's temporary directory (stores, trees, pnpm projects, child
+ * processes' files: all of them go through `os.tmpdir()`) lives under one directory per run,
+ * deleted when the run ends. A full run creates several GB of stores and trees; left behind,
+ * a few runs fill a disk.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+export default function setup (): () => void {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-native-tests-'))
+  // Read by os.tmpdir() in the test workers and every process they start.
+  process.env.TMPDIR = root
+  return () => fs.rmSync(root, { recursive: true, force: true, maxRetries: 3 })
+}
