@@ -10,6 +10,8 @@
  *                    checksum, as pnpm writes it);
  *   pnpm11+worker  — a copy of the same pnpm package with `dist/worker.js` swapped for
  *                    `@cas/native/pnpm-worker` (`cas-native-pnpm swap`);
+ *   pnpm11+both    — the swapped copy and the pnpmfile together (reads in the native worker,
+ *                    imports batched by the hook);
  *   pnpm12         — the `pnpm@12` npm package (pnpm's Rust CLI), for reference, installed into
  *                    benchmark/.work/pnpm12 with npm on first use.
  *
@@ -47,7 +49,7 @@ const { values: opts } = parseArgs({
 })
 const rounds = Number.parseInt(opts.rounds, 10)
 if (!(rounds >= 1)) throw new Error(`--rounds must be a positive integer, got ${opts.rounds}`)
-const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm12']
+const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both', 'pnpm12']
 const variants = opts.only == null ? ALL : opts.only.split(',')
 for (const v of variants) if (!ALL.includes(v)) throw new Error(`unknown variant ${v}; one of ${ALL.join(', ')}`)
 const log = (...a) => console.error(...a)
@@ -83,11 +85,13 @@ function ensurePnpm12 () {
 
 // --- the swapped pnpm 11 copy --------------------------------------------------------------
 const { swapPnpmWorker } = await import(join(casDir, 'dist', 'pnpm-swap.js'))
+let swappedDir
 function swappedPnpm11 () {
-  const dir = join(runDir, 'pnpm-swapped')
-  cpSync(pnpm11Dir, dir, { recursive: true })
-  swapPnpmWorker(dir)
-  return dir
+  if (swappedDir != null) return swappedDir
+  swappedDir = join(runDir, 'pnpm-swapped')
+  cpSync(pnpm11Dir, swappedDir, { recursive: true })
+  swapPnpmWorker(swappedDir)
+  return swappedDir
 }
 
 // --- the project ----------------------------------------------------------------------------
@@ -99,12 +103,13 @@ const lockfileWithPnpmfile = lockfile.replace('\nimporters:\n', `\npnpmfileCheck
 // The fixture's storeDir line is replaced by --store-dir; minimumReleaseAge 0: offline from the store alone.
 const workspaceYaml = readFileSync(join(fixtureDir, 'pnpm-workspace.yaml'), 'utf8').replace(/^storeDir:.*$/m, '') + '\nminimumReleaseAge: 0\n'
 let projectCounter = 0
+const usesPlugin = (variant) => variant === 'pnpm11+plugin' || variant === 'pnpm11+both'
 function newProject (variant) {
   const dir = join(runDir, 'projects', `${variant.replace('+', '-')}-${projectCounter++}`)
   mkdirSync(dir, { recursive: true })
   cpSync(join(fixtureDir, 'package.json'), join(dir, 'package.json'))
   writeFileSync(join(dir, 'pnpm-workspace.yaml'), workspaceYaml)
-  if (variant === 'pnpm11+plugin') {
+  if (usesPlugin(variant)) {
     writeFileSync(join(dir, '.pnpmfile.cjs'), PNPMFILE)
     writeFileSync(join(dir, 'pnpm-lock.yaml'), lockfileWithPnpmfile)
   } else {
@@ -131,7 +136,7 @@ const storeDir = join(runDir, 'store')
 const commands = {}
 for (const v of variants) {
   if (v === 'pnpm11' || v === 'pnpm11+plugin') commands[v] = [node24, join(pnpm11Dir, 'bin', 'pnpm.mjs')]
-  if (v === 'pnpm11+worker') commands[v] = [node24, join(swappedPnpm11(), 'bin', 'pnpm.mjs')]
+  if (v === 'pnpm11+worker' || v === 'pnpm11+both') commands[v] = [node24, join(swappedPnpm11(), 'bin', 'pnpm.mjs')]
   if (v === 'pnpm12') commands[v] = [ensurePnpm12()]
 }
 const pnpm12Version = variants.includes('pnpm12') ? execFileSync(commands.pnpm12[0], ['--version'], { encoding: 'utf8' }).trim() : undefined
@@ -149,7 +154,7 @@ function sandboxEnv (variant) {
   }
   // pnpm 11 sizes its worker pool from these (default: cores - 1).
   for (const k of ['PNPM_MAX_WORKERS', 'PNPM_WORKERS']) if (process.env[k]) env[k] = process.env[k]
-  if (variant === 'pnpm11+plugin') env.NODE_PATH = nodePath
+  if (usesPlugin(variant)) env.NODE_PATH = nodePath
   for (const d of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) mkdirSync(d, { recursive: true })
   return env
 }
@@ -211,6 +216,7 @@ const labels = {
   pnpm11: `pnpm ${pnpm11Version} (stock)`,
   'pnpm11+plugin': `pnpm ${pnpm11Version} + \`@cas/native/pnpmfile\``,
   'pnpm11+worker': `pnpm ${pnpm11Version} + swapped \`@cas/native/pnpm-worker\``,
+  'pnpm11+both': `pnpm ${pnpm11Version} + swapped worker + pnpmfile`,
   pnpm12: `pnpm ${pnpm12Version} (Rust CLI)`,
 }
 const lines = []
@@ -227,7 +233,7 @@ if (failures.length === 0) {
   }
   if (times.pnpm12?.length) {
     out()
-    for (const v of ['pnpm11+plugin', 'pnpm11+worker'].filter((x) => times[x]?.length)) {
+    for (const v of ['pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both'].filter((x) => times[x]?.length)) {
       out(`- ${labels[v]} vs pnpm 12: ${(median(times.pnpm12) / median(times[v])).toFixed(2)}x (above 1: faster than pnpm 12)`)
     }
   }
