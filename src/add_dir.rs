@@ -254,20 +254,10 @@ fn contained_target(
     Ok(Some((real, meta)))
 }
 
-#[cfg(unix)]
+/// The mode pnpm records: the permission bits (`stat().mode & 0o777`; on Windows what Node
+/// reports there, `0o666` or `0o444`).
 fn mode_bits(meta: &fs::Metadata) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o777
-}
-
-#[cfg(not(unix))]
-fn mode_bits(meta: &fs::Metadata) -> u32 {
-    // What Node reports on Windows: no execute bits, write unless read-only.
-    if meta.permissions().readonly() {
-        0o444
-    } else {
-        0o666
-    }
+    crate::platform::permission_bits(meta) & 0o777
 }
 
 /// The row pnpm writes for a directory: `requiresBuild, requiresPrepare, manifest, algo,

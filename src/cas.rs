@@ -12,13 +12,14 @@
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha512};
+
+use crate::platform;
 
 /// Lowercase hex of a SHA-512 digest: 128 chars.
 pub type DigestHex = String;
@@ -118,6 +119,8 @@ pub fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The mode a new blob is created with (Unix; Windows files have no mode, the `-exec` name
+/// alone says a blob is executable, as in pnpm).
 fn blob_mode(executable: bool) -> u32 {
     if executable {
         0o755
@@ -148,6 +151,7 @@ fn publish_new(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
 fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
     let shard = path.parent().expect("blob paths have a shard dir");
     let opened = OpenOptions::new()
@@ -253,13 +257,12 @@ fn write_temp_copy(path: &Path, bytes: &[u8], executable: bool) -> io::Result<Pa
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     // Not `create_new`: a leftover of a dead process that had the same pid may be overwritten.
-    let written = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(blob_mode(executable))
-        .open(&temp)
-        .and_then(|mut file| file.write_all(bytes));
+    let written = platform::create_mode(
+        OpenOptions::new().write(true).create(true).truncate(true),
+        blob_mode(executable),
+    )
+    .open(&temp)
+    .and_then(|mut file| file.write_all(bytes));
     match written {
         Ok(()) => Ok(temp),
         Err(e) => {

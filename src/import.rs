@@ -11,13 +11,14 @@ mod file_ops;
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, ErrorKind, Read};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+
+use crate::{os_error, platform};
 
 pub use file_ops::{random_hex8, temp_sibling, Done, FileOp, ImportError};
 
@@ -294,12 +295,13 @@ fn target_device(dir: &Path) -> u64 {
     let mut p = Some(dir);
     while let Some(d) = p {
         if let Ok(m) = fs::metadata(d) {
+            let dev = platform::file_id(d, &m).map_or(0, |id| id.dev);
             let mut known = known.lock().unwrap();
             if known.len() > 4096 {
                 known.clear();
             }
-            known.insert(d.to_path_buf(), m.dev());
-            return m.dev();
+            known.insert(d.to_path_buf(), dev);
+            return dev;
         }
         p = d.parent();
     }
@@ -425,7 +427,12 @@ impl Ctx<'_> {
             Err(e) => return Err(ImportError::os(&e, "stat", &at_target, None)),
         };
         let blob = fs::metadata(&m.src).map_err(|e| ImportError::os(&e, "stat", &m.src, None))?;
-        Ok(linked.ino() != blob.ino())
+        // pnpm compares the inodes only; one that cannot be read (Windows) means relink.
+        let ino = |path: &Path, meta: &fs::Metadata| platform::file_id(path, meta).map(|id| id.ino);
+        Ok(match (ino(&at_target, &linked), ino(&m.src, &blob)) {
+            (Some(a), Some(b)) => a != b,
+            _ => true,
+        })
     }
 
     /// `auto`: a raw clone probe, then a raw hardlink probe; the first package actually
@@ -563,7 +570,8 @@ impl Ctx<'_> {
                         return Ok(());
                     }
                     Err(err)
-                        if op == FileOp::LinkOrCopy && err.raw_os_error() == Some(libc::EEXIST) =>
+                        if op == FileOp::LinkOrCopy
+                            && os_error::errno(&err) == Some(libc::EEXIST) =>
                     {
                         return Ok(());
                     }
@@ -595,7 +603,7 @@ impl Ctx<'_> {
     fn make_dirs(
         &self,
         dir: &Path,
-        dir_fd: Option<&std::os::fd::OwnedFd>,
+        dir_fd: Option<&file_ops::at::Dir>,
         entries: &[Entry],
     ) -> Result<(), ImportError> {
         let mut dirs: Vec<&str> = entries
@@ -832,7 +840,7 @@ fn file_matches(dest: &Path, blob: &Path) -> bool {
     if !d.is_file() {
         return false;
     }
-    if d.ino() != 0 && d.dev() == b.dev() && d.ino() == b.ino() {
+    if platform::same_file(dest, &d, blob, &b) {
         return true;
     }
     d.len() == b.len() && same_bytes(dest, blob).unwrap_or(false)
@@ -888,7 +896,7 @@ fn move_or_merge(from: &Path, to: &Path) -> Result<(), ImportError> {
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
         Err(e)
             if matches!(
-                e.raw_os_error(),
+                os_error::errno(&e),
                 Some(libc::ENOTEMPTY) | Some(libc::EEXIST) | Some(libc::EPERM)
             ) =>
         {
@@ -921,7 +929,7 @@ pub fn rename_overwrite(from: &Path, to: &Path) -> io::Result<()> {
             return Err(e);
         }
         retries += 1;
-        match e.raw_os_error() {
+        match os_error::errno(&e) {
             Some(libc::ENOTEMPTY) | Some(libc::EEXIST) | Some(libc::ENOTDIR) => {
                 let mut aside = to.as_os_str().to_owned();
                 aside.push(format!("_{:x}_{}", std::process::id(), random_hex8()));
@@ -965,7 +973,7 @@ fn remove_any(path: &Path) {
             let _ = fs::remove_dir_all(path);
         }
         Ok(_) => {
-            let _ = fs::remove_file(path);
+            let _ = platform::remove_link(path);
         }
         Err(_) => {}
     }

@@ -21,6 +21,7 @@ pub mod manifest;
 pub mod msgpackr;
 pub mod os_error;
 pub mod package_index;
+pub mod platform;
 pub mod pools;
 pub mod read_pkg;
 pub mod store;

@@ -23,7 +23,7 @@ use crate::import::{
     Imported, ResolvedFrom, SideEffects, Stats,
 };
 use crate::package_index::{self, PackageFileInfo};
-use crate::store;
+use crate::{os_error, platform, store};
 
 /// One package of `symlinkAllModules`: link each child into `modules` under its alias.
 #[derive(Debug, Clone)]
@@ -161,7 +161,9 @@ pub fn resolve(p: &Path) -> PathBuf {
     let mut out = base;
     for c in p.components() {
         match c {
-            Component::RootDir | Component::Prefix(_) => out = PathBuf::from(c.as_os_str()),
+            Component::Prefix(_) => out = PathBuf::from(c.as_os_str()),
+            // Keeps the drive of a Windows path (`C:` + `\`); `/` on Unix.
+            Component::RootDir => out.push(c.as_os_str()),
             Component::CurDir => {}
             Component::ParentDir => {
                 out.pop();
@@ -187,7 +189,8 @@ pub fn relative(from: &Path, to: &Path) -> PathBuf {
     out
 }
 
-/// symlink-dir's sync semantics: a relative `dir` symlink at `link` pointing to `target`.
+/// symlink-dir's sync semantics: a relative `dir` symlink at `link` pointing to `target` (on
+/// Windows a junction with the absolute target, as symlink-dir makes it there).
 /// Returns whether a link was created (`false`: the right link was already there).
 pub fn symlink_dir(target: &Path, link: &Path, stats: &Stats) -> Result<bool, LinkError> {
     let target = resolve(target);
@@ -202,15 +205,19 @@ pub fn symlink_dir(target: &Path, link: &Path, stats: &Stats) -> Result<bool, Li
         });
     }
     let parent = link.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let text = relative(&parent, &target);
+    let text = if cfg!(windows) {
+        target.clone()
+    } else {
+        relative(&parent, &target)
+    };
     let mut made_parent = false;
     let mut moved_aside = false;
     loop {
-        let e = match std::os::unix::fs::symlink(&text, &link) {
+        let e = match platform::symlink_dir(&text, &link) {
             Ok(()) => return Ok(true),
             Err(e) => e,
         };
-        match e.raw_os_error() {
+        match os_error::errno(&e) {
             Some(libc::ENOENT) if !made_parent => {
                 made_parent = true;
                 import::mkdir_p(&parent, stats).map_err(|e| os_err(&e, "mkdir", &parent, None))?;
@@ -221,7 +228,8 @@ pub fn symlink_dir(target: &Path, link: &Path, stats: &Stats) -> Result<bool, Li
                         if resolve(&parent.join(existing)) == target {
                             return Ok(false);
                         }
-                        fs::remove_file(&link).map_err(|e| os_err(&e, "unlink", &link, None))?;
+                        platform::remove_link(&link)
+                            .map_err(|e| os_err(&e, "unlink", &link, None))?;
                     }
                     Err(_) => {
                         // A real directory or file: move it out of the way, as pnpm does.
@@ -328,7 +336,6 @@ fn link_or_copy_file(
     src_meta: &fs::Metadata,
     stats: &Stats,
 ) -> Result<(), Failure> {
-    use std::os::unix::fs::MetadataExt;
     match link_or_copy(src, dest, stats) {
         Ok(()) => return Ok(()),
         Err((e, _)) if e.kind() == ErrorKind::NotFound => {
@@ -342,9 +349,7 @@ fn link_or_copy_file(
     }
     // Most destination files already are the source's file (both came from the same store blob).
     let same = match fs::symlink_metadata(dest) {
-        Ok(d) => {
-            d.ino() != 0 && d.dev() != 0 && d.ino() == src_meta.ino() && d.dev() == src_meta.dev()
-        }
+        Ok(d) => platform::same_file(dest, &d, src, src_meta),
         Err(e) if e.kind() == ErrorKind::NotFound => false,
         Err(e) => return Err(failure(e, "lstat", dest, None)),
     };
@@ -392,7 +397,7 @@ fn link_or_copy(src: &Path, dest: &Path, stats: &Stats) -> Result<(), Failure> {
             stats.files_linked.fetch_add(1, Ordering::Relaxed);
             Ok(())
         }
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EXDEV) | Some(libc::ENOENT)) => {
+        Err(e) if matches!(os_error::errno(&e), Some(libc::EXDEV) | Some(libc::ENOENT)) => {
             fs::copy(src, dest).map_err(|e| failure(e, "copyfile", src, Some(dest)))?;
             stats.files_copied.fetch_add(1, Ordering::Relaxed);
             Ok(())

@@ -1,11 +1,26 @@
 //! Node-style names for OS errors. pnpm surfaces filesystem failures as `ERR_PNPM_<errno name>`
 //! (`ERR_PNPM_ENOSPC`, `ERR_PNPM_EACCES`, …) and callers branch on them, so we keep the name.
+//!
+//! The crate compares errors by POSIX errno (`libc::EEXIST`, …) on every platform: on Unix that
+//! is the error's own number; on Windows, whose errors are system error codes, `errno` first
+//! translates the code the way libuv does for Node (`uv_translate_sys_error`), into the Windows
+//! CRT's errno numbers that `libc` defines there.
 
 use std::io;
 
+/// The POSIX errno of an OS error (`None` for other errors, and on Windows for system error
+/// codes libuv has no errno for).
+pub fn errno(e: &io::Error) -> Option<i32> {
+    let raw = e.raw_os_error()?;
+    #[cfg(windows)]
+    return windows_errno(raw);
+    #[cfg(not(windows))]
+    Some(raw)
+}
+
 /// The errno name Node would put in `err.code`, e.g. `"ENOENT"`.
 pub fn errno_name(e: &io::Error) -> &'static str {
-    match e.raw_os_error() {
+    match errno(e) {
         Some(libc::ENOENT) => "ENOENT",
         Some(libc::EACCES) => "EACCES",
         Some(libc::EPERM) => "EPERM",
@@ -24,8 +39,12 @@ pub fn errno_name(e: &io::Error) -> &'static str {
         Some(libc::EBUSY) => "EBUSY",
         Some(libc::EAGAIN) => "EAGAIN",
         Some(libc::EINVAL) => "EINVAL",
+        // Windows reports a full quota as a system error libuv does not translate.
+        #[cfg(unix)]
         Some(libc::EDQUOT) => "EDQUOT",
         Some(libc::EOPNOTSUPP) => "ENOTSUP",
+        // A Windows system error libuv does not translate: Node says `UNKNOWN`.
+        None if cfg!(windows) && e.raw_os_error().is_some() => "UNKNOWN",
         _ => "EIO",
     }
 }
@@ -33,4 +52,64 @@ pub fn errno_name(e: &io::Error) -> &'static str {
 /// `"ENOENT: No such file or directory (os error 2)"`: the errno name first, as in Node.
 pub fn describe(e: &io::Error) -> String {
     format!("{}: {e}", errno_name(e))
+}
+
+/// The error of an operation the platform or filesystem does not support (`EOPNOTSUPP`; on
+/// Windows `ERROR_NOT_SUPPORTED`, which `errno` gives back as `EOPNOTSUPP`).
+pub fn unsupported() -> io::Error {
+    #[cfg(windows)]
+    return io::Error::from_raw_os_error(
+        windows_sys::Win32::Foundation::ERROR_NOT_SUPPORTED as i32,
+    );
+    #[cfg(not(windows))]
+    io::Error::from_raw_os_error(libc::EOPNOTSUPP)
+}
+
+/// libuv's `uv_translate_sys_error` (`src/win/error.c`), for the codes it turns into an errno
+/// `errno_name` knows (the others stay `UNKNOWN`). `ERROR_ACCESS_DENIED` is `EPERM`, as in the libuv of Node 20 and 22 (later
+/// libuv releases say `EACCES`; the importers treat both alike).
+#[cfg(windows)]
+fn windows_errno(code: i32) -> Option<i32> {
+    use windows_sys::Win32::Foundation as w;
+    let Ok(code) = u32::try_from(code) else {
+        return None;
+    };
+    Some(match code {
+        w::ERROR_FILE_NOT_FOUND
+        | w::ERROR_PATH_NOT_FOUND
+        | w::ERROR_INVALID_NAME
+        | w::ERROR_INVALID_DRIVE
+        | w::ERROR_BAD_PATHNAME
+        | w::ERROR_DIRECTORY
+        | w::ERROR_INVALID_REPARSE_DATA
+        | w::ERROR_MOD_NOT_FOUND
+        | w::ERROR_ENVVAR_NOT_FOUND => libc::ENOENT,
+        w::ERROR_ACCESS_DENIED | w::ERROR_PRIVILEGE_NOT_HELD => libc::EPERM,
+        w::ERROR_NOACCESS | w::ERROR_ELEVATION_REQUIRED | w::ERROR_CANT_ACCESS_FILE => libc::EACCES,
+        w::ERROR_ALREADY_EXISTS | w::ERROR_FILE_EXISTS => libc::EEXIST,
+        w::ERROR_DIR_NOT_EMPTY => libc::ENOTEMPTY,
+        w::ERROR_DISK_FULL
+        | w::ERROR_HANDLE_DISK_FULL
+        | w::ERROR_CANNOT_MAKE
+        | w::ERROR_EA_TABLE_FULL
+        | w::ERROR_END_OF_MEDIA => libc::ENOSPC,
+        w::ERROR_WRITE_PROTECT => libc::EROFS,
+        w::ERROR_TOO_MANY_OPEN_FILES => libc::EMFILE,
+        w::ERROR_NOT_SAME_DEVICE => libc::EXDEV,
+        w::ERROR_FILENAME_EXCED_RANGE => libc::ENAMETOOLONG,
+        w::ERROR_CANT_RESOLVE_FILENAME => libc::ELOOP,
+        w::ERROR_SHARING_VIOLATION | w::ERROR_LOCK_VIOLATION | w::ERROR_PIPE_BUSY => libc::EBUSY,
+        w::ERROR_INVALID_PARAMETER
+        | w::ERROR_INVALID_DATA
+        | w::ERROR_INSUFFICIENT_BUFFER
+        | w::ERROR_SYMLINK_NOT_SUPPORTED => libc::EINVAL,
+        w::ERROR_INVALID_FUNCTION => libc::EISDIR,
+        w::ERROR_NOT_SUPPORTED => libc::EOPNOTSUPP,
+        w::ERROR_CRC
+        | w::ERROR_GEN_FAILURE
+        | w::ERROR_IO_DEVICE
+        | w::ERROR_OPEN_FAILED
+        | w::ERROR_DISK_CORRUPT => libc::EIO,
+        _ => return None,
+    })
 }

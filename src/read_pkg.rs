@@ -21,12 +21,9 @@
 //! a blob path and leave a mismatching file for the re-fetch to replace atomically.
 
 use std::collections::HashSet;
-use std::ffi::CString;
 use std::fs::{self, File};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, ErrorKind, Read as _};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -37,10 +34,10 @@ use sha2::Digest as _;
 use crate::cas::is_executable;
 use crate::manifest::{requires_build, semver_clean_loose};
 use crate::msgpackr;
-use crate::os_error;
 use crate::package_index::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff};
 use crate::store_index::{IndexError, StoreIndex};
 use crate::value::Value;
+use crate::{os_error, platform};
 
 /// What every read of one call shares (pnpm's `ReadPkgFromCafsContext`).
 #[derive(Debug, Clone)]
@@ -525,23 +522,25 @@ struct Verifier<'a> {
     passed: HashSet<(&'a str, bool), BuildHasherDefault<DigestHasher>>,
     tally: &'a mut Tally,
     /// `<storeDir>/files`, opened once: blobs are stat'ed relative to it, which spares the
-    /// kernel walking the store path's components for every file (`fstatat`).
-    files_dir: Option<OwnedFd>,
+    /// kernel walking the store path's components for every file (`fstatat`; Unix only,
+    /// Windows stats by path).
+    #[cfg(unix)]
+    files_dir: Option<std::os::fd::OwnedFd>,
     /// Scratch for blob names.
     name: String,
 }
 
 impl<'a> Verifier<'a> {
     fn new(store_dir: &'a str, algo: &'a str, tally: &'a mut Tally) -> Self {
-        let files_dir = File::open(format!("{store_dir}{SEP}files"))
-            .ok()
-            .map(OwnedFd::from);
         Verifier {
             store_dir,
             algo,
             passed: HashSet::default(),
             tally,
-            files_dir,
+            #[cfg(unix)]
+            files_dir: File::open(format!("{store_dir}{SEP}files"))
+                .ok()
+                .map(std::os::fd::OwnedFd::from),
             name: String::with_capacity(160),
         }
     }
@@ -597,36 +596,42 @@ impl<'a> Verifier<'a> {
 
     /// `(mtime in ms as Node computes `mtimeMs`, size)`, `None` when the blob does not exist.
     fn stat(&self) -> Result<Option<(f64, u64)>, ReadError> {
-        let result = match (&self.files_dir, CString::new(self.name.as_bytes())) {
-            (Some(dir), Ok(name)) => {
-                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-                // SAFETY: a valid directory fd, a NUL-terminated name, and a `stat` buffer the
-                // kernel fills completely on success.
-                let rc =
-                    unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
-                if rc == 0 {
-                    // SAFETY: fstatat succeeded.
-                    let st = unsafe { st.assume_init() };
-                    Ok((
-                        st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6,
-                        st.st_size as u64,
-                    ))
-                } else {
-                    Err(io::Error::last_os_error())
-                }
-            }
-            _ => fs::metadata(self.full_path()).map(|m| {
-                (
-                    m.mtime() as f64 * 1e3 + m.mtime_nsec() as f64 / 1e6,
-                    m.len(),
-                )
-            }),
+        let result = match self.stat_in_files_dir() {
+            Some(result) => result,
+            None => fs::metadata(self.full_path()).map(|m| (platform::mtime_ms(&m), m.len())),
         };
         match result {
             Ok(stat) => Ok(Some(stat)),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(error) => Err(io_error("stat", &self.full_path(), error)),
         }
+    }
+
+    /// `stat` through the `files/` handle; `None` when there is none (or the name cannot be
+    /// passed to the kernel), and the path is stat'ed instead.
+    #[cfg(unix)]
+    fn stat_in_files_dir(&self) -> Option<io::Result<(f64, u64)>> {
+        use std::os::fd::AsRawFd;
+        let dir = self.files_dir.as_ref()?;
+        let name = std::ffi::CString::new(self.name.as_bytes()).ok()?;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: a valid directory fd, a NUL-terminated name, and a `stat` buffer the kernel
+        // fills completely on success.
+        let rc = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
+        if rc != 0 {
+            return Some(Err(io::Error::last_os_error()));
+        }
+        // SAFETY: fstatat succeeded.
+        let st = unsafe { st.assume_init() };
+        Some(Ok((
+            st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6,
+            st.st_size as u64,
+        )))
+    }
+
+    #[cfg(not(unix))]
+    fn stat_in_files_dir(&self) -> Option<io::Result<(f64, u64)>> {
+        None
     }
 
     fn full_path(&self) -> String {

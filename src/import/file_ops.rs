@@ -5,14 +5,14 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::os_error;
+use crate::{os_error, platform};
 
 /// An import failure: the code pnpm would give it (`ERR_PNPM_<errno>` for filesystem errors)
-/// and Node's message for it. `errno` drives the retry rules.
+/// and Node's message for it. `errno` (POSIX numbering, see `os_error::errno`) drives the retry
+/// rules.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportError {
     pub code: String,
@@ -48,7 +48,7 @@ impl ImportError {
         ImportError {
             code: format!("ERR_PNPM_{name}"),
             message,
-            errno: e.raw_os_error(),
+            errno: os_error::errno(e),
         }
     }
 
@@ -67,7 +67,7 @@ impl std::error::Error for ImportError {}
 
 /// libuv's wording of the common errnos (what Node prints after the code).
 fn uv_text(e: &io::Error) -> String {
-    let text = match e.raw_os_error() {
+    let text = match os_error::errno(e) {
         Some(libc::ENOENT) => "no such file or directory",
         Some(libc::EEXIST) => "file already exists",
         Some(libc::EACCES) => "permission denied",
@@ -136,7 +136,7 @@ impl FileOp {
                 .map_err(|e| ImportError::os(&e, "link", src, Some(dst))),
             FileOp::LinkOrCopy => match fs::hard_link(src, dst) {
                 Ok(()) => Ok(Done::Linked),
-                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(Done::Kept),
+                Err(e) if os_error::errno(&e) == Some(libc::EEXIST) => Ok(Done::Kept),
                 Err(_) => resilient_copy(src, dst),
             },
             FileOp::Copy => resilient_copy(src, dst),
@@ -150,9 +150,10 @@ impl FileOp {
 #[cfg(target_os = "linux")]
 fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
     use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let err = |e: &io::Error| ImportError::os(e, "copyfile", src, Some(dst));
     let source = File::open(src).map_err(|e| err(&e))?;
-    let mode = source.metadata().map_err(|e| err(&e))?.mode() & 0o7777;
+    let mode = platform::permission_bits(&source.metadata().map_err(|e| err(&e))?);
     let target = match OpenOptions::new()
         .write(true)
         .create(true)
@@ -181,8 +182,12 @@ fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
 /// reflinks.
 #[cfg(not(target_os = "linux"))]
 fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
-    let e = io::Error::from_raw_os_error(libc::EOPNOTSUPP);
-    Err(ImportError::os(&e, "copyfile", src, Some(dst)))
+    Err(ImportError::os(
+        &os_error::unsupported(),
+        "copyfile",
+        src,
+        Some(dst),
+    ))
 }
 
 /// `copyFileSync(src, dst)` (mode preserved, destination overwritten); on ENOTSUP read the whole
@@ -190,19 +195,18 @@ fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
 fn resilient_copy(src: &Path, dst: &Path) -> Result<Done, ImportError> {
     match fs::copy(src, dst) {
         Ok(_) => Ok(Done::Copied),
-        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+        Err(e) if os_error::errno(&e) == Some(libc::EOPNOTSUPP) => {
             let err = |e: &io::Error| ImportError::os(e, "copyfile", src, Some(dst));
             let mut bytes = Vec::new();
             let mut source = File::open(src).map_err(|e| err(&e))?;
-            let mode = source.metadata().map_err(|e| err(&e))?.mode() & 0o7777;
+            let mode = platform::permission_bits(&source.metadata().map_err(|e| err(&e))?);
             source.read_to_end(&mut bytes).map_err(|e| err(&e))?;
-            let mut out = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(mode)
-                .open(dst)
-                .map_err(|e| err(&e))?;
+            let mut out = platform::create_mode(
+                OpenOptions::new().write(true).create(true).truncate(true),
+                mode,
+            )
+            .open(dst)
+            .map_err(|e| err(&e))?;
             out.write_all(&bytes).map_err(|e| err(&e))?;
             Ok(Done::Copied)
         }
@@ -254,6 +258,7 @@ pub fn random_hex8() -> String {
 /// walk per package instead of two full walks (store blob + target) per file. Every failure
 /// is retried by the caller through the path-based operation above, so errors, messages and
 /// fallbacks stay exactly those of the path-based code.
+#[cfg(unix)]
 pub mod at {
     use std::cell::RefCell;
     use std::collections::HashMap;
@@ -263,6 +268,9 @@ pub mod at {
     use std::os::unix::ffi::OsStrExt;
     use std::path::{Path, PathBuf};
     use std::sync::{Arc, Mutex, OnceLock};
+
+    /// A directory handle to name things relative to.
+    pub type Dir = OwnedFd;
 
     fn cstr(bytes: &[u8]) -> io::Result<CString> {
         CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
@@ -353,5 +361,27 @@ pub mod at {
             return Err(io::Error::last_os_error());
         }
         Ok(())
+    }
+}
+
+/// Windows has no directory-relative calls: no handle is ever opened (`Dir` has no values), so
+/// the importers create directories and hard links by path (`fs::create_dir`, `fs::hard_link`).
+#[cfg(not(unix))]
+pub mod at {
+    use std::io;
+    use std::path::Path;
+
+    pub enum Dir {}
+
+    pub fn open_dir(_path: &Path) -> io::Result<Dir> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
+    pub fn link(_src: &Path, dir: &Dir, _rel: &str) -> io::Result<()> {
+        match *dir {}
+    }
+
+    pub fn mkdir(dir: &Dir, _rel: &str) -> io::Result<()> {
+        match *dir {}
     }
 }
