@@ -1,5 +1,4 @@
 use super::*;
-use std::os::unix::fs::{symlink, PermissionsExt};
 
 fn keys(added: &AddedDir) -> Vec<&str> {
     added.files.iter().map(|f| f.path.as_str()).collect()
@@ -67,8 +66,11 @@ fn walks_in_name_order_skipping_only_the_root_node_modules() {
     assert!(keys(&with_modules).contains(&"node_modules/dep/index.js"));
 }
 
+// Unix: Windows files have no execute bits to record.
+#[cfg(unix)]
 #[test]
 fn modes_are_masked_to_permission_bits_and_pick_the_exec_blob() {
+    use std::os::unix::fs::PermissionsExt;
     let (_tmp, pkg, cas) = setup();
     write(&pkg, "cli.js", "#!/usr/bin/env node");
     fs::set_permissions(pkg.join("cli.js"), fs::Permissions::from_mode(0o755)).unwrap();
@@ -85,8 +87,11 @@ fn modes_are_masked_to_permission_bits_and_pick_the_exec_blob() {
     );
 }
 
+// Unix: file symlinks need Developer Mode or administrator rights on Windows.
+#[cfg(unix)]
 #[test]
 fn symlinks_are_followed_only_inside_the_package() {
+    use std::os::unix::fs::symlink;
     let (tmp, pkg, cas) = setup();
     write(&pkg, "real/file.js", "inside");
     write(tmp.path(), "outside.js", "secret");

@@ -1,5 +1,4 @@
 use super::*;
-use std::os::unix::fs::PermissionsExt;
 
 /// A fake store: blobs written by hand under `files/`, and a target root next to it.
 struct Fixture {
@@ -20,7 +19,11 @@ impl Fixture {
     fn blob(&self, name: &str, content: &str, mode: u32) -> PathBuf {
         let p = self.dir.path().join("store/files/aa").join(name);
         fs::write(&p, content).unwrap();
-        fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+        // Windows files have no mode to set.
+        #[cfg(unix)]
+        fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+        #[cfg(not(unix))]
+        let _ = mode;
         p
     }
 
@@ -62,12 +65,13 @@ impl Fixture {
     }
 }
 
+/// The inode (Windows: the file index).
 fn ino(p: &Path) -> u64 {
-    fs::metadata(p).unwrap().ino()
+    platform::file_id(p, &fs::metadata(p).unwrap()).unwrap().ino
 }
 
 fn mode(p: &Path) -> u32 {
-    fs::metadata(p).unwrap().permissions().mode() & 0o777
+    platform::permission_bits(&fs::metadata(p).unwrap()) & 0o777
 }
 
 fn entries_of(dir: &Path) -> Vec<String> {
@@ -102,7 +106,9 @@ fn hardlink_shares_the_blob_inode_and_keeps_modes() {
     for (k, blob) in &files {
         assert_eq!(ino(&t.join(k)), ino(blob), "{k}");
     }
-    assert_eq!(mode(&t.join("bin/cli.js")), 0o755);
+    if cfg!(unix) {
+        assert_eq!(mode(&t.join("bin/cli.js")), 0o755);
+    }
     // Second time: the marker is the store's blob, nothing is done.
     assert_eq!(fx.import(&req).unwrap(), None);
     // force re-imports.
@@ -405,6 +411,8 @@ fn safe_to_skip_adopts_a_complete_dir_and_repairs_a_broken_one() {
     fs::remove_file(t.join("bin/cli.js")).unwrap();
     fs::create_dir(t.join("bin/cli.js")).unwrap();
     fs::remove_file(t.join("package.json")).unwrap();
+    // (File symlinks need Developer Mode or administrator rights on Windows: a missing file.)
+    #[cfg(unix)]
     std::os::unix::fs::symlink(&req.files[0].1, t.join("package.json")).unwrap();
     fs::write(t.join("extra.txt"), "kept").unwrap();
     fx.import(&req).unwrap();

@@ -1,5 +1,4 @@
 use super::*;
-use std::os::unix::fs::MetadataExt;
 
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
@@ -77,7 +76,25 @@ fn relative_and_resolve_behave_like_node_path() {
         relative(Path::new("/a/b/node_modules"), Path::new("/a/c/d")),
         PathBuf::from("../../c/d")
     );
+    // On Windows a path without a drive is on the current one, as with `path.win32.resolve`.
+    #[cfg(unix)]
     assert_eq!(resolve(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+    #[cfg(windows)]
+    assert_eq!(
+        resolve(Path::new(r"C:\a\.\b\..\c")),
+        PathBuf::from(r"C:\a\c")
+    );
+}
+
+/// What a dependency link at `link` reads as: the relative text on Unix, the absolute target of
+/// the junction on Windows (compared resolved).
+fn link_text(link: &Path, unix_text: &str, target: &Path) -> (PathBuf, PathBuf) {
+    let read = fs::read_link(link).unwrap();
+    if cfg!(windows) {
+        (resolve(&read), resolve(target))
+    } else {
+        (read, PathBuf::from(unix_text))
+    }
 }
 
 #[test]
@@ -107,14 +124,14 @@ fn symlink_all_modules_links_relatively_reuses_and_replaces() {
     )
     .unwrap();
     assert_eq!(names(&modules), ["@s", "a"]);
-    assert_eq!(
-        fs::read_link(modules.join("a")).unwrap(),
-        PathBuf::from("../../pkgs/a")
+    let (got, want) = link_text(&modules.join("a"), "../../pkgs/a", &root.join("pkgs/a"));
+    assert_eq!(got, want);
+    let (got, want) = link_text(
+        &modules.join("@s/b"),
+        "../../../pkgs/b",
+        &root.join("pkgs/b"),
     );
-    assert_eq!(
-        fs::read_link(modules.join("@s/b")).unwrap(),
-        PathBuf::from("../../../pkgs/b")
-    );
+    assert_eq!(got, want);
     assert_eq!(Stats::get(&stats.symlinks), 2);
     // Again: the right links are reused; a wrong one is replaced; a real dir is moved aside.
     fs::create_dir(modules.join("c")).unwrap();
@@ -129,10 +146,12 @@ fn symlink_all_modules_links_relatively_reuses_and_replaces() {
     )
     .unwrap();
     assert_eq!(Stats::get(&stats.symlinks), 2);
-    assert_eq!(
-        fs::read_link(modules.join("@s/b")).unwrap(),
-        PathBuf::from("../../../pkgs/c")
+    let (got, want) = link_text(
+        &modules.join("@s/b"),
+        "../../../pkgs/c",
+        &root.join("pkgs/c"),
     );
+    assert_eq!(got, want);
     assert!(fs::symlink_metadata(modules.join("c"))
         .unwrap()
         .is_symlink());
@@ -164,10 +183,8 @@ fn hard_link_dir_skips_node_modules_and_fills_destinations_in_place() {
     assert_eq!(names(&d2), ["lib", "package.json"]);
     for d in [&d1, &d2] {
         assert_eq!(names(&d.join("lib")), ["a.js"]);
-        assert_eq!(
-            fs::metadata(d.join("lib/a.js")).unwrap().ino(),
-            fs::metadata(src.join("lib/a.js")).unwrap().ino()
-        );
+        let id = |p: PathBuf| platform::file_id(&p, &fs::metadata(&p).unwrap()).unwrap();
+        assert_eq!(id(d.join("lib/a.js")), id(src.join("lib/a.js")));
     }
     assert_eq!(names(root), ["d1", "deep", "src"]);
     // A missing source still creates the destinations (with a warning).
