@@ -26,10 +26,16 @@
  * every run's node_modules has the same entries in `node_modules/.pnpm` and the same direct
  * dependencies as stock pnpm 11's.
  *
- * Usage: node benchmark/e2e.mjs [--rounds N] [--only a,b] [--no-write] [--keep]
+ * `--cold`: the same installs into an empty store instead (a new one per run), every tarball
+ * downloaded from a registry stand-in on 127.0.0.1 that serves the corpus from memory (no
+ * network noise; pnpm 11 needs no metadata for a frozen lockfile with `minimumReleaseAge: 0`).
+ * Its results go to a section of their own.
+ *
+ * Usage: node benchmark/e2e.mjs [--cold] [--rounds N] [--only a,b] [--no-write] [--keep]
  */
 import { execFileSync, spawn } from 'node:child_process'
 import crypto from 'node:crypto'
+import http from 'node:http'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -42,6 +48,7 @@ const { values: opts } = parseArgs({
   allowNegative: true,
   options: {
     rounds: { type: 'string', default: '5' },
+    cold: { type: 'boolean', default: false },
     only: { type: 'string' },
     write: { type: 'boolean', default: true },
     keep: { type: 'boolean', default: false },
@@ -122,14 +129,34 @@ const nodePath = join(runDir, 'node-path')
 mkdirSync(join(nodePath, '@cas'), { recursive: true })
 symlinkSync(casDir, join(nodePath, '@cas', 'native'), 'dir')
 
-// --- the store ------------------------------------------------------------------------------
+// --- the store ----------------------------------------------------------------------------
+const corpus = loadCorpus()
 const storeDir = join(runDir, 'store')
-{
+let registry = 'http://127.0.0.1:9/' // nothing listens: a warm install must not need it
+if (opts.cold) {
+  registry = await serveCorpus(corpus)
+  log(`serving ${corpus.length} tarballs at ${registry}`)
+} else {
   const cas = await import(join(casDir, 'dist', 'index.js'))
-  const corpus = loadCorpus()
   log(`filling the store with ${corpus.length} tarballs (@cas/native, untimed)`)
   await Promise.all(corpus.map((t) => cas.addFilesFromTarball({ buffer: t.buffer, storeDir: join(storeDir, 'v11'), filesIndexFile: t.key, integrity: t.integrity, url: t.url })))
   cas.closeStores()
+}
+
+/** A registry stand-in: serves each tarball (from memory) at the path pnpm derives from the registry URL. */
+async function serveCorpus (tarballs) {
+  const byPath = new Map(tarballs.map((t) => [new URL(t.url).pathname, t.buffer]))
+  const server = http.createServer((req, res) => {
+    const body = byPath.get(decodeURIComponent(new URL(req.url, 'http://x').pathname))
+    if (body == null) {
+      res.writeHead(404).end()
+      return
+    }
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body)
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  server.unref()
+  return `http://127.0.0.1:${server.address().port}/`
 }
 
 // --- running ---------------------------------------------------------------------------------
@@ -162,8 +189,10 @@ function sandboxEnv (variant) {
 function install (variant) {
   const projectDir = newProject(variant)
   const [cmd, ...pre] = commands[variant]
-  const args = [...pre, 'install', '--frozen-lockfile', '--offline', `--store-dir=${storeDir}`,
-    '--config.ignore-scripts=true', '--config.update-notifier=false', '--config.registry=http://127.0.0.1:9/', '--reporter=append-only']
+  // Cold: a new, empty store for every run.
+  const store = opts.cold ? join(runDir, 'stores', `${projectCounter}`) : storeDir
+  const args = [...pre, 'install', '--frozen-lockfile', ...(opts.cold ? [] : ['--offline']), `--store-dir=${store}`,
+    '--config.ignore-scripts=true', '--config.update-notifier=false', `--config.registry=${registry}`, '--reporter=append-only']
   execFileSync('sync')
   return new Promise((resolve) => {
     const start = process.hrtime.bigint()
@@ -223,7 +252,7 @@ const lines = []
 const out = (s = '') => lines.push(s)
 if (failures.length === 0) {
   const base = median(times[variants[0]])
-  out(`Warm store, fresh \`node_modules\`, ${reference.virtualStore.length} packages in \`node_modules/.pnpm\`; ${rounds} rounds, order rotating:`)
+  out(`${opts.cold ? 'Cold' : 'Warm'} store, fresh \`node_modules\`, ${reference.virtualStore.length} packages in \`node_modules/.pnpm\`; ${rounds} rounds, order rotating:`)
   out()
   out(`| | wall ms, median (min–max) | ${variants[0]} median / this median |`)
   out('|---|---:|---:|')
@@ -248,14 +277,19 @@ const report = lines.join('\n')
 console.log(`\n${machine}\n\n${report}`)
 
 if (opts.write && opts.only == null && failures.length === 0) {
-  const resultsPath = writeResultsSection('e2e.mjs', [
-    '## End to end: `pnpm install --frozen-lockfile --offline`, warm store, fresh node_modules',
+  const resultsPath = writeResultsSection(opts.cold ? 'e2e.mjs --cold' : 'e2e.mjs', [
+    opts.cold
+      ? '## End to end: `pnpm install --frozen-lockfile`, cold store (tarballs from a local registry stand-in), fresh node_modules'
+      : '## End to end: `pnpm install --frozen-lockfile --offline`, warm store, fresh node_modules',
     '',
     `- Date: ${new Date().toISOString().replace('T', ' ').slice(0, 16)} UTC`,
     `- Machine: **${machine}**; shared and noisy: compare the side-by-side ratios, not absolute times`,
-    `- Command: \`node benchmark/e2e.mjs --rounds ${rounds}\``,
+    `- Command: \`node benchmark/e2e.mjs${opts.cold ? ' --cold' : ''} --rounds ${rounds}\``,
     '- Timed: the CLI process from spawn to exit (pnpm 11 on Node 24), installing the alotta-modules lockfile into a new project dir ' +
-      'from a store @cas/native filled beforehand (untimed); `--config.ignore-scripts=true`, private HOME, unreachable registry.',
+      (opts.cold
+        ? 'and a new, empty store, every tarball fetched from an HTTP server on 127.0.0.1 serving the corpus from memory; '
+        : 'from a store @cas/native filled beforehand (untimed); ') +
+      '`--config.ignore-scripts=true`, private HOME' + (opts.cold ? '.' : ', unreachable registry.'),
     '',
     report,
   ])
