@@ -25,6 +25,12 @@ export interface AddDirOptions {
   /** `JSON.stringify(appendManifest, null, 2)`. */
   appendManifestJson?: string
   requiresPrepare?: boolean
+  /**
+   * Record symlinks as entries (mode `0o120000`, the target text as blob) instead of following
+   * them, as pnpm 11.28's side-effects upload does; one that cannot be recorded drops the
+   * upload (`hasUnrecordedSymlinks`).
+   */
+  recordSymlinks: boolean
   /** Commit the row to `<storeDir>/index.db` before resolving. */
   writeIndex: boolean
   /** Hand back the row's bytes instead of (or besides) writing them. */
@@ -40,6 +46,11 @@ export interface AddDirResult {
   requiresPrepare?: boolean
   /** The diff recorded by a side-effects upload. */
   sideEffects?: SideEffectsDiffResult
+  /**
+   * With `recordSymlinks`, when an upload found the package's row: whether it was dropped
+   * for a symlink it could not record.
+   */
+  hasUnrecordedSymlinks?: boolean
   /** The row written (or to write); absent when a side-effects upload found no row. */
   indexRow?: Buffer
 }

@@ -4,7 +4,7 @@
  */
 import path from 'node:path'
 import * as binding from '../index.js'
-import { checkAbsolutePath, checkObject, checkOptionalObject, checkOptionalString, checkString } from './args.js'
+import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
 import type { StoredSideEffectsDiff } from './read.js'
 
@@ -25,6 +25,16 @@ export interface AddFilesFromDirOptions {
   appendManifest?: Record<string, unknown>
   /** Stored in a fresh row as pnpm 11 does. */
   requiresPrepare?: boolean
+  /**
+   * With `sideEffectsCacheKey`, upload the way pnpm 11.28 does: a symlink in the package is
+   * recorded as an entry (mode `0o120000`, its target text as the blob) instead of followed,
+   * when pnpm can recreate it (a relative target that stays inside the package and out of
+   * `node_modules`). A symlink it cannot record (and any symlink in `files`) drops the upload:
+   * no side effects are recorded and an entry already under the cache key is removed. On
+   * Windows none is recorded, as in pnpm. Ignored without `sideEffectsCacheKey`: pnpm restores
+   * symlink entries only from side effects. Default `false` (pnpm before 11.28, `@pnpm/worker`).
+   */
+  recordSymlinks?: boolean
   /** Accepted for pnpm compatibility; the manifest is always read. */
   readManifest?: boolean
   /** Accepted for pnpm compatibility. */
@@ -42,6 +52,12 @@ export interface AddFilesFromDirResult {
   requiresPrepare?: boolean
   /** What the side-effects upload recorded. */
   sideEffects?: StoredSideEffectsDiff
+  /**
+   * With `recordSymlinks`, when the upload found the package's row: `true` if it was dropped for
+   * a symlink it could not record (`indexRow` is then the row without the cache key's entry,
+   * absent when there was none to remove), `false` if the side effects were recorded.
+   */
+  hasUnrecordedSymlinks?: boolean
   /** The row written (with `returnIndexRow`); absent when an upload found no row to extend. */
   indexRow?: Buffer
 }
@@ -62,16 +78,19 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     throw invalidArgument('files', 'an array of strings', opts.files)
   }
   checkOptionalObject('appendManifest', opts.appendManifest)
+  checkOptionalBoolean('recordSymlinks', opts.recordSymlinks)
+  const sideEffectsCacheKey = opts.sideEffectsCacheKey || undefined
   const raw = await binding.addFilesFromDir({
     storeDir: opts.storeDir,
     filesDir: path.join(opts.storeDir, 'files'),
     dir: opts.dir,
     filesIndexFile: opts.filesIndexFile,
-    sideEffectsCacheKey: opts.sideEffectsCacheKey || undefined,
+    sideEffectsCacheKey,
     files: opts.files,
     includeNodeModules: opts.includeNodeModules ?? false,
     appendManifestJson: opts.appendManifest == null ? undefined : JSON.stringify(opts.appendManifest, null, 2),
     requiresPrepare: opts.requiresPrepare,
+    recordSymlinks: sideEffectsCacheKey != null && opts.recordSymlinks === true,
     writeIndex: opts.writeIndex ?? true,
     returnIndexRow: opts.returnIndexRow ?? false,
   })
@@ -84,6 +103,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     requiresBuild: raw.requiresBuild!,
     requiresPrepare: raw.requiresPrepare ?? undefined,
     sideEffects: raw.sideEffects == null ? undefined : sideEffectsDiff(raw.sideEffects),
+    hasUnrecordedSymlinks: raw.hasUnrecordedSymlinks ?? undefined,
     indexRow: raw.indexRow ?? undefined,
   }
 }

@@ -12,6 +12,7 @@ use crate::cas::Cas;
 use crate::extract::{complete_package_json, parse_package_json, ExtractError, ExtractedFile};
 use crate::manifest;
 use crate::package_index::{self, PackageFileInfo, RowError, SideEffectsDiff};
+use crate::symlink_entry::{self, SYMLINK_MODE};
 use crate::value::Value;
 
 pub struct AddDirRequest<'a> {
@@ -22,6 +23,12 @@ pub struct AddDirRequest<'a> {
     pub include_node_modules: bool,
     /// `JSON.stringify(appendManifest, null, 2)`.
     pub append_manifest: Option<&'a str>,
+    /// pnpm 11.28's side-effects upload: a symlink met by the walk is recorded as an entry
+    /// (mode [`SYMLINK_MODE`], the target text as its blob) instead of followed, when its path
+    /// and target pass [`symlink_entry::normalize_target`]. One that does not (and any symlink
+    /// in a `files` list) marks the result [`AddedDir::has_unrecorded_symlinks`], so that
+    /// [`upload_side_effects`] drops the entry, and is followed as before.
+    pub record_symlinks: bool,
 }
 
 impl<'a> AddDirRequest<'a> {
@@ -32,6 +39,7 @@ impl<'a> AddDirRequest<'a> {
             files: None,
             include_node_modules: false,
             append_manifest: None,
+            record_symlinks: false,
         }
     }
 }
@@ -44,6 +52,8 @@ pub struct AddedDir {
     pub raw_manifest: Option<Value>,
     /// The bundled manifest (spec §3.8).
     pub manifest: Option<Value>,
+    /// With `record_symlinks`: a symlink was met that is not recorded (always `false` without).
+    pub has_unrecorded_symlinks: bool,
 }
 
 #[derive(Debug)]
@@ -96,34 +106,37 @@ struct Found {
     mode: u32,
 }
 
+/// What the walk or the `files` list gives: files, and symlinks to record (key, target text).
+#[derive(Default)]
+struct Listing {
+    files: Vec<Found>,
+    symlinks: Vec<(String, String)>,
+    has_unrecorded_symlinks: bool,
+}
+
 pub fn add_dir(cas: &Cas, req: &AddDirRequest) -> Result<AddedDir, AddDirError> {
     let root = fs::canonicalize(req.dir).map_err(AddDirError::Io)?;
-    let found = match req.files {
+    let listing = match req.files {
         Some(list) => listed_files(req.dir, &root, list)?,
         None => {
-            let mut found = Vec::new();
+            let mut listing = Listing::default();
             let mut visiting = HashSet::from([root.clone()]);
-            walk(req, &root, req.dir, "", &root, &mut visiting, &mut found)?;
-            found
+            walk(req, &root, req.dir, "", &root, &mut visiting, &mut listing)?;
+            listing
         }
     };
+    let found = &listing.files;
     let mut files = found
         .par_iter()
-        .map(|f| -> Result<ExtractedFile, AddDirError> {
+        .map(|f| {
             let bytes = fs::read(&f.path).map_err(AddDirError::Io)?;
-            let stored = cas.write(&bytes, f.mode).map_err(AddDirError::Io)?;
-            Ok(ExtractedFile {
-                path: f.key.clone(),
-                info: PackageFileInfo {
-                    checked_at: Some(stored.checked_at),
-                    digest: stored.digest,
-                    mode: f.mode,
-                    size: bytes.len() as u64,
-                },
-                executable: stored.executable,
-            })
+            store_entry(cas, &f.key, &bytes, f.mode)
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // After the files, as pnpm 11.28 adds them.
+    for (key, target) in &listing.symlinks {
+        files.push(store_entry(cas, key, target.as_bytes(), SYMLINK_MODE)?);
+    }
     let raw = found
         .iter()
         .find(|f| f.key == "package.json")
@@ -142,13 +155,34 @@ pub fn add_dir(cas: &Cas, req: &AddDirRequest) -> Result<AddedDir, AddDirError> 
         files,
         raw_manifest,
         manifest,
+        has_unrecorded_symlinks: req.record_symlinks && listing.has_unrecorded_symlinks,
+    })
+}
+
+/// `bytes` into the store as the entry `key` with `mode`.
+fn store_entry(
+    cas: &Cas,
+    key: &str,
+    bytes: &[u8],
+    mode: u32,
+) -> Result<ExtractedFile, AddDirError> {
+    let stored = cas.write(bytes, mode).map_err(AddDirError::Io)?;
+    Ok(ExtractedFile {
+        path: key.to_string(),
+        info: PackageFileInfo {
+            checked_at: Some(stored.checked_at),
+            digest: stored.digest,
+            mode,
+            size: bytes.len() as u64,
+        },
+        executable: stored.executable,
     })
 }
 
 /// The `files` list form: each entry as given (its key), skipped when missing or when it is a
-/// symlink whose target is outside the package.
-fn listed_files(dir: &Path, root: &Path, list: &[String]) -> Result<Vec<Found>, AddDirError> {
-    let mut found = Vec::new();
+/// symlink whose target is outside the package. Symlinks are never recorded here.
+fn listed_files(dir: &Path, root: &Path, list: &[String]) -> Result<Listing, AddDirError> {
+    let mut listing = Listing::default();
     for key in list {
         let path = dir.join(key);
         let meta = match fs::symlink_metadata(&path) {
@@ -157,6 +191,7 @@ fn listed_files(dir: &Path, root: &Path, list: &[String]) -> Result<Vec<Found>, 
             Err(e) => return Err(AddDirError::Io(e)),
         };
         let meta = if meta.file_type().is_symlink() {
+            listing.has_unrecorded_symlinks = true;
             match contained_target(&path, root)? {
                 Some((_, meta)) => meta,
                 None => continue,
@@ -164,18 +199,19 @@ fn listed_files(dir: &Path, root: &Path, list: &[String]) -> Result<Vec<Found>, 
         } else {
             meta
         };
-        found.push(Found {
+        listing.files.push(Found {
             key: key.clone(),
             path,
             mode: mode_bits(&meta),
         });
     }
-    Ok(found)
+    Ok(listing)
 }
 
 /// Depth-first, entries in byte order of their names (what Node's `readdirSync` gives on
-/// Unix), keys joined with `/`. Symlinks are followed only to targets inside the package;
-/// a directory reached again through a link while it is being walked is skipped (cycles).
+/// Unix), keys joined with `/`. Symlinks are recorded (`record_symlinks`) or followed only to
+/// targets inside the package; a directory reached again through a link while it is being
+/// walked is skipped (cycles).
 fn walk(
     req: &AddDirRequest,
     root: &Path,
@@ -183,7 +219,7 @@ fn walk(
     prefix: &str,
     real_dir: &Path,
     visiting: &mut HashSet<PathBuf>,
-    found: &mut Vec<Found>,
+    listing: &mut Listing,
 ) -> Result<(), AddDirError> {
     let mut entries = fs::read_dir(dir)
         .and_then(|it| it.collect::<io::Result<Vec<_>>>())
@@ -198,12 +234,25 @@ fn walk(
         };
         let path = entry.path();
         let file_type = entry.file_type().map_err(AddDirError::Io)?;
+        let skipped_node_modules =
+            prefix.is_empty() && name == "node_modules" && !req.include_node_modules;
         let next_real_dir = if file_type.is_symlink() {
+            if req.record_symlinks {
+                // pnpm 11.28 leaves a skipped `node_modules` link alone before looking at it.
+                if skipped_node_modules {
+                    continue;
+                }
+                if let Some(target) = recordable_target(&path, &key)? {
+                    listing.symlinks.push((key, target));
+                    continue;
+                }
+                listing.has_unrecorded_symlinks = true;
+            }
             match contained_target(&path, root)? {
                 None => continue,
                 Some((real, meta)) if meta.is_dir() => real,
                 Some((_, meta)) => {
-                    found.push(Found {
+                    listing.files.push(Found {
                         key,
                         path,
                         mode: mode_bits(&meta),
@@ -215,7 +264,7 @@ fn walk(
             real_dir.join(&name)
         } else {
             match fs::metadata(&path) {
-                Ok(meta) => found.push(Found {
+                Ok(meta) => listing.files.push(Found {
                     key,
                     path,
                     mode: mode_bits(&meta),
@@ -225,16 +274,28 @@ fn walk(
             }
             continue;
         };
-        let skipped_node_modules =
-            prefix.is_empty() && name == "node_modules" && !req.include_node_modules;
         if skipped_node_modules || visiting.contains(&next_real_dir) {
             continue;
         }
         visiting.insert(next_real_dir.clone());
-        walk(req, root, &path, &key, &next_real_dir, visiting, found)?;
+        walk(req, root, &path, &key, &next_real_dir, visiting, listing)?;
         visiting.remove(&next_real_dir);
     }
     Ok(())
+}
+
+/// The target text to record for the symlink at `path` (entry `key`), if pnpm 11.28 would.
+fn recordable_target(path: &Path, key: &str) -> Result<Option<String>, AddDirError> {
+    // pnpm 11.28 records none on Windows: creating a symlink there needs a privilege most users
+    // lack, so an upload from a package with one is dropped rather than restored without it.
+    if cfg!(windows) {
+        return Ok(None);
+    }
+    let target = fs::read_link(path).map_err(AddDirError::Io)?;
+    Ok(symlink_entry::normalize_target(
+        key,
+        &target.to_string_lossy(),
+    ))
 }
 
 /// A symlink's real target and its metadata, if the target exists inside `root`.
@@ -295,21 +356,43 @@ fn files_map(files: &[ExtractedFile]) -> Value {
 /// What a side-effects upload gives back besides the rewritten row.
 #[derive(Debug, PartialEq)]
 pub struct SideEffectsUpload {
-    pub row: Vec<u8>,
-    pub diff: SideEffectsDiff,
+    /// The rewritten row; `None` when there is nothing to write (a dropped upload that found
+    /// no entry to remove).
+    pub row: Option<Vec<u8>>,
+    /// What was recorded under the cache key; `None` when the upload was dropped.
+    pub diff: Option<SideEffectsDiff>,
     pub requires_build: bool,
-    /// The stored row's `requiresPrepare`.
+    /// The stored row's `requiresPrepare` (`None` for a dropped upload, whose reply has none).
     pub requires_prepare: Option<bool>,
 }
 
 /// Records the built package's files as side effects under `cache_key` in the stored row:
-/// what the build deleted, and what it added or changed (digest or mode).
+/// what the build deleted, and what it added or changed (digest or mode). A build with a
+/// symlink that could not be recorded (`has_unrecorded_symlinks`) is dropped instead, as pnpm
+/// 11.28 drops it: an entry that restores the package without its link would be wrong, so any
+/// entry under `cache_key` is removed and the package gets built again where it is installed.
 pub fn upload_side_effects(
     stored_row: &[u8],
     cache_key: &str,
     added: &AddedDir,
 ) -> Result<SideEffectsUpload, AddDirError> {
     let base = package_index::decode_row(stored_row).map_err(AddDirError::Row)?;
+    let requires_build = base.requires_build.unwrap_or_else(|| {
+        manifest::requires_build(
+            added.raw_manifest.as_ref(),
+            added.files.iter().map(|f| f.path.as_str()),
+        )
+    });
+    if added.has_unrecorded_symlinks {
+        let row =
+            package_index::without_side_effects(stored_row, cache_key).map_err(AddDirError::Row)?;
+        return Ok(SideEffectsUpload {
+            row,
+            diff: None,
+            requires_build,
+            requires_prepare: None,
+        });
+    }
     if base.algo != "sha512" {
         return Err(AddDirError::AlgoMismatch(format!(
             "Algorithm mismatch: package index uses \"{}\" but side effects were computed with \"sha512\"",
@@ -319,12 +402,6 @@ pub fn upload_side_effects(
     let diff = diff_files(&base.files, &added.files);
     let row =
         package_index::with_side_effects(stored_row, cache_key, &diff).map_err(AddDirError::Row)?;
-    let requires_build = base.requires_build.unwrap_or_else(|| {
-        manifest::requires_build(
-            added.raw_manifest.as_ref(),
-            added.files.iter().map(|f| f.path.as_str()),
-        )
-    });
     let requires_prepare = match crate::msgpackr::decode(stored_row) {
         Ok(v) => match v.get("requiresPrepare") {
             Some(Value::Bool(b)) => Some(*b),
@@ -333,8 +410,8 @@ pub fn upload_side_effects(
         Err(_) => None,
     };
     Ok(SideEffectsUpload {
-        row,
-        diff,
+        row: Some(row),
+        diff: Some(diff),
         requires_build,
         requires_prepare,
     })

@@ -4,7 +4,8 @@
 //! without building a `Value` tree. `decode_row` reads rows from pnpm 11 and from pnpm 12 (whose
 //! Rust encoder orders fields differently and omits an absent manifest). Rewriting a stored row
 //! goes through `with_side_effects`, which works on the decoded JS value like pnpm does, so field
-//! order and fields this crate does not know survive byte-for-byte.
+//! order and fields this crate does not know survive byte-for-byte; `without_side_effects` removes
+//! an entry the same way.
 
 use std::fmt;
 
@@ -175,11 +176,7 @@ pub fn with_side_effects(
     key: &str,
     diff: &SideEffectsDiff,
 ) -> Result<Vec<u8>, RowError> {
-    let mut row = match msgpackr::decode(stored)? {
-        Value::Object(fields) => fields,
-        Value::Map(_) => return Err(RowError::PlainMap),
-        _ => return Err(RowError::NotAnObject),
-    };
+    let mut row = row_fields(stored)?;
     let index = match row.iter().position(|(k, _)| k == "sideEffects") {
         Some(i) => i,
         None => {
@@ -204,6 +201,37 @@ pub fn with_side_effects(
         None => entries.push((Value::String(key.to_string()), diff)),
     }
     Ok(msgpackr::encode(&Value::Object(row)))
+}
+
+/// Re-packs a stored row without its side-effects entry for `key`, as pnpm 11.28 does when a
+/// built package has a symlink it cannot record (`row.sideEffects?.delete(key)`, and
+/// `row.sideEffects = undefined` once the map is empty: the field stays, as `undefined`).
+/// `None` when there is no such entry: pnpm then writes nothing.
+pub fn without_side_effects(stored: &[u8], key: &str) -> Result<Option<Vec<u8>>, RowError> {
+    let mut row = row_fields(stored)?;
+    let Some((_, side_effects)) = row.iter_mut().find(|(k, _)| k == "sideEffects") else {
+        return Ok(None);
+    };
+    let Value::Map(entries) = side_effects else {
+        return Ok(None);
+    };
+    let Some(at) = entries.iter().position(|(k, _)| k.as_str() == Some(key)) else {
+        return Ok(None);
+    };
+    entries.remove(at);
+    if entries.is_empty() {
+        *side_effects = Value::Undefined;
+    }
+    Ok(Some(msgpackr::encode(&Value::Object(row))))
+}
+
+/// A stored row decoded as the JS object pnpm's rewrites work on, fields in stored order.
+fn row_fields(stored: &[u8]) -> Result<Vec<(String, Value)>, RowError> {
+    match msgpackr::decode(stored)? {
+        Value::Object(fields) => Ok(fields),
+        Value::Map(_) => Err(RowError::PlainMap),
+        _ => Err(RowError::NotAnObject),
+    }
 }
 
 /// Why a stored row is not a usable `PackageFilesIndex`.

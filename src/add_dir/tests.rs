@@ -175,9 +175,9 @@ fn side_effects_record_what_the_build_changed() {
     fs::remove_file(pkg.join("remove.js")).unwrap();
     write(&pkg, "build/out.node", "binary");
     let upload = upload_side_effects(&stored, "linux;x64;node24", &add(&cas, &pkg)).unwrap();
-    assert_eq!(upload.diff.deleted, Some(vec!["remove.js".to_string()]));
-    let added: Vec<&str> = upload
-        .diff
+    let diff = upload.diff.unwrap();
+    assert_eq!(diff.deleted, Some(vec!["remove.js".to_string()]));
+    let added: Vec<&str> = diff
         .added
         .as_ref()
         .unwrap()
@@ -186,16 +186,16 @@ fn side_effects_record_what_the_build_changed() {
         .collect();
     assert_eq!(added, ["change.js", "build/out.node"]);
     assert_eq!(upload.requires_prepare, Some(true));
-    let row = package_index::decode_row(&upload.row).unwrap();
+    let row = package_index::decode_row(&upload.row.unwrap()).unwrap();
     assert_eq!(row.side_effects.unwrap()[0].0, "linux;x64;node24");
 
     let unchanged = upload_side_effects(&stored, "k", &add(&cas, &pkg)).unwrap();
-    assert_ne!(unchanged.diff, SideEffectsDiff::default());
+    assert_ne!(unchanged.diff, Some(SideEffectsDiff::default()));
     let (same_row, _) = fresh_row(&add(&cas, &pkg), None);
     let nothing = upload_side_effects(&same_row, "k", &add(&cas, &pkg)).unwrap();
     assert_eq!(
         nothing.diff,
-        SideEffectsDiff::default(),
+        Some(SideEffectsDiff::default()),
         "an unchanged build records {{}}"
     );
 }
@@ -219,4 +219,159 @@ fn invalid_package_json_fails_without_a_code() {
     write(&pkg, "package.json", "{ nope");
     let err = add_dir(&cas, &AddDirRequest::new(&pkg)).unwrap_err();
     assert_eq!(err.code(), None, "pnpm's caller supplies its default code");
+}
+
+// Unix: the tests that record symlinks make file symlinks (see below).
+#[cfg(unix)]
+fn add_recording(cas: &Cas, pkg: &Path, files: Option<&[String]>) -> AddedDir {
+    add_dir(
+        cas,
+        &AddDirRequest {
+            files,
+            record_symlinks: true,
+            ..AddDirRequest::new(pkg)
+        },
+    )
+    .unwrap()
+}
+
+// Unix: file symlinks need Developer Mode or administrator rights on Windows, and pnpm 11.28
+// records none there.
+#[cfg(unix)]
+#[test]
+fn recording_symlinks_stores_their_targets_after_the_files() {
+    use std::os::unix::fs::symlink;
+    let (_tmp, pkg, cas) = setup();
+    write(&pkg, "package.json", r#"{"name":"p"}"#);
+    write(&pkg, "lib/index.js", "x");
+    write(&pkg, "node_modules/dep/index.js", "dep");
+    symlink("lib/index.js", pkg.join("alias.js")).unwrap();
+    symlink("./lib", pkg.join("lib-link")).unwrap();
+    symlink("../lib/index.js", pkg.join("lib/self.js")).unwrap();
+    // Left alone as the walk skips the root `node_modules`: neither recorded nor followed.
+    fs::rename(pkg.join("node_modules"), pkg.join("modules")).unwrap();
+    symlink("modules", pkg.join("node_modules")).unwrap();
+
+    let added = add_recording(&cas, &pkg, None);
+    assert!(!added.has_unrecorded_symlinks);
+    assert_eq!(
+        keys(&added),
+        [
+            "lib/index.js",
+            "modules/dep/index.js",
+            "package.json",
+            "alias.js",
+            "lib/self.js",
+            "lib-link"
+        ]
+    );
+    let link = &added.files[5];
+    assert_eq!(
+        (link.info.mode, link.info.size, link.executable),
+        (SYMLINK_MODE, 3, false)
+    );
+    assert_eq!(link.info.digest, crate::cas::sha512_hex(b"lib"));
+    let blob = cas.blob_path(&link.info.digest, false);
+    assert_eq!(
+        fs::read_to_string(blob).unwrap(),
+        "lib",
+        "normalised: no `./`"
+    );
+
+    // Without the option the same tree is followed as before.
+    let followed = add(&cas, &pkg);
+    assert!(!followed.has_unrecorded_symlinks);
+    assert_eq!(
+        keys(&followed),
+        [
+            "alias.js",
+            "lib/index.js",
+            "lib/self.js",
+            "lib-link/index.js",
+            "lib-link/self.js",
+            "modules/dep/index.js",
+            "package.json"
+        ]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_that_cannot_be_recorded_is_followed_and_flagged() {
+    use std::os::unix::fs::symlink;
+    let (tmp, pkg, cas) = setup();
+    write(&pkg, "package.json", "{}");
+    write(&pkg, "node_modules/dep/index.js", "dep");
+    write(tmp.path(), "outside.js", "secret");
+    let unrecordable: [(&str, PathBuf); 3] = [
+        ("absolute.js", pkg.join("package.json")),
+        ("escape.js", PathBuf::from("../outside.js")),
+        ("dep.js", PathBuf::from("node_modules/dep/index.js")),
+    ];
+    for (name, target) in &unrecordable {
+        symlink(target, pkg.join(name)).unwrap();
+        let added = add_recording(&cas, &pkg, None);
+        assert!(added.has_unrecorded_symlinks, "{name}");
+        let followed = add(&cas, &pkg);
+        assert_eq!(keys(&added), keys(&followed), "{name}: followed as before");
+        fs::remove_file(pkg.join(name)).unwrap();
+    }
+    let added = add_recording(&cas, &pkg, None);
+    assert!(!added.has_unrecorded_symlinks);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_files_list_never_records_a_symlink() {
+    use std::os::unix::fs::symlink;
+    let (_tmp, pkg, cas) = setup();
+    write(&pkg, "package.json", "{}");
+    write(&pkg, "index.js", "x");
+    symlink("index.js", pkg.join("alias.js")).unwrap();
+    let plain = ["package.json".to_string(), "index.js".to_string()];
+    assert!(!add_recording(&cas, &pkg, Some(&plain)).has_unrecorded_symlinks);
+    let with_link = ["package.json".to_string(), "alias.js".to_string()];
+    let added = add_recording(&cas, &pkg, Some(&with_link));
+    assert!(added.has_unrecorded_symlinks);
+    assert_eq!(keys(&added), ["package.json", "alias.js"]);
+    assert_eq!(added.files[1].info.mode & 0o170000, 0, "followed");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_upload_with_an_unrecorded_symlink_removes_the_entry() {
+    use std::os::unix::fs::symlink;
+    let (_tmp, pkg, cas) = setup();
+    write(&pkg, "package.json", r#"{"name":"p"}"#);
+    let (stored, _) = fresh_row(&add(&cas, &pkg), Some(true));
+    write(&pkg, "out.js", "built");
+    symlink("out.js", pkg.join("alias.js")).unwrap();
+    let recorded = upload_side_effects(&stored, "k", &add_recording(&cas, &pkg, None)).unwrap();
+    let added: Vec<(&str, u32)> = recorded
+        .diff
+        .as_ref()
+        .unwrap()
+        .added
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|(p, f)| (p.as_str(), f.mode))
+        .collect();
+    assert_eq!(added, [("out.js", 0o644), ("alias.js", SYMLINK_MODE)]);
+    let with_entry = recorded.row.unwrap();
+
+    symlink("/etc/hostname", pkg.join("absolute")).unwrap();
+    let unrecorded = add_recording(&cas, &pkg, None);
+    let dropped = upload_side_effects(&with_entry, "k", &unrecorded).unwrap();
+    assert_eq!((&dropped.diff, dropped.requires_prepare), (&None, None));
+    let row = package_index::decode_row(dropped.row.as_ref().unwrap()).unwrap();
+    assert_eq!(row.side_effects, None, "the emptied map becomes undefined");
+    assert_eq!(
+        crate::msgpackr::decode(dropped.row.as_ref().unwrap())
+            .unwrap()
+            .get("sideEffects"),
+        Some(&Value::Undefined)
+    );
+    let nothing = upload_side_effects(&stored, "k", &unrecorded).unwrap();
+    assert_eq!((nothing.row, nothing.diff), (None, None));
 }

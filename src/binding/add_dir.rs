@@ -24,6 +24,10 @@ pub struct AddDirOptions {
     /// `JSON.stringify(appendManifest, null, 2)`.
     pub append_manifest_json: Option<String>,
     pub requires_prepare: Option<bool>,
+    /// Record symlinks as entries (mode `0o120000`, the target text as blob) instead of following
+    /// them, as pnpm 11.28's side-effects upload does; one that cannot be recorded drops the
+    /// upload (`hasUnrecordedSymlinks`).
+    pub record_symlinks: bool,
     /// Commit the row to `<storeDir>/index.db` before resolving.
     pub write_index: bool,
     /// Hand back the row's bytes instead of (or besides) writing them.
@@ -56,6 +60,9 @@ pub struct AddDirResult {
     pub requires_prepare: Option<bool>,
     /// The diff recorded by a side-effects upload.
     pub side_effects: Option<SideEffectsDiffResult>,
+    /// With `recordSymlinks`, when an upload found the package's row: whether it was dropped
+    /// for a symlink it could not record.
+    pub has_unrecorded_symlinks: Option<bool>,
     /// The row written (or to write); absent when a side-effects upload found no row.
     pub index_row: Option<Buffer>,
 }
@@ -84,6 +91,7 @@ struct Done {
     requires_build: bool,
     requires_prepare: Option<bool>,
     side_effects: Option<crate::package_index::SideEffectsDiff>,
+    has_unrecorded_symlinks: Option<bool>,
     row: Option<Vec<u8>>,
     return_row: bool,
 }
@@ -97,8 +105,10 @@ fn run(opts: &AddDirOptions) -> Result<Done, AddDirError> {
             files: opts.files.as_deref(),
             include_node_modules: opts.include_node_modules,
             append_manifest: opts.append_manifest_json.as_deref(),
+            record_symlinks: opts.record_symlinks,
         },
     )?;
+    let mut has_unrecorded_symlinks = None;
     let (row, requires_build, requires_prepare, side_effects) = match &opts.side_effects_cache_key {
         None => {
             let (row, requires_build) = add_dir::fresh_row(&added, opts.requires_prepare);
@@ -119,11 +129,14 @@ fn run(opts: &AddDirOptions) -> Result<Done, AddDirError> {
             }
             Some(stored) => {
                 let upload = add_dir::upload_side_effects(&stored, key, &added)?;
+                has_unrecorded_symlinks = opts
+                    .record_symlinks
+                    .then_some(added.has_unrecorded_symlinks);
                 (
-                    Some(upload.row),
+                    upload.row,
                     upload.requires_build,
                     upload.requires_prepare,
-                    Some(upload.diff),
+                    upload.diff,
                 )
             }
         },
@@ -140,6 +153,7 @@ fn run(opts: &AddDirOptions) -> Result<Done, AddDirError> {
         requires_build,
         requires_prepare,
         side_effects,
+        has_unrecorded_symlinks,
         row,
         return_row: opts.return_index_row,
     })
@@ -160,6 +174,7 @@ fn settle(deferred: JsDeferred<AddDirResult, Resolver>, result: Result<Done, Nat
                 requires_build: None,
                 requires_prepare: None,
                 side_effects: None,
+                has_unrecorded_symlinks: None,
                 index_row: None,
             },
             Ok(done) => {
@@ -178,6 +193,7 @@ fn settle(deferred: JsDeferred<AddDirResult, Resolver>, result: Result<Done, Nat
                             .added
                             .map(|added| added.into_iter().map(file_info).collect()),
                     }),
+                    has_unrecorded_symlinks: done.has_unrecorded_symlinks,
                     index_row: done.row.filter(|_| done.return_row).map(Buffer::from),
                 }
             }

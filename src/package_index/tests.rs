@@ -190,6 +190,32 @@ fn resetting_a_side_effects_key_keeps_its_position() {
     assert_eq!(decode_row(&bytes).unwrap(), want);
 }
 
+#[test]
+fn removing_a_side_effects_entry_repacks_as_pnpm_11_28() {
+    // msgpackr 2.0.5 on example C: `row.sideEffects.delete(key)`, and once the map is empty
+    // `row.sideEffects = undefined` (pnpm 11.28's removeSideEffectsEntry).
+    let map_at = EXAMPLE_C.find("82b96c696e7578").unwrap();
+    let before_map = &EXAMPLE_C[..map_at];
+    let c = unhex(EXAMPLE_C);
+    let one_left = without_side_effects(&c, "linux;x64;node20;deps=abc")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        hex(&one_left),
+        format!("{before_map}81b364617277696e3b61726d36343b6e6f64653232d4724490")
+    );
+    let none_left = without_side_effects(&one_left, "darwin;arm64;node22")
+        .unwrap()
+        .unwrap();
+    assert_eq!(hex(&none_left), format!("{before_map}d40000"));
+    assert_eq!(
+        without_side_effects(&none_left, "darwin;arm64;node22"),
+        Ok(None)
+    );
+    assert_eq!(without_side_effects(&c, "no such key"), Ok(None));
+    assert_eq!(without_side_effects(&unhex(EXAMPLE_A), "k"), Ok(None));
+}
+
 // --- pnpm 12 rows -----------------------------------------------------------------------------
 
 fn pnpm12_row() -> PackageFilesIndex {

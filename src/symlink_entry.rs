@@ -1,0 +1,76 @@
+//! Symlinks recorded as index entries, as pnpm 11.28 uploads a built package's side effects:
+//! an entry with mode `0o120000` whose blob is the link's target text. Only links that pnpm can
+//! recreate safely are recorded: a relative target in normal form that stays inside the package
+//! and does not reach into a `node_modules`. Reading such entries back is done in TS
+//! (`lib/side-effects-symlinks.ts`); this is the writing side.
+
+/// `S_IFLNK`: the mode of a recorded symlink entry. It has no x bit, so the target text is
+/// stored as a non-executable blob.
+pub const SYMLINK_MODE: u32 = 0o120000;
+
+/// The target text to record for the symlink at `link_path` (relative, `/`-separated), or
+/// `None` when pnpm 11.28 would not record it (the link is then followed as before).
+///
+/// The text is normalised: empty and `.` segments dropped. The link path must consist of plain
+/// names, not start in `node_modules` and not be the root `package.json`; the target must be
+/// relative (no leading `/`, no Windows drive), free of `\` and NUL, made of leading `..`
+/// segments then names (none of them `..` or `node_modules`, compared case-insensitively), and
+/// climb no higher than the link's own directory allows, so it cannot leave the package.
+pub fn normalize_target(link_path: &str, target: &str) -> Option<String> {
+    let link_segments: Vec<&str> = link_path.split('/').collect();
+    if !recordable_link_path(&link_segments) || !recordable_target_form(target) {
+        return None;
+    }
+    let segments: Vec<&str> = target
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    let parents = segments.iter().take_while(|s| **s == "..").count();
+    let names = &segments[parents..];
+    if names.is_empty()
+        || names
+            .iter()
+            .any(|n| *n == ".." || is_name(n, "node_modules"))
+    {
+        return None;
+    }
+    if parents > link_segments.len() - 1 {
+        return None;
+    }
+    Some(segments.join("/"))
+}
+
+fn recordable_link_path(segments: &[&str]) -> bool {
+    segments.iter().all(|s| plain_name(s))
+        && !is_name(segments[0], "node_modules")
+        && !(segments.len() == 1 && is_name(segments[0], "package.json"))
+}
+
+/// Not absolute on any platform: what Node's `path.win32.parse(target).root` leaves empty once
+/// a leading `/` and every `\` are ruled out, i.e. no `<ASCII letter>:` drive prefix.
+fn recordable_target_form(target: &str) -> bool {
+    let b = target.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    !target.is_empty()
+        && !target.starts_with('/')
+        && !target.contains('\\')
+        && !target.contains('\0')
+        && !drive
+}
+
+fn plain_name(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment != "."
+        && segment != ".."
+        && !segment.contains('\\')
+        && !segment.contains('\0')
+}
+
+/// JS's `segment.toLowerCase() === reserved`: full Unicode lower-casing, so e.g. the Kelvin
+/// sign in `pac\u{212A}age.json` counts as `k`.
+fn is_name(segment: &str, reserved: &str) -> bool {
+    segment.to_lowercase() == reserved
+}
+
+#[cfg(test)]
+mod tests;
