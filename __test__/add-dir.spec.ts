@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
 import { StoreIndex, packForStorage } from '@pnpm/store.index'
 import * as cas from '../dist/index.js'
+import * as worker from '../dist/worker.js'
 import { freshStoreDir } from './helpers/stores.js'
 
 const pnpmStore = freshStoreDir('pnpm-dir')
@@ -97,6 +98,23 @@ describe('addFilesFromDir', () => {
     expect(ours.requiresBuild).toBe(theirs.requiresBuild)
     expect(casIndex!.has('never-stored')).toBe(false)
     expect(pnpmIndex.has('never-stored')).toBe(false)
+  })
+
+  it('recordSymlinks (pnpm 11.28\'s upload) acts only on a side-effects upload; @cas/native/worker ignores it, as @pnpm/worker 1100.x does', async () => {
+    const plain = await cas.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'rs', writeIndex: false, returnIndexRow: true })
+    const asked = await cas.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'rs', recordSymlinks: true, writeIndex: false, returnIndexRow: true })
+    expect([...asked.filesMap.keys()]).toEqual([...plain.filesMap.keys()])
+    expect(asked.hasUnrecordedSymlinks).toBeUndefined()
+    // This package's links are absolute, which pnpm 11.28 does not record: the upload is
+    // dropped, and with no entry under the key to remove, nothing is written.
+    const dropped = await cas.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'dir-pkg', sideEffectsCacheKey: 'rs-key', recordSymlinks: true, returnIndexRow: true })
+    expect(dropped.hasUnrecordedSymlinks).toBe(true)
+    expect(dropped.sideEffects).toBeUndefined()
+    expect(dropped.indexRow).toBeUndefined()
+    const viaWorker = await worker.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'dir-pkg', sideEffectsCacheKey: 'rs-key', recordSymlinks: true, storeIndex: casIndex! } as any)
+    expect(viaWorker.sideEffects).toBeDefined()
+    expect(Object.keys(viaWorker)).not.toContain('hasUnrecordedSymlinks')
+    expect([...(casIndex!.get('dir-pkg') as any).sideEffects.keys()]).toContain('rs-key')
   })
 
   it('fails on invalid package.json with pnpm\'s default code', async () => {

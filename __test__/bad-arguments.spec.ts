@@ -110,7 +110,10 @@ function hardLinkDirCases (what: string, fn: (src: any, dests: any) => unknown):
 const cases: Record<string, Case[]> = {
   'index.addFilesFromTarball': tarballCases('addFilesFromTarball', cas.addFilesFromTarball),
   'index.initStoreDir': pathCases('initStoreDir', 'storeDir', (v) => cas.initStoreDir(v as string)),
-  'index.addFilesFromDir': dirCases('addFilesFromDir', cas.addFilesFromDir),
+  'index.addFilesFromDir': [
+    ...dirCases('addFilesFromDir', cas.addFilesFromDir),
+    ['addFilesFromDir: recordSymlinks a string', () => cas.addFilesFromDir({ ...fromDir, recordSymlinks: 'yes' } as any), 'recordSymlinks', TYPE],
+  ],
   'index.importPackage': importCases('importPackage', cas.importPackage),
   'index.symlinkAllModules': symlinkCases('symlinkAllModules', cas.symlinkAllModules),
   'index.hardLinkDir': hardLinkDirCases('hardLinkDir', cas.hardLinkDir),

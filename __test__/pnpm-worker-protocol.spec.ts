@@ -299,6 +299,111 @@ describe('side effects with a symlink (pnpm 11.28 records them)', () => {
   })
 })
 
+/**
+ * A value with its order made visible (Maps and objects as entry lists, `undefined` fields kept)
+ * and every `checkedAt` set to 0, so that `toStrictEqual` compares what the row bytes encode.
+ */
+function ordered (v: any): any {
+  if (v instanceof Map) return ['Map', [...v].map(([k, x]) => [k, ordered(x)])]
+  if (Array.isArray(v)) return v.map(ordered)
+  if (v != null && typeof v === 'object' && !(v instanceof Uint8Array)) return Object.entries(v).map(([k, x]) => [k, k === 'checkedAt' ? 0 : ordered(x)])
+  return v
+}
+
+describe('side-effects upload with symlinks (pnpm 11.28 records them)', () => {
+  const key = 'sl-key'
+  let pkg: string
+
+  /** One add-dir request to both sides (each its own store), checked equal, its rows committed. */
+  async function addDirBoth (extra: Record<string, unknown>): Promise<any> {
+    const [theirs, ours] = await both((s) => ({ type: 'add-dir', storeDir: s.storeDir, dir: pkg, filesIndexFile: key, ...extra }))
+    expect(theirs.status).toBe('success')
+    expect(Object.keys(ours)).toStrictEqual(Object.keys(theirs))
+    expect(Object.keys(ours.value)).toStrictEqual(Object.keys(theirs.value))
+    expect(ordered({ ...ours.value, filesMap: relativeMap(ours.value.filesMap, sides[1].storeDir) }))
+      .toStrictEqual(ordered({ ...theirs.value, filesMap: relativeMap(theirs.value.filesMap, sides[0].storeDir) }))
+    expect(ours.indexWrites?.map((w: any) => w.key)).toStrictEqual(theirs.indexWrites?.map((w: any) => w.key))
+    for (const [i, reply] of [theirs, ours].entries()) {
+      if (reply.indexWrites != null) sides[i].index.setRawMany(reply.indexWrites)
+    }
+    expect(ordered(sides[1].index.get(key))).toStrictEqual(ordered(sides[0].index.get(key)))
+    return theirs
+  }
+
+  beforeAll(() => {
+    pkg = freshDir('proto-sl')
+    fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'sl', version: '1.0.0' }))
+    fs.writeFileSync(path.join(pkg, 'index.js'), 'module.exports = 1\n')
+    fs.mkdirSync(path.join(pkg, 'lib'))
+    fs.writeFileSync(path.join(pkg, 'lib', 'a.js'), 'a\n')
+  })
+
+  it('records relative links to a file and to a directory: the same reply and row; read and linked, they come back as links', async () => {
+    await addDirBoth({})
+    // The build: new files, and links pnpm can recreate.
+    fs.writeFileSync(path.join(pkg, 'generated.js'), 'module.exports = 2\n')
+    fs.mkdirSync(path.join(pkg, 'lib', 'gen'))
+    fs.writeFileSync(path.join(pkg, 'lib', 'gen', 'x.js'), 'x\n')
+    fs.symlinkSync('generated.js', path.join(pkg, 'alias.js'))
+    fs.symlinkSync('./gen', path.join(pkg, 'lib', 'gen-link'))
+    fs.symlinkSync('../index.js', path.join(pkg, 'lib', 'up.js'))
+    for (const k of ['k1', 'k2']) {
+      const theirs = await addDirBoth({ sideEffectsCacheKey: k })
+      expect([...theirs.value.sideEffects.added].map(([p, f]: any) => [p, f.mode, f.size]).slice(-3))
+        .toStrictEqual([['alias.js', 0o120000, 12], ['lib/gen-link', 0o120000, 3], ['lib/up.js', 0o120000, 11]])
+    }
+    // pnpm's worker reads our store as it reads its own.
+    const theirRead = await sides[0].worker.request({ type: 'readPkgFromCafs', filesIndexFile: key, storeDir: sides[0].storeDir, verifyStoreIntegrity: true })
+    const theirReadOfOurs = await sides[0].worker.request({ type: 'readPkgFromCafs', filesIndexFile: key, storeDir: sides[1].storeDir, verifyStoreIntegrity: true })
+    const rel = (e: any, storeDir: string) => ({ ...e, added: relativeMap(e.added, storeDir) })
+    expect(theirRead.value.files.sideEffectsMaps.get('k1').symlinks)
+      .toStrictEqual(new Map([['alias.js', 'generated.js'], ['lib/gen-link', 'gen'], ['lib/up.js', '../index.js']]))
+    expect(rel(theirReadOfOurs.value.files.sideEffectsMaps.get('k1'), sides[1].storeDir)).toStrictEqual(rel(theirRead.value.files.sideEffectsMaps.get('k1'), sides[0].storeDir))
+    // Each side reads and links its own store.
+    const reads = await both((s) => ({ type: 'readPkgFromCafs', filesIndexFile: key, storeDir: s.storeDir, verifyStoreIntegrity: false }))
+    const targets = sides.map((s) => path.join(freshDir(`proto-sl-${s.name}`), 'pkg'))
+    const links = await Promise.all(sides.map((s, i) => s.worker.request({
+      type: 'link', storeDir: s.storeDir, packageImportMethod: 'copy', filesResponse: reads[i].value.files, sideEffectsCacheKey: 'k1', targetDir: targets[i], force: false,
+    })))
+    expect(links[1]).toStrictEqual(links[0])
+    expect(comparable(snapshotTree(targets[1]))).toStrictEqual(comparable(snapshotTree(targets[0])))
+    // The package as built, its link texts in the normal form they were recorded in.
+    expect(comparable(snapshotTree(targets[1]))).toStrictEqual(comparable(snapshotTree(pkg)).map((l) => l.replace(' -> ./gen', ' -> gen')))
+  })
+
+  it('a link it cannot record (absolute, leaving the package, into node_modules) drops the upload: the same reply, the entry removed from the row', async () => {
+    const outside = freshDir('proto-sl-outside')
+    fs.writeFileSync(path.join(outside, 'o.js'), 'outside\n')
+    fs.mkdirSync(path.join(pkg, 'node_modules', 'dep'), { recursive: true })
+    fs.writeFileSync(path.join(pkg, 'node_modules', 'dep', 'index.js'), 'dep\n')
+    const cases: Array<[string, string, string]> = [
+      // [link, target, the cache key uploaded with it]
+      ['absolute.js', path.join(pkg, 'index.js'), 'k1'],
+      ['escape.js', path.relative(pkg, path.join(outside, 'o.js')), 'k1'],
+      ['dep.js', 'node_modules/dep/index.js', 'k2'],
+    ]
+    for (const [link, target, k] of cases) {
+      fs.symlinkSync(target, path.join(pkg, link))
+      const theirs = await addDirBoth({ sideEffectsCacheKey: k })
+      expect(theirs.value.sideEffects).toBeUndefined()
+      expect('indexWrites' in theirs).toBe(true)
+      fs.unlinkSync(path.join(pkg, link))
+    }
+    // k1 removed, then nothing left to remove under k1, then k2 removed: `sideEffects` stays, undefined.
+    const row = sides[1].index.get(key) as any
+    expect(Object.keys(row)).toContain('sideEffects')
+    expect(row.sideEffects).toBeUndefined()
+  })
+
+  it('a files list never records a link: a listed link drops the upload, an unlisted one is left out', async () => {
+    await addDirBoth({ sideEffectsCacheKey: 'k3', files: ['package.json', 'index.js', 'generated.js'] })
+    expect([...(sides[1].index.get(key) as any).sideEffects.keys()]).toStrictEqual(['k3'])
+    const theirs = await addDirBoth({ sideEffectsCacheKey: 'k3', files: ['package.json', 'index.js', 'alias.js'] })
+    expect(theirs.value.sideEffects).toBeUndefined()
+    expect((sides[1].index.get(key) as any).sideEffects).toBeUndefined()
+  })
+})
+
 describe('the worker itself', () => {
   it('answers an unknown request type with an empty reply, like pnpm\'s', async () => {
     const [theirs, ours] = await both(() => ({ type: 'no-such-type' }))

@@ -116,6 +116,9 @@ async function addDir (msg: WorkerRequest): Promise<WorkerReply> {
     includeNodeModules: msg.includeNodeModules,
     appendManifest: msg.appendManifest,
     requiresPrepare: msg.requiresPrepare,
+    // pnpm 11.28 records symlinks in every side-effects upload (none on Windows, which
+    // addFilesFromDir knows), and drops one with a symlink it cannot record.
+    recordSymlinks: msg.sideEffectsCacheKey != null,
     writeIndex: false,
     returnIndexRow: true,
   })
@@ -124,12 +127,16 @@ async function addDir (msg: WorkerRequest): Promise<WorkerReply> {
     manifest: result.manifest,
     requiresBuild: result.requiresBuild,
   }
+  const indexWrites = result.indexRow == null ? undefined : [{ key: msg.filesIndexFile, buffer: toShared(result.indexRow) }]
+  // pnpm's reply to a dropped upload: no requiresPrepare, no sideEffects, and `indexWrites`
+  // even when there was no entry to remove.
+  if (result.hasUnrecordedSymlinks === true) return { status: 'success', value, indexWrites }
   if (!msg.sideEffectsCacheKey || result.indexRow != null) {
     value.requiresPrepare = result.requiresPrepare
     value.sideEffects = result.sideEffects
   }
   const reply: WorkerReply = { status: 'success', value }
-  if (result.indexRow != null) reply.indexWrites = [{ key: msg.filesIndexFile, buffer: toShared(result.indexRow) }]
+  if (indexWrites != null) reply.indexWrites = indexWrites
   return reply
 }
 

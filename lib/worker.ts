@@ -107,7 +107,8 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
   return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
 }
 
-export type AddFilesFromDirOptions = Omit<cas.AddFilesFromDirOptions, 'writeIndex' | 'returnIndexRow'> & {
+/** `@pnpm/worker` 1100.x's: symlinks are followed (no `recordSymlinks`, which is pnpm 11.28's). */
+export type AddFilesFromDirOptions = Omit<cas.AddFilesFromDirOptions, 'writeIndex' | 'returnIndexRow' | 'recordSymlinks'> & {
   storeIndex: StoreIndexLike
 }
 
@@ -115,7 +116,8 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
   checkObject('opts', opts)
   checkStoreIndex(opts.storeIndex, 'setRawMany')
   registerShutdown()
-  const { storeIndex, ...rest } = opts
+  // `recordSymlinks` is left out even when passed: `@pnpm/worker` 1100.x has no such option.
+  const { storeIndex, recordSymlinks: _, ...rest } = opts as AddFilesFromDirOptions & { recordSymlinks?: unknown }
   let result: cas.AddFilesFromDirResult
   try {
     result = await cas.addFilesFromDir({ ...rest, writeIndex: false, returnIndexRow: true })
