@@ -45,8 +45,9 @@ struct Shape<'a> {
 pub struct Encoder<'a> {
     out: Vec<u8>,
     shapes: Vec<Shape<'a>>,
-    /// `shape_hashes[i]` is the hash of `shapes[i].keys`, scanned before comparing key lists.
-    shape_hashes: Vec<u64>,
+    /// The shapes whose keys have this hash (almost always one), so that finding a shape costs
+    /// the same however many there are: re-encoding a decoded row can meet tens of thousands.
+    by_hash: HashMap<u64, Vec<u32>>,
     /// Which shape each slot currently defines, so an overwritten shape gets redefined.
     slot_owner: [u32; SLOT_COUNT],
     /// Record definitions emitted so far; the next one goes to slot `defined % 64`.
@@ -64,7 +65,7 @@ impl<'a> Encoder<'a> {
         Encoder {
             out: Vec::with_capacity(capacity),
             shapes: Vec::new(),
-            shape_hashes: Vec::new(),
+            by_hash: HashMap::new(),
             slot_owner: [NO_SHAPE; SLOT_COUNT],
             defined: 0,
         }
@@ -202,11 +203,11 @@ impl<'a> Encoder<'a> {
     {
         let hash = shape_hash(keys.clone());
         let found = self
-            .shape_hashes
-            .iter()
-            .enumerate()
-            .filter(|&(_, &h)| h == hash)
-            .map(|(i, _)| i)
+            .by_hash
+            .get(&hash)
+            .into_iter()
+            .flatten()
+            .map(|&i| i as usize)
             .find(|&i| {
                 let known = &self.shapes[i].keys;
                 known.len() == keys.len() && known.iter().copied().eq(keys.clone())
@@ -222,8 +223,9 @@ impl<'a> Encoder<'a> {
                     keys: keys.clone().collect(),
                     slot: NO_SLOT,
                 });
-                self.shape_hashes.push(hash);
-                self.shapes.len() - 1
+                let index = self.shapes.len() - 1;
+                self.by_hash.entry(hash).or_default().push(index as u32);
+                index
             }
         };
         let slot = self.defined % SLOT_COUNT;
