@@ -26,11 +26,13 @@ export interface AddDirOptions {
   appendManifestJson?: string
   requiresPrepare?: boolean
   /**
-   * Record symlinks as entries (mode `0o120000`, the target text as blob) instead of following
-   * them, as pnpm 11.28's side-effects upload does; one that cannot be recorded drops the
-   * upload (`hasUnrecordedSymlinks`).
+   * Whose `addFilesFromDir` to reproduce: `'@pnpm/worker@1100'` (the default) or
+   * `'pnpm@11.28'`, whose walk skips more, whose side-effects upload records symlinks as
+   * entries (mode `0o120000`, the target text as blob; one that cannot be recorded drops the
+   * upload: `hasUnrecordedSymlinks`) and whose diff keeps bundled dependencies and the built
+   * package's order.
    */
-  recordSymlinks: boolean
+  compat?: string
   /** Commit the row to `<storeDir>/index.db` before resolving. */
   writeIndex: boolean
   /** Hand back the row's bytes instead of (or besides) writing them. */
@@ -47,8 +49,8 @@ export interface AddDirResult {
   /** The diff recorded by a side-effects upload. */
   sideEffects?: SideEffectsDiffResult
   /**
-   * With `recordSymlinks`, when an upload found the package's row: whether it was dropped
-   * for a symlink it could not record.
+   * With `compat: 'pnpm@11.28'`, when an upload found the package's row: whether it was
+   * dropped for a symlink it could not record.
    */
   hasUnrecordedSymlinks?: boolean
   /** The row written (or to write); absent when a side-effects upload found no row. */

@@ -100,21 +100,51 @@ describe('addFilesFromDir', () => {
     expect(pnpmIndex.has('never-stored')).toBe(false)
   })
 
-  it('recordSymlinks (pnpm 11.28\'s upload) acts only on a side-effects upload; @cas/native/worker ignores it, as @pnpm/worker 1100.x does', async () => {
+  it('compat \'pnpm@11.28\' records symlinks only in a side-effects upload; @cas/native/worker ignores it, as @pnpm/worker 1100.x has no such option', async () => {
     const plain = await cas.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'rs', writeIndex: false, returnIndexRow: true })
-    const asked = await cas.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'rs', recordSymlinks: true, writeIndex: false, returnIndexRow: true })
+    const asked = await cas.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'rs', compat: 'pnpm@11.28', writeIndex: false, returnIndexRow: true })
     expect([...asked.filesMap.keys()]).toEqual([...plain.filesMap.keys()])
     expect(asked.hasUnrecordedSymlinks).toBeUndefined()
     // This package's links are absolute, which pnpm 11.28 does not record: the upload is
     // dropped, and with no entry under the key to remove, nothing is written.
-    const dropped = await cas.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'dir-pkg', sideEffectsCacheKey: 'rs-key', recordSymlinks: true, returnIndexRow: true })
+    const dropped = await cas.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'dir-pkg', sideEffectsCacheKey: 'rs-key', compat: 'pnpm@11.28', returnIndexRow: true })
     expect(dropped.hasUnrecordedSymlinks).toBe(true)
     expect(dropped.sideEffects).toBeUndefined()
     expect(dropped.indexRow).toBeUndefined()
-    const viaWorker = await worker.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'dir-pkg', sideEffectsCacheKey: 'rs-key', recordSymlinks: true, storeIndex: casIndex! } as any)
+    const viaWorker = await worker.addFilesFromDir({ storeDir: casStore, dir, filesIndexFile: 'dir-pkg', sideEffectsCacheKey: 'rs-key', compat: 'pnpm@11.28', storeIndex: casIndex! } as any)
     expect(viaWorker.sideEffects).toBeDefined()
     expect(Object.keys(viaWorker)).not.toContain('hasUnrecordedSymlinks')
     expect([...(casIndex!.get('dir-pkg') as any).sideEffects.keys()]).toContain('rs-key')
+  })
+
+  it('a package with bundled dependencies: @pnpm/worker 1100.x\'s diff by default and through @cas/native/worker, pnpm 11.28\'s with its compat', async () => {
+    const bundler = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-bundler-'))
+    const put = (rel: string, content: string) => {
+      fs.mkdirSync(path.dirname(path.join(bundler, rel)), { recursive: true })
+      fs.writeFileSync(path.join(bundler, rel), content)
+    }
+    put('package.json', JSON.stringify({ name: 'bundler', version: '1.0.0', bundledDependencies: ['dep'] }))
+    put('lib/a.js', 'a')
+    put('gone.js', 'deleted by the build')
+    put('node_modules/dep/index.js', 'bundled')
+    // The stored row has the bundled dependency, as a tarball's would.
+    await both({ dir: bundler, filesIndexFile: 'bundler', includeNodeModules: true })
+    expectSameRows('bundler')
+    put('lib/a.js', 'a, built')
+    put('build.node', 'new, and first in the walk')
+    fs.rmSync(path.join(bundler, 'gone.js'))
+    const { ours, theirs } = await both({ dir: bundler, filesIndexFile: 'bundler', sideEffectsCacheKey: 'k' })
+    expect(theirs.sideEffects!.deleted).toEqual(['gone.js', 'node_modules/dep/index.js'])
+    expect([...theirs.sideEffects!.added!.keys()]).toEqual(['lib/a.js', 'build.node'])
+    expect(ours.sideEffects!.deleted).toEqual(theirs.sideEffects!.deleted)
+    expect([...ours.sideEffects!.added!.keys()]).toEqual([...theirs.sideEffects!.added!.keys()])
+    expectSameRows('bundler')
+    const viaWorker = await worker.addFilesFromDir({ storeDir: casStore, dir: bundler, filesIndexFile: 'bundler', sideEffectsCacheKey: 'k', compat: 'pnpm@11.28', storeIndex: casIndex! } as any)
+    expect(viaWorker.sideEffects!.deleted).toEqual(theirs.sideEffects!.deleted)
+    const latest = await cas.addFilesFromDir({ storeDir: casStore, dir: bundler, filesIndexFile: 'bundler', sideEffectsCacheKey: 'k', compat: 'pnpm@11.28' })
+    expect(latest.sideEffects!.deleted).toEqual(['gone.js'])
+    expect([...latest.sideEffects!.added!.keys()]).toEqual(['build.node', 'lib/a.js'])
+    expect(latest.hasUnrecordedSymlinks).toBe(false)
   })
 
   it('fails on invalid package.json with pnpm\'s default code', async () => {

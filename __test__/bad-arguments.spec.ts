@@ -112,7 +112,8 @@ const cases: Record<string, Case[]> = {
   'index.initStoreDir': pathCases('initStoreDir', 'storeDir', (v) => cas.initStoreDir(v as string)),
   'index.addFilesFromDir': [
     ...dirCases('addFilesFromDir', cas.addFilesFromDir),
-    ['addFilesFromDir: recordSymlinks a string', () => cas.addFilesFromDir({ ...fromDir, recordSymlinks: 'yes' } as any), 'recordSymlinks', TYPE],
+    ['addFilesFromDir: compat a boolean', () => cas.addFilesFromDir({ ...fromDir, compat: true } as any), 'compat', TYPE],
+    ['addFilesFromDir: compat an unknown version', () => cas.addFilesFromDir({ ...fromDir, compat: 'pnpm@11.29' } as any), 'compat', VALUE],
   ],
   'index.importPackage': importCases('importPackage', cas.importPackage),
   'index.symlinkAllModules': symlinkCases('symlinkAllModules', cas.symlinkAllModules),

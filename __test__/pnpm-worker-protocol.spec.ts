@@ -4,6 +4,7 @@
  * (status, value, index rows as pnpm's main thread commits them, warnings, error shapes), as is
  * what the requests leave on disk.
  */
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -242,6 +243,35 @@ describe('add-dir', () => {
   })
 })
 
+describe('add-dir walks as pnpm 11.28', () => {
+  it('leaves out a root node_modules link to a file, and listed files whose real path is outside the package', async () => {
+    const root = freshDir('proto-walk')
+    const dir = path.join(root, 'pkg')
+    fs.mkdirSync(path.join(dir, 'in'), { recursive: true })
+    fs.mkdirSync(path.join(root, 'outside'))
+    fs.writeFileSync(path.join(root, 'outside', 'x.js'), 'outside\n')
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'walk', version: '1.0.0' }))
+    fs.writeFileSync(path.join(dir, 'nm.txt'), 'nm\n')
+    fs.writeFileSync(path.join(dir, 'in', 'y.js'), 'in\n')
+    fs.symlinkSync('nm.txt', path.join(dir, 'node_modules'))
+    fs.symlinkSync('in', path.join(dir, 'inlink'))
+    fs.symlinkSync(path.join(root, 'outside'), path.join(dir, 'outlink'))
+    const cases: Array<[string, string[] | undefined, string[]]> = [
+      ['walk-key', undefined, ['in/y.js', 'inlink/y.js', 'nm.txt', 'package.json']],
+      ['list-key', ['package.json', 'outlink/x.js', 'inlink/y.js', '../outside/x.js', 'node_modules'], ['package.json', 'inlink/y.js', 'node_modules']],
+    ]
+    for (const [filesIndexFile, files, keys] of cases) {
+      const [theirs, ours] = await both((s) => ({ type: 'add-dir', storeDir: s.storeDir, dir, filesIndexFile, files }))
+      expect([...theirs.value.filesMap.keys()]).toStrictEqual(keys)
+      expect(ordered({ ...ours, value: { ...ours.value, filesMap: relativeMap(ours.value.filesMap, sides[1].storeDir) }, indexWrites: null }))
+        .toStrictEqual(ordered({ ...theirs, value: { ...theirs.value, filesMap: relativeMap(theirs.value.filesMap, sides[0].storeDir) }, indexWrites: null }))
+      sides[0].index.setRawMany(theirs.indexWrites)
+      sides[1].index.setRawMany(ours.indexWrites)
+      expect(ordered(sides[1].index.get(filesIndexFile))).toStrictEqual(ordered(sides[0].index.get(filesIndexFile)))
+    }
+  })
+})
+
 describe('side effects without symlinks', () => {
   it('an unchanged build and a changed one: the same maps, key for key, verified or not', async () => {
     const dir = freshDir('proto-se')
@@ -401,6 +431,81 @@ describe('side-effects upload with symlinks (pnpm 11.28 records them)', () => {
     const theirs = await addDirBoth({ sideEffectsCacheKey: 'k3', files: ['package.json', 'index.js', 'alias.js'] })
     expect(theirs.value.sideEffects).toBeUndefined()
     expect((sides[1].index.get(key) as any).sideEffects).toBeUndefined()
+  })
+})
+
+describe('side-effects upload of a package with bundled dependencies (pnpm 11.28\'s diff)', () => {
+  const key = 'built-bundler'
+  // The tarball's order is not the walk's: changed files come in another order in the row.
+  const tarball = tgz([
+    { name: 'package/z.js', content: 'z\n' },
+    { name: 'package/package.json', content: JSON.stringify({ name: 'bundler', version: '1.0.0', bundledDependencies: ['dep'], scripts: { install: 'node build.js' } }) },
+    { name: 'package/z-gone.js', content: 'deleted by the build\n' },
+    { name: 'package/lib/b.js', content: 'b\n' },
+    { name: 'package/index.js', content: 'module.exports = 1\n' },
+    { name: 'package/bin/cli.js', content: '#!/usr/bin/env node\n', mode: 0o755 },
+    { name: 'package/a-gone.js', content: 'deleted too\n' },
+    { name: 'package/node_modules/dep/package.json', content: JSON.stringify({ name: 'dep', version: '2.0.0' }) },
+    { name: 'package/node_modules/dep/index.js', content: 'module.exports = "dep"\n' },
+    { name: 'package/keep.js', content: 'unchanged\n' },
+  ])
+  const filesIndexFile = `sha512-${crypto.createHash('sha512').update(tarball).digest('base64')}\tbundler@1.0.0`
+
+  it('the same reply and row, bundled dependencies not deleted, `added` in the walk\'s order; read and linked, both trees keep the bundled dependencies', async () => {
+    for (const s of sides) {
+      const reply = await s.worker.request({ type: 'extract', buffer: new Uint8Array(tarball), storeDir: s.storeDir, filesIndexFile, readManifest: true })
+      expect(reply.status).toBe('success')
+      s.index.setRawMany(reply.indexWrites)
+    }
+    // pnpm imports the package where its scripts run (bundled dependencies included)…
+    const built = path.join(freshDir('proto-bundled'), 'bundler')
+    const { value: stored } = await sides[0].worker.request({ type: 'readPkgFromCafs', filesIndexFile, storeDir: sides[0].storeDir, verifyStoreIntegrity: false })
+    await sides[0].worker.request({ type: 'link', storeDir: sides[0].storeDir, packageImportMethod: 'copy', filesResponse: stored.files, targetDir: built, requiresBuild: true, force: false })
+    expect(fs.existsSync(path.join(built, 'node_modules', 'dep', 'index.js'))).toBe(true)
+    // …and they change it: content, modes both ways, new files, deletions.
+    fs.writeFileSync(path.join(built, 'index.js'), 'module.exports = 2\n')
+    fs.writeFileSync(path.join(built, 'lib', 'b.js'), 'b, built\n')
+    fs.chmodSync(path.join(built, 'z.js'), 0o755)
+    fs.chmodSync(path.join(built, 'bin', 'cli.js'), 0o644)
+    fs.mkdirSync(path.join(built, 'build'))
+    fs.writeFileSync(path.join(built, 'build', 'out.node'), 'native\n')
+    fs.writeFileSync(path.join(built, 'new.js'), 'new\n')
+    fs.unlinkSync(path.join(built, 'z-gone.js'))
+    fs.unlinkSync(path.join(built, 'a-gone.js'))
+
+    const [theirs, ours] = await both((s) => ({ type: 'add-dir', storeDir: s.storeDir, dir: built, filesIndexFile, sideEffectsCacheKey: key }))
+    expect(theirs.status).toBe('success')
+    expect(Object.keys(ours)).toStrictEqual(Object.keys(theirs))
+    expect(ordered({ ...ours.value, filesMap: relativeMap(ours.value.filesMap, sides[1].storeDir) }))
+      .toStrictEqual(ordered({ ...theirs.value, filesMap: relativeMap(theirs.value.filesMap, sides[0].storeDir) }))
+    // What pnpm 11.28 records (and @pnpm/worker 1100.x would not: it lists the bundled
+    // dependencies as deleted and puts changed files first, in the row's order).
+    expect(theirs.value.sideEffects.deleted).toStrictEqual(['z-gone.js', 'a-gone.js'])
+    expect([...theirs.value.sideEffects.added].map(([p, f]: any) => [p, f.mode]))
+      .toStrictEqual([['bin/cli.js', 0o644], ['build/out.node', 0o644], ['index.js', 0o644], ['lib/b.js', 0o644], ['new.js', 0o644], ['z.js', 0o755]])
+    expect(ours.indexWrites.map((w: any) => w.key)).toStrictEqual(theirs.indexWrites.map((w: any) => w.key))
+    sides[0].index.setRawMany(theirs.indexWrites)
+    sides[1].index.setRawMany(ours.indexWrites)
+    expect(ordered(sides[1].index.get(filesIndexFile))).toStrictEqual(ordered(sides[0].index.get(filesIndexFile)))
+
+    // Read and linked by each side from its own store, and by pnpm's worker from ours.
+    const readers: Array<[ProtocolWorker, string]> = [[sides[0].worker, sides[0].storeDir], [sides[1].worker, sides[1].storeDir], [sides[0].worker, sides[1].storeDir]]
+    const trees: string[][] = []
+    for (const [worker, storeDir] of readers) {
+      const read = await worker.request({ type: 'readPkgFromCafs', filesIndexFile, storeDir, verifyStoreIntegrity: true })
+      expect(read.value.verified).toBe(true)
+      const entry = read.value.files.sideEffectsMaps.get(key)
+      expect(entry.deleted).toStrictEqual(['z-gone.js', 'a-gone.js'])
+      const targetDir = path.join(freshDir('proto-bundled-restored'), 'bundler')
+      const linked = await worker.request({ type: 'link', storeDir, packageImportMethod: 'copy', filesResponse: read.value.files, sideEffectsCacheKey: key, targetDir, force: false })
+      expect(linked).toStrictEqual({ status: 'success', value: { isBuilt: true, importMethod: 'copy' } })
+      trees.push(comparable(snapshotTree(targetDir)))
+    }
+    expect(trees[1]).toStrictEqual(trees[0])
+    expect(trees[2]).toStrictEqual(trees[0])
+    // The package as built, bundled dependencies included.
+    expect(trees[0]).toStrictEqual(comparable(snapshotTree(built)))
+    expect(trees[0]).toContain(`node_modules/dep/index.js file 644 ${crypto.createHash('sha1').update('module.exports = "dep"\n').digest('hex')}`)
   })
 })
 

@@ -4,9 +4,13 @@
  */
 import path from 'node:path'
 import * as binding from '../index.js'
-import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalObject, checkOptionalString, checkString } from './args.js'
+import { checkAbsolutePath, checkObject, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
 import type { StoredSideEffectsDiff } from './read.js'
+
+/** Whose `addFilesFromDir` the function reproduces (its `compat` option). */
+export type AddFilesFromDirCompat = '@pnpm/worker@1100' | 'pnpm@11.28'
+const COMPATS: readonly string[] = ['@pnpm/worker@1100', 'pnpm@11.28'] satisfies AddFilesFromDirCompat[]
 
 export interface AddFilesFromDirOptions {
   /** The versioned store directory (`…/v11`). */
@@ -26,15 +30,18 @@ export interface AddFilesFromDirOptions {
   /** Stored in a fresh row as pnpm 11 does. */
   requiresPrepare?: boolean
   /**
-   * With `sideEffectsCacheKey`, upload the way pnpm 11.28 does: a symlink in the package is
-   * recorded as an entry (mode `0o120000`, its target text as the blob) instead of followed,
-   * when pnpm can recreate it (a relative target that stays inside the package and out of
-   * `node_modules`). A symlink it cannot record (and any symlink in `files`) drops the upload:
-   * no side effects are recorded and an entry already under the cache key is removed. On
-   * Windows none is recorded, as in pnpm. Ignored without `sideEffectsCacheKey`: pnpm restores
-   * symlink entries only from side effects. Default `false` (pnpm before 11.28, `@pnpm/worker`).
+   * Whose `addFilesFromDir` to reproduce. `'@pnpm/worker@1100'` (the default): `@pnpm/worker`
+   * 1100.x's, and pnpm's before 11.28. `'pnpm@11.28'`: pnpm 11.28's worker's. Its walk also
+   * skips a `node_modules` symlink in `dir` that points to a file, and a `files` entry whose
+   * real path is outside `dir`. Its side-effects upload records a symlink in the package as an
+   * entry (mode `0o120000`, its target text as the blob) instead of following it, when pnpm can
+   * recreate it (a relative target that stays inside the package and out of `node_modules`); a
+   * symlink it cannot record (and any symlink in `files`; on Windows, every one) drops the
+   * upload: no side effects are recorded and an entry already under the cache key is removed.
+   * Its diff leaves out the stored files under `node_modules/` (bundled dependencies, which
+   * the walk skips), lists `added` in the walk's order and, on Windows, compares digests only.
    */
-  recordSymlinks?: boolean
+  compat?: AddFilesFromDirCompat
   /** Accepted for pnpm compatibility; the manifest is always read. */
   readManifest?: boolean
   /** Accepted for pnpm compatibility. */
@@ -53,9 +60,10 @@ export interface AddFilesFromDirResult {
   /** What the side-effects upload recorded. */
   sideEffects?: StoredSideEffectsDiff
   /**
-   * With `recordSymlinks`, when the upload found the package's row: `true` if it was dropped for
-   * a symlink it could not record (`indexRow` is then the row without the cache key's entry,
-   * absent when there was none to remove), `false` if the side effects were recorded.
+   * With `compat: 'pnpm@11.28'`, when the upload found the package's row: `true` if it was
+   * dropped for a symlink it could not record (`indexRow` is then the row without the cache
+   * key's entry, absent when there was none to remove), `false` if the side effects were
+   * recorded.
    */
   hasUnrecordedSymlinks?: boolean
   /** The row written (with `returnIndexRow`); absent when an upload found no row to extend. */
@@ -78,7 +86,9 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     throw invalidArgument('files', 'an array of strings', opts.files)
   }
   checkOptionalObject('appendManifest', opts.appendManifest)
-  checkOptionalBoolean('recordSymlinks', opts.recordSymlinks)
+  if (opts.compat !== undefined && !COMPATS.includes(opts.compat)) {
+    throw invalidArgument('compat', COMPATS.map((c) => `'${c}'`).join(' or '), opts.compat, typeof opts.compat === 'string' ? 'ERR_INVALID_ARG_VALUE' : 'ERR_INVALID_ARG_TYPE')
+  }
   const sideEffectsCacheKey = opts.sideEffectsCacheKey || undefined
   const raw = await binding.addFilesFromDir({
     storeDir: opts.storeDir,
@@ -90,7 +100,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     includeNodeModules: opts.includeNodeModules ?? false,
     appendManifestJson: opts.appendManifest == null ? undefined : JSON.stringify(opts.appendManifest, null, 2),
     requiresPrepare: opts.requiresPrepare,
-    recordSymlinks: sideEffectsCacheKey != null && opts.recordSymlinks === true,
+    compat: opts.compat,
     writeIndex: opts.writeIndex ?? true,
     returnIndexRow: opts.returnIndexRow ?? false,
   })

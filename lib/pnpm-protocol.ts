@@ -116,9 +116,10 @@ async function addDir (msg: WorkerRequest): Promise<WorkerReply> {
     includeNodeModules: msg.includeNodeModules,
     appendManifest: msg.appendManifest,
     requiresPrepare: msg.requiresPrepare,
-    // pnpm 11.28 records symlinks in every side-effects upload (none on Windows, which
-    // addFilesFromDir knows), and drops one with a symlink it cannot record.
-    recordSymlinks: msg.sideEffectsCacheKey != null,
+    // pnpm 11.28's walk, and its side-effects upload: symlinks recorded (none on Windows, which
+    // addFilesFromDir knows; one it cannot record drops the upload), bundled dependencies not
+    // listed as deleted, `added` in the walk's order.
+    compat: 'pnpm@11.28',
     writeIndex: false,
     returnIndexRow: true,
   })

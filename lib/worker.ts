@@ -107,8 +107,8 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
   return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
 }
 
-/** `@pnpm/worker` 1100.x's: symlinks are followed (no `recordSymlinks`, which is pnpm 11.28's). */
-export type AddFilesFromDirOptions = Omit<cas.AddFilesFromDirOptions, 'writeIndex' | 'returnIndexRow' | 'recordSymlinks'> & {
+/** `@pnpm/worker` 1100.x's, always (no `compat`: pnpm 11.28's is for `@cas/native/pnpm-worker`). */
+export type AddFilesFromDirOptions = Omit<cas.AddFilesFromDirOptions, 'writeIndex' | 'returnIndexRow' | 'compat'> & {
   storeIndex: StoreIndexLike
 }
 
@@ -116,8 +116,8 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
   checkObject('opts', opts)
   checkStoreIndex(opts.storeIndex, 'setRawMany')
   registerShutdown()
-  // `recordSymlinks` is left out even when passed: `@pnpm/worker` 1100.x has no such option.
-  const { storeIndex, recordSymlinks: _, ...rest } = opts as AddFilesFromDirOptions & { recordSymlinks?: unknown }
+  // `compat` is left out even when passed: this is `@pnpm/worker` 1100.x, which has no such option.
+  const { storeIndex, compat: _, ...rest } = opts as AddFilesFromDirOptions & { compat?: unknown }
   let result: cas.AddFilesFromDirResult
   try {
     result = await cas.addFilesFromDir({ ...rest, writeIndex: false, returnIndexRow: true })

@@ -1,7 +1,7 @@
 //! A package directory into the store (pnpm's `addFilesFromDir`, spec §5): git-hosted and local
 //! packages, and the side-effects upload that records what a package's build scripts changed.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -23,24 +23,95 @@ pub struct AddDirRequest<'a> {
     pub include_node_modules: bool,
     /// `JSON.stringify(appendManifest, null, 2)`.
     pub append_manifest: Option<&'a str>,
-    /// pnpm 11.28's side-effects upload: a symlink met by the walk is recorded as an entry
-    /// (mode [`SYMLINK_MODE`], the target text as its blob) instead of followed, when its path
-    /// and target pass [`symlink_entry::normalize_target`]. One that does not (and any symlink
-    /// in a `files` list) marks the result [`AddedDir::has_unrecorded_symlinks`], so that
+    /// Whose `addFilesFromDir` to reproduce (the walk, and the diff of an upload).
+    pub compat: Compat,
+    /// The directory is a built package whose side effects are uploaded. With
+    /// [`Compat::Pnpm1128`] a symlink met by the walk is then recorded as an entry (mode
+    /// [`SYMLINK_MODE`], the target text as its blob) instead of followed, when its path and
+    /// target pass [`symlink_entry::normalize_target`]. One that does not (and any symlink in a
+    /// `files` list) marks the result [`AddedDir::has_unrecorded_symlinks`], so that
     /// [`upload_side_effects`] drops the entry, and is followed as before.
-    pub record_symlinks: bool,
+    pub side_effects_upload: bool,
 }
 
 impl<'a> AddDirRequest<'a> {
-    /// The whole directory walked, no appended manifest.
+    /// The whole directory walked, no appended manifest, as `@pnpm/worker` 1100.x adds it.
     pub fn new(dir: &'a Path) -> Self {
         AddDirRequest {
             dir,
             files: None,
             include_node_modules: false,
             append_manifest: None,
-            record_symlinks: false,
+            compat: Compat::Worker1100,
+            side_effects_upload: false,
         }
+    }
+
+    /// Symlinks are recorded, not followed: pnpm 11.28's side-effects upload.
+    fn records_symlinks(&self) -> bool {
+        self.side_effects_upload && self.compat == Compat::Pnpm1128
+    }
+}
+
+/// Whose `addFilesFromDir` a request reproduces. pnpm 11.28's worker (`dist/worker.js`, which
+/// `@cas/native/pnpm-worker` replaces) changed what `@pnpm/worker` 1100.x does in a few places,
+/// each a method here, so that both run through the same walk and the same diff:
+/// - a side-effects upload records symlinks ([`AddDirRequest::side_effects_upload`]);
+/// - a symlink named `node_modules` in the package root is skipped even when it points to a
+///   file (1100.x stores it as that file) — [`Compat::skips_root_node_modules_links`];
+/// - a `files` entry whose real path leaves the package (through a symlinked directory on its
+///   way) is skipped (1100.x reads it) — [`Compat::keeps_listed_files_inside`];
+/// - the diff leaves out files of the stored row under `node_modules/`, lists `added` in the
+///   built package's order, and on Windows compares digests only — [`Compat::lists_deleted`],
+///   [`Compat::orders_added_as_stored`], [`Compat::compares_modes`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compat {
+    /// `@pnpm/worker` 1100.x, and pnpm's worker before 11.28.
+    #[default]
+    Worker1100,
+    /// pnpm 11.28's own worker.
+    Pnpm1128,
+}
+
+impl Compat {
+    /// The names the JS option takes: `'@pnpm/worker@1100'` and `'pnpm@11.28'`.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "@pnpm/worker@1100" => Some(Compat::Worker1100),
+            "pnpm@11.28" => Some(Compat::Pnpm1128),
+            _ => None,
+        }
+    }
+
+    /// pnpm 11.28 leaves a root `node_modules` symlink alone before looking at its target;
+    /// 1100.x follows it and skips only a directory there.
+    fn skips_root_node_modules_links(self) -> bool {
+        self == Compat::Pnpm1128
+    }
+
+    /// pnpm 11.28 checks a listed file's real path, not only a listed symlink's.
+    fn keeps_listed_files_inside(self) -> bool {
+        self == Compat::Pnpm1128
+    }
+
+    /// Whether a file of the stored row that the build no longer has counts as deleted. The
+    /// walk skips the root `node_modules`, so under pnpm 11.28 its files (bundled dependencies,
+    /// still in the built package) are not: restoring the entry keeps them. 1100.x lists them,
+    /// and a package restored from its entry loses its bundled dependencies.
+    fn lists_deleted(self, path: &str) -> bool {
+        self == Compat::Worker1100 || !path.starts_with("node_modules/")
+    }
+
+    /// 1100.x walks the union of both key sets, the stored row's first, so changed files come
+    /// in the stored order before new ones; pnpm 11.28 lists them in the built package's order.
+    fn orders_added_as_stored(self) -> bool {
+        self == Compat::Worker1100
+    }
+
+    /// pnpm 11.28 ignores modes on Windows, where the mode read back from disk is not the one
+    /// the tarball gave; 1100.x compares them everywhere.
+    fn compares_modes(self) -> bool {
+        self == Compat::Worker1100 || !cfg!(windows)
     }
 }
 
@@ -52,8 +123,11 @@ pub struct AddedDir {
     pub raw_manifest: Option<Value>,
     /// The bundled manifest (spec §3.8).
     pub manifest: Option<Value>,
-    /// With `record_symlinks`: a symlink was met that is not recorded (always `false` without).
+    /// When symlinks are recorded (pnpm 11.28's upload): a symlink was met that is not (always
+    /// `false` otherwise).
     pub has_unrecorded_symlinks: bool,
+    /// The request's: [`upload_side_effects`] diffs as the same worker does.
+    pub compat: Compat,
 }
 
 #[derive(Debug)]
@@ -117,7 +191,7 @@ struct Listing {
 pub fn add_dir(cas: &Cas, req: &AddDirRequest) -> Result<AddedDir, AddDirError> {
     let root = fs::canonicalize(req.dir).map_err(AddDirError::Io)?;
     let listing = match req.files {
-        Some(list) => listed_files(req.dir, &root, list)?,
+        Some(list) => listed_files(req, &root, list)?,
         None => {
             let mut listing = Listing::default();
             let mut visiting = HashSet::from([root.clone()]);
@@ -155,7 +229,8 @@ pub fn add_dir(cas: &Cas, req: &AddDirRequest) -> Result<AddedDir, AddDirError> 
         files,
         raw_manifest,
         manifest,
-        has_unrecorded_symlinks: req.record_symlinks && listing.has_unrecorded_symlinks,
+        has_unrecorded_symlinks: req.records_symlinks() && listing.has_unrecorded_symlinks,
+        compat: req.compat,
     })
 }
 
@@ -180,11 +255,12 @@ fn store_entry(
 }
 
 /// The `files` list form: each entry as given (its key), skipped when missing or when it is a
-/// symlink whose target is outside the package. Symlinks are never recorded here.
-fn listed_files(dir: &Path, root: &Path, list: &[String]) -> Result<Listing, AddDirError> {
+/// symlink whose target is outside the package (pnpm 11.28: or when its real path is, through
+/// a symlinked directory on the way). Symlinks are never recorded here.
+fn listed_files(req: &AddDirRequest, root: &Path, list: &[String]) -> Result<Listing, AddDirError> {
     let mut listing = Listing::default();
     for key in list {
-        let path = dir.join(key);
+        let path = req.dir.join(key);
         let meta = match fs::symlink_metadata(&path) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -196,6 +272,9 @@ fn listed_files(dir: &Path, root: &Path, list: &[String]) -> Result<Listing, Add
                 Some((_, meta)) => meta,
                 None => continue,
             }
+        } else if req.compat.keeps_listed_files_inside() && contained_target(&path, root)?.is_none()
+        {
+            continue;
         } else {
             meta
         };
@@ -209,7 +288,7 @@ fn listed_files(dir: &Path, root: &Path, list: &[String]) -> Result<Listing, Add
 }
 
 /// Depth-first, entries in byte order of their names (what Node's `readdirSync` gives on
-/// Unix), keys joined with `/`. Symlinks are recorded (`record_symlinks`) or followed only to
+/// Unix), keys joined with `/`. Symlinks are recorded (pnpm 11.28's upload) or followed only to
 /// targets inside the package; a directory reached again through a link while it is being
 /// walked is skipped (cycles).
 fn walk(
@@ -237,11 +316,10 @@ fn walk(
         let skipped_node_modules =
             prefix.is_empty() && name == "node_modules" && !req.include_node_modules;
         let next_real_dir = if file_type.is_symlink() {
-            if req.record_symlinks {
-                // pnpm 11.28 leaves a skipped `node_modules` link alone before looking at it.
-                if skipped_node_modules {
-                    continue;
-                }
+            if skipped_node_modules && req.compat.skips_root_node_modules_links() {
+                continue;
+            }
+            if req.records_symlinks() {
                 if let Some(target) = recordable_target(&path, &key)? {
                     listing.symlinks.push((key, target));
                     continue;
@@ -367,7 +445,8 @@ pub struct SideEffectsUpload {
 }
 
 /// Records the built package's files as side effects under `cache_key` in the stored row:
-/// what the build deleted, and what it added or changed (digest or mode). A build with a
+/// what the build deleted, and what it added or changed (digest or mode), as the worker of
+/// `added.compat` lists them (see [`diff_files`]). A build with a
 /// symlink that could not be recorded (`has_unrecorded_symlinks`) is dropped instead, as pnpm
 /// 11.28 drops it: an entry that restores the package without its link would be wrong, so any
 /// entry under `cache_key` is removed and the package gets built again where it is installed.
@@ -399,7 +478,7 @@ pub fn upload_side_effects(
             base.algo
         )));
     }
-    let diff = diff_files(&base.files, &added.files);
+    let diff = diff_files(&base.files, &added.files, added.compat);
     let row =
         package_index::with_side_effects(stored_row, cache_key, &diff).map_err(AddDirError::Row)?;
     let requires_prepare = match crate::msgpackr::decode(stored_row) {
@@ -417,29 +496,48 @@ pub fn upload_side_effects(
     })
 }
 
-/// Union of both key sets, base order first: gone → `deleted`; new, or with another digest or
-/// mode → `added`. Each list only when non-empty, so an unchanged build records `{}`.
-fn diff_files(base: &[(String, PackageFileInfo)], built: &[ExtractedFile]) -> SideEffectsDiff {
-    let built_index: std::collections::HashMap<&str, &PackageFileInfo> =
-        built.iter().map(|f| (f.path.as_str(), &f.info)).collect();
-    let base_index: std::collections::HashMap<&str, &PackageFileInfo> =
-        base.iter().map(|(p, f)| (p.as_str(), f)).collect();
-    let mut deleted = Vec::new();
-    let mut added = Vec::new();
-    for (path, info) in base {
-        match built_index.get(path.as_str()) {
-            None => deleted.push(path.clone()),
-            Some(now) if now.digest != info.digest || now.mode != info.mode => {
-                added.push((path.clone(), (*now).clone()))
+/// What a build changed, from the stored files (`base`) to the built package's: a stored file
+/// the build no longer has is `deleted` (in stored order; under pnpm 11.28 not one under the
+/// root `node_modules/`, which the walk skips), a new file or one with another digest or mode
+/// is `added` (in the built package's order; 1100.x puts changed files first, in stored
+/// order). Each list only when non-empty, so an unchanged build records `{}`.
+fn diff_files(
+    base: &[(String, PackageFileInfo)],
+    built: &[ExtractedFile],
+    compat: Compat,
+) -> SideEffectsDiff {
+    let built_paths: HashSet<&str> = built.iter().map(|f| f.path.as_str()).collect();
+    let base_index: HashMap<&str, (usize, &PackageFileInfo)> = base
+        .iter()
+        .enumerate()
+        .map(|(at, (p, f))| (p.as_str(), (at, f)))
+        .collect();
+    let deleted: Vec<String> = base
+        .iter()
+        .filter(|(path, _)| !built_paths.contains(path.as_str()) && compat.lists_deleted(path))
+        .map(|(path, _)| path.clone())
+        .collect();
+    let mut added: Vec<(Option<usize>, &ExtractedFile)> = built
+        .iter()
+        .filter_map(|file| match base_index.get(file.path.as_str()) {
+            None => Some((None, file)),
+            Some(&(at, was))
+                if was.digest != file.info.digest
+                    || (compat.compares_modes() && was.mode != file.info.mode) =>
+            {
+                Some((Some(at), file))
             }
-            Some(_) => {}
-        }
+            Some(_) => None,
+        })
+        .collect();
+    if compat.orders_added_as_stored() {
+        // Stable: new files (`None` sorts last) keep the built package's order.
+        added.sort_by_key(|&(at, _)| at.unwrap_or(usize::MAX));
     }
-    for file in built {
-        if !base_index.contains_key(file.path.as_str()) {
-            added.push((file.path.clone(), file.info.clone()));
-        }
-    }
+    let added: Vec<(String, PackageFileInfo)> = added
+        .into_iter()
+        .map(|(_, f)| (f.path.clone(), f.info.clone()))
+        .collect();
     SideEffectsDiff {
         deleted: (!deleted.is_empty()).then_some(deleted),
         added: (!added.is_empty()).then_some(added),

@@ -228,7 +228,8 @@ fn add_recording(cas: &Cas, pkg: &Path, files: Option<&[String]>) -> AddedDir {
         cas,
         &AddDirRequest {
             files,
-            record_symlinks: true,
+            compat: Compat::Pnpm1128,
+            side_effects_upload: true,
             ..AddDirRequest::new(pkg)
         },
     )
@@ -374,4 +375,228 @@ fn an_upload_with_an_unrecorded_symlink_removes_the_entry() {
     );
     let nothing = upload_side_effects(&stored, "k", &unrecorded).unwrap();
     assert_eq!((nothing.row, nothing.diff), (None, None));
+}
+
+fn stored(digest: &str, mode: u32) -> PackageFileInfo {
+    PackageFileInfo {
+        checked_at: Some(1.0),
+        digest: digest.repeat(128),
+        mode,
+        size: 1,
+    }
+}
+
+fn built_file(path: &str, digest: &str, mode: u32) -> ExtractedFile {
+    ExtractedFile {
+        path: path.to_string(),
+        info: stored(digest, mode),
+        executable: mode & 0o111 != 0,
+    }
+}
+
+fn diff_paths(diff: &SideEffectsDiff) -> (Vec<&str>, Vec<&str>) {
+    let deleted = diff.deleted.iter().flatten().map(String::as_str).collect();
+    let added = diff
+        .added
+        .iter()
+        .flatten()
+        .map(|(p, _)| p.as_str())
+        .collect();
+    (deleted, added)
+}
+
+#[test]
+fn each_compat_lists_the_diff_as_its_worker_does() {
+    // The stored row in tarball order (bundled dependencies included), the build in walk order:
+    // `a.js` changed, `z.js` made executable, `c.js` and `lib/node_modules/x.js` deleted,
+    // `new.js` created, the root `node_modules` not walked.
+    let base: Vec<(String, PackageFileInfo)> = [
+        ("z.js", "1", 0o644),
+        ("package.json", "2", 0o644),
+        ("a.js", "3", 0o644),
+        ("c.js", "4", 0o644),
+        ("node_modules/dep/index.js", "5", 0o644),
+        ("lib/node_modules/x.js", "6", 0o644),
+        ("node_modules_x.js", "7", 0o644),
+        ("b.js", "8", 0o644),
+        ("node_modules/dep/package.json", "9", 0o644),
+    ]
+    .into_iter()
+    .map(|(p, d, m)| (p.to_string(), stored(d, m)))
+    .collect();
+    let built = [
+        built_file("a.js", "a", 0o644),
+        built_file("b.js", "8", 0o644),
+        built_file("new.js", "b", 0o644),
+        built_file("package.json", "2", 0o644),
+        built_file("z.js", "1", 0o755),
+    ];
+
+    let worker = diff_files(&base, &built, Compat::Worker1100);
+    assert_eq!(
+        diff_paths(&worker),
+        (
+            vec![
+                "c.js",
+                "node_modules/dep/index.js",
+                "lib/node_modules/x.js",
+                "node_modules_x.js",
+                "node_modules/dep/package.json"
+            ],
+            vec!["z.js", "a.js", "new.js"]
+        ),
+        "@pnpm/worker 1100.x: changed files in stored order first, bundled dependencies deleted"
+    );
+
+    let pnpm = diff_files(&base, &built, Compat::Pnpm1128);
+    // pnpm 11.28 compares no modes on Windows.
+    let added = if cfg!(windows) {
+        vec!["a.js", "new.js"]
+    } else {
+        vec!["a.js", "new.js", "z.js"]
+    };
+    assert_eq!(
+        diff_paths(&pnpm),
+        (
+            vec!["c.js", "lib/node_modules/x.js", "node_modules_x.js"],
+            added
+        ),
+        "pnpm 11.28: the built order, only the root node_modules/ left out"
+    );
+    let z = pnpm.added.iter().flatten().find(|(p, _)| p == "z.js");
+    assert_eq!(z.map(|(_, f)| f.mode), (!cfg!(windows)).then_some(0o755));
+
+    // Nothing but bundled dependencies gone: pnpm 11.28 records `{}`.
+    let unchanged: Vec<ExtractedFile> = base
+        .iter()
+        .filter(|(p, _)| !p.starts_with("node_modules/"))
+        .map(|(p, f)| ExtractedFile {
+            path: p.clone(),
+            info: f.clone(),
+            executable: false,
+        })
+        .collect();
+    assert_eq!(
+        diff_files(&base, &unchanged, Compat::Pnpm1128),
+        SideEffectsDiff::default()
+    );
+    assert_eq!(
+        diff_paths(&diff_files(&base, &unchanged, Compat::Worker1100)).0,
+        ["node_modules/dep/index.js", "node_modules/dep/package.json"]
+    );
+}
+
+#[test]
+fn an_upload_of_a_package_with_bundled_dependencies_keeps_them_under_pnpm_11_28() {
+    let (_tmp, pkg, cas) = setup();
+    write(
+        &pkg,
+        "package.json",
+        r#"{"name":"p","bundleDependencies":["dep"]}"#,
+    );
+    write(&pkg, "index.js", "before");
+    write(&pkg, "node_modules/dep/index.js", "dep");
+    let with_modules = AddDirRequest {
+        include_node_modules: true,
+        ..AddDirRequest::new(&pkg)
+    };
+    let (stored, _) = fresh_row(&add_dir(&cas, &with_modules).unwrap(), None);
+
+    write(&pkg, "index.js", "after");
+    write(&pkg, "build/out.js", "built");
+    let upload = |compat| {
+        let req = AddDirRequest {
+            compat,
+            side_effects_upload: true,
+            ..AddDirRequest::new(&pkg)
+        };
+        let added = add_dir(&cas, &req).unwrap();
+        upload_side_effects(&stored, "k", &added).unwrap()
+    };
+    let pnpm = upload(Compat::Pnpm1128);
+    assert_eq!(
+        diff_paths(pnpm.diff.as_ref().unwrap()),
+        (vec![], vec!["build/out.js", "index.js"])
+    );
+    let row = package_index::decode_row(pnpm.row.as_ref().unwrap()).unwrap();
+    assert_eq!(row.side_effects.unwrap()[0].1, pnpm.diff.unwrap());
+    let worker = upload(Compat::Worker1100);
+    assert_eq!(
+        diff_paths(worker.diff.as_ref().unwrap()),
+        (
+            vec!["node_modules/dep/index.js"],
+            vec!["index.js", "build/out.js"]
+        )
+    );
+}
+
+// Unix: file symlinks need Developer Mode or administrator rights on Windows.
+#[cfg(unix)]
+#[test]
+fn pnpm_11_28_skips_a_root_node_modules_link_and_listed_files_outside() {
+    use std::os::unix::fs::symlink;
+    let (tmp, pkg, cas) = setup();
+    write(&pkg, "package.json", "{}");
+    write(&pkg, "nm.txt", "a file");
+    write(&pkg, "in/y.js", "in");
+    write(tmp.path(), "outside/x.js", "secret");
+    symlink("nm.txt", pkg.join("node_modules")).unwrap();
+    symlink("in", pkg.join("inlink")).unwrap();
+    symlink(tmp.path().join("outside"), pkg.join("outlink")).unwrap();
+    let list: Vec<String> = [
+        "package.json",
+        "outlink/x.js",
+        "inlink/y.js",
+        "../outside/x.js",
+    ]
+    .map(String::from)
+    .to_vec();
+    let keys_as = |compat, files: Option<&[String]>| {
+        let req = AddDirRequest {
+            compat,
+            files,
+            ..AddDirRequest::new(&pkg)
+        };
+        let added = add_dir(&cas, &req).unwrap();
+        assert!(!added.has_unrecorded_symlinks, "not an upload");
+        keys(&added)
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        keys_as(Compat::Worker1100, None),
+        [
+            "in/y.js",
+            "inlink/y.js",
+            "nm.txt",
+            "node_modules",
+            "package.json"
+        ]
+    );
+    assert_eq!(
+        keys_as(Compat::Pnpm1128, None),
+        ["in/y.js", "inlink/y.js", "nm.txt", "package.json"]
+    );
+    assert_eq!(
+        keys_as(Compat::Worker1100, Some(&list)),
+        [
+            "package.json",
+            "outlink/x.js",
+            "inlink/y.js",
+            "../outside/x.js"
+        ]
+    );
+    assert_eq!(
+        keys_as(Compat::Pnpm1128, Some(&list)),
+        ["package.json", "inlink/y.js"]
+    );
+}
+
+#[test]
+fn compat_names_are_the_js_option_values() {
+    assert_eq!(Compat::parse("pnpm@11.28"), Some(Compat::Pnpm1128));
+    assert_eq!(Compat::parse("@pnpm/worker@1100"), Some(Compat::Worker1100));
+    assert_eq!(Compat::parse("11.28"), None);
+    assert_eq!(Compat::default(), Compat::Worker1100);
 }

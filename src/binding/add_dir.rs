@@ -5,7 +5,7 @@ use napi::{Env, JsDeferred};
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::add_dir::{self, AddDirError, AddDirRequest, AddedDir};
+use crate::add_dir::{self, AddDirError, AddDirRequest, AddedDir, Compat};
 use crate::package_index::PackageFileInfo;
 use crate::{json, pools, store};
 
@@ -24,10 +24,12 @@ pub struct AddDirOptions {
     /// `JSON.stringify(appendManifest, null, 2)`.
     pub append_manifest_json: Option<String>,
     pub requires_prepare: Option<bool>,
-    /// Record symlinks as entries (mode `0o120000`, the target text as blob) instead of following
-    /// them, as pnpm 11.28's side-effects upload does; one that cannot be recorded drops the
-    /// upload (`hasUnrecordedSymlinks`).
-    pub record_symlinks: bool,
+    /// Whose `addFilesFromDir` to reproduce: `'@pnpm/worker@1100'` (the default) or
+    /// `'pnpm@11.28'`, whose walk skips more, whose side-effects upload records symlinks as
+    /// entries (mode `0o120000`, the target text as blob; one that cannot be recorded drops the
+    /// upload: `hasUnrecordedSymlinks`) and whose diff keeps bundled dependencies and the built
+    /// package's order.
+    pub compat: Option<String>,
     /// Commit the row to `<storeDir>/index.db` before resolving.
     pub write_index: bool,
     /// Hand back the row's bytes instead of (or besides) writing them.
@@ -60,8 +62,8 @@ pub struct AddDirResult {
     pub requires_prepare: Option<bool>,
     /// The diff recorded by a side-effects upload.
     pub side_effects: Option<SideEffectsDiffResult>,
-    /// With `recordSymlinks`, when an upload found the package's row: whether it was dropped
-    /// for a symlink it could not record.
+    /// With `compat: 'pnpm@11.28'`, when an upload found the package's row: whether it was
+    /// dropped for a symlink it could not record.
     pub has_unrecorded_symlinks: Option<bool>,
     /// The row written (or to write); absent when a side-effects upload found no row.
     pub index_row: Option<Buffer>,
@@ -73,9 +75,16 @@ type Resolver = Box<dyn FnOnce(Env) -> napi::Result<AddDirResult> + Send>;
 /// Never rejects: failures resolve as `{ error }`.
 #[napi(ts_return_type = "Promise<AddDirResult>")]
 pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object<'_>> {
+    // The TS layer lets only the known names through.
+    let compat = match opts.compat.as_deref() {
+        None => Compat::default(),
+        Some(name) => Compat::parse(name).ok_or_else(|| {
+            napi::Error::new(napi::Status::InvalidArg, format!("unknown compat {name:?}"))
+        })?,
+    };
     let (deferred, promise) = env.create_deferred::<AddDirResult, Resolver>()?;
     pools::extraction_pool().spawn(move || {
-        let result = super::task::catch_panic("adding a directory", || run(&opts))
+        let result = super::task::catch_panic("adding a directory", || run(&opts, compat))
             .unwrap_or_else(|message| Err(AddDirError::Manifest(message)));
         settle(
             deferred,
@@ -96,18 +105,17 @@ struct Done {
     return_row: bool,
 }
 
-fn run(opts: &AddDirOptions) -> Result<Done, AddDirError> {
+fn run(opts: &AddDirOptions, compat: Compat) -> Result<Done, AddDirError> {
     let store = store::open(Path::new(&opts.store_dir));
-    let added = add_dir::add_dir(
-        &store.cas,
-        &AddDirRequest {
-            dir: Path::new(&opts.dir),
-            files: opts.files.as_deref(),
-            include_node_modules: opts.include_node_modules,
-            append_manifest: opts.append_manifest_json.as_deref(),
-            record_symlinks: opts.record_symlinks,
-        },
-    )?;
+    let req = AddDirRequest {
+        dir: Path::new(&opts.dir),
+        files: opts.files.as_deref(),
+        include_node_modules: opts.include_node_modules,
+        append_manifest: opts.append_manifest_json.as_deref(),
+        compat,
+        side_effects_upload: opts.side_effects_cache_key.is_some(),
+    };
+    let added = add_dir::add_dir(&store.cas, &req)?;
     let mut has_unrecorded_symlinks = None;
     let (row, requires_build, requires_prepare, side_effects) = match &opts.side_effects_cache_key {
         None => {
@@ -129,9 +137,8 @@ fn run(opts: &AddDirOptions) -> Result<Done, AddDirError> {
             }
             Some(stored) => {
                 let upload = add_dir::upload_side_effects(&stored, key, &added)?;
-                has_unrecorded_symlinks = opts
-                    .record_symlinks
-                    .then_some(added.has_unrecorded_symlinks);
+                has_unrecorded_symlinks =
+                    (compat == Compat::Pnpm1128).then_some(added.has_unrecorded_symlinks);
                 (
                     upload.row,
                     upload.requires_build,
