@@ -181,6 +181,8 @@ function sandboxEnv (variant) {
   }
   // pnpm 11 sizes its worker pool from these (default: cores - 1).
   for (const k of ['PNPM_MAX_WORKERS', 'PNPM_WORKERS']) if (process.env[k]) env[k] = process.env[k]
+  // Tracing switches (e.g. CAS_NATIVE_PNPM_WORKER_TRACE) reach the CLI too.
+  for (const [k, v] of Object.entries(process.env)) if (k.startsWith('CAS_NATIVE_') && k.endsWith('_TRACE')) env[k] = v
   if (usesPlugin(variant)) env.NODE_PATH = nodePath
   for (const d of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) mkdirSync(d, { recursive: true })
   return env
@@ -196,11 +198,16 @@ function install (variant) {
   execFileSync('sync')
   return new Promise((resolve) => {
     const start = process.hrtime.bigint()
+    const spawnedAt = Date.now()
     const child = spawn(cmd, args, { cwd: projectDir, env: sandboxEnv(variant), stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     child.stdout.on('data', (d) => { output += d })
     child.stderr.on('data', (d) => { output += d })
-    child.on('close', (code) => resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, code, output, projectDir }))
+    child.on('close', (code) => {
+      // With a worker trace on, the spawn and exit times (epoch ms) to line the trace up with.
+      if (process.env.CAS_NATIVE_PNPM_WORKER_TRACE) log(`${variant}: spawned ${spawnedAt}, exited ${Date.now()}`)
+      resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, code, output, projectDir })
+    })
   })
 }
 

@@ -244,16 +244,19 @@ export function startPnpmWorker (): void {
   if (isMainThread || parentPort == null) throw new Error('@cas/native/pnpm-worker must be loaded as a worker_threads script')
   const port = parentPort
   process.on('uncaughtException', (err) => { console.error(err) })
-  // Debugging aid: one line per request (its type) appended to this file.
+  // Debugging aid: one line per request (received and answered, epoch ms; its type) appended to this file.
   const trace = process.env.CAS_NATIVE_PNPM_WORKER_TRACE
   const onMessage = async (msg: WorkerRequest | false): Promise<void> => {
-    if (trace) fs.appendFileSync(trace, `${msg === false ? 'stop' : msg.type}\n`)
+    const received = Date.now()
     if (msg === false) {
+      if (trace) fs.appendFileSync(trace, `${received} ${received} stop\n`)
       port.off('message', onMessage)
       cas.closeStores()
       process.exit(0)
     }
-    port.postMessage(await handleMessage(msg))
+    const reply = await handleMessage(msg)
+    if (trace) fs.appendFileSync(trace, `${received} ${Date.now()} ${msg.type}\n`)
+    port.postMessage(reply)
   }
   port.on('message', onMessage)
 }
