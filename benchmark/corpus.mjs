@@ -169,6 +169,18 @@ export function writeResultsSection(name, lines) {
 }
 
 /**
+ * Ends a benchmark's report: the failed sanity checks (if any) appended to `lines`, then the
+ * report printed under `heading`. Returns the report's text.
+ */
+export function printReport(heading, lines, failures) {
+  if (failures.length > 0) lines.push('', '**SANITY CHECKS FAILED:**', ...failures.map((f) => `- ${f}`));
+  const report = lines.join('\n');
+  console.log(`\n${heading}\n`);
+  console.log(report);
+  return report;
+}
+
+/**
  * Deletes a benchmark's work directory in the background, niced, after the measurements:
  * deleting many files is slow here, and file creation right after it is slow too
  * (BENCHMARKING.md trap 1), so it must never happen just before a timed run.

@@ -41,7 +41,7 @@ import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { benchmarkDir, compareIndexRows, deleteInBackground, listBlobs, loadCorpus, measureCorpus, readIndexRows, writeResultsSection } from './corpus.mjs';
+import { benchmarkDir, compareIndexRows, deleteInBackground, listBlobs, loadCorpus, measureCorpus, printReport, readIndexRows, writeResultsSection } from './corpus.mjs';
 
 const { values: opts } = parseArgs({
   allowNegative: true,
@@ -377,14 +377,7 @@ if (micro) {
   }
   out(mdTable(mrows));
 }
-if (failures.length > 0) {
-  out();
-  out('**SANITY CHECKS FAILED:**');
-  for (const f of failures) out(`- ${f}`);
-}
-const report = lines.join('\n');
-console.log(`\n${machine}; load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
-console.log(report);
+const report = printReport(`${machine}; load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`, lines, failures);
 
 // --- RESULTS.md ------------------------------------------------------------------------------
 if (opts.write && both && failures.length === 0 && opts.limit == null) {

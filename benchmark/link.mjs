@@ -38,7 +38,7 @@ import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { benchmarkDir, deleteInBackground, loadCorpus, writeResultsSection } from './corpus.mjs'
+import { benchmarkDir, deleteInBackground, loadCorpus, printReport, writeResultsSection } from './corpus.mjs'
 import { layout, readLockfile } from './lockfile.mjs'
 
 const { values: opts } = parseArgs({
@@ -336,14 +336,7 @@ if (summary.cas) {
 }
 out()
 out(`Load average at the end: ${load} (the machine is shared with other sessions' builds: absolute times are noisy, the side-by-side ratios less so).`)
-if (failures.length > 0) {
-  out()
-  out('**SANITY CHECKS FAILED:**')
-  for (const f of failures) out(`- ${f}`)
-}
-const report = lines.join('\n')
-console.log(`\n${machine}\n`)
-console.log(report)
+const report = printReport(machine, lines, failures)
 
 if (opts.write && opts.only == null && failures.length === 0) {
   const resultsPath = writeResultsSection('link.mjs', [

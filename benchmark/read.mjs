@@ -36,7 +36,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as pnpm from '@pnpm/worker';
-import { benchmarkDir, deleteInBackground, loadCorpus, writeResultsSection } from './corpus.mjs';
+import { benchmarkDir, deleteInBackground, loadCorpus, printReport, writeResultsSection } from './corpus.mjs';
 
 const cas = createRequire(import.meta.url)('../dist/index.js');
 
@@ -184,14 +184,7 @@ for (const v of modes) {
     out(`- verify ${v}, pnpm / ${impls[n].label.split(':')[0]} (2 cores${cores === 2 ? '' : `; measured on ${cores}`}): **${fmt(wallRatio, 1)}x** wall (median of per-round ratios ${fmt(perRound, 1)}x), ${fmt(cpuRatio, 1)}x CPU`);
   }
 }
-if (failures.length > 0) {
-  out();
-  out('**SANITY CHECKS FAILED:**');
-  for (const f of failures) out(`- ${f}`);
-}
-const report = lines.join('\n');
-console.log(`\n${machine}; load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
-console.log(report);
+const report = printReport(`${machine}; load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`, lines, failures);
 
 if (opts.write && failures.length === 0 && opts.limit == null) {
   const resultsPath = writeResultsSection('read.mjs', [
