@@ -146,13 +146,23 @@ fn publish_new(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
 /// Linux: an `O_TMPFILE` inode in the shard, written, then given its name with `linkat` (which
 /// fails with `EEXIST` like `O_EXCL` would). A crash or a full disk before the link leaves no
 /// directory entry at all, and the kernel frees the inode. Filesystems without `O_TMPFILE`, and
-/// systems without `/proc` to name the inode by, use the portable way.
+/// systems without `/proc` to name the inode by, use the portable way — from then on for every
+/// blob of the process, so that a failing syscall (or a wasted write) is not repeated per file.
 #[cfg(target_os = "linux")]
 fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
+    use std::sync::atomic::AtomicBool;
+    static TMPFILE_UNUSABLE: AtomicBool = AtomicBool::new(false);
+    let portable = || {
+        TMPFILE_UNUSABLE.store(true, Ordering::Relaxed);
+        publish_via_temp_name(path, bytes, executable)
+    };
+    if TMPFILE_UNUSABLE.load(Ordering::Relaxed) {
+        return publish_via_temp_name(path, bytes, executable);
+    }
     let shard = path.parent().expect("blob paths have a shard dir");
     let opened = OpenOptions::new()
         .write(true)
@@ -167,7 +177,7 @@ fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Resu
                 Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
             ) =>
         {
-            return publish_via_temp_name(path, bytes, executable)
+            return portable()
         }
         Err(e) => return Err(e),
     };
@@ -191,7 +201,7 @@ fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Resu
     let e = io::Error::last_os_error();
     if e.kind() == ErrorKind::NotFound {
         // The shard exists (the inode was created in it), so `/proc` is what is missing.
-        return publish_via_temp_name(path, bytes, executable);
+        return portable();
     }
     Err(e)
 }
