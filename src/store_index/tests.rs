@@ -138,3 +138,44 @@ fn a_failed_batch_read_ends_its_transaction() {
         assert!(err.message.contains("no such table"), "{}", err.message);
     }
 }
+
+#[test]
+fn sqlite_busy_is_retried_and_other_errors_are_not() {
+    let failure = |code| {
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some("locked".into()))
+    };
+    let mut calls = 0;
+    let result = with_busy_retry(|| {
+        calls += 1;
+        if calls < 3 {
+            Err(failure(rusqlite::ffi::SQLITE_BUSY))
+        } else {
+            Ok(calls)
+        }
+    });
+    assert_eq!(result.unwrap(), 3, "two busy answers, then success");
+
+    let mut calls = 0;
+    let result: rusqlite::Result<()> = with_busy_retry(|| {
+        calls += 1;
+        Err(failure(rusqlite::ffi::SQLITE_READONLY))
+    });
+    assert!(result.is_err());
+    assert_eq!(calls, 1, "a non-busy error is returned at once");
+}
+
+#[test]
+fn a_write_waits_out_another_connection_holding_the_write_lock() {
+    let (dir, index) = index();
+    index.write(vec![("a".into(), vec![1])]).unwrap();
+    let other = Connection::open(dir.path().join("v11/index.db")).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let holder = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(300));
+        other.execute_batch("COMMIT").unwrap();
+    });
+    // Blocked by the other writer for ~300 ms: waited out, not failed.
+    index.write(vec![("b".into(), vec![2])]).unwrap();
+    holder.join().unwrap();
+    assert_eq!(index.get("b").unwrap(), Some(vec![2]));
+}
