@@ -204,27 +204,12 @@ fn check_entries(target: &Path, files: &FilesMap) -> Result<Vec<Entry>, ImportEr
                 "ERR_PNPM_UNSAFE_FILE_PATH",
                 format!(
                     "Refusing to import the file {} into {}: the path leaves the package directory",
-                    json_string(key),
+                    crate::json::quote(key),
                     target.display()
                 ),
             )),
         })
         .collect()
-}
-
-fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The file whose presence says "this package is complete here": `package.json`, or for old
@@ -306,11 +291,6 @@ fn target_device(dir: &Path) -> u64 {
         p = d.parent();
     }
     0
-}
-
-/// Forgets what `auto`/`clone-or-copy` decided (tests; a new pnpm process starts fresh too).
-pub fn reset_decisions() {
-    decisions().lock().unwrap().clear();
 }
 
 /// `importPackage` for one package: returns what was done, `None` when the package was
@@ -606,12 +586,19 @@ impl Ctx<'_> {
         dir_fd: Option<&file_ops::at::Dir>,
         entries: &[Entry],
     ) -> Result<(), ImportError> {
-        let mut dirs: Vec<&str> = entries
-            .iter()
-            .filter_map(|e| e.rel.rsplit_once('/').map(|(d, _)| d))
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
+        // Every ancestor too, so that (shortest first) a directory's parent always exists when
+        // it is made: `lib/deep/a.js` alone would otherwise send `lib/deep` down the slow path.
+        let mut dirs: HashSet<&str> = HashSet::new();
+        for e in entries {
+            let mut rel = e.rel.as_str();
+            while let Some((parent, _)) = rel.rsplit_once('/') {
+                if !dirs.insert(parent) {
+                    break;
+                }
+                rel = parent;
+            }
+        }
+        let mut dirs: Vec<&str> = dirs.into_iter().collect();
         dirs.sort_by(|a, b| a.len().cmp(&b.len()).then(a.cmp(b)));
         for d in dirs {
             if let Some(fd) = dir_fd {
@@ -662,7 +649,7 @@ impl Ctx<'_> {
             }
             self.stats.warn(format!(
                 "Not all files were linked to {target}. Some of the files have equal names in different case, which is an issue on case-insensitive filesystems. The conflicting file names are: {}",
-                format_args!("[{}]", dropped.iter().map(|k| json_string(k)).collect::<Vec<_>>().join(","))
+                format_args!("[{}]", dropped.iter().map(|k| crate::json::quote(k)).collect::<Vec<_>>().join(","))
             ));
             return Some(
                 entries

@@ -654,8 +654,7 @@ fn write_value(out: &mut String, v: &Value, level: usize) {
 
 /// JSON.stringify's string quoting: `"` and `\` escaped, the short escapes for
 /// backspace/form feed/newline/carriage return/tab, `\u00xx` (lower-case hex) for the other
-/// control characters, everything else verbatim.
-/// `JSON.stringify(s)` for a string: the quoted, escaped form.
+/// control characters, everything else verbatim (`JSON.stringify(s)` for a string).
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     quote_json_string(&mut out, s);
