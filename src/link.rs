@@ -610,6 +610,7 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
     }
 }
 
+#[cfg(test)] // batches read rows with `get_many` and call `files_from_row`
 /// A package's file map (and the side-effects diff for `cache_key`, if the row has one) from
 /// its index row. Blob paths are built as pnpm's readers build them:
 /// `<storeDir>/files/<xx>/<rest>[-exec]`, executable when any x bit is set.

@@ -25,7 +25,6 @@ use std::fs::{self, File};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, ErrorKind, Read as _};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -108,11 +107,13 @@ pub struct PkgFromStore {
 }
 
 impl PkgFromStore {
+    #[cfg(test)] // the bindings stream answers through `read_pkgs_each`
     /// The relative paths, in order.
     pub fn paths(&self) -> impl Iterator<Item = &str> {
         self.files.iter().map(|(p, _)| p.as_str())
     }
 
+    #[cfg(test)] // the bindings stream answers through `read_pkgs_each`
     /// The blob paths, in order (pnpm's `filesMap` values).
     pub fn blob_paths<'a>(&'a self, store_dir: &'a str) -> impl Iterator<Item = String> + 'a {
         self.files
@@ -199,6 +200,7 @@ impl From<IndexError> for ReadError {
     }
 }
 
+#[cfg(test)] // the bindings stream answers through `read_pkgs_each`
 /// `readPkgFromCafs` for one key.
 pub fn read_pkg(
     index: &StoreIndex,
@@ -214,6 +216,7 @@ pub fn read_pkg(
     (result, tally)
 }
 
+#[cfg(test)] // the bindings stream answers through `read_pkgs_each`
 /// `readPkgFromCafs` for many keys: the rows come from one snapshot of the index in a few
 /// statements, then are decoded and verified in parallel on the current rayon pool. One answer
 /// per key, in order; `expected` is empty or has one entry per key. Only a failure of the index
@@ -227,6 +230,7 @@ pub fn read_pkgs(
     read_pkgs_map(index, req, keys, expected, |_, answer| answer)
 }
 
+#[cfg(test)] // the bindings stream answers through `read_pkgs_each`
 /// [`read_pkgs`] with each answer passed through `convert` on the pool thread that produced it,
 /// so that turning answers into their final form (e.g. what a binding hands to JS) runs in
 /// parallel too. `convert` gets the key's position in `keys`.
@@ -237,6 +241,7 @@ pub fn read_pkgs_map<T: Send>(
     expected: &[Option<ExpectedPkg>],
     convert: impl Fn(usize, Result<PkgRead, ReadError>) -> T + Sync,
 ) -> Result<(Vec<T>, Tally), IndexError> {
+    use std::sync::Mutex;
     let slots: Vec<Mutex<Option<(T, Tally)>>> = keys.iter().map(|_| Mutex::new(None)).collect();
     read_pkgs_each(index, req, keys, expected, |i, result, tally| {
         *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some((convert(i, result), tally));
