@@ -199,25 +199,29 @@ pub fn add_dir(cas: &Cas, req: &AddDirRequest) -> Result<AddedDir, AddDirError> 
             listing
         }
     };
-    let found = &listing.files;
-    let mut files = found
+    // Each file is read once: `package.json`'s bytes are kept for the manifest, so that it is
+    // parsed from exactly what was stored.
+    let stored = listing
+        .files
         .par_iter()
         .map(|f| {
             let bytes = fs::read(&f.path).map_err(AddDirError::Io)?;
-            store_entry(cas, &f.key, &bytes, f.mode)
+            let entry = store_entry(cas, &f.key, &bytes, f.mode)?;
+            Ok((entry, (f.key == "package.json").then_some(bytes)))
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, AddDirError>>()?;
+    let mut manifest_bytes = None;
+    let mut files = Vec::with_capacity(stored.len() + listing.symlinks.len());
+    for (entry, bytes) in stored {
+        manifest_bytes = manifest_bytes.or(bytes);
+        files.push(entry);
+    }
     // After the files, as pnpm 11.28 adds them.
     for (key, target) in &listing.symlinks {
         files.push(store_entry(cas, key, target.as_bytes(), SYMLINK_MODE)?);
     }
-    let raw = found
-        .iter()
-        .find(|f| f.key == "package.json")
-        .map(|f| {
-            let bytes = fs::read(&f.path).map_err(AddDirError::Io)?;
-            parse_package_json(&bytes).map_err(AddDirError::from)
-        })
+    let raw = manifest_bytes
+        .map(|bytes| parse_package_json(&bytes).map_err(AddDirError::from))
         .transpose()?;
     let raw_manifest = complete_package_json(cas, &mut files, raw, req.append_manifest)?;
     let manifest = match &raw_manifest {
