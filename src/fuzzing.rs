@@ -68,7 +68,6 @@ pub fn check_tar(tar: &[u8], limit: u64) -> Result<Vec<TarEntry>, TarError> {
             "the walk let an entry run past the end: {e}"
         ),
     }
-    assert!(tarball::parse_limited(tar, None) == full);
     match (&full, tarball::parse_limited(tar, Some(limit))) {
         (Ok(entries), Ok(limited)) => assert!(limited == *entries, "limit {limit} changed"),
         (_, Err(e)) if e.kind == TarErrorKind::TooLarge => {}

@@ -140,7 +140,7 @@ pub fn parse_limited(
                             max,
                             format_args!(
                                 "its regular files reach {} bytes at {}",
-                                js_number(unpacked),
+                                crate::json::number_to_string(unpacked),
                                 crate::json::quote(&name)
                             ),
                         ));
@@ -150,7 +150,7 @@ pub fn parse_limited(
                 let unsupported = |what: &str, value: f64| {
                     TarError::new(format!(
                         "Unsupported {what} {} for file {name} in TAR header at offset {pos}",
-                        js_number(value)
+                        crate::json::number_to_string(value)
                     ))
                 };
                 let size = file_size(size).ok_or_else(|| unsupported("size", size))?;
@@ -182,7 +182,7 @@ pub fn parse_limited(
             .ok_or_else(|| {
                 TarError::new(format!(
                     "Unsupported size {} in TAR header at offset {pos}",
-                    js_number(size)
+                    crate::json::number_to_string(size)
                 ))
             })?;
     }
@@ -243,7 +243,7 @@ pub(crate) fn too_large(max: u64, why: std::fmt::Arguments) -> TarError {
 fn checksum_error(pos: usize, expected: f64, actual: &str) -> TarError {
     TarError::new(format!(
         "Invalid checksum for TAR header at offset {pos}. Expected {}, got {actual}",
-        js_number(expected)
+        crate::json::number_to_string(expected)
     ))
 }
 
@@ -560,19 +560,6 @@ fn js_slice(buf: &[u8], start: f64, end: f64) -> &[u8] {
         return &[];
     }
     &buf[start as usize..end as usize]
-}
-
-/// A JS number as `${n}` shows it, for the integral values that occur here.
-fn js_number(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        (if v > 0.0 { "Infinity" } else { "-Infinity" }).into()
-    } else if v.fract() == 0.0 && v.abs() < 1e21 {
-        format!("{}", v as i128)
-    } else {
-        format!("{v}")
-    }
 }
 
 #[cfg(test)]

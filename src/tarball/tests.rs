@@ -759,8 +759,8 @@ fn js_helpers() {
     assert_eq!(normalize("a/./b/../c"), "a/c");
     assert_eq!(normalize("../../x/"), "x/");
     assert_eq!(normalize("./"), "");
-    assert_eq!(js_number(-0.0), "0");
-    assert_eq!(js_number(f64::INFINITY), "Infinity");
+    assert_eq!(crate::json::number_to_string(-0.0), "0");
+    assert_eq!(crate::json::number_to_string(f64::INFINITY), "Infinity");
 }
 
 #[test]
