@@ -39,7 +39,6 @@ import http from 'node:http'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { benchmarkDir, deleteInBackground, loadCorpus, writeResultsSection } from './corpus.mjs'
 
@@ -197,9 +196,10 @@ function install (variant) {
     '--config.ignore-scripts=true', '--config.update-notifier=false', `--config.registry=${registry}`, '--reporter=append-only']
   execFileSync('sync')
   return new Promise((resolve) => {
+    const env = sandboxEnv(variant) // makes directories: outside the timed window
     const start = process.hrtime.bigint()
     const spawnedAt = Date.now()
-    const child = spawn(cmd, args, { cwd: projectDir, env: sandboxEnv(variant), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(cmd, args, { cwd: projectDir, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     child.stdout.on('data', (d) => { output += d })
     child.stderr.on('data', (d) => { output += d })

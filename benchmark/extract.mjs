@@ -176,7 +176,7 @@ if (active.includes('cas')) {
           integrity: t.integrity,
           url: t.url,
         })));
-        cas.closeStores?.();
+        cas.closeStores();
       });
       r.packageFiles = results.reduce((n, x) => n + x.filesMap.size, 0);
       r.phases = { queuedMs: 0, inflateMs: 0, hashWriteMs: 0, indexMs: 0 };
@@ -193,10 +193,10 @@ if (active.includes('cas')) {
           storeDir = newStoreDir(`micro-cas-${t.name.replace("/", "+")}`);
           await cas.initStoreDir(storeDir);
         },
-        afterEach: () => cas.closeStores?.(),
+        afterEach: () => cas.closeStores(),
       };
     },
-    finish: () => cas.closeStores?.(),
+    finish: () => cas.closeStores(),
   };
 }
 

@@ -248,6 +248,8 @@ async function runOnce (name, tag) {
   if (counts.files !== expected.files || counts.links !== expected.links) {
     failures.push(`${name} ${tag}: ${counts.files} files, ${counts.links} symlinks; expected ${expected.files}, ${expected.links}`)
   }
+  // Not only alike across runs: every dependency link of the lockfile is there.
+  if (counts.links !== expectedSymlinks) failures.push(`${name} ${tag}: ${counts.links} symlinks; the lockfile has ${expectedSymlinks}`)
   r.tree = counts
   r.projectDir = projectDir
   log(`  ${name.padEnd(4)} ${tag.padEnd(7)} wall ${fmt(r.wallMs)} ms, cpu ${fmt(r.cpuMs)} ms (user ${fmt(r.userMs)}, sys ${fmt(r.sysMs)}), ` +
@@ -264,7 +266,7 @@ for (const name of active) {
   warm[name] = await runOnce(name, 'warmup')
   if (name === 'cas') referenceTree = warm.cas.projectDir
 }
-{
+if (warm.cas != null) {
   const ours = snapshotTree(join(warm.cas.projectDir, 'node_modules'))
   const blobs = storeInodes()
   const notShared = [...ours.inodes.values()].filter((ino) => !blobs.has(ino)).length

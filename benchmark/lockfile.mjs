@@ -45,8 +45,8 @@ export function readLockfile (file) {
     }
     if (section == null) continue
     if (indent === 2) {
-      const { key, value } = splitKey(line)
-      entry = value === '{}' ? {} : {}
+      const { key } = splitKey(line)
+      entry = {}
       section[key] = entry
       sub = null
       continue
