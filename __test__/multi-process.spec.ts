@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
-import { extractionTarballs, startChild, writeJob, type Child } from './helpers/processes.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { extractionTarballs, startChild, writeJob, type Child, type JobTarball } from './helpers/processes.js'
 import { freshStoreDir } from './helpers/stores.js'
 import { verifyStore } from './helpers/verify-store.mjs'
 
@@ -16,12 +16,18 @@ const WRITERS = 4
 const READERS = 2
 
 describe('four writers and two readers on one store', () => {
+  // One set of generated tarballs for both runs; each run gets its own store.
+  let tarballs: JobTarball[]
+  let keys: string[]
+  let keysFile: string
+  beforeAll(() => {
+    tarballs = extractionTarballs(40)
+    keys = tarballs.map((t) => t.key)
+    keysFile = path.join(path.dirname(tarballs[0].file), 'keys.json')
+    fs.writeFileSync(keysFile, JSON.stringify(keys))
+  })
   for (const withPnpm of [false, true]) {
     it(withPnpm ? 'with pnpm 11 as one of the writers' : 'all of them @cas/native', async () => {
-      const tarballs = extractionTarballs(40)
-      const keys = tarballs.map((t) => t.key)
-      const keysFile = path.join(path.dirname(tarballs[0].file), 'keys.json')
-      fs.writeFileSync(keysFile, JSON.stringify(keys))
       const storeDir = freshStoreDir('multi')
 
       const readers: Child[] = Array.from({ length: READERS }, () => startChild('store-reader.mjs', [storeDir, keysFile]))

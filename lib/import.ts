@@ -247,7 +247,8 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
 const METHODS: Record<string, string | undefined> = { k: 'clone', h: 'hardlink', c: 'copy', '-': undefined }
 
 function isCompact (p: LinkPackage): boolean {
-  return typeof p.filesIndexFile === 'string' && !p.filesIndexFile.includes('\0') && !p.targetDir.includes('\0') &&
+  // NULs in either string were refused by the argument checks, so they can be NUL-joined.
+  return p.filesIndexFile != null &&
     p.sideEffectsCacheKey == null && p.packageImportMethod == null && (p.resolvedFrom == null || p.resolvedFrom === 'store') &&
     !p.requiresBuild && !p.force && !p.keepModulesDir && !p.disableRelinkLocalDirDeps && !p.safeToSkip
 }

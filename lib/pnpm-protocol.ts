@@ -15,10 +15,7 @@ import { isMainThread, parentPort } from 'node:worker_threads'
 import * as cas from './index.js'
 import { applySideEffectsSymlinks, placeSymlinks } from './side-effects-symlinks.js'
 
-/** The pnpm versions whose worker protocol this file was checked against. */
-export const SUPPORTED_PNPM_RANGE = { major: 11, minMinor: 28, maxMinor: 28 }
-
-interface VerifiedFileIntegrity { files: number, ms: number }
+type VerifiedFileIntegrity = cas.VerifiedFileIntegrity
 
 export interface WorkerError { code?: string, message: string, hint?: string }
 

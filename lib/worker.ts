@@ -18,10 +18,7 @@ export interface StoreIndexLike {
   setRawMany?: (writes: Array<{ key: string, buffer: Uint8Array }>) => void
 }
 
-export interface VerifiedFileIntegrity {
-  files: number
-  ms: number
-}
+export type VerifiedFileIntegrity = cas.VerifiedFileIntegrity
 
 const tally: VerifiedFileIntegrity = { files: 0, ms: 0 }
 

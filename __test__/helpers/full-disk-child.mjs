@@ -14,7 +14,11 @@ const [mountDir, jobFile] = process.argv.slice(2)
 const storeDir = path.join(mountDir, 'store')
 const job = JSON.parse(fs.readFileSync(jobFile, 'utf8'))
 const extract = (t) => cas.addFilesFromTarball({ buffer: fs.readFileSync(t.file), storeDir, filesIndexFile: t.key, integrity: t.integrity })
-const hasRow = async (key) => (await cas.readPkgsFromCafs({ storeDir, verifyStoreIntegrity: true }, [key])).results[0].pkgFilesIndex !== null
+const hasRow = async (key) => {
+  const [result] = (await cas.readPkgsFromCafs({ storeDir, verifyStoreIntegrity: true }, [key])).results
+  if (result.error != null) throw result.error
+  return result.files != null
+}
 
 await cas.initStoreDir(storeDir)
 let extracted = 0
