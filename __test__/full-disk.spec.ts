@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { extractionTarballs, writeJob } from './helpers/processes.js'
-import { freshDir } from './helpers/trees.js'
+import { freshDir } from './helpers/stores.js'
 
 describe('a store on a full disk', () => {
   it('fails with ENOSPC, writes no row for the package, stays verifiable, and recovers', () => {

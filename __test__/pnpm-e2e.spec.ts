@@ -23,7 +23,7 @@ import { StoreIndex } from '@pnpm/store.index'
 import * as cas from '../dist/index.js'
 import { BACKUP_NAME } from '../dist/pnpm-swap.js'
 import { copyProject, lockedPackages, node24, nodePathWithThisPackage, nodeModulesTree, pnpmInstall, pnpmPackageDir, repoDir, type PnpmRun } from './helpers/pnpm-cli.js'
-import { freshDir } from './helpers/trees.js'
+import { freshDir } from './helpers/stores.js'
 
 const packages = lockedPackages()
 let base: string

@@ -10,7 +10,7 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { BACKUP_NAME, restorePnpmWorker, swapPnpmWorker } from '../dist/pnpm-swap.js'
 import { node24, repoDir } from './helpers/pnpm-cli.js'
-import { freshDir } from './helpers/trees.js'
+import { freshDir } from './helpers/stores.js'
 
 const cli = path.join(repoDir, 'dist', 'pnpm-cli.js')
 const ORIGINAL = '// pnpm\'s own worker\n'

@@ -3,9 +3,8 @@ import { fork, type ChildProcess } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { tarballFixtures } from './stores.js'
+import { freshDir, tarballFixtures } from './stores.js'
 import { tgz } from './tar.js'
-import { freshDir } from './trees.js'
 
 export interface Child {
   process: ChildProcess

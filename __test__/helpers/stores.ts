@@ -23,9 +23,14 @@ export function tarballFixtures (): Array<TarballFixture & { buffer: Buffer, key
   }))
 }
 
+/** A new empty directory under the OS temp dir. */
+export function freshDir (label: string, base = os.tmpdir()): string {
+  return fs.mkdtempSync(path.join(base, `cas-native-${label}-`))
+}
+
 /** A new, empty, versioned store directory under the OS temp dir. */
 export function freshStoreDir (label: string): string {
-  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), `cas-native-${label}-`)), 'v11')
+  return path.join(freshDir(label), 'v11')
 }
 
 export interface BlobSnapshot {

@@ -1,11 +1,13 @@
 /** Helpers of the linking suites: a store filled by pnpm's worker, and tree snapshots. */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import * as pnpm from '@pnpm/worker'
 import { StoreIndex } from '@pnpm/store.index'
 import { freshStoreDir, tarballFixtures } from './stores.js'
+
+// Kept importable from here, where the linking suites have always found it.
+export { freshDir } from './stores.js'
 
 export interface FilledStore {
   storeDir: string
@@ -26,10 +28,6 @@ export async function storeFilledByPnpm (label: string, storeDir = freshStoreDir
   return { storeDir, packages }
 }
 
-/** A new empty directory under the OS temp dir. */
-export function freshDir (label: string, base = os.tmpdir()): string {
-  return fs.mkdtempSync(path.join(base, `cas-native-${label}-`))
-}
 
 export interface TreeEntry {
   type: 'file' | 'dir' | 'symlink'
