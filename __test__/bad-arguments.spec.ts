@@ -123,6 +123,7 @@ const cases: Record<string, Case[]> = {
     ['linkPackages: packages missing', () => cas.linkPackages({ storeDir } as any), 'packages', TYPE],
     ...pathCases('linkPackages', 'packages[0].targetDir', (v) => cas.linkPackages({ storeDir, packages: [{ targetDir: v, filesIndexFile: 'k' }] } as any)),
     ['linkPackages: neither key nor map', () => cas.linkPackages({ storeDir, packages: [{ targetDir: dir }] } as any), 'packages[0].filesIndexFile', TYPE],
+    ['linkPackages: sideEffectsMaps a plain object', () => cas.linkPackages({ storeDir, packages: [{ targetDir: dir, filesMap: new Map(), sideEffectsCacheKey: 'k', sideEffectsMaps: {} }] } as any), 'packages[0].sideEffectsMaps', TYPE],
     ...symlinkCases('linkPackages', (o) => cas.linkPackages({ storeDir, packages: [], symlinks: o?.deps } as any)).slice(1).map(([w, c, n, code]): Case => [w, c, n.replace(/^deps/, 'symlinks'), code]),
   ],
   'index.readPkgFromCafs': readCases('readPkgFromCafs', cas.readPkgFromCafs),

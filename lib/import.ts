@@ -60,7 +60,7 @@ export async function importPackage (opts: ImportPackageOptions): Promise<Import
   checkOptionalString('packageImportMethod', opts.packageImportMethod)
   checkOptionalString('filesResponse.packageImportMethod', fr.packageImportMethod)
   checkOptionalString('sideEffectsCacheKey', opts.sideEffectsCacheKey)
-  const diff = sideEffectsDiff(fr.sideEffectsMaps, opts.sideEffectsCacheKey)
+  const diff = sideEffectsDiff('filesResponse.sideEffectsMaps', fr.sideEffectsMaps, opts.sideEffectsCacheKey)
   const raw = await binding.importPackage({
     storeDir: opts.storeDir,
     packageImportMethod: fr.packageImportMethod ?? opts.packageImportMethod ?? 'auto',
@@ -209,7 +209,7 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
     }
     if (p.filesMap == null) throw invalidArgument(`${name}.filesIndexFile`, 'a non-empty string (or filesMap a Map)', p.filesIndexFile)
     const files = flattenFilesMap(`${name}.filesMap`, p.filesMap)
-    full.push({ ...common, paths: files.paths, blobPaths: files.blobPaths, ...sideEffectsDiff(p.sideEffectsMaps, p.sideEffectsCacheKey) })
+    full.push({ ...common, paths: files.paths, blobPaths: files.blobPaths, ...sideEffectsDiff(`${name}.sideEffectsMaps`, p.sideEffectsMaps, p.sideEffectsCacheKey) })
   })
   const symlinks = flattenDeps('symlinks', opts.symlinks ?? [])
   const raw = await binding.linkPackages({
@@ -257,16 +257,16 @@ function importError (targetDir: string, error: binding.NativeError): PnpmError 
   return new PnpmError(error.code || 'LINKING_FAILED', `[importPackage ${targetDir}] ${error.message}`)
 }
 
-function sideEffectsDiff (maps: Map<string, SideEffectsDiff> | undefined, key: string | undefined): {
+function sideEffectsDiff (name: string, maps: Map<string, SideEffectsDiff> | undefined, key: string | undefined): {
   sideEffectsAddedPaths?: string[]
   sideEffectsAddedBlobPaths?: string[]
   sideEffectsDeleted?: string[]
 } {
   if (!key || maps == null) return {}
-  if (!(maps instanceof Map)) throw invalidArgument('filesResponse.sideEffectsMaps', 'a Map', maps)
+  if (!(maps instanceof Map)) throw invalidArgument(name, 'a Map', maps)
   const diff = maps.get(key)
   if (diff == null) return {}
-  const added = diff.added == null ? { paths: [], blobPaths: [] } : flattenFilesMap('sideEffectsMaps.added', diff.added)
+  const added = diff.added == null ? { paths: [], blobPaths: [] } : flattenFilesMap(`${name}.get(${JSON.stringify(key)}).added`, diff.added)
   return { sideEffectsAddedPaths: added.paths, sideEffectsAddedBlobPaths: added.blobPaths, sideEffectsDeleted: diff.deleted ?? [] }
 }
 
