@@ -132,10 +132,6 @@ impl StoreIndex {
         }
     }
 
-    pub fn is_frozen(&self) -> bool {
-        self.frozen
-    }
-
     /// Queues rows for the next transaction; `on_committed` runs once they are durable in the
     /// WAL (or failed). Opening the database happens on the writer thread too, so its errors
     /// arrive through `on_committed` like any other.
