@@ -7,7 +7,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
+import { StoreIndex } from '@pnpm/store.index'
 import * as cas from '../dist/index.js'
+import { freshStoreDir } from './helpers/stores.js'
 import { comparable, freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
 
 let store: FilledStore
@@ -193,5 +195,47 @@ describe('linkPackages', () => {
     const badArg = await attempt(cas.linkPackages({ storeDir: store.storeDir, packages: [{ targetDir: path.join(root, 'x') } as any] }))
     expect(badArg).toBeInstanceOf(TypeError)
     expect(badArg.message).toContain('"packages[0].filesIndexFile"')
+  })
+
+  it.skipIf(process.platform === 'win32')('restores the symlinks of a pnpm 11.28 side-effects entry, and drops an entry with an unrestorable one', async () => {
+    const root = freshDir('batch-se-links')
+    const storeDir = freshStoreDir('batch-se-links-store')
+    const pkg = path.join(root, 'pkg')
+    fs.mkdirSync(path.join(pkg, 'lib'), { recursive: true })
+    fs.writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'se-links', version: '1.0.0', scripts: { install: 'node x' } }))
+    fs.writeFileSync(path.join(pkg, 'lib/index.js'), 'index')
+    await cas.addFilesFromDir({ storeDir, dir: pkg, filesIndexFile: 'se-links' })
+    fs.writeFileSync(path.join(pkg, 'generated.js'), 'generated')
+    fs.symlinkSync('generated.js', path.join(pkg, 'alias.js'))
+    const upload = await cas.addFilesFromDir({ storeDir, dir: pkg, filesIndexFile: 'se-links', sideEffectsCacheKey: 'k', compat: 'pnpm@11.28' })
+    expect(upload.sideEffects?.added?.has('alias.js')).toBe(true)
+
+    const link = (targetDir: string) => cas.linkPackages({ storeDir, packageImportMethod: 'copy', packages: [{ targetDir, filesIndexFile: 'se-links', sideEffectsCacheKey: 'k' }] })
+    const built = path.join(root, 'built/node_modules/se-links')
+    const result = await link(built)
+    expect(result.results).toEqual([{ isBuilt: true, importMethod: 'copy' }])
+    expect(fs.lstatSync(path.join(built, 'alias.js')).isSymbolicLink()).toBe(true)
+    expect(fs.readlinkSync(path.join(built, 'alias.js'))).toBe('generated.js')
+    expect(fs.readFileSync(path.join(built, 'alias.js'), 'utf8')).toBe('generated')
+
+    // Forge the link's recorded target into one pnpm 11.28 would not restore: the whole
+    // side-effects entry is dropped and the package imported as it was before the build.
+    const index = new StoreIndex(storeDir)
+    let digest: string
+    try {
+      const added = (index.get('se-links') as any).sideEffects.get('k').added
+      digest = (added instanceof Map ? added.get('alias.js') : added['alias.js']).digest
+    } finally {
+      index.close()
+    }
+    const blob = path.join(storeDir, 'files', digest.slice(0, 2), digest.slice(2))
+    fs.chmodSync(blob, 0o644)
+    fs.writeFileSync(blob, '../../x')
+    const fallback = path.join(root, 'fallback/a/node_modules/se-links')
+    const dropped = await link(fallback)
+    expect(dropped.results).toEqual([{ isBuilt: false, importMethod: 'copy' }])
+    expect(fs.readdirSync(fallback).sort()).toEqual(['lib', 'package.json'])
+    expect(fs.readdirSync(path.join(root, 'fallback/a'))).toEqual(['node_modules'])
+    expect(fs.readdirSync(path.join(root, 'fallback'))).toEqual(['a'])
   })
 })

@@ -8,6 +8,7 @@
 //! packages (big packages split their files across the pool too), file maps read from the
 //! store index on the pool threads so they never cross into JS, then all symlinks.
 
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs;
 use std::io::{self, ErrorKind};
@@ -22,8 +23,13 @@ use crate::import::{
     self, apply_side_effects, rename_overwrite, FilesMap, ImportError, ImportMethod, ImportRequest,
     Imported, ResolvedFrom, SideEffects, Stats,
 };
-use crate::package_index::{self, PackageFileInfo};
+use crate::package_index::{self, PackageFileInfo, SideEffectsDiff};
+use crate::symlink_entry::{normalize_target, SYMLINK_MODE};
 use crate::{os_error, platform, store};
+
+/// A side-effects entry's recorded symlinks (pnpm 11.28): relative link path → target text,
+/// created in the package after its files.
+pub type Symlinks = Vec<(String, String)>;
 
 /// One package of `symlinkAllModules`: link each child into `modules` under its alias.
 #[derive(Debug, Clone)]
@@ -515,12 +521,12 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
             next_row - 1
         }));
     }
-    let requests: Vec<Result<(ImportRequest, bool), ImportError>> = req
+    let requests: Vec<Result<(ImportRequest, bool, Symlinks), ImportError>> = req
         .packages
         .par_iter()
         .zip(row_of.par_iter())
         .map(|(pkg, row_at)| {
-            let (files, diff) = match &pkg.source {
+            let (files, diff, symlinks) = match &pkg.source {
                 FilesSource::Map {
                     files,
                     side_effects,
@@ -532,6 +538,7 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
                             .find(|(key, _)| key == k)
                             .map(|(_, d)| d.clone())
                     }),
+                    Symlinks::new(),
                 ),
                 FilesSource::IndexKey(key) => {
                     let rows = rows.as_ref().map_err(Clone::clone)?;
@@ -561,23 +568,26 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
                 disable_relink_local_dir_deps: pkg.disable_relink_local_dir_deps,
                 safe_to_skip: pkg.safe_to_skip,
             };
-            Ok((request, is_built))
+            Ok((request, is_built, symlinks))
         })
         .collect();
     let mut order: Vec<usize> = (0..requests.len()).collect();
     order.sort_by_key(|&i| {
-        std::cmp::Reverse(requests[i].as_ref().map_or(0, |(r, _)| r.files.len()))
+        std::cmp::Reverse(requests[i].as_ref().map_or(0, |(r, _, _)| r.files.len()))
     });
     let import_one = |i: usize| {
-        let outcome =
-            match &requests[i] {
-                Ok((request, is_built)) => import::import_package(&req.store_dir, request, stats)
-                    .map(|imported| PackageOutcome {
+        let outcome = match &requests[i] {
+            Ok((request, is_built, symlinks)) => {
+                import::import_package(&req.store_dir, request, stats).and_then(|imported| {
+                    place_symlinks(&request.target_dir, symlinks)?;
+                    Ok(PackageOutcome {
                         is_built: *is_built,
                         imported,
-                    }),
-                Err(e) => Err(e.clone()),
-            };
+                    })
+                })
+            }
+            Err(e) => Err(e.clone()),
+        };
         (i, outcome)
     };
     // `auto` decides on the first package it imports, by trying a clone and then a link and
@@ -585,10 +595,11 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
     // pay for that, alone, instead of the biggest ones the pool would start with.
     let mut outcomes = Vec::with_capacity(order.len());
     if req.method == ImportMethod::Auto {
-        if let Some(pos) = order
-            .iter()
-            .rposition(|&i| requests[i].as_ref().is_ok_and(|(r, _)| !r.files.is_empty()))
-        {
+        if let Some(pos) = order.iter().rposition(|&i| {
+            requests[i]
+                .as_ref()
+                .is_ok_and(|(r, _, _)| !r.files.is_empty())
+        }) {
             outcomes.push(import_one(order.remove(pos)));
         }
     }
@@ -619,7 +630,7 @@ pub fn read_files(
     files_dir: &str,
     key: &str,
     cache_key: Option<&str>,
-) -> Result<(FilesMap, Option<SideEffects>), ImportError> {
+) -> Result<(FilesMap, Option<SideEffects>, Symlinks), ImportError> {
     let bytes = store
         .index
         .get(key)
@@ -628,13 +639,17 @@ pub fn read_files(
 }
 
 /// [`read_files`] for a row already read (`None`: the index has no row for `key`).
+///
+/// The side-effects diff's symlink entries (pnpm 11.28) are taken out of `added` and returned
+/// as the package's symlinks; a diff whose symlinks pnpm would not restore is dropped, as if
+/// the row had none for `cache_key` (see [`side_effects_of`]).
 pub fn files_from_row(
     store: &store::Store,
     bytes: Option<Vec<u8>>,
     files_dir: &str,
     key: &str,
     cache_key: Option<&str>,
-) -> Result<(FilesMap, Option<SideEffects>), ImportError> {
+) -> Result<(FilesMap, Option<SideEffects>, Symlinks), ImportError> {
     let bytes = bytes.ok_or_else(|| {
         ImportError::with_code(
             "ERR_PNPM_MISSING_INDEX_ROW",
@@ -654,24 +669,141 @@ pub fn files_from_row(
             ),
         )
     })?;
-    let to_map = |files: &[(String, PackageFileInfo)]| -> Result<FilesMap, ImportError> {
-        files
-            .iter()
-            .map(|(path, info)| Ok((path.clone(), blob_path(files_dir, key, path, info)?)))
-            .collect()
-    };
-    let files = to_map(&row.files)?;
+    let files = to_map(files_dir, key, row.files.iter())?;
     let diff = match (cache_key, &row.side_effects) {
         (Some(ck), Some(all)) => match all.iter().find(|(k, _)| k == ck) {
-            Some((_, d)) => Some(SideEffects {
-                added: to_map(d.added.as_deref().unwrap_or(&[]))?,
-                deleted: d.deleted.clone().unwrap_or_default(),
-            }),
+            Some((_, d)) => side_effects_of(files_dir, key, &files, d)?,
             None => None,
         },
         _ => None,
     };
-    Ok((files, diff))
+    Ok(match diff {
+        Some((diff, symlinks)) => (files, Some(diff), symlinks),
+        None => (files, None, Symlinks::new()),
+    })
+}
+
+fn to_map<'a>(
+    files_dir: &str,
+    key: &str,
+    files: impl Iterator<Item = &'a (String, PackageFileInfo)>,
+) -> Result<FilesMap, ImportError> {
+    files
+        .map(|(path, info)| Ok((path.clone(), blob_path(files_dir, key, path, info)?)))
+        .collect()
+}
+
+const S_IFMT: u32 = 0o170000;
+
+/// A side-effects diff as pnpm 11.28 reads it: symlink-mode entries become symlinks (target =
+/// the blob's text) when every one is restorable (`normalize_target` keeps its text as is) and
+/// no restored file or link lies below one of them; otherwise `None`, the diff is dropped (the
+/// package is imported as if it had no side effects for this key). pnpm 11.28 never records
+/// symlinks on Windows, so there any such entry drops the diff.
+fn side_effects_of(
+    files_dir: &str,
+    key: &str,
+    base: &FilesMap,
+    d: &SideEffectsDiff,
+) -> Result<Option<(SideEffects, Symlinks)>, ImportError> {
+    let all = d.added.as_deref().unwrap_or(&[]);
+    let is_link = |info: &PackageFileInfo| info.mode & S_IFMT == SYMLINK_MODE;
+    let diff = SideEffects {
+        added: to_map(files_dir, key, all.iter().filter(|(_, i)| !is_link(i)))?,
+        deleted: d.deleted.clone().unwrap_or_default(),
+    };
+    let links: Vec<&(String, PackageFileInfo)> = all.iter().filter(|(_, i)| is_link(i)).collect();
+    if links.is_empty() {
+        return Ok(Some((diff, Symlinks::new())));
+    }
+    if cfg!(windows) {
+        return Ok(None);
+    }
+    let mut symlinks = Symlinks::new();
+    for (path, info) in links {
+        let blob = blob_path(files_dir, key, path, info)?;
+        let target = match fs::read(&blob) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ImportError::os(&e, "open", &blob, None)),
+        };
+        if normalize_target(path, &target).as_deref() != Some(target.as_str()) {
+            return Ok(None);
+        }
+        symlinks.push((path.clone(), target));
+    }
+    let links: HashSet<&str> = symlinks.iter().map(|(p, _)| p.as_str()).collect();
+    let deleted: HashSet<&str> = diff.deleted.iter().map(String::as_str).collect();
+    let restored = diff
+        .added
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .chain(links.iter().copied())
+        .chain(
+            base.iter()
+                .map(|(p, _)| p.as_str())
+                .filter(|p| !deleted.contains(p)),
+        );
+    let below_a_link = |p: &str| {
+        p.match_indices('/')
+            .any(|(slash, _)| slash > 0 && links.contains(&p[..slash]))
+    };
+    if restored.into_iter().any(below_a_link) {
+        return Ok(None);
+    }
+    Ok(Some((diff, symlinks)))
+}
+
+/// Creates (or corrects) a package's side-effects symlinks once its files are in place, as
+/// pnpm 11.28's importer does: a right link is kept, anything else at the path is replaced. The
+/// link paths are plain names inside `dir` (checked on reading); a path whose parent inside
+/// `dir` is a symlink fails rather than write through it.
+fn place_symlinks(dir: &Path, symlinks: &Symlinks) -> Result<(), ImportError> {
+    for (rel, target) in symlinks {
+        let dest = dir.join(rel);
+        if fs::read_link(&dest).is_ok_and(|t| t.as_os_str() == std::ffi::OsStr::new(target)) {
+            continue;
+        }
+        let mut parent = dir.to_path_buf();
+        let segments: Vec<&str> = rel.split('/').collect();
+        for segment in &segments[..segments.len() - 1] {
+            parent.push(segment);
+            match fs::symlink_metadata(&parent) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(ImportError::linking_failed(format!(
+                        "Cannot create the symlink {} below the symlink {}",
+                        dest.display(),
+                        parent.display()
+                    )))
+                }
+                _ => {}
+            }
+        }
+        if let Some(parent) = dest.parent() {
+            fs::create_dir_all(parent).map_err(|e| ImportError::os(&e, "mkdir", parent, None))?;
+        }
+        let removed = match fs::symlink_metadata(&dest) {
+            Ok(m) if m.is_dir() => fs::remove_dir_all(&dest),
+            Ok(_) => fs::remove_file(&dest),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+        removed.map_err(|e| ImportError::os(&e, "rm", &dest, None))?;
+        make_symlink(target, &dest)
+            .map_err(|e| ImportError::os(&e, "symlink", Path::new(target), Some(&dest)))?;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_symlink(target: &str, dest: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, dest)
+}
+
+#[cfg(not(unix))]
+fn make_symlink(_target: &str, _dest: &Path) -> io::Result<()> {
+    // Never reached: symlink entries drop their side-effects diff where there are no symlinks.
+    Err(io::Error::from(ErrorKind::Unsupported))
 }
 
 fn blob_path(

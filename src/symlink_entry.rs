@@ -1,8 +1,10 @@
 //! Symlinks recorded as index entries, as pnpm 11.28 uploads a built package's side effects:
 //! an entry with mode `0o120000` whose blob is the link's target text. Only links that pnpm can
 //! recreate safely are recorded: a relative target in normal form that stays inside the package
-//! and does not reach into a `node_modules`. Reading such entries back is done in TS
-//! (`lib/side-effects-symlinks.ts`); this is the writing side.
+//! and does not reach into a `node_modules`. Reading such entries back (an entry is restorable
+//! iff `normalize_target` keeps its text as is) is done natively for `linkPackages`' index rows
+//! (`link::files_from_row`) and in TS for the pnpm worker protocol
+//! (`lib/side-effects-symlinks.ts`).
 
 /// `S_IFLNK`: the mode of a recorded symlink entry. It has no x bit, so the target text is
 /// stored as a non-executable blob.

@@ -299,8 +299,8 @@ fn batch_reads_file_maps_from_the_store_index() {
         .write(vec![("key\tx@1".into(), encode_row(&row))])
         .unwrap();
     let files_dir = format!("{}/files", store_dir.display());
-    let (files, diff) = read_files(&s, &files_dir, "key\tx@1", None).unwrap();
-    assert!(diff.is_none());
+    let (files, diff, symlinks) = read_files(&s, &files_dir, "key\tx@1", None).unwrap();
+    assert!(diff.is_none() && symlinks.is_empty());
     assert_eq!(
         files[0].1,
         PathBuf::from(format!("{files_dir}/ab/{}", &digest[2..]))
@@ -311,5 +311,165 @@ fn batch_reads_file_maps_from_the_store_index() {
     );
     let err = read_files(&s, &files_dir, "nope\tx@1", None).unwrap_err();
     assert_eq!(err.code, "ERR_PNPM_MISSING_INDEX_ROW");
+    s.index.close();
+}
+
+/// A store whose row for `pkg` has a side-effects entry `k` adding `generated.js` and the
+/// symlink entries `links` (link path, target text), as pnpm 11.28 records them.
+#[cfg(unix)]
+fn store_with_side_effect_links(
+    store_dir: &Path,
+    links: &[(&str, &str)],
+) -> std::sync::Arc<store::Store> {
+    use crate::package_index::{encode_row, PackageFilesIndex, SideEffectsDiff};
+    let mut n = 0;
+    let mut blob = |text: &str| {
+        n += 1;
+        let digest = format!("ab{n:0>126}");
+        fs::create_dir_all(store_dir.join("files/ab")).unwrap();
+        fs::write(store_dir.join("files/ab").join(&digest[2..]), text).unwrap();
+        digest
+    };
+    let info = |digest: String, mode| PackageFileInfo {
+        checked_at: Some(1.0),
+        digest,
+        mode,
+        size: 1,
+    };
+    let mut added = vec![("generated.js".to_string(), info(blob("gen"), 0o644))];
+    for (path, target) in links {
+        added.push((path.to_string(), info(blob(target), SYMLINK_MODE)));
+    }
+    let row = PackageFilesIndex {
+        requires_build: Some(true),
+        manifest: None,
+        algo: "sha512".into(),
+        files: vec![
+            ("package.json".into(), info(blob("{}"), 0o644)),
+            ("lib/index.js".into(), info(blob("x"), 0o644)),
+        ],
+        side_effects: Some(vec![(
+            "k".into(),
+            SideEffectsDiff {
+                deleted: None,
+                added: Some(added),
+            },
+        )]),
+    };
+    let s = store::open(store_dir);
+    s.index
+        .write(vec![("pkg".into(), encode_row(&row))])
+        .unwrap();
+    s
+}
+
+#[cfg(unix)]
+fn link_side_effects(store_dir: &Path, target: &Path) -> PackageOutcome {
+    let mut pkg =
+        BatchPackage::from_store(target.to_path_buf(), FilesSource::IndexKey("pkg".into()));
+    pkg.side_effects_cache_key = Some("k".into());
+    pkg.requires_build = true;
+    let req = BatchRequest {
+        store_dir: store_dir.to_path_buf(),
+        method: ImportMethod::Copy,
+        packages: vec![pkg],
+        symlinks: vec![],
+    };
+    let mut out = link_batch(&req, &Stats::default());
+    out.packages.pop().unwrap().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn side_effects_symlinks_are_restored_after_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("v11");
+    let s = store_with_side_effect_links(
+        &store_dir,
+        &[("alias.js", "generated.js"), ("lib/up", "../generated.js")],
+    );
+    let files_dir = format!("{}/files", store_dir.display());
+    let (files, diff, symlinks) = read_files(&s, &files_dir, "pkg", Some("k")).unwrap();
+    assert_eq!(files.len(), 2);
+    let diff = diff.unwrap();
+    let added: Vec<&str> = diff.added.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(added, ["generated.js"]);
+    assert_eq!(
+        symlinks,
+        [
+            ("alias.js".to_string(), "generated.js".to_string()),
+            ("lib/up".to_string(), "../generated.js".to_string())
+        ]
+    );
+
+    let target = dir.path().join("node_modules/pkg");
+    let outcome = link_side_effects(&store_dir, &target);
+    assert!(outcome.is_built);
+    assert_eq!(
+        fs::read_link(target.join("alias.js")).unwrap(),
+        Path::new("generated.js")
+    );
+    assert_eq!(fs::read_to_string(target.join("alias.js")).unwrap(), "gen");
+    assert_eq!(
+        fs::read_link(target.join("lib/up")).unwrap(),
+        Path::new("../generated.js")
+    );
+    // Again over a wrong link and a regular file: both corrected.
+    fs::remove_file(target.join("alias.js")).unwrap();
+    fs::write(target.join("alias.js"), "generated.js").unwrap();
+    fs::remove_file(target.join("lib/up")).unwrap();
+    std::os::unix::fs::symlink("elsewhere", target.join("lib/up")).unwrap();
+    link_side_effects(&store_dir, &target);
+    assert_eq!(
+        fs::read_link(target.join("alias.js")).unwrap(),
+        Path::new("generated.js")
+    );
+    assert_eq!(
+        fs::read_link(target.join("lib/up")).unwrap(),
+        Path::new("../generated.js")
+    );
+    s.index.close();
+}
+
+#[cfg(unix)]
+#[test]
+fn unrestorable_side_effects_symlinks_drop_the_side_effects_entry() {
+    for links in [
+        &[("alias.js", "../../x")][..],
+        &[("alias.js", "generated.js"), ("a", "/etc")],
+        &[("alias.js", "./generated.js")],
+        &[("alias.js", "node_modules/x")],
+        &[("node_modules/x", "y")],
+        // A restored file below a recorded link would be written through it.
+        &[("lib", "generated.js")],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let store_dir = dir.path().join("v11");
+        let s = store_with_side_effect_links(&store_dir, links);
+        let files_dir = format!("{}/files", store_dir.display());
+        let (files, diff, symlinks) = read_files(&s, &files_dir, "pkg", Some("k")).unwrap();
+        assert!(diff.is_none() && symlinks.is_empty(), "{links:?}");
+        assert_eq!(files.len(), 2);
+        let target = dir.path().join("a/b/node_modules/pkg");
+        let outcome = link_side_effects(&store_dir, &target);
+        assert!(!outcome.is_built, "{links:?}");
+        assert_eq!(names(&target), ["lib", "package.json"], "{links:?}");
+        assert_eq!(names(&dir.path().join("a/b")), ["node_modules"]);
+        assert_eq!(names(dir.path()), ["a", "v11"]);
+        s.index.close();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_missing_symlink_blob_drops_the_side_effects_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("v11");
+    let s = store_with_side_effect_links(&store_dir, &[("alias.js", "generated.js")]);
+    // The link's blob is the last one written.
+    fs::remove_file(store_dir.join(format!("files/ab/{:0>126}", 2))).unwrap();
+    let files_dir = format!("{}/files", store_dir.display());
+    let (_, diff, symlinks) = read_files(&s, &files_dir, "pkg", Some("k")).unwrap();
+    assert!(diff.is_none() && symlinks.is_empty());
     s.index.close();
 }
