@@ -281,6 +281,49 @@ export interface LinkResult {
   warnings: Array<string>
 }
 
+export interface LinkStoredOptions {
+  storeDir: string
+  packageImportMethod: string
+  verifyStoreIntegrity: boolean
+  strictStorePkgContentCheck: boolean
+  /**
+   * `count` packages: their store-index keys, expected names and versions and target
+   * directories, each column NUL-joined.
+   */
+  count: number
+  filesIndexFiles: string
+  names: string
+  versions: string
+  targetDirs: string
+  /** One dep per package, in package order: its dependency links. */
+  symlinks: SymlinkDepsInput
+}
+
+/**
+ * Links every package the store can serve as it is, on the link pool; the others are left out
+ * with their reasons.
+ */
+export declare function linkStoredPackages(opts: LinkStoredOptions): Promise<LinkStoredResult>
+
+export interface LinkStoredResult {
+  /** A failure of the whole call (the store index could not be read, malformed input). */
+  error?: NativeError
+  /**
+   * One character per package. Linked: `k` clone, `h` hardlink, `c` copy, `-` already
+   * there. Left out: `m` not in the store, `v` failed verification, `b` requires a build,
+   * `r` unreadable, `f` import or dependency links failed.
+   */
+  outcomes: string
+  /** For each `r` and `f`, in package order: why. */
+  reasons: Array<string>
+  counts: LinkCounts
+  warnings: Array<string>
+  readMs: number
+  importMs: number
+  symlinkMs: number
+  totalMs: number
+}
+
 /** A failure as data: `code` is pnpm's (`ERR_PNPM_…`) where pnpm has one. */
 export interface NativeError {
   code: string

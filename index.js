@@ -842,5 +842,6 @@ module.exports.hardLinkDir = nativeBinding.hardLinkDir
 module.exports.importPackage = nativeBinding.importPackage
 module.exports.initStoreDir = nativeBinding.initStoreDir
 module.exports.linkPackages = nativeBinding.linkPackages
+module.exports.linkStoredPackages = nativeBinding.linkStoredPackages
 module.exports.readPkgs = nativeBinding.readPkgs
 module.exports.symlinkAllModules = nativeBinding.symlinkAllModules

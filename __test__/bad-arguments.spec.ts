@@ -26,6 +26,7 @@ const tarball = { buffer, storeDir, filesIndexFile: 'k' }
 const fromDir = { storeDir, dir, filesIndexFile: 'k' }
 const importOpts = { storeDir, targetDir: path.join(dir, 'nm/a'), filesResponse, force: false }
 const dep = { name: 'a', modules: path.join(dir, 'nm'), children: { b: path.join(dir, 'b') } }
+const stored = { filesIndexFile: 'k', name: 'a', version: '1.0.0', targetDir: path.join(dir, 'nm/a') }
 
 /** The path checks every path argument gets: missing, empty, NUL, relative. */
 function pathCases (what: string, name: string, call: (value: unknown) => unknown): Case[] {
@@ -117,6 +118,17 @@ const cases: Record<string, Case[]> = {
   'index.importPackage': importCases('importPackage', cas.importPackage),
   'index.symlinkAllModules': symlinkCases('symlinkAllModules', cas.symlinkAllModules),
   'index.hardLinkDir': hardLinkDirCases('hardLinkDir', cas.hardLinkDir),
+  'index.linkStoredPackages': [
+    ['linkStoredPackages: no options', () => cas.linkStoredPackages(undefined as any), 'opts', TYPE],
+    ...pathCases('linkStoredPackages', 'storeDir', (v) => cas.linkStoredPackages({ storeDir: v, packages: [] } as any)),
+    ['linkStoredPackages: packages missing', () => cas.linkStoredPackages({ storeDir } as any), 'packages', TYPE],
+    ['linkStoredPackages: verifyStoreIntegrity a string', () => cas.linkStoredPackages({ storeDir, packages: [], verifyStoreIntegrity: 'yes' } as any), 'verifyStoreIntegrity', TYPE],
+    ...pathCases('linkStoredPackages', 'packages[0].targetDir', (v) => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, targetDir: v }] } as any)),
+    ['linkStoredPackages: targetDir not ending with the name', () => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, name: 'b' }] } as any), 'packages[0].targetDir', VALUE],
+    ['linkStoredPackages: no key', () => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, filesIndexFile: undefined }] } as any), 'packages[0].filesIndexFile', TYPE],
+    ['linkStoredPackages: version with a NUL', () => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, version: '1\0' }] } as any), 'packages[0].version', VALUE],
+    ['linkStoredPackages: a relative child', () => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, children: { b: 'b' } }] } as any), 'packages[0].children["b"]', VALUE],
+  ],
   'index.linkPackages': [
     ['linkPackages: no options', () => cas.linkPackages(undefined as any), 'opts', TYPE],
     ...pathCases('linkPackages', 'storeDir', (v) => cas.linkPackages({ storeDir: v, packages: [] } as any)),

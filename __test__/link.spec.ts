@@ -239,3 +239,65 @@ describe('linkPackages', () => {
     expect(fs.readdirSync(path.join(root, 'fallback'))).toEqual(['a'])
   })
 })
+
+describe('linkStoredPackages', () => {
+  const version = (id: string) => id.slice(id.lastIndexOf('@') + 1)
+  const inVirtualStore = (root: string, name: string, id: string) =>
+    path.join(root, 'node_modules/.pnpm', id.replace('/', '+'), 'node_modules', name)
+
+  it('links what the store serves as pnpm would (with its dependency links), leaves the rest out untouched', async () => {
+    const root = freshDir('stored')
+    const plain = store.packages.find((p) => !p.requiresBuild && p.name === 'is-docker')!
+    const build = store.packages.find((p) => p.requiresBuild)!
+    const other = store.packages.find((p) => !p.requiresBuild && p !== plain)!
+    const stored = (p: typeof plain, over: Partial<cas.StoredPackage> = {}): cas.StoredPackage =>
+      ({ filesIndexFile: p.key, name: p.name, version: version(p.id), targetDir: inVirtualStore(root, p.name, p.id), ...over })
+    const packages = [
+      stored(plain, { children: { [build.name]: inVirtualStore(root, build.name, build.id) } }),
+      stored(build),
+      stored(plain, { filesIndexFile: 'sha512-nope\tis-docker@2.2.1', targetDir: inVirtualStore(root, 'is-docker', 'is-docker@9.9.9') }),
+      // The row names another package: pnpm would fail (or warn), so it is pnpm's to report.
+      stored(other, { name: 'not-it', targetDir: inVirtualStore(root, 'not-it', 'not-it@1.0.0') }),
+    ]
+    const result = await cas.linkStoredPackages({ storeDir: store.storeDir, packageImportMethod: 'hardlink', packages })
+    expect(result.results).toEqual([
+      { linked: true, importMethod: 'hardlink' },
+      { linked: false, leftOut: 'requires-build' },
+      { linked: false, leftOut: 'not-in-store' },
+      { linked: false, leftOut: 'unreadable', reason: expect.stringContaining('mismatch') },
+    ])
+    expect(result.counts.packagesImported).toBe(1)
+    // The same package as linkPackages gives, and its dependency's link (to a package pnpm will put there).
+    const reference = path.join(freshDir('stored-ref'), 'is-docker')
+    await cas.linkPackages({ storeDir: store.storeDir, packageImportMethod: 'hardlink', packages: [{ targetDir: reference, filesIndexFile: plain.key }] })
+    expect(comparable(snapshotTree(packages[0].targetDir))).toEqual(comparable(snapshotTree(reference)))
+    expect(fs.readlinkSync(path.join(path.dirname(packages[0].targetDir), build.name)))
+      .toBe(path.relative(path.dirname(packages[0].targetDir), packages[1].targetDir))
+    for (const p of packages.slice(1)) expect(fs.existsSync(p.targetDir), p.targetDir).toBe(false)
+    // Again: found in place.
+    const again = await cas.linkStoredPackages({ storeDir: store.storeDir, packages: packages.slice(0, 1) })
+    expect(again.results).toEqual([{ linked: true, importMethod: undefined }])
+  })
+
+  it('a package with a changed blob is left out, its blob removed as pnpm verification removes it', async () => {
+    // Filled by pnpm's worker: blobs this process wrote itself count as verified already.
+    const { storeDir, packages } = await storeFilledByPnpm('stored-unverified')
+    const fixture = packages.find((p) => p.name === 'is-docker')!
+    const blob = fixture.filesMap.get('cli.js')!
+    const text = fs.readFileSync(blob)
+    fs.writeFileSync(blob, Buffer.alloc(text.length, 'x'))
+    // Touched after the row recorded it as checked: hashed, not trusted on its mtime.
+    const later = new Date(Date.now() + 10_000)
+    fs.utimesSync(blob, later, later)
+    const root = freshDir('stored-unverified-project')
+    const pkg = { filesIndexFile: fixture.key, name: 'is-docker', version: '2.2.1', targetDir: inVirtualStore(root, 'is-docker', fixture.id) }
+    const unverified = await cas.linkStoredPackages({ storeDir, packages: [pkg] })
+    expect(unverified.results).toEqual([{ linked: false, leftOut: 'unverified' }])
+    expect(fs.existsSync(blob)).toBe(false)
+    expect(fs.existsSync(pkg.targetDir)).toBe(false)
+    // Without verification it is linked as the row says.
+    fs.writeFileSync(blob, text)
+    const trusted = await cas.linkStoredPackages({ storeDir, verifyStoreIntegrity: false, packages: [pkg] })
+    expect(trusted.results[0].linked).toBe(true)
+  })
+})

@@ -5,7 +5,7 @@
  * turns failures into pnpm's coded errors; the work happens on the native link pool.
  */
 import * as binding from '../index.js'
-import { checkAbsolutePath, checkObject, checkOptionalString, checkString } from './args.js'
+import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalString, checkString } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
 
 export type PackageImportMethod = 'auto' | 'hardlink' | 'copy' | 'clone' | 'clone-or-copy'
@@ -245,6 +245,103 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
 }
 
 const METHODS: Record<string, string | undefined> = { k: 'clone', h: 'hardlink', c: 'copy', '-': undefined }
+
+export interface StoredPackage {
+  /** The package's store-index key (`<integrity>\t<name>@<version>`). */
+  filesIndexFile: string
+  /** What the row's manifest must name, as pnpm's `expectedPkg` when it reads the package. */
+  name: string
+  version: string
+  /** Where the package goes; it must end with `/<name>` (its dependencies are linked beside it). */
+  targetDir: string
+  /** Its dependency links: alias → absolute directory of the package linked to. */
+  children?: Record<string, string>
+}
+
+export interface LinkStoredPackagesOptions {
+  storeDir: string
+  packageImportMethod?: PackageImportMethod
+  /** Check every blob as pnpm's `verifyStoreIntegrity` does (default `true`). */
+  verifyStoreIntegrity?: boolean
+  /** A row naming another package leaves it out (default `true`); else it is a warning and also leaves it out. */
+  strictStorePkgContentCheck?: boolean
+  packages: StoredPackage[]
+}
+
+/** Why a package was not linked. */
+export type LeftOutReason = 'not-in-store' | 'unverified' | 'requires-build' | 'unreadable' | 'failed'
+
+export interface StoredPackageResult {
+  linked: boolean
+  /** `'clone' | 'hardlink' | 'copy'`; `undefined` when it was already there or left out. */
+  importMethod?: string
+  leftOut?: LeftOutReason
+  /** For `unreadable` and `failed`: the error. */
+  reason?: string
+}
+
+export interface LinkStoredPackagesResult {
+  /** Per package, in order. */
+  results: StoredPackageResult[]
+  counts: LinkCounts
+  warnings: string[]
+  readMs: number
+  importMs: number
+  symlinkMs: number
+  totalMs: number
+}
+
+const LEFT_OUT: Record<string, LeftOutReason> = { m: 'not-in-store', v: 'unverified', b: 'requires-build', r: 'unreadable', f: 'failed' }
+
+/**
+ * Links the packages the store can serve as they are, each with its dependency links, and
+ * leaves the others out instead of failing: no row, a blob that fails verification, a build to
+ * run (only the package manager decides about builds), a row naming another package, or an
+ * import that fails. Nothing of a left-out package stays behind. The pnpm plugin lays out a
+ * lockfile's virtual store with it before pnpm runs, and lets pnpm install what was left out.
+ * Rejects only when the store index cannot be read.
+ */
+export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Promise<LinkStoredPackagesResult> {
+  checkObject('opts', opts)
+  checkAbsolutePath('storeDir', opts.storeDir)
+  checkOptionalString('packageImportMethod', opts.packageImportMethod)
+  checkOptionalBoolean('verifyStoreIntegrity', opts.verifyStoreIntegrity)
+  checkOptionalBoolean('strictStorePkgContentCheck', opts.strictStorePkgContentCheck)
+  if (!Array.isArray(opts.packages)) throw invalidArgument('packages', 'an array', opts.packages)
+  const deps: SymlinkDep[] = opts.packages.map((p, i) => {
+    const name = `packages[${i}]`
+    checkObject(name, p)
+    checkString(`${name}.filesIndexFile`, p.filesIndexFile)
+    checkString(`${name}.name`, p.name)
+    checkString(`${name}.version`, p.version)
+    checkAbsolutePath(`${name}.targetDir`, p.targetDir)
+    const modules = p.targetDir.slice(0, -p.name.length - 1)
+    if (!p.targetDir.endsWith(p.name) || !['/', '\\'].includes(p.targetDir[modules.length])) {
+      throw invalidArgument(`${name}.targetDir`, `a path ending with /${p.name}`, p.targetDir, 'ERR_INVALID_ARG_VALUE')
+    }
+    return { name: p.name, modules, children: p.children ?? {} }
+  })
+  const raw = await binding.linkStoredPackages({
+    storeDir: opts.storeDir,
+    packageImportMethod: opts.packageImportMethod ?? 'auto',
+    verifyStoreIntegrity: opts.verifyStoreIntegrity ?? true,
+    strictStorePkgContentCheck: opts.strictStorePkgContentCheck ?? true,
+    count: opts.packages.length,
+    filesIndexFiles: opts.packages.map((p) => p.filesIndexFile).join('\0'),
+    names: opts.packages.map((p) => p.name).join('\0'),
+    versions: opts.packages.map((p) => p.version).join('\0'),
+    targetDirs: opts.packages.map((p) => p.targetDir).join('\0'),
+    symlinks: flattenDeps('packages', deps),
+  })
+  if (raw.error != null) throw new PnpmError(raw.error.code || 'LINKING_FAILED', raw.error.message)
+  let reason = 0
+  const results = [...raw.outcomes].map((c): StoredPackageResult => {
+    const leftOut = LEFT_OUT[c]
+    if (leftOut == null) return { linked: true, importMethod: METHODS[c] }
+    return { linked: false, leftOut, ...(c === 'r' || c === 'f' ? { reason: raw.reasons[reason++] } : {}) }
+  })
+  return { results, counts: raw.counts, warnings: raw.warnings, readMs: raw.readMs, importMs: raw.importMs, symlinkMs: raw.symlinkMs, totalMs: raw.totalMs }
+}
 
 function isCompact (p: LinkPackage): boolean {
   // NULs in either string were refused by the argument checks, so they can be NUL-joined.

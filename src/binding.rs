@@ -14,6 +14,7 @@ mod error;
 mod extract_tarball;
 mod import_package;
 mod link;
+mod link_stored;
 mod read_pkg;
 mod store_dir;
 mod task;

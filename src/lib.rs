@@ -17,6 +17,7 @@ pub mod import;
 pub mod integrity;
 pub mod json;
 pub mod link;
+pub mod link_stored;
 pub mod manifest;
 pub mod msgpackr;
 pub mod os_error;

@@ -147,7 +147,7 @@ pub struct LinkPackagesResult {
 }
 
 /// `n` NUL-separated fields of `joined` (`n` = 0 for an empty list, 1 for `[""]`).
-fn split_n(joined: &str, n: usize) -> Result<Vec<&str>, ImportError> {
+pub(super) fn split_n(joined: &str, n: usize) -> Result<Vec<&str>, ImportError> {
     let parts: Vec<&str> = if n == 0 {
         vec![]
     } else {
@@ -162,7 +162,7 @@ fn split_n(joined: &str, n: usize) -> Result<Vec<&str>, ImportError> {
     Ok(parts)
 }
 
-fn symlink_deps(deps: &SymlinkDepsInput) -> Result<Vec<SymlinkDep>, ImportError> {
+pub(super) fn symlink_deps(deps: &SymlinkDepsInput) -> Result<Vec<SymlinkDep>, ImportError> {
     let n = deps.child_counts.len();
     let modules = split_n(&deps.modules, n)?;
     let names = split_n(&deps.names, n)?;

@@ -1,0 +1,156 @@
+//! napi conversions for `linkStoredPackages` (see `link_stored.rs`). Packages cross in compact
+//! form, one NUL-joined string per column, as `linkPackages`' compact packages do.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use napi::bindgen_prelude::Object;
+use napi::Env;
+use napi_derive::napi;
+
+use super::error::NativeError;
+use super::link::{
+    import_error, on_link_pool, split_n, symlink_deps, take_warnings, LinkCounts, SymlinkDepsInput,
+};
+use crate::import::{ImportError, ImportMethod, Imported, Stats};
+use crate::link::Counts;
+use crate::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
+use crate::read_pkg::ExpectedPkg;
+
+#[napi(object)]
+pub struct LinkStoredOptions {
+    pub store_dir: String,
+    pub package_import_method: String,
+    pub verify_store_integrity: bool,
+    pub strict_store_pkg_content_check: bool,
+    /// `count` packages: their store-index keys, expected names and versions and target
+    /// directories, each column NUL-joined.
+    pub count: u32,
+    pub files_index_files: String,
+    pub names: String,
+    pub versions: String,
+    pub target_dirs: String,
+    /// One dep per package, in package order: its dependency links.
+    pub symlinks: SymlinkDepsInput,
+}
+
+#[napi(object)]
+pub struct LinkStoredResult {
+    /// A failure of the whole call (the store index could not be read, malformed input).
+    pub error: Option<NativeError>,
+    /// One character per package. Linked: `k` clone, `h` hardlink, `c` copy, `-` already
+    /// there. Left out: `m` not in the store, `v` failed verification, `b` requires a build,
+    /// `r` unreadable, `f` import or dependency links failed.
+    pub outcomes: String,
+    /// For each `r` and `f`, in package order: why.
+    pub reasons: Vec<String>,
+    pub counts: LinkCounts,
+    pub warnings: Vec<String>,
+    pub read_ms: f64,
+    pub import_ms: f64,
+    pub symlink_ms: f64,
+    pub total_ms: f64,
+}
+
+fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
+    let n = opts.count as usize;
+    let keys = split_n(&opts.files_index_files, n)?;
+    let names = split_n(&opts.names, n)?;
+    let versions = split_n(&opts.versions, n)?;
+    let targets = split_n(&opts.target_dirs, n)?;
+    let deps = symlink_deps(&opts.symlinks)?;
+    if deps.len() != n {
+        return Err(ImportError::linking_failed(format!(
+            "malformed batch: expected {n} symlink deps, got {}",
+            deps.len()
+        )));
+    }
+    let packages = deps
+        .into_iter()
+        .enumerate()
+        .map(|(i, deps)| StoredPackage {
+            key: keys[i].to_string(),
+            expected: ExpectedPkg {
+                name: Some(names[i].to_string()),
+                version: Some(versions[i].to_string()),
+            },
+            target_dir: PathBuf::from(targets[i]),
+            deps,
+        })
+        .collect();
+    Ok(StoredRequest {
+        store_dir: opts.store_dir,
+        method: ImportMethod::parse(&opts.package_import_method)?,
+        verify_store_integrity: opts.verify_store_integrity,
+        strict_store_pkg_content_check: opts.strict_store_pkg_content_check,
+        packages,
+    })
+}
+
+fn failed(error: NativeError) -> LinkStoredResult {
+    LinkStoredResult {
+        error: Some(error),
+        outcomes: String::new(),
+        reasons: vec![],
+        counts: LinkCounts::default(),
+        warnings: vec![],
+        read_ms: 0.0,
+        import_ms: 0.0,
+        symlink_ms: 0.0,
+        total_ms: 0.0,
+    }
+}
+
+/// Links every package the store can serve as it is, on the link pool; the others are left out
+/// with their reasons.
+#[napi(ts_return_type = "Promise<LinkStoredResult>")]
+pub fn link_stored_packages(env: &Env, opts: LinkStoredOptions) -> napi::Result<Object<'_>> {
+    on_link_pool(
+        env,
+        move || {
+            let started = Instant::now();
+            let req = match request(opts) {
+                Ok(req) => req,
+                Err(e) => return failed(import_error(e)),
+            };
+            let stats = Stats::default();
+            let outcome = match link_stored::link_stored(&req, &stats) {
+                Ok(outcome) => outcome,
+                Err(message) => return failed(NativeError::new("ERR_PNPM_STORE_INDEX", message)),
+            };
+            let mut outcomes = String::with_capacity(outcome.packages.len());
+            let mut reasons = Vec::new();
+            for p in outcome.packages {
+                outcomes.push(match p {
+                    Ok(Some(Imported::Clone)) => 'k',
+                    Ok(Some(Imported::Hardlink)) => 'h',
+                    Ok(Some(Imported::Copy)) => 'c',
+                    Ok(None) => '-',
+                    Err(LeftOut::NotInStore) => 'm',
+                    Err(LeftOut::Unverified) => 'v',
+                    Err(LeftOut::RequiresBuild) => 'b',
+                    Err(LeftOut::Unreadable(reason)) => {
+                        reasons.push(reason);
+                        'r'
+                    }
+                    Err(LeftOut::Failed(reason)) => {
+                        reasons.push(reason);
+                        'f'
+                    }
+                });
+            }
+            LinkStoredResult {
+                error: None,
+                outcomes,
+                reasons,
+                counts: Counts::of(&stats).into(),
+                warnings: take_warnings(&stats),
+                read_ms: outcome.read_ms,
+                import_ms: outcome.import_ms,
+                symlink_ms: outcome.symlink_ms,
+                total_ms: started.elapsed().as_secs_f64() * 1000.0,
+            }
+        },
+        |msg| failed(NativeError::new("ERR_PNPM_LINKING_FAILED", msg)),
+    )
+}
