@@ -13,8 +13,6 @@
  */
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -22,7 +20,7 @@ import * as pnpmWorker from '@pnpm/worker'
 import { StoreIndex } from '@pnpm/store.index'
 import * as cas from '../dist/index.js'
 import { BACKUP_NAME } from '../dist/pnpm-swap.js'
-import { copyProject, lockedPackages, node24, nodePathWithThisPackage, nodeModulesTree, pnpmInstall, pnpmPackageDir, repoDir, type PnpmRun } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, node24, nodePathWithThisPackage, nodeModulesTree, pnpmInstall, pnpmPackageDir, repoDir, serveTarballs, type PnpmRun, type TarballRegistry } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
 
 const packages = lockedPackages()
@@ -91,26 +89,45 @@ describe('pnpm 11 CLI, --frozen-lockfile --offline', () => {
     expectSameInstall(projectDir, storeDir)
   })
 
-  it('(b) with the @cas/native/pnpmfile plugin: every package imported by the hook, same node_modules', async () => {
-    const storeDir = await casFilledStore('cas-store-b')
+  /** The plugin's install of a fresh copy of the project: the trace's lines, after checking the tree. */
+  async function pluginInstall (label: string, env: Record<string, string> = {}): Promise<{ projectDir: string, trace: string[] }> {
+    const storeDir = await casFilledStore(`cas-store-${label}`)
     // The project's .pnpmfile.cjs is the one line users write: module.exports = require('@cas/native/pnpmfile')
-    const projectDir = copyProject(path.join(base, 'b'), { withPnpmfile: true })
-    const traceFile = path.join(base, 'trace-b.txt')
+    const projectDir = copyProject(path.join(base, label), { withPnpmfile: true })
+    const traceFile = path.join(base, `trace-${label}.txt`)
     const run = await pnpmInstall({
       projectDir,
       storeDir,
-      sandbox: path.join(base, 'sandbox-b'),
-      env: { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile, CAS_NATIVE_PACKAGE_IMPORT_METHOD: 'copy' },
+      sandbox: path.join(base, `sandbox-${label}`),
+      env: { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile, CAS_NATIVE_PACKAGE_IMPORT_METHOD: 'copy', ...env },
     })
     expectOk(run)
     expectSameInstall(projectDir, storeDir)
-    const imports = fs.readFileSync(traceFile, 'utf8').trim().split('\n').filter((l) => l.startsWith('import '))
-    expect(imports.map((l) => l.split(' ').slice(2).join(' ')).sort()).toEqual(
-      packages.map((p) => path.join(projectDir, 'node_modules', '.pnpm', `${p.name.replace('/', '+')}@${p.version}`, 'node_modules', p.name)).sort())
-    expect(new Set(imports.map((l) => l.split(' ')[1]))).toEqual(new Set(['copy']))
-    // Copies, not links into the store: the hook's method, not pnpm's.
-    const file = path.join(projectDir, 'node_modules', 'is-docker', 'cli.js')
-    expect(fs.statSync(file).nlink).toBe(1)
+    // Copies, not links into the store: the plugin's method, not pnpm's.
+    expect(fs.statSync(path.join(projectDir, 'node_modules', 'is-docker', 'cli.js')).nlink).toBe(1)
+    return { projectDir, trace: fs.readFileSync(traceFile, 'utf8').trim().split('\n') }
+  }
+
+  const packageDirs = (projectDir: string): string[] =>
+    packages.map((p) => path.join(projectDir, 'node_modules', '.pnpm', `${p.name.replace('/', '+')}@${p.version}`, 'node_modules', p.name)).sort()
+  const traced = (trace: string[], prefix: string): string[] => trace.filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length))
+
+  it('(b) with the @cas/native/pnpmfile plugin: the virtual store linked ahead of pnpm, the rest by the hook, same node_modules', async () => {
+    const { projectDir, trace } = await pluginInstall('b')
+    const prelinked = traced(trace, 'prelinked ')
+    const imported = traced(trace, 'import copy ')
+    // Each package exactly once: ahead of pnpm, or by pnpm through the importer hook.
+    expect([...prelinked, ...imported].sort()).toEqual(packageDirs(projectDir))
+    // All of this project's packages are plain ones (pnpmfile-prelink.spec.ts has the others).
+    expect(traced(trace, 'left ')).toEqual([])
+    expect(imported).toEqual([])
+    expect(trace[0]).toMatch(new RegExp(`^prelink ${packages.length} linked, 0 left to pnpm, `))
+  })
+
+  it('(b) with the plugin\'s head start turned off: every package imported by the hook, same node_modules', async () => {
+    const { projectDir, trace } = await pluginInstall('b2', { CAS_NATIVE_PNPMFILE_PRELINK: '0' })
+    expect(traced(trace, 'prelink')).toEqual([])
+    expect(traced(trace, 'import copy ').sort()).toEqual(packageDirs(projectDir))
   })
 
   it('(b) the same project on a fresh clone, before @cas/native is installed: the guarded pnpmfile lets stock pnpm install', async () => {
@@ -164,28 +181,14 @@ describe('pnpm 11 CLI, --frozen-lockfile --offline', () => {
 })
 
 describe('the plugin\'s fetcher', () => {
-  let server: http.Server
-  let registry: string
-  const requests: Array<{ url: string, userAgent: string | undefined }> = []
+  let registry: TarballRegistry
 
   beforeAll(async () => {
-    const byPath = new Map(packages.map((p) => [`/${p.name}/-/${p.name.split('/').pop()}-${p.version}.tgz`, p.tarball]))
-    server = http.createServer((req, res) => {
-      requests.push({ url: req.url!, userAgent: req.headers['user-agent'] })
-      const file = byPath.get(req.url!)
-      if (file == null) {
-        res.writeHead(404).end()
-        return
-      }
-      const body = fs.readFileSync(file)
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body)
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    registry = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    registry = await serveTarballs(packages)
   })
 
   afterAll(async () => {
-    await new Promise((resolve) => server?.close(resolve))
+    await registry?.close()
   })
 
   it('downloads registry tarballs into an empty store with native extraction: same node_modules, rows pnpm reads back', async () => {
@@ -196,13 +199,13 @@ describe('the plugin\'s fetcher', () => {
       projectDir,
       storeDir,
       sandbox: path.join(base, 'sandbox-fetch'),
-      registry,
+      registry: registry.url,
       env: { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile },
     })
     expectOk(run)
     expectSameInstall(projectDir, storeDir)
     // Every tarball was downloaded once, by the plugin (pnpm's own fetcher sends pnpm's user agent).
-    const tarballRequests = requests.filter((r) => r.url.endsWith('.tgz'))
+    const tarballRequests = registry.requests.filter((r) => r.url.endsWith('.tgz'))
     expect(tarballRequests.map((r) => r.userAgent)).toEqual(packages.map(() => '@cas/native pnpmfile'))
     const fetched = fs.readFileSync(traceFile, 'utf8').trim().split('\n').filter((l) => l.startsWith('fetch '))
     expect(fetched).toHaveLength(packages.length)

@@ -10,6 +10,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as cas from '../dist/index.js'
 import * as pnpmfile from '../dist/pnpmfile.js'
+import { startedToInstall } from '../dist/prelink.js'
 import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
 import { comparable, freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
 
@@ -23,6 +24,17 @@ describe('hooks.importPackage', () => {
     expect(pnpmfile.fetchers).toHaveLength(1)
     expect(typeof pnpmfile.fetchers[0].canFetch).toBe('function')
     expect(typeof pnpmfile.fetchers[0].fetch).toBe('function')
+    expect(typeof pnpmfile.hooks.updateConfig).toBe('function')
+    // Offered to install commands only (this process is vitest).
+    expect('preResolution' in pnpmfile.hooks).toBe(false)
+  })
+
+  it('offers its head start (hooks.preResolution) to pnpm install and pnpm i only', () => {
+    expect(startedToInstall(['install', '--frozen-lockfile'])).toBe(true)
+    expect(startedToInstall(['--dir', '/p', 'i'])).toBe(true)
+    expect(startedToInstall(['add', 'install'])).toBe(false)
+    expect(startedToInstall(['update', '-r'])).toBe(false)
+    expect(startedToInstall(['run', 'build'])).toBe(false)
   })
 
   it('imports concurrent calls (one batch) as importPackage would, then skips them', async () => {

@@ -14,11 +14,11 @@
  *     is linked once into `node_modules/.pnpm/node_modules/<name>` (see `hoisted` below).
  * Bin links (`.bin`) are not part of it.
  *
- * Node >= 22, no dependencies.
+ * Node >= 22; the naming rules come from this package's build (`dist/virtual-store.js`).
  */
-import crypto from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+import { depPathToFilename as toFilename, parseRegistryDepPath, refToDepPath } from '../dist/virtual-store.js'
 
 /** pnpm's default `virtual-store-dir-max-length` on Linux and macOS. */
 export const VIRTUAL_STORE_DIR_MAX_LENGTH = 120
@@ -136,37 +136,18 @@ function parseScalarOrFlow (value) {
 }
 
 /** `name@version(peers…)` → `{ name, version }` (version without the peers suffix). */
+/** `name@version(peers…)` → `{ name, version }` (registry dependency paths only). */
 export function parseDepPath (depPath) {
-  const at = depPath.indexOf('@', 1)
-  const paren = depPath.indexOf('(')
-  const versionEnd = paren === -1 ? depPath.length : paren
-  return { name: depPath.slice(0, at), version: depPath.slice(at + 1, versionEnd) }
+  const parsed = parseRegistryDepPath(depPath)
+  if (parsed == null) throw new Error(`not a registry dependency path: ${depPath}`)
+  return parsed
 }
 
-/** The dependency path a snapshot's `alias: ref` points to. */
-export function refToDepPath (alias, ref) {
-  const head = ref.split('(', 1)[0]
-  // An aliased dependency (`npm:`): the ref is a whole `name@version(…)`.
-  if (head.indexOf('@', 1) !== -1) return ref
-  return `${alias}@${ref}`
-}
+export { refToDepPath }
 
-/**
- * pnpm 11's `depPathToFilename` for registry dependency paths: `/` → `+`, peers `(a)(b)` → `_a_b`,
- * and a truncated name plus a SHA-256 hash when too long or not lower-case.
- */
+/** pnpm 11's `depPathToFilename` (the plugin's copy in dist/virtual-store.js), 120 by default. */
 export function depPathToFilename (depPath, maxLength = VIRTUAL_STORE_DIR_MAX_LENGTH) {
-  let filename = depPath.replace(/^\//, '').replace(/[\\/:*?"<>|#]/g, '+')
-  if (filename.includes('(')) filename = filename.replace(/\)$/, '').replace(/\)\(|\(|\)/g, '_')
-  let end = filename.length
-  while (end > 0 && (filename[end - 1] === '.' || filename[end - 1] === ' ')) end--
-  const escapedTrailing = end < filename.length
-  if (escapedTrailing) filename = filename.slice(0, end) + '+'.repeat(filename.length - end)
-  if (escapedTrailing || filename.length > maxLength || (filename !== filename.toLowerCase() && !filename.startsWith('file+'))) {
-    const hash = crypto.createHash('sha256').update(filename).digest('hex').slice(0, 32)
-    return `${filename.slice(0, maxLength - 33)}_${hash}`
-  }
-  return filename
+  return toFilename(depPath, maxLength)
 }
 
 /**

@@ -2,6 +2,10 @@
  * `@cas/native/pnpmfile`: a pnpm 11 plugin. A `.pnpmfile.cjs` containing
  * `module.exports = require('@cas/native/pnpmfile')` gives pnpm
  *
+ * - `hooks.preResolution` (`pnpm install` only, see `startedToInstall`): the lockfile's virtual
+ *   store is linked natively in one batch before pnpm starts, and pnpm skips every package found
+ *   in place (see `prelink.ts`; the settings it needs come through `hooks.updateConfig`, which
+ *   changes nothing).
  * - `hooks.importPackage`: every package pnpm links into `node_modules` goes through the native
  *   importer (pnpm's skip rules, `package.json` last, staging). Calls that arrive together are
  *   sent to the addon as one `linkPackages` batch.
@@ -11,8 +15,9 @@
  *   download, a bad tarball) is delegated back to pnpm's own tarball fetcher, which has the
  *   registry credentials, proxy settings and retries.
  *
- * Environment: `CAS_NATIVE_PACKAGE_IMPORT_METHOD` (`auto` by default; `hardlink`, `copy`,
- * `clone`, `clone-or-copy`), `CAS_NATIVE_PNPMFILE_FETCHER=0` to leave all downloads to pnpm,
+ * Environment: `CAS_NATIVE_PACKAGE_IMPORT_METHOD` (pnpm's `packageImportMethod` by default;
+ * `auto`, `hardlink`, `copy`, `clone`, `clone-or-copy`), `CAS_NATIVE_PNPMFILE_PRELINK=0` to
+ * leave the virtual store to pnpm, `CAS_NATIVE_PNPMFILE_FETCHER=0` to leave all downloads to pnpm,
  * `CAS_NATIVE_PNPMFILE_TRACE=<file>` to append one line per import and per fetch to a file.
  */
 import fs from 'node:fs'
@@ -20,6 +25,7 @@ import path from 'node:path'
 import { checkAbsolutePath, checkObject } from './args.js'
 import { invalidArgument } from './errors.js'
 import * as cas from './index.js'
+import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
 import { placeSymlinks } from './side-effects-symlinks.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
@@ -40,11 +46,16 @@ function trace (line: string): void {
   if (file) fs.appendFileSync(file, `${line}\n`)
 }
 
-const IMPORT_METHODS = new Set(['auto', 'hardlink', 'copy', 'clone', 'clone-or-copy'])
+const IMPORT_METHODS = new Set<string>(['auto', 'hardlink', 'copy', 'clone', 'clone-or-copy'])
+
+/** pnpm's settings, as `hooks.updateConfig` last saw them. */
+let pnpmConfig: (PnpmConfig & { maxTarballUnpackedSize?: number }) | undefined
 
 function configuredImportMethod (): cas.PackageImportMethod {
-  const m = process.env.CAS_NATIVE_PACKAGE_IMPORT_METHOD
-  return m != null && IMPORT_METHODS.has(m) ? m as cas.PackageImportMethod : 'auto'
+  for (const m of [process.env.CAS_NATIVE_PACKAGE_IMPORT_METHOD, pnpmConfig?.packageImportMethod]) {
+    if (m != null && IMPORT_METHODS.has(m)) return m as cas.PackageImportMethod
+  }
+  return 'auto'
 }
 
 /** `<storeDir>/files/xx/yyy…` → `<storeDir>`; the native importer keys its method probe on it. */
@@ -185,9 +196,8 @@ interface FetchOptions {
 const GIT_HOSTS = new Set(['codeload.github.com', 'bitbucket.org', 'gitlab.com'])
 
 /**
- * pnpm 11's default `maxTarballUnpackedSize` (4 GiB). A custom fetcher is not told the configured
- * value, so this one applies the default; a tarball over it is delegated, and pnpm's own fetcher
- * then applies whatever the user configured (a higher limit included).
+ * pnpm 11's default `maxTarballUnpackedSize` (4 GiB), applied when `hooks.updateConfig` did not
+ * say otherwise. A tarball over the limit is delegated to pnpm's own fetcher, which reports it.
  */
 const DEFAULT_MAX_TARBALL_UNPACKED_SIZE = 4 * 1024 ** 3
 
@@ -242,7 +252,7 @@ export const registryTarballFetcher = {
         url,
         appendManifest: opts.appendManifest,
         ignoreFilePattern: opts.ignoreFilePattern,
-        maxTarballUnpackedSize: DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
+        maxTarballUnpackedSize: pnpmConfig?.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
       })
       trace(`fetch ${url}`)
       return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
@@ -253,7 +263,33 @@ export const registryTarballFetcher = {
   },
 }
 
+/** Remembers the settings `preResolution` and the importer need; changes nothing. */
+function updateConfig<T extends object> (config: T): T {
+  pnpmConfig = config
+  return config
+}
+
+async function preResolution (ctx: PreResolutionContext): Promise<void> {
+  try {
+    const summary = await prelinkVirtualStore(ctx, pnpmConfig, configuredImportMethod())
+    if (summary.skipped != null) {
+      trace(`prelink skipped: ${summary.skipped}`)
+      return
+    }
+    trace([
+      `prelink ${summary.linked.length} linked, ${summary.leftOut.length} left to pnpm, ${summary.ms.toFixed(0)} ms`,
+      ...summary.linked.map((dir) => `prelinked ${dir}`),
+      ...summary.leftOut.map(({ depPath, reason }) => `left ${reason} ${depPath}`),
+    ].join('\n'))
+  } catch (err) {
+    // Only a head start: pnpm installs whatever is not recorded as in place.
+    trace(`prelink failed: ${(err as Error).message}`)
+  }
+}
+
 export const hooks = {
+  updateConfig,
+  ...(startedToInstall() && process.env.CAS_NATIVE_PNPMFILE_PRELINK !== '0' ? { preResolution } : {}),
   importPackage: importIndexedPackage,
 }
 

@@ -5,6 +5,8 @@
 import { spawn } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fixturesDir } from './stores.js'
@@ -164,4 +166,38 @@ export function nodeModulesTree (projectDir: string, storeDir: string): string[]
   }
   walk('node_modules')
   return lines
+}
+
+export interface TarballRegistry {
+  /** The registry URL to pass to pnpm. */
+  url: string
+  /** Every request: its path and user agent (pnpm's own fetcher sends pnpm's). */
+  requests: Array<{ url: string, userAgent: string | undefined }>
+  close: () => Promise<void>
+}
+
+/**
+ * A registry stand-in on 127.0.0.1: serves `tarballs` (name → .tgz bytes) at the paths pnpm
+ * derives from a registry URL for a locked version, 404 for anything else. A frozen install
+ * needs nothing more (no metadata with `minimumReleaseAge: 0`).
+ */
+export async function serveTarballs (tarballs: Array<{ name: string, version: string, tarball: Buffer | string }>): Promise<TarballRegistry> {
+  const byPath = new Map(tarballs.map((t) => [`/${t.name}/-/${t.name.split('/').pop()}-${t.version}.tgz`, t.tarball]))
+  const requests: TarballRegistry['requests'] = []
+  const server = http.createServer((req, res) => {
+    requests.push({ url: req.url!, userAgent: req.headers['user-agent'] })
+    const tarball = byPath.get(req.url!)
+    if (tarball == null) {
+      res.writeHead(404).end()
+      return
+    }
+    const body = typeof tarball === 'string' ? fs.readFileSync(tarball) : tarball
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
 }

@@ -1,0 +1,181 @@
+/**
+ * The plugin's head start with the real pnpm 11 CLI, on a generated project whose packages need
+ * everything the head start leaves to pnpm: a package with an install script (pnpm must build
+ * it), a package missing from the store (pnpm must fetch it, here from a registry stand-in on
+ * 127.0.0.1), a macOS-only optional dependency (pnpm must skip it on Linux), plus plain packages
+ * with a bin and a scoped name. The tree must be the one stock pnpm makes, and the trace must
+ * show which packages were linked ahead and why the others were left to pnpm.
+ */
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as pnpmWorker from '@pnpm/worker'
+import { StoreIndex } from '@pnpm/store.index'
+import * as cas from '../dist/index.js'
+import { nodeModulesTree, nodePathWithThisPackage, pnpmInstall, projectFixture, serveTarballs, type TarballRegistry } from './helpers/pnpm-cli.js'
+import { freshDir } from './helpers/stores.js'
+import { tgz } from './helpers/tar.js'
+
+interface Generated { name: string, version: string, tarball: Buffer, integrity: string, key: string }
+
+function pkg (name: string, manifest: Record<string, unknown>, files: Record<string, string> = {}): Generated {
+  const version = '1.0.0'
+  const tarball = tgz([
+    { name: 'package/package.json', content: JSON.stringify({ name, version, ...manifest }) },
+    ...Object.entries(files).map(([file, content]) => ({ name: `package/${file}`, content, mode: file.endsWith('.js') ? 0o755 : 0o644 })),
+  ])
+  const integrity = `sha512-${crypto.createHash('sha512').update(tarball).digest('base64')}`
+  return { name, version, tarball, integrity, key: `${integrity}\t${name}@${version}` }
+}
+
+const leaf = pkg('@gen/leaf', { bin: { leaf: 'cli.js' } }, { 'cli.js': '#!/usr/bin/env node\n' })
+// Its install script writes a file: present after the install only if pnpm ran the build.
+const built = pkg('gen-built', { scripts: { install: 'node -e "require(\'fs\').writeFileSync(\'built.txt\', \'yes\')"' } })
+const app = pkg('gen-app', { dependencies: { '@gen/leaf': '1.0.0', 'gen-built': '1.0.0' } })
+const missing = pkg('gen-missing', {}, { 'index.js': 'module.exports = 1\n' })
+const macOnly = pkg('gen-mac-only', { os: ['darwin'] })
+const all = [app, built, leaf, macOnly, missing]
+/** What the store holds before the install: everything but `gen-missing`. */
+const stored = all.filter((p) => p !== missing)
+
+const lockfile = (pnpmfileChecksum?: string) => `lockfileVersion: '9.0'
+
+settings:
+  autoInstallPeers: true
+  excludeLinksFromLockfile: false
+${pnpmfileChecksum == null ? '' : `\npnpmfileChecksum: ${pnpmfileChecksum}\n`}
+importers:
+
+  .:
+    dependencies:
+      gen-app:
+        specifier: 1.0.0
+        version: 1.0.0
+      gen-missing:
+        specifier: 1.0.0
+        version: 1.0.0
+    optionalDependencies:
+      gen-mac-only:
+        specifier: 1.0.0
+        version: 1.0.0
+
+packages:
+
+  '@gen/leaf@1.0.0':
+    resolution: {integrity: ${leaf.integrity}}
+    hasBin: true
+
+  gen-app@1.0.0:
+    resolution: {integrity: ${app.integrity}}
+
+  gen-built@1.0.0:
+    resolution: {integrity: ${built.integrity}}
+
+  gen-mac-only@1.0.0:
+    resolution: {integrity: ${macOnly.integrity}}
+    os: [darwin]
+
+  gen-missing@1.0.0:
+    resolution: {integrity: ${missing.integrity}}
+
+snapshots:
+
+  '@gen/leaf@1.0.0': {}
+
+  gen-app@1.0.0:
+    dependencies:
+      '@gen/leaf': 1.0.0
+      gen-built: 1.0.0
+
+  gen-built@1.0.0: {}
+
+  gen-mac-only@1.0.0:
+    optional: true
+
+  gen-missing@1.0.0: {}
+`
+
+let base: string
+let registry: TarballRegistry
+let reference: string[]
+
+/** A new project dir; with the plugin's (guarded) pnpmfile and its checksum in the lockfile. */
+function project (label: string, withPnpmfile: boolean): string {
+  const dir = path.join(base, label)
+  fs.mkdirSync(dir)
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({
+    name: 'gen-project',
+    version: '1.0.0',
+    private: true,
+    dependencies: { 'gen-app': '1.0.0', 'gen-missing': '1.0.0' },
+    optionalDependencies: { 'gen-mac-only': '1.0.0' },
+  }))
+  fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'minimumReleaseAge: 0\nallowBuilds:\n  gen-built: true\n')
+  let checksum: string | undefined
+  if (withPnpmfile) {
+    const pnpmfile = fs.readFileSync(path.join(projectFixture, 'with-pnpmfile', '.pnpmfile.cjs'))
+    fs.writeFileSync(path.join(dir, '.pnpmfile.cjs'), pnpmfile)
+    checksum = `sha256-${crypto.createHash('sha256').update(pnpmfile).digest('base64')}`
+  }
+  fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), lockfile(checksum))
+  return dir
+}
+
+async function install (projectDir: string, storeDir: string, env: Record<string, string> = {}): Promise<void> {
+  const run = await pnpmInstall({ projectDir, storeDir, sandbox: `${projectDir}-sandbox`, registry: registry.url, env })
+  expect(run.code, `pnpm failed:\n${run.stdout}\n${run.stderr}`).toBe(0)
+}
+
+beforeAll(async () => {
+  base = freshDir('prelink-e2e')
+  registry = await serveTarballs(all)
+  // The reference: pnpm's own worker fills the store, stock pnpm installs (and fetches gen-missing).
+  const storeDir = path.join(base, 'pnpm-store')
+  const index = new StoreIndex(path.join(storeDir, 'v11'))
+  for (const p of stored) {
+    await pnpmWorker.addFilesFromTarball({ buffer: p.tarball, storeDir: path.join(storeDir, 'v11'), filesIndexFile: p.key, integrity: p.integrity, storeIndex: index, url: p.name })
+  }
+  index.flush()
+  index.close()
+  await pnpmWorker.finishWorkers()
+  const projectDir = project('reference', false)
+  await install(projectDir, storeDir)
+  reference = nodeModulesTree(projectDir, storeDir)
+}, 120_000)
+
+afterAll(async () => {
+  await registry?.close()
+  if (base != null) fs.rmSync(base, { recursive: true, force: true })
+})
+
+describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
+  it('the reference install built gen-built, fetched gen-missing, skipped gen-mac-only', () => {
+    expect(reference).toContain('node_modules/.pnpm/gen-built@1.0.0/node_modules/gen-built/built.txt 644 ' +
+      crypto.createHash('sha256').update('yes').digest('hex'))
+    expect(reference).toContain('node_modules/gen-missing -> .pnpm/gen-missing@1.0.0/node_modules/gen-missing')
+    expect(reference.some((l) => l.includes('gen-mac-only'))).toBe(false)
+    expect(reference.some((l) => l.startsWith('node_modules/.pnpm/gen-app@1.0.0/node_modules/gen-app/node_modules/.bin/leaf'))).toBe(true)
+  })
+
+  it('links the plain packages ahead of pnpm, leaves the build and the missing package to it: the same node_modules', async () => {
+    const storeDir = path.join(base, 'cas-store')
+    for (const p of stored) {
+      await cas.addFilesFromTarball({ buffer: p.tarball, storeDir: path.join(storeDir, 'v11'), filesIndexFile: p.key, integrity: p.integrity })
+    }
+    cas.closeStores()
+    const projectDir = project('plugin', true)
+    const traceFile = path.join(base, 'trace.txt')
+    await install(projectDir, storeDir, { NODE_PATH: nodePathWithThisPackage(path.join(base, 'node-path')), CAS_NATIVE_PNPMFILE_TRACE: traceFile })
+    expect(nodeModulesTree(projectDir, storeDir)).toEqual(reference)
+
+    const trace = fs.readFileSync(traceFile, 'utf8').trim().split('\n')
+    const dir = (p: Generated) => path.join(projectDir, 'node_modules', '.pnpm', `${p.name.replace('/', '+')}@1.0.0`, 'node_modules', p.name)
+    expect(trace[0]).toMatch(/^prelink 2 linked, 2 left to pnpm, \d+ ms$/)
+    expect(trace.filter((l) => l.startsWith('prelinked ')).sort()).toEqual([`prelinked ${dir(leaf)}`, `prelinked ${dir(app)}`].sort())
+    expect(trace.filter((l) => l.startsWith('left '))).toEqual(['left requires-build gen-built@1.0.0', 'left not-in-store gen-missing@1.0.0'])
+    // pnpm installed what was left through the plugin's fetcher and importer.
+    expect(trace).toContain(`fetch ${registry.url}gen-missing/-/gen-missing-1.0.0.tgz`)
+    expect(trace.filter((l) => l.startsWith('import ')).map((l) => l.split(' ')[2]).sort()).toEqual([dir(built), dir(missing)].sort())
+  })
+})

@@ -1,0 +1,82 @@
+/**
+ * The plugin's plan of a lockfile's virtual store (`dist/virtual-store.js`): the same directories
+ * and dependency links as pnpm 11's layout of the alotta-modules lockfile (benchmark/lockfile.mjs,
+ * whose tree was compared with a real pnpm install), and only packages whose installation is
+ * plain linking.
+ */
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { planVirtualStore, type LockfileObject, type PackageSnapshot } from '../dist/virtual-store.js'
+// @ts-expect-error: plain JS module without types
+import { layout, readLockfile } from '../benchmark/lockfile.mjs'
+
+const all = { dependencies: true, devDependencies: true, optionalDependencies: true }
+const plan = (lockfile: LockfileObject, over = {}) =>
+  planVirtualStore(lockfile, { virtualStoreDir: '/p/node_modules/.pnpm', virtualStoreDirMaxLength: 120, include: all, ...over })
+
+/** pnpm's in-memory form of a v9 lockfile: `snapshots` merged into `packages`, importers' refs only. */
+function inMemory (file: string): LockfileObject {
+  const lf = readLockfile(file)
+  const packages: Record<string, PackageSnapshot> = {}
+  for (const [depPath, snapshot] of Object.entries<any>(lf.snapshots)) {
+    const base = depPath.split('(', 1)[0]
+    packages[depPath] = { ...lf.packages[base], ...snapshot }
+  }
+  const importers: LockfileObject['importers'] = {}
+  for (const [id, importer] of Object.entries<any>(lf.importers)) {
+    importers[id] = Object.fromEntries(Object.entries<any>(importer).map(([group, deps]) =>
+      [group, Object.fromEntries(Object.entries<any>(deps).map(([alias, spec]) => [alias, spec.version]))]))
+  }
+  return { importers, packages }
+}
+
+describe('planVirtualStore', () => {
+  it('places the alotta-modules packages and their dependency links where pnpm 11 does', () => {
+    const file = path.join(import.meta.dirname, '../benchmark/fixtures/alotta-modules/pnpm-lock.yaml')
+    const lockfile = inMemory(file)
+    const planned = plan(lockfile)
+    const reference = layout(readLockfile(file), '/p', { hoist: false })
+    const dirs = new Map<string, string>(reference.packages.map((p: any) => [p.depPath, p.targetDir]))
+    const links = new Map<string, Record<string, string>>(reference.symlinks.map((s: any, i: number) => [reference.packages[i]?.depPath, s.children]))
+    expect(planned.length).toBeGreaterThan(1300)
+    for (const p of planned) {
+      expect(p.targetDir, p.depPath).toBe(dirs.get(p.depPath))
+      expect(p.children, p.depPath).toEqual(links.get(p.depPath))
+      expect(p.filesIndexFile).toBe(`${lockfile.packages![p.depPath].resolution!.integrity as string}\t${p.name}@${p.version}`)
+    }
+    // Left to pnpm: platform-specific or optional packages and those with optional dependencies.
+    const left = Object.keys(lockfile.packages!).filter((d) => !planned.some((p) => p.depPath === d))
+    for (const depPath of left) {
+      const s = lockfile.packages![depPath]
+      expect(s.os != null || s.cpu != null || s.optional === true || s.optionalDependencies != null, depPath).toBe(true)
+    }
+  })
+
+  it('takes only plain registry packages reachable through the included groups', () => {
+    const integrity = { integrity: 'sha512-x' }
+    const lockfile: LockfileObject = {
+      importers: { '.': { dependencies: { plain: '1.0.0', peer: '1.0.0(plain@1.0.0)', alias: 'real@2.0.0' }, devDependencies: { dev: '1.0.0' } } },
+      packages: {
+        'plain@1.0.0': { resolution: integrity, dependencies: { patched: '1.0.0(patch_hash=abc)', mac: '1.0.0', opt: '1.0.0', withopt: '1.0.0', tar: '1.0.0', linked: '1.0.0', engines: '1.0.0' } },
+        'peer@1.0.0(plain@1.0.0)': { resolution: integrity, dependencies: { plain: '1.0.0' } },
+        'real@2.0.0': { resolution: integrity },
+        'dev@1.0.0': { resolution: integrity },
+        'patched@1.0.0(patch_hash=abc)': { resolution: integrity },
+        'mac@1.0.0': { resolution: integrity, os: ['darwin'] },
+        'opt@1.0.0': { resolution: integrity, optional: true },
+        'withopt@1.0.0': { resolution: integrity, optionalDependencies: { opt: '1.0.0' } },
+        'tar@1.0.0': { resolution: { ...integrity, tarball: 'https://example.com/tar.tgz' } },
+        'linked@1.0.0': { resolution: integrity, dependencies: { local: 'link:../local' } },
+        'engines@1.0.0': { resolution: integrity, engines: { node: '>=99' } },
+        'unreachable@1.0.0': { resolution: integrity },
+      },
+    }
+    const names = (over = {}) => plan(lockfile, over).map((p) => p.depPath)
+    expect(names()).toEqual(['plain@1.0.0', 'peer@1.0.0(plain@1.0.0)', 'real@2.0.0', 'dev@1.0.0', 'engines@1.0.0'])
+    expect(names({ include: { ...all, devDependencies: false }, engineStrict: true })).toEqual(['plain@1.0.0', 'peer@1.0.0(plain@1.0.0)', 'real@2.0.0'])
+    const [plain, peer, alias] = plan(lockfile)
+    expect(peer.targetDir).toBe('/p/node_modules/.pnpm/peer@1.0.0_plain@1.0.0/node_modules/peer')
+    expect(peer.children).toEqual({ plain: plain.targetDir })
+    expect(alias).toMatchObject({ name: 'real', targetDir: '/p/node_modules/.pnpm/real@2.0.0/node_modules/real' })
+  })
+})

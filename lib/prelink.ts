@@ -1,0 +1,137 @@
+/**
+ * The pnpm plugin's head start on a warm install: before pnpm looks at a single package, the
+ * lockfile's virtual store is linked natively in one batch, and every package linked is added
+ * to pnpm's *current* lockfile (the record of what `node_modules` already holds). pnpm then
+ * finds those packages in place and skips them, as on a repeat install, and installs the rest
+ * (anything the store lacks, builds, platform-specific and optional packages, patches) its own
+ * way. pnpm's `preResolution` hook is documented as the place to modify the lockfile objects.
+ *
+ * It only runs for the layout it knows (`nodeLinker: isolated`, a per-project virtual store, no
+ * `--filter`), decided from the settings pnpm passes to `hooks.updateConfig`. Nothing it does is
+ * needed: if it is off or fails, pnpm simply installs everything itself.
+ */
+import path from 'node:path'
+import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from './import.js'
+import { planVirtualStore, type DependencyGroup, type LockfileObject } from './virtual-store.js'
+
+/** The pnpm settings this reads (from `hooks.updateConfig`). */
+export interface PnpmConfig {
+  lockfileDir?: string
+  nodeLinker?: string
+  enableGlobalVirtualStore?: boolean
+  enableModulesDir?: boolean
+  virtualStoreType?: string
+  virtualStoreDir?: string
+  modulesDir?: string
+  virtualStoreDirMaxLength?: number
+  production?: boolean
+  dev?: boolean
+  optional?: boolean
+  engineStrict?: boolean
+  force?: boolean
+  lockfileOnly?: boolean
+  filter?: string[]
+  sharedWorkspaceLockfile?: boolean
+  packageImportMethod?: PackageImportMethod
+  verifyStoreIntegrity?: boolean
+  strictStorePkgContentCheck?: boolean
+}
+
+/** What pnpm passes to `hooks.preResolution` (pnpm 11). */
+export interface PreResolutionContext {
+  wantedLockfile: LockfileObject
+  currentLockfile: LockfileObject
+  existsNonEmptyWantedLockfile: boolean
+  lockfileDir: string
+  /** The versioned store directory (`…/v11`). */
+  storeDir: string
+}
+
+export interface PrelinkSummary {
+  /** Target directories linked (or found in place), in lockfile order. */
+  linked: string[]
+  /** Packages the store could not serve as they are, for pnpm to install. */
+  leftOut: Array<{ depPath: string, reason: LeftOutReason }>
+  /** Why nothing was attempted, when nothing was. */
+  skipped?: string
+  ms: number
+}
+
+/** Why this install is not one the head start knows how to lay out (`undefined`: it is). */
+function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext): string | undefined {
+  if (config == null) return 'pnpm did not call hooks.updateConfig'
+  if ((config.nodeLinker ?? 'isolated') !== 'isolated') return `nodeLinker ${config.nodeLinker}`
+  if (config.enableGlobalVirtualStore === true) return 'enableGlobalVirtualStore'
+  if (config.enableModulesDir === false) return 'enableModulesDir false'
+  if ((config.virtualStoreType ?? 'project') !== 'project') return `virtualStoreType ${config.virtualStoreType}`
+  if (config.force === true) return '--force'
+  if (config.lockfileOnly === true) return '--lockfile-only'
+  if ((config.filter?.length ?? 0) > 0) return '--filter'
+  if (config.sharedWorkspaceLockfile === false) return 'sharedWorkspaceLockfile false'
+  if (config.lockfileDir != null && path.resolve(config.lockfileDir) !== path.resolve(ctx.lockfileDir)) return 'another lockfile dir'
+  if (!ctx.existsNonEmptyWantedLockfile) return 'no lockfile'
+  return undefined
+}
+
+/**
+ * Links what it can of `ctx.wantedLockfile`'s virtual store and records it in
+ * `ctx.currentLockfile`. `config` is what `hooks.updateConfig` received.
+ */
+export async function prelinkVirtualStore (ctx: PreResolutionContext, config: PnpmConfig | undefined, packageImportMethod: PackageImportMethod): Promise<PrelinkSummary> {
+  const started = performance.now()
+  const done = (summary: Omit<PrelinkSummary, 'ms'>): PrelinkSummary => ({ ...summary, ms: performance.now() - started })
+  const skipped = unsupported(config, ctx)
+  if (skipped != null) return done({ linked: [], leftOut: [], skipped })
+  const cfg = config!
+  const include: Record<DependencyGroup, boolean> = {
+    dependencies: cfg.production !== false,
+    devDependencies: cfg.dev !== false,
+    optionalDependencies: cfg.optional !== false,
+  }
+  const current = ctx.currentLockfile.packages ?? {}
+  const planned = planVirtualStore(ctx.wantedLockfile, {
+    virtualStoreDir: cfg.virtualStoreDir != null
+      ? path.resolve(ctx.lockfileDir, cfg.virtualStoreDir)
+      : path.join(ctx.lockfileDir, cfg.modulesDir ?? 'node_modules', '.pnpm'),
+    virtualStoreDirMaxLength: cfg.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120),
+    include,
+    engineStrict: cfg.engineStrict,
+  }).filter((p) => current[p.depPath] == null)
+  if (planned.length === 0) return done({ linked: [], leftOut: [] })
+  const { results } = await linkStoredPackages({
+    storeDir: ctx.storeDir,
+    packageImportMethod,
+    verifyStoreIntegrity: cfg.verifyStoreIntegrity ?? true,
+    strictStorePkgContentCheck: cfg.strictStorePkgContentCheck ?? true,
+    packages: planned,
+  })
+  const linked: string[] = []
+  const leftOut: PrelinkSummary['leftOut'] = []
+  ctx.currentLockfile.packages = current
+  results.forEach((r, i) => {
+    const { depPath, targetDir } = planned[i]
+    if (r.linked) {
+      current[depPath] = ctx.wantedLockfile.packages![depPath]
+      linked.push(targetDir)
+    } else {
+      leftOut.push({ depPath, reason: r.leftOut! })
+    }
+  })
+  return done({ linked, leftOut })
+}
+
+/** pnpm's commands that install, by every name they go by. */
+const INSTALL = new Set(['install', 'i'])
+/** pnpm's other commands that change `node_modules` (their first word decides). */
+const OTHER_COMMANDS = new Set(['add', 'update', 'up', 'upgrade', 'remove', 'rm', 'uninstall', 'un', 'link', 'ln', 'unlink', 'import', 'rebuild', 'rb', 'fetch', 'dedupe', 'prune', 'deploy'])
+
+/**
+ * Whether pnpm was started to install (`pnpm install`, `pnpm i`). pnpm reads a pnpmfile's hooks
+ * once, when it loads the file, and a `preResolution` hook also keeps pnpm off its fast lockfile
+ * update (taken by `pnpm add` and friends when the lockfile only needs a few changes) and off a
+ * pnpr server. So the head start is offered to install commands only.
+ */
+export function startedToInstall (argv: string[] = process.argv.slice(2)): boolean {
+  const command = argv.find((a) => INSTALL.has(a) || OTHER_COMMANDS.has(a))
+  return command != null && INSTALL.has(command)
+}

@@ -1,0 +1,159 @@
+/**
+ * Where pnpm 11's isolated layout (`nodeLinker: isolated`) puts a lockfile's packages, and which
+ * of them can be laid out ahead of pnpm without changing what pnpm would have done.
+ *
+ * Input is pnpm's in-memory lockfile (`packages` keyed by dependency path, snapshot fields
+ * merged in), as pnpm hands it to a pnpmfile's `preResolution` hook. A package is taken only
+ * when its whole installation is plain linking: a registry package (`resolution` holds nothing
+ * but an integrity), not patched, not platform-specific (`os`/`cpu`/`libc`: pnpm decides what
+ * to skip), not optional, no optional dependencies (pnpm relinks those itself), every dependency
+ * a registry package, reachable from an importer through the dependency groups being installed.
+ * Whether it runs build scripts is only known from its store row, so that is checked natively
+ * (`linkStoredPackages`).
+ */
+import crypto from 'node:crypto'
+import path from 'node:path'
+import type { StoredPackage } from './import.js'
+
+/** The parts of pnpm's in-memory lockfile this reads. */
+export interface LockfileObject {
+  importers: Record<string, Partial<Record<DependencyGroup, Record<string, string>>>>
+  packages?: Record<string, PackageSnapshot>
+}
+
+export interface PackageSnapshot {
+  resolution?: Record<string, unknown>
+  version?: string
+  dependencies?: Record<string, string>
+  optionalDependencies?: Record<string, string>
+  optional?: boolean
+  patched?: boolean
+  os?: string[]
+  cpu?: string[]
+  libc?: string[]
+  engines?: Record<string, string>
+}
+
+export type DependencyGroup = 'dependencies' | 'devDependencies' | 'optionalDependencies'
+
+export interface LayoutOptions {
+  /** Absolute: `<lockfileDir>/node_modules/.pnpm` unless configured otherwise. */
+  virtualStoreDir: string
+  /** pnpm's `virtualStoreDirMaxLength` (120 on Linux and macOS, 60 on Windows). */
+  virtualStoreDirMaxLength: number
+  /** The groups being installed (`--prod`, `--dev`, `--no-optional` drop some). */
+  include: Record<DependencyGroup, boolean>
+  /** With `engineStrict`, packages declaring `engines` are left to pnpm, which may refuse them. */
+  engineStrict?: boolean
+}
+
+/** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
+export interface PlannedPackage extends StoredPackage {
+  depPath: string
+}
+
+/**
+ * pnpm's `depPathToFilename` for registry dependency paths (`name@version(peers…)`): `/` and
+ * other characters a file name cannot hold become `+`, the peers suffix `_a_b`, and a name that
+ * is too long or not lower-case is cut and given a hash.
+ */
+export function depPathToFilename (depPath: string, maxLength: number): string {
+  let filename = depPath.replace(/^\//, '').replace(/[\\/:*?"<>|#]/g, '+')
+  if (filename.includes('(')) filename = filename.replace(/\)$/, '').replace(/\)\(|\(|\)/g, '_')
+  let end = filename.length
+  while (end > 0 && (filename[end - 1] === '.' || filename[end - 1] === ' ')) end--
+  const escapedTrailing = end < filename.length
+  if (escapedTrailing) filename = filename.slice(0, end) + '+'.repeat(filename.length - end)
+  if (escapedTrailing || filename.length > maxLength || (filename !== filename.toLowerCase() && !filename.startsWith('file+'))) {
+    const hash = crypto.createHash('sha256').update(filename).digest('hex').slice(0, 32)
+    return `${filename.slice(0, maxLength - 33)}_${hash}`
+  }
+  return filename
+}
+
+/** `name@version(peers…)` → name and version; `undefined` for anything but a registry path. */
+export function parseRegistryDepPath (depPath: string): { name: string, version: string } | undefined {
+  const at = depPath.indexOf('@', 1)
+  if (at === -1) return undefined
+  const paren = depPath.indexOf('(')
+  const version = depPath.slice(at + 1, paren === -1 ? depPath.length : paren)
+  // Versions with a scheme (`file:`, `link:`, URLs, `npm+registry:`) are not plain registry ones.
+  if (version === '' || version.includes(':') || version.includes('/')) return undefined
+  return { name: depPath.slice(0, at), version }
+}
+
+/** The dependency path an `alias: ref` entry points to (an `npm:` alias's ref is a whole path). */
+export function refToDepPath (alias: string, ref: string): string {
+  return ref.split('(', 1)[0].indexOf('@', 1) !== -1 ? ref : `${alias}@${ref}`
+}
+
+/** Whether pnpm must install this one itself. */
+function needsPnpm (depPath: string, snapshot: PackageSnapshot, opts: LayoutOptions): boolean {
+  const resolution = snapshot.resolution ?? {}
+  const plainRegistry = typeof resolution.integrity === 'string' && Object.keys(resolution).length === 1
+  return !plainRegistry ||
+    depPath.includes('patch_hash=') || snapshot.patched === true ||
+    snapshot.os != null || snapshot.cpu != null || snapshot.libc != null ||
+    snapshot.optional === true || snapshot.optionalDependencies != null ||
+    (opts.engineStrict === true && snapshot.engines != null) ||
+    Object.entries(snapshot.dependencies ?? {}).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null)
+}
+
+/** Every dependency path reachable from the importers through the included groups. */
+function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, boolean>): Set<string> {
+  const seen = new Set<string>()
+  const stack: string[] = []
+  const visit = (deps: Record<string, string> | undefined): void => {
+    for (const [alias, ref] of Object.entries(deps ?? {})) {
+      const depPath = refToDepPath(alias, ref)
+      if (!seen.has(depPath)) {
+        seen.add(depPath)
+        stack.push(depPath)
+      }
+    }
+  }
+  for (const importer of Object.values(lockfile.importers ?? {})) {
+    for (const group of ['dependencies', 'devDependencies', 'optionalDependencies'] as const) {
+      if (include[group]) visit(importer[group])
+    }
+  }
+  for (let depPath = stack.pop(); depPath != null; depPath = stack.pop()) {
+    const snapshot = lockfile.packages?.[depPath]
+    visit(snapshot?.dependencies)
+    if (include.optionalDependencies) visit(snapshot?.optionalDependencies)
+  }
+  return seen
+}
+
+/**
+ * The packages of `lockfile` that can be linked ahead of pnpm, with their target directories,
+ * store-index keys and dependency links, in lockfile order.
+ */
+export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): PlannedPackage[] {
+  const dirOf = (depPath: string, name: string): string =>
+    path.join(opts.virtualStoreDir, depPathToFilename(depPath, opts.virtualStoreDirMaxLength), 'node_modules', name)
+  const wanted = reachable(lockfile, opts.include)
+  const planned: PlannedPackage[] = []
+  for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
+    if (!wanted.has(depPath) || needsPnpm(depPath, snapshot, opts)) continue
+    const parsed = parseRegistryDepPath(depPath)
+    if (parsed == null) continue
+    // As pnpm names it: the name from the path, the version the snapshot's if it has one.
+    const name = parsed.name
+    const version = snapshot.version ?? parsed.version
+    const children: Record<string, string> = {}
+    for (const [alias, ref] of Object.entries(snapshot.dependencies ?? {})) {
+      const child = refToDepPath(alias, ref)
+      children[alias] = dirOf(child, parseRegistryDepPath(child)!.name)
+    }
+    planned.push({
+      depPath,
+      name,
+      version,
+      targetDir: dirOf(depPath, name),
+      filesIndexFile: `${snapshot.resolution!.integrity as string}\t${name}@${version}`,
+      children,
+    })
+  }
+  return planned
+}
