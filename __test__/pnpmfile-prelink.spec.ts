@@ -99,6 +99,15 @@ snapshots:
 let base: string
 let registry: TarballRegistry
 let reference: string[]
+let referenceState: unknown
+
+/** pnpm's `.modules.yaml` (JSON), without what names this run (paths, time). */
+function modulesState (projectDir: string, storeDir: string): unknown {
+  const text = fs.readFileSync(path.join(projectDir, 'node_modules', '.modules.yaml'), 'utf8')
+  const state = JSON.parse(text.split(projectDir).join('<project>').split(storeDir).join('<store>'))
+  delete state.prunedAt
+  return state
+}
 
 /** A new project dir; with the plugin's (guarded) pnpmfile and its checksum in the lockfile. */
 function project (label: string, withPnpmfile: boolean): string {
@@ -142,6 +151,7 @@ beforeAll(async () => {
   const projectDir = project('reference', false)
   await install(projectDir, storeDir)
   reference = nodeModulesTree(projectDir, storeDir)
+  referenceState = modulesState(projectDir, storeDir)
 }, 120_000)
 
 afterAll(async () => {
@@ -168,6 +178,8 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
     const traceFile = path.join(base, 'trace.txt')
     await install(projectDir, storeDir, { NODE_PATH: nodePathWithThisPackage(path.join(base, 'node-path')), CAS_NATIVE_PNPMFILE_TRACE: traceFile })
     expect(nodeModulesTree(projectDir, storeDir)).toEqual(reference)
+    // pnpm's own record too: what it built, skipped and hoisted.
+    expect(modulesState(projectDir, storeDir)).toEqual(referenceState)
 
     const trace = fs.readFileSync(traceFile, 'utf8').trim().split('\n')
     const dir = (p: Generated) => path.join(projectDir, 'node_modules', '.pnpm', `${p.name.replace('/', '+')}@1.0.0`, 'node_modules', p.name)
