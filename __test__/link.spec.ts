@@ -167,6 +167,34 @@ describe('linkPackages', () => {
     expect(again.counts).toMatchObject({ packagesImported: 0, packagesSkipped: store.packages.length, filesLinked: 0, symlinks: 0 })
   })
 
+  it('keeps each package\'s result and error in its place when compact (key only) and full packages are mixed', async () => {
+    // Compact packages cross first and full ones after them; results must come back in the caller's order.
+    const root = freshDir('batch-mixed')
+    const [a, b, c, d] = store.packages
+    const dir = (name: string) => path.join(root, name)
+    await cas.linkPackages({ storeDir: store.storeDir, packageImportMethod: 'hardlink', packages: [{ targetDir: dir('b'), filesIndexFile: b.key }, { targetDir: dir('c'), filesIndexFile: c.key }] })
+    const mixed = await cas.linkPackages({
+      storeDir: store.storeDir,
+      packageImportMethod: 'hardlink',
+      packages: [
+        { targetDir: dir('b'), filesMap: b.filesMap }, // full, already there
+        { targetDir: dir('a'), filesIndexFile: a.key }, // compact, new
+        { targetDir: dir('c'), filesIndexFile: c.key }, // compact, already there
+        { targetDir: dir('d'), filesIndexFile: d.key, packageImportMethod: 'copy' }, // full, new
+      ],
+    })
+    expect(mixed.results.map((r) => r.importMethod)).toEqual([undefined, 'hardlink', undefined, 'copy'])
+    // The failing package is named by its own target, also when it crossed after the compact ones.
+    const failing = await attempt(cas.linkPackages({
+      storeDir: store.storeDir,
+      packages: [
+        { targetDir: dir('e'), filesMap: new Map([['x.js', path.join(root, 'no-such-blob')]]) },
+        { targetDir: dir('f'), filesIndexFile: a.key },
+      ],
+    }))
+    expect(failing.message).toMatch(new RegExp(`^\\[importPackage ${dir('e')}\\] `))
+  })
+
   it('reports the first failing package like importPackage, and a missing index row clearly', async () => {
     const root = freshDir('batch-bad')
     const ok = store.packages[0]

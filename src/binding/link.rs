@@ -34,6 +34,17 @@ where
     Ok(promise)
 }
 
+/// How a package was imported, as one character of a batch's result string: `k` clone,
+/// `h` hardlink, `c` copy, `-` already there.
+pub(super) fn method_char(imported: Option<Imported>) -> char {
+    match imported {
+        Some(Imported::Clone) => 'k',
+        Some(Imported::Hardlink) => 'h',
+        Some(Imported::Copy) => 'c',
+        None => '-',
+    }
+}
+
 pub(super) fn import_error(e: ImportError) -> NativeError {
     NativeError::new(e.code, e.message)
 }
@@ -303,12 +314,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
             for (i, p) in outcome.packages.into_iter().enumerate() {
                 match p {
                     Ok(p) => {
-                        import_methods.push(match p.imported {
-                            Some(Imported::Clone) => 'k',
-                            Some(Imported::Hardlink) => 'h',
-                            Some(Imported::Copy) => 'c',
-                            None => '-',
-                        });
+                        import_methods.push(method_char(p.imported));
                         is_built.push(if p.is_built { '1' } else { '0' });
                     }
                     Err(e) => {

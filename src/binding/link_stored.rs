@@ -10,9 +10,10 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::link::{
-    import_error, on_link_pool, split_n, symlink_deps, take_warnings, LinkCounts, SymlinkDepsInput,
+    import_error, method_char, on_link_pool, split_n, symlink_deps, take_warnings, LinkCounts,
+    SymlinkDepsInput,
 };
-use crate::import::{ImportError, ImportMethod, Imported, Stats};
+use crate::import::{ImportError, ImportMethod, Stats};
 use crate::link::Counts;
 use crate::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
 use crate::read_pkg::ExpectedPkg;
@@ -122,10 +123,7 @@ pub fn link_stored_packages(env: &Env, opts: LinkStoredOptions) -> napi::Result<
             let mut reasons = Vec::new();
             for p in outcome.packages {
                 outcomes.push(match p {
-                    Ok(Some(Imported::Clone)) => 'k',
-                    Ok(Some(Imported::Hardlink)) => 'h',
-                    Ok(Some(Imported::Copy)) => 'c',
-                    Ok(None) => '-',
+                    Ok(imported) => method_char(imported),
                     Err(LeftOut::NotInStore) => 'm',
                     Err(LeftOut::Unverified) => 'v',
                     Err(LeftOut::RequiresBuild) => 'b',
