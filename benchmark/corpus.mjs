@@ -4,6 +4,7 @@
  * Node >= 22, no dependencies.
  */
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import { readFileSync, readdirSync, existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -187,4 +188,22 @@ export function printReport(heading, lines, failures) {
  */
 export function deleteInBackground(dir) {
   spawn('nice', ['-n', '19', 'rm', '-rf', dir], { detached: true, stdio: 'ignore' }).unref();
+}
+
+/** A number for a report: thousands separated, `d` decimals. */
+export const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+
+/** The machine a report was measured on: cores, CPU, memory, kernel, Node. */
+export function machineLine() {
+  const cores = os.availableParallelism();
+  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
+  return `${cores} cores (${cpu}), ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.versions.node}`;
 }

@@ -40,7 +40,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, 
 import os from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
-import { benchmarkDir, deleteInBackground, loadCorpus, writeResultsSection } from './corpus.mjs'
+import { benchmarkDir, deleteInBackground, fmt, loadCorpus, machineLine, median, writeResultsSection } from './corpus.mjs'
 
 const repoDir = dirname(benchmarkDir)
 const { values: opts } = parseArgs({
@@ -244,10 +244,7 @@ if (failures.length === 0) {
 }
 
 // --- report ------------------------------------------------------------------------------------
-const median = (a) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2 }
-const fmt = (n) => Math.round(n).toLocaleString('en-US')
-const cpu = os.cpus()
-const machine = `${cpu.length} cores (${cpu[0]?.model.trim()}), ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.versions.node}`
+const machine = machineLine()
 const labels = {
   pnpm11: `pnpm ${pnpm11Version} (stock)`,
   'pnpm11+plugin': `pnpm ${pnpm11Version} + \`@cas/native/pnpmfile\``,

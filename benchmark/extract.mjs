@@ -41,7 +41,7 @@ import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { benchmarkDir, compareIndexRows, deleteInBackground, listBlobs, loadCorpus, measureCorpus, printReport, readIndexRows, writeResultsSection } from './corpus.mjs';
+import { benchmarkDir, compareIndexRows, deleteInBackground, fmt, listBlobs, loadCorpus, machineLine, measureCorpus, median, printReport, readIndexRows, stats, writeResultsSection } from './corpus.mjs';
 
 const { values: opts } = parseArgs({
   allowNegative: true,
@@ -72,13 +72,6 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc');
 
 const MB = 1e6;
-const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 const log = (...a) => console.error(...a); // progress on stderr, the report on stdout
 
 // --- the work directory: a fresh one per invocation, a fresh store per run ----------------
@@ -296,9 +289,8 @@ if (opts.micro) {
 for (const name of active) await impls[name].finish?.();
 
 // --- report ----------------------------------------------------------------------------------
-const cpuModel = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
 const cores = os.availableParallelism?.() ?? os.cpus().length;
-const machine = `${cores} cores (${cpuModel}), ${fmt(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}, Node ${process.version}`;
+const machine = machineLine();
 const summary = Object.fromEntries(active.map((name) => {
   const rs = results[name];
   const wall = stats(rs.map((r) => r.wallMs));

@@ -38,7 +38,7 @@ import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { benchmarkDir, deleteInBackground, loadCorpus, printReport, writeResultsSection } from './corpus.mjs'
+import { benchmarkDir, deleteInBackground, fmt, loadCorpus, machineLine, median, printReport, stats, writeResultsSection } from './corpus.mjs'
 import { layout, readLockfile } from './lockfile.mjs'
 
 const { values: opts } = parseArgs({
@@ -61,13 +61,6 @@ const timedNames = opts.only != null ? [opts.only] : all
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc')
 
-const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d })
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
-const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) })
 const log = (...a) => console.error(...a)
 
 // --- work dir, store ---------------------------------------------------------------------
@@ -291,8 +284,7 @@ await impls.pnpm?.finish?.()
 
 // --- report ------------------------------------------------------------------------------
 const cores = os.availableParallelism?.() ?? os.cpus().length
-const cpuModel = os.cpus()[0]?.model?.trim() ?? 'unknown CPU'
-const machine = `${cores} cores (${cpuModel}), ${fmt(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}, Node ${process.version}`
+const machine = machineLine()
 const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
 const summary = Object.fromEntries(timedNames.map((name) => {
   const rs = results[name]

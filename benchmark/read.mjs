@@ -36,7 +36,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as pnpm from '@pnpm/worker';
-import { benchmarkDir, deleteInBackground, loadCorpus, printReport, writeResultsSection } from './corpus.mjs';
+import { benchmarkDir, deleteInBackground, fmt, loadCorpus, machineLine, median, printReport, writeResultsSection } from './corpus.mjs';
 
 const cas = createRequire(import.meta.url)('../dist/index.js');
 
@@ -55,12 +55,6 @@ if (!(rounds >= 1)) throw new Error(`--rounds must be a positive integer, got ${
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc');
 
-const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const log = (...a) => console.error(...a);
 const pkgVersion = (spec) => JSON.parse(readFileSync(
   spec === '..' ? join(benchmarkDir, '../package.json') : join(benchmarkDir, '../node_modules', spec, 'package.json'), 'utf8')).version;
@@ -158,7 +152,7 @@ cas.closeStores();
 
 // --- report ----------------------------------------------------------------------------------
 const cores = os.availableParallelism();
-const machine = `${cores} cores (${os.cpus()[0]?.model.trim()}), ${fmt(os.totalmem() / 2 ** 30)} GiB, Linux ${os.release()}, Node ${process.version}`;
+const machine = machineLine();
 const range = (xs) => `${fmt(median(xs), 1)} (${fmt(Math.min(...xs), 1)}–${fmt(Math.max(...xs), 1)})`;
 const lines = [];
 const out = (s = '') => lines.push(s);
