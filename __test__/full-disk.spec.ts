@@ -26,7 +26,7 @@ describe('a store on a full disk', () => {
 
     expect(report.extracted).toBeGreaterThan(0)
     expect(report.failure).toMatchObject({ code: 'ERR_PNPM_ENOSPC', rowAfterFailure: false })
-    expect(report.failure.message).toMatch(/ENOSPC: No space left on device/)
+    expect(report.failure.message).toMatch(/ENOSPC: no space left on device/)
     expect(report.afterFailure.problems).toEqual([])
     expect(report.afterFailure.rows).toBe(report.extracted)
     expect(report.retried).toEqual({ rowAfterRetry: true })

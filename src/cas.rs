@@ -51,8 +51,9 @@ impl Cas {
 
     /// The blob path relative to `files/`: `XX/<126 hex>[-exec]`.
     pub fn relative_blob_path(digest: &str, executable: bool) -> String {
-        let suffix = if executable { "-exec" } else { "" };
-        format!("{}/{}{}", &digest[..2], &digest[2..], suffix)
+        let mut out = String::with_capacity(digest.len() + 6);
+        push_blob_name(&mut out, digest, '/', executable);
+        out
     }
 
     pub fn blob_path(&self, digest: &str, executable: bool) -> PathBuf {
@@ -97,11 +98,75 @@ pub fn is_executable(mode: u32) -> bool {
     mode & 0o111 != 0
 }
 
-pub fn sha512_hex(bytes: &[u8]) -> DigestHex {
-    to_hex(&Sha512::digest(bytes))
+/// Appends a blob's name below `files/`: `hex[0..2] + sep + hex[2..]`, and `-exec` for an
+/// executable. Splits as JS `slice(0, 2)` does, so a short or non-ASCII digest (from a damaged
+/// row) never panics.
+pub fn push_blob_name(out: &mut String, digest: &str, sep: char, executable: bool) {
+    let split = if digest.as_bytes().get(..2).is_some_and(|b| b.is_ascii()) {
+        2
+    } else {
+        digest
+            .char_indices()
+            .nth(2)
+            .map_or(digest.len(), |(i, _)| i)
+    };
+    out.push_str(&digest[..split]);
+    out.push(sep);
+    out.push_str(&digest[split..]);
+    if executable {
+        out.push_str("-exec");
+    }
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+pub fn sha512_hex(bytes: &[u8]) -> DigestHex {
+    hex(&Sha512::digest(bytes))
+}
+
+/// The lowercase hex digest of what `reader` yields, hashed with `algorithm` in 64 KiB reads;
+/// `Ok(None)` for an algorithm a store row cannot name (Node's `crypto.hash` names).
+pub fn hex_digest_of(algorithm: &str, mut reader: impl Read) -> io::Result<Option<DigestHex>> {
+    enum Hasher {
+        Sha512(Sha512),
+        Sha384(sha2::Sha384),
+        Sha256(sha2::Sha256),
+        Sha1(sha1::Sha1),
+        Md5(md5::Md5),
+    }
+    let mut hasher = match algorithm {
+        "sha512" => Hasher::Sha512(Default::default()),
+        "sha384" => Hasher::Sha384(Default::default()),
+        "sha256" => Hasher::Sha256(Default::default()),
+        "sha1" => Hasher::Sha1(Default::default()),
+        "md5" => Hasher::Md5(Default::default()),
+        _ => return Ok(None),
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let chunk = &buf[..n];
+        match &mut hasher {
+            Hasher::Sha512(h) => h.update(chunk),
+            Hasher::Sha384(h) => h.update(chunk),
+            Hasher::Sha256(h) => h.update(chunk),
+            Hasher::Sha1(h) => h.update(chunk),
+            Hasher::Md5(h) => h.update(chunk),
+        }
+    }
+    Ok(Some(match hasher {
+        Hasher::Sha512(h) => hex(&h.finalize()),
+        Hasher::Sha384(h) => hex(&h.finalize()),
+        Hasher::Sha256(h) => hex(&h.finalize()),
+        Hasher::Sha1(h) => hex(&h.finalize()),
+        Hasher::Md5(h) => hex(&h.finalize()),
+    }))
+}
+
+fn hex(bytes: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -228,16 +293,7 @@ fn blob_matches(path: &Path, digest: &str) -> io::Result<bool> {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
     };
-    let mut hasher = Sha512::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(to_hex(&hasher.finalize()) == digest)
+    Ok(hex_digest_of("sha512", &mut file)?.as_deref() == Some(digest))
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);

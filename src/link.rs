@@ -822,12 +822,9 @@ fn blob_path(
             ),
         ));
     }
-    let exec = if info.mode & 0o111 != 0 { "-exec" } else { "" };
-    Ok(PathBuf::from(format!(
-        "{files_dir}/{}/{}{exec}",
-        &d[..2],
-        &d[2..]
-    )))
+    let mut blob = format!("{files_dir}/");
+    crate::cas::push_blob_name(&mut blob, d, '/', crate::cas::is_executable(info.mode));
+    Ok(PathBuf::from(blob))
 }
 
 /// The counts of a call, as plain numbers.

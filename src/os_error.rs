@@ -18,40 +18,63 @@ pub fn errno(e: &io::Error) -> Option<i32> {
     Some(raw)
 }
 
+/// Each errno the store code meets: the name Node puts in `err.code` and libuv's wording of it
+/// (what Node prints after the name). Others are `EIO` with the OS's own wording.
+const ERRNOS: &[(i32, &str, &str)] = &[
+    (libc::ENOENT, "ENOENT", "no such file or directory"),
+    (libc::EACCES, "EACCES", "permission denied"),
+    (libc::EPERM, "EPERM", "operation not permitted"),
+    (libc::EEXIST, "EEXIST", "file already exists"),
+    (libc::ENOTDIR, "ENOTDIR", "not a directory"),
+    (libc::EISDIR, "EISDIR", "illegal operation on a directory"),
+    (libc::ENOTEMPTY, "ENOTEMPTY", "directory not empty"),
+    (libc::ENOSPC, "ENOSPC", "no space left on device"),
+    (libc::EROFS, "EROFS", "read-only file system"),
+    (libc::EMFILE, "EMFILE", "too many open files"),
+    (libc::ENFILE, "ENFILE", "file table overflow"),
+    (libc::EXDEV, "EXDEV", "cross-device link not permitted"),
+    (libc::EMLINK, "EMLINK", "too many links"),
+    (libc::ENAMETOOLONG, "ENAMETOOLONG", "name too long"),
+    (libc::ELOOP, "ELOOP", "too many symbolic links encountered"),
+    (libc::EBUSY, "EBUSY", "resource busy or locked"),
+    (libc::EAGAIN, "EAGAIN", "resource temporarily unavailable"),
+    (libc::EINVAL, "EINVAL", "invalid argument"),
+    // Windows reports a full quota as a system error libuv does not translate.
+    #[cfg(unix)]
+    (libc::EDQUOT, "EDQUOT", "disk quota exceeded"),
+    (
+        libc::EOPNOTSUPP,
+        "ENOTSUP",
+        "operation not supported on socket",
+    ),
+];
+
+fn known(e: &io::Error) -> Option<&'static (i32, &'static str, &'static str)> {
+    let n = errno(e)?;
+    ERRNOS.iter().find(|(errno, _, _)| *errno == n)
+}
+
 /// The errno name Node would put in `err.code`, e.g. `"ENOENT"`.
 pub fn errno_name(e: &io::Error) -> &'static str {
-    match errno(e) {
-        Some(libc::ENOENT) => "ENOENT",
-        Some(libc::EACCES) => "EACCES",
-        Some(libc::EPERM) => "EPERM",
-        Some(libc::EEXIST) => "EEXIST",
-        Some(libc::ENOTDIR) => "ENOTDIR",
-        Some(libc::EISDIR) => "EISDIR",
-        Some(libc::ENOTEMPTY) => "ENOTEMPTY",
-        Some(libc::ENOSPC) => "ENOSPC",
-        Some(libc::EROFS) => "EROFS",
-        Some(libc::EMFILE) => "EMFILE",
-        Some(libc::ENFILE) => "ENFILE",
-        Some(libc::EXDEV) => "EXDEV",
-        Some(libc::EMLINK) => "EMLINK",
-        Some(libc::ENAMETOOLONG) => "ENAMETOOLONG",
-        Some(libc::ELOOP) => "ELOOP",
-        Some(libc::EBUSY) => "EBUSY",
-        Some(libc::EAGAIN) => "EAGAIN",
-        Some(libc::EINVAL) => "EINVAL",
-        // Windows reports a full quota as a system error libuv does not translate.
-        #[cfg(unix)]
-        Some(libc::EDQUOT) => "EDQUOT",
-        Some(libc::EOPNOTSUPP) => "ENOTSUP",
+    match known(e) {
+        Some((_, name, _)) => name,
         // A Windows system error libuv does not translate: Node says `UNKNOWN`.
         None if cfg!(windows) && e.raw_os_error().is_some() => "UNKNOWN",
-        _ => "EIO",
+        None => "EIO",
     }
 }
 
-/// `"ENOENT: No such file or directory (os error 2)"`: the errno name first, as in Node.
+/// The error's wording after the name, as Node prints it (`"no such file or directory"`).
+pub fn uv_text(e: &io::Error) -> String {
+    match known(e) {
+        Some((_, _, text)) => text.to_string(),
+        None => e.to_string().to_lowercase(),
+    }
+}
+
+/// `"ENOENT: no such file or directory"`: name and wording, as Node words an fs error.
 pub fn describe(e: &io::Error) -> String {
-    format!("{}: {e}", errno_name(e))
+    format!("{}: {}", errno_name(e), uv_text(e))
 }
 
 /// The error of an operation the platform or filesystem does not support (`EOPNOTSUPP`; on

@@ -23,14 +23,13 @@
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::{self, ErrorKind, Read as _};
+use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
-use sha2::Digest as _;
 
-use crate::cas::is_executable;
+use crate::cas::{self, is_executable};
 use crate::manifest::{requires_build, semver_clean_loose};
 use crate::msgpackr;
 use crate::package_index::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff};
@@ -482,24 +481,10 @@ pub fn blob_path(store_dir: &str, digest: &str, mode: u32) -> String {
 
 const SEP: char = std::path::MAIN_SEPARATOR;
 
-/// Appends the part of a blob path below `files/`: `hex[0..2] + sep + hex[2..]` and `-exec` for
-/// an executable mode.
+/// Appends the part of a blob path below `files/` (see [`cas::push_blob_name`]), with the
+/// platform's separator, as pnpm's readers join it.
 pub fn push_blob_name(out: &mut String, digest: &str, mode: u32) {
-    // JS `slice(0, 2)`; never panics on a short or non-ASCII digest.
-    let split = if digest.as_bytes().get(..2).is_some_and(|b| b.is_ascii()) {
-        2
-    } else {
-        digest
-            .char_indices()
-            .nth(2)
-            .map_or(digest.len(), |(i, _)| i)
-    };
-    out.push_str(&digest[..split]);
-    out.push(SEP);
-    out.push_str(&digest[split..]);
-    if is_executable(mode) {
-        out.push_str("-exec");
-    }
+    cas::push_blob_name(out, digest, SEP, is_executable(mode));
 }
 
 /// `verifyStoreIntegrity: false`: every side-effects entry is kept, an empty `{}` diff too,
@@ -723,55 +708,15 @@ fn remove_blob(blob: &str) -> Result<(), ReadError> {
     }
 }
 
-/// The lowercase hex digest of a file with the row's algorithm, streamed in 64 KiB reads.
-/// `None` when the file is gone or the algorithm is not one Node's `crypto.hash` would know of
-/// among those a store row can name.
+/// The lowercase hex digest of a file with the row's algorithm. `None` when the file is gone or
+/// the algorithm is not one a store row can name.
 fn hash_file(algo: &str, path: &str) -> Result<Option<String>, ReadError> {
-    enum Hasher {
-        Sha512(sha2::Sha512),
-        Sha384(sha2::Sha384),
-        Sha256(sha2::Sha256),
-        Sha1(sha1::Sha1),
-        Md5(md5::Md5),
-    }
-    let mut hasher = match algo {
-        "sha512" => Hasher::Sha512(Default::default()),
-        "sha384" => Hasher::Sha384(Default::default()),
-        "sha256" => Hasher::Sha256(Default::default()),
-        "sha1" => Hasher::Sha1(Default::default()),
-        "md5" => Hasher::Md5(Default::default()),
-        _ => return Ok(None),
-    };
-    let mut file = match File::open(path) {
+    let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(io_error("open", path, error)),
     };
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(error) => return Err(io_error("read", path, error)),
-        };
-        let chunk = &buf[..n];
-        match &mut hasher {
-            Hasher::Sha512(h) => h.update(chunk),
-            Hasher::Sha384(h) => h.update(chunk),
-            Hasher::Sha256(h) => h.update(chunk),
-            Hasher::Sha1(h) => h.update(chunk),
-            Hasher::Md5(h) => h.update(chunk),
-        }
-    }
-    let digest = match hasher {
-        Hasher::Sha512(h) => h.finalize().to_vec(),
-        Hasher::Sha384(h) => h.finalize().to_vec(),
-        Hasher::Sha256(h) => h.finalize().to_vec(),
-        Hasher::Sha1(h) => h.finalize().to_vec(),
-        Hasher::Md5(h) => h.finalize().to_vec(),
-    };
-    Ok(Some(digest.iter().map(|b| format!("{b:02x}")).collect()))
+    cas::hex_digest_of(algo, file).map_err(|error| io_error("read", path, error))
 }
 
 /// The row fields `decode_row` does not model, which pnpm hands back as they are:

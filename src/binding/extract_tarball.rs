@@ -196,9 +196,9 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
     let mut paths = Vec::with_capacity(files.len());
     let mut blob_paths = Vec::with_capacity(files.len());
     for file in files {
-        let d = &file.info.digest;
-        let exec = if file.executable { "-exec" } else { "" };
-        blob_paths.push(format!("{files_dir}/{}/{}{exec}", &d[..2], &d[2..]));
+        let mut blob = format!("{files_dir}/");
+        crate::cas::push_blob_name(&mut blob, &file.info.digest, '/', file.executable);
+        blob_paths.push(blob);
         paths.push(file.path);
     }
     (paths, blob_paths)

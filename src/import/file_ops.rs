@@ -41,7 +41,7 @@ impl ImportError {
     /// `ENOENT: no such file or directory, <syscall> '<path>'[ -> '<dest>']`, as Node words it.
     pub fn os(e: &io::Error, syscall: &str, path: &Path, dest: Option<&Path>) -> Self {
         let name = os_error::errno_name(e);
-        let mut message = format!("{name}: {}, {syscall} '{}'", uv_text(e), path.display());
+        let mut message = format!("{}, {syscall} '{}'", os_error::describe(e), path.display());
         if let Some(dest) = dest {
             message.push_str(&format!(" -> '{}'", dest.display()));
         }
@@ -64,31 +64,6 @@ impl std::fmt::Display for ImportError {
 }
 
 impl std::error::Error for ImportError {}
-
-/// libuv's wording of the common errnos (what Node prints after the code).
-fn uv_text(e: &io::Error) -> String {
-    let text = match os_error::errno(e) {
-        Some(libc::ENOENT) => "no such file or directory",
-        Some(libc::EEXIST) => "file already exists",
-        Some(libc::EACCES) => "permission denied",
-        Some(libc::EPERM) => "operation not permitted",
-        Some(libc::ENOTDIR) => "not a directory",
-        Some(libc::EISDIR) => "illegal operation on a directory",
-        Some(libc::ENOTEMPTY) => "directory not empty",
-        Some(libc::ENOSPC) => "no space left on device",
-        Some(libc::EROFS) => "read-only file system",
-        Some(libc::EMFILE) => "too many open files",
-        Some(libc::EXDEV) => "cross-device link not permitted",
-        Some(libc::EMLINK) => "too many links",
-        Some(libc::ENAMETOOLONG) => "name too long",
-        Some(libc::ELOOP) => "too many symbolic links encountered",
-        Some(libc::EBUSY) => "resource busy or locked",
-        Some(libc::EINVAL) => "invalid argument",
-        Some(libc::EOPNOTSUPP) => "operation not supported on socket",
-        _ => return e.to_string().to_lowercase(),
-    };
-    text.to_string()
-}
 
 /// What a per-file operation ended up doing, for the counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
