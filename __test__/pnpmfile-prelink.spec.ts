@@ -98,6 +98,7 @@ snapshots:
 
 let base: string
 let registry: TarballRegistry
+let nodePath: string
 let reference: string[]
 let referenceState: unknown
 
@@ -131,14 +132,15 @@ function project (label: string, withPnpmfile: boolean): string {
   return dir
 }
 
-async function install (projectDir: string, storeDir: string, env: Record<string, string> = {}): Promise<void> {
-  const run = await pnpmInstall({ projectDir, storeDir, sandbox: `${projectDir}-sandbox`, registry: registry.url, env })
+async function install (projectDir: string, storeDir: string, env: Record<string, string> = {}, extraArgs: string[] = []): Promise<void> {
+  const run = await pnpmInstall({ projectDir, storeDir, sandbox: `${projectDir}-sandbox`, registry: registry.url, env, extraArgs })
   expect(run.code, `pnpm failed:\n${run.stdout}\n${run.stderr}`).toBe(0)
 }
 
 beforeAll(async () => {
   base = freshDir('prelink-e2e')
   registry = await serveTarballs(all)
+  nodePath = nodePathWithThisPackage(path.join(base, 'node-path'))
   // The reference: pnpm's own worker fills the store, stock pnpm installs (and fetches gen-missing).
   const storeDir = path.join(base, 'pnpm-store')
   const index = new StoreIndex(path.join(storeDir, 'v11'))
@@ -176,7 +178,7 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
     cas.closeStores()
     const projectDir = project('plugin', true)
     const traceFile = path.join(base, 'trace.txt')
-    await install(projectDir, storeDir, { NODE_PATH: nodePathWithThisPackage(path.join(base, 'node-path')), CAS_NATIVE_PNPMFILE_TRACE: traceFile })
+    await install(projectDir, storeDir, { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile })
     expect(nodeModulesTree(projectDir, storeDir)).toEqual(reference)
     // pnpm's own record too: what it built, skipped and hoisted.
     expect(modulesState(projectDir, storeDir)).toEqual(referenceState)
@@ -189,5 +191,34 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
     // pnpm installed what was left through the plugin's fetcher and importer.
     expect(trace).toContain(`fetch ${registry.url}gen-missing/-/gen-missing-1.0.0.tgz`)
     expect(trace.filter((l) => l.startsWith('import ')).map((l) => l.split(' ')[2]).sort()).toEqual([dir(built), dir(missing)].sort())
+  })
+
+  it('a lockfile behind package.json: what the head start linked from the old lockfile ends as stock pnpm leaves it', async () => {
+    // gen-app dropped from package.json; the lockfile still has it (and its dependencies). Both
+    // installs resolve again (--no-frozen-lockfile) from stores holding every package.
+    const casStore = async (label: string) => {
+      const storeDir = path.join(base, label)
+      for (const p of all) await cas.addFilesFromTarball({ buffer: p.tarball, storeDir: path.join(storeDir, 'v11'), filesIndexFile: p.key, integrity: p.integrity })
+      return storeDir
+    }
+    const dropApp = (projectDir: string) => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(projectDir, 'package.json'), 'utf8'))
+      delete manifest.dependencies['gen-app']
+      fs.writeFileSync(path.join(projectDir, 'package.json'), JSON.stringify(manifest))
+      return projectDir
+    }
+    const stockStore = await casStore('stale-stock-store')
+    const pluginStore = await casStore('stale-plugin-store')
+    cas.closeStores()
+    const stock = dropApp(project('stale-stock', false))
+    await install(stock, stockStore, {}, ['--no-frozen-lockfile'])
+    const withPlugin = dropApp(project('stale-plugin', true))
+    const traceFile = path.join(base, 'trace-stale.txt')
+    await install(withPlugin, pluginStore, { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ['--no-frozen-lockfile'])
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^prelink 3 linked, /)
+    expect(nodeModulesTree(withPlugin, pluginStore)).toEqual(nodeModulesTree(stock, stockStore))
+    expect(fs.existsSync(path.join(withPlugin, 'node_modules/.pnpm/gen-app@1.0.0'))).toBe(false)
+    const lockfileOf = (dir: string) => fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8').replace(/\npnpmfileChecksum: .*\n/, '')
+    expect(lockfileOf(withPlugin)).toBe(lockfileOf(stock))
   })
 })
