@@ -13,7 +13,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as cas from '../dist/index.js'
-import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
+import { freshDir, freshStoreDir, tarballFixtures } from './helpers/stores.js'
 
 const fixtures = tarballFixtures().slice(0, 5)
 const storeDir = freshStoreDir('frozen')
@@ -88,6 +88,18 @@ describe('a frozen store on a read-only directory', () => {
 
   it('cannot be opened for writing: the directory really is read-only here', async () => {
     const err: any = await cas.readPkgsFromCafs({ storeDir, verifyStoreIntegrity: true }, keys).catch((e) => e)
+    expect(err).toBeInstanceOf(cas.PnpmError)
+    expect(err.code).toBe('ERR_PNPM_ERR_SQLITE_ERROR')
+    cas.closeStores()
+  })
+
+  it('addFilesFromDir reports the failed index write with the code the tarball path gives', async () => {
+    // A package.json whose blob the store already has: only the index write is attempted.
+    const read = await cas.readPkgFromCafs({ storeDir, verifyStoreIntegrity: false, frozenStore: true }, keys[0])
+    if (!('files' in read)) throw new Error(`${keys[0]} is not in the store`)
+    const dir = freshDir('frozen-add-dir')
+    fs.copyFileSync(read.files.filesMap.get('package.json')!, path.join(dir, 'package.json'))
+    const err: any = await cas.addFilesFromDir({ storeDir, dir, filesIndexFile: 'new key' }).catch((e) => e)
     expect(err).toBeInstanceOf(cas.PnpmError)
     expect(err.code).toBe('ERR_PNPM_ERR_SQLITE_ERROR')
     cas.closeStores()

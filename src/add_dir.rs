@@ -12,6 +12,7 @@ use crate::cas::Cas;
 use crate::extract::{complete_package_json, parse_package_json, ExtractError, ExtractedFile};
 use crate::manifest;
 use crate::package_index::{self, PackageFileInfo, RowError, SideEffectsDiff};
+use crate::store_index::IndexError;
 use crate::symlink_entry::{self, SYMLINK_MODE};
 use crate::value::Value;
 
@@ -138,6 +139,8 @@ pub enum AddDirError {
     /// The stored row was hashed with another algorithm than the one side effects use.
     AlgoMismatch(String),
     Row(RowError),
+    /// Reading or writing the store index failed.
+    Index(IndexError),
 }
 
 impl AddDirError {
@@ -147,6 +150,7 @@ impl AddDirError {
             AddDirError::Io(e) => Some(format!("ERR_PNPM_{}", crate::os_error::errno_name(e))),
             AddDirError::AlgoMismatch(_) => Some("ERR_PNPM_ALGO_MISMATCH".into()),
             AddDirError::Row(_) => Some("ERR_PNPM_READ_FROM_STORE".into()),
+            AddDirError::Index(e) => Some(e.code().into()),
             AddDirError::Manifest(_) => None,
         }
     }
@@ -158,6 +162,7 @@ impl std::fmt::Display for AddDirError {
             AddDirError::Io(e) => f.write_str(&crate::os_error::describe(e)),
             AddDirError::Manifest(m) | AddDirError::AlgoMismatch(m) => f.write_str(m),
             AddDirError::Row(e) => write!(f, "{e}"),
+            AddDirError::Index(e) => write!(f, "{e}"),
         }
     }
 }

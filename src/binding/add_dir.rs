@@ -125,7 +125,7 @@ fn run(opts: &AddDirOptions, compat: Compat) -> Result<Done, AddDirError> {
         Some(key) => match store
             .index
             .get(&opts.files_index_file)
-            .map_err(index_error)?
+            .map_err(AddDirError::Index)?
         {
             // No base row: nothing to attach side effects to; pnpm writes nothing either.
             None => {
@@ -152,7 +152,7 @@ fn run(opts: &AddDirOptions, compat: Compat) -> Result<Done, AddDirError> {
         store
             .index
             .write(vec![(opts.files_index_file.clone(), row.clone())])
-            .map_err(index_error)?;
+            .map_err(AddDirError::Index)?;
     }
     Ok(Done {
         added,
@@ -164,10 +164,6 @@ fn run(opts: &AddDirOptions, compat: Compat) -> Result<Done, AddDirError> {
         row,
         return_row: opts.return_index_row,
     })
-}
-
-fn index_error(e: crate::store_index::IndexError) -> AddDirError {
-    AddDirError::Io(std::io::Error::other(e.message))
 }
 
 fn settle(deferred: JsDeferred<AddDirResult, Resolver>, result: Result<Done, NativeError>) {
