@@ -484,7 +484,8 @@ pub struct BatchOutcome {
 
 /// Imports every package as one work-stealing batch on the current rayon pool, then (when all
 /// succeeded) creates every dependency symlink.
-pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
+/// Takes the request by value: file maps given as maps move into the imports uncopied.
+pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
     let started = Instant::now();
     let store = req
         .packages
@@ -521,22 +522,27 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
             next_row - 1
         }));
     }
-    let requests: Vec<Result<(ImportRequest, bool, Symlinks), ImportError>> = req
-        .packages
-        .par_iter()
-        .zip(row_of.par_iter())
+    let BatchRequest {
+        store_dir,
+        method,
+        packages,
+        symlinks: dep_links,
+    } = req;
+    let requests: Vec<Result<(ImportRequest, bool, Symlinks), ImportError>> = packages
+        .into_par_iter()
+        .zip(row_of.into_par_iter())
         .map(|(pkg, row_at)| {
-            let (files, diff, symlinks) = match &pkg.source {
+            let (files, diff, symlinks) = match pkg.source {
                 FilesSource::Map {
                     files,
                     side_effects,
                 } => (
-                    files.clone(),
+                    files,
                     pkg.side_effects_cache_key.as_ref().and_then(|k| {
                         side_effects
-                            .iter()
+                            .into_iter()
                             .find(|(key, _)| key == k)
-                            .map(|(_, d)| d.clone())
+                            .map(|(_, d)| d)
                     }),
                     Symlinks::new(),
                 ),
@@ -547,7 +553,7 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
                         store.as_ref().unwrap(),
                         bytes,
                         &files_dir,
-                        key,
+                        &key,
                         pkg.side_effects_cache_key.as_deref(),
                     )?
                 }
@@ -558,10 +564,10 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
                 None => files,
             };
             let request = ImportRequest {
-                target_dir: pkg.target_dir.clone(),
+                target_dir: pkg.target_dir,
                 files,
                 resolved_from: pkg.resolved_from,
-                method: pkg.method.unwrap_or(req.method),
+                method: pkg.method.unwrap_or(method),
                 will_be_built: !is_built && pkg.requires_build,
                 force: pkg.force,
                 keep_modules_dir: pkg.keep_modules_dir,
@@ -577,15 +583,14 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
     });
     let import_one = |i: usize| {
         let outcome = match &requests[i] {
-            Ok((request, is_built, symlinks)) => {
-                import::import_package(&req.store_dir, request, stats).and_then(|imported| {
+            Ok((request, is_built, symlinks)) => import::import_package(&store_dir, request, stats)
+                .and_then(|imported| {
                     place_symlinks(&request.target_dir, symlinks)?;
                     Ok(PackageOutcome {
                         is_built: *is_built,
                         imported,
                     })
-                })
-            }
+                }),
             Err(e) => Err(e.clone()),
         };
         (i, outcome)
@@ -594,7 +599,7 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
     // undoing a failed try (directories made and removed again). Let the smallest package
     // pay for that, alone, instead of the biggest ones the pool would start with.
     let mut outcomes = Vec::with_capacity(order.len());
-    if req.method == ImportMethod::Auto {
+    if method == ImportMethod::Auto {
         if let Some(pos) = order.iter().rposition(|&i| {
             requests[i]
                 .as_ref()
@@ -609,7 +614,7 @@ pub fn link_batch(req: &BatchRequest, stats: &Stats) -> BatchOutcome {
     let import_ms = started.elapsed().as_secs_f64() * 1000.0;
     let started = Instant::now();
     let symlinks = if packages.iter().all(|p| p.is_ok()) {
-        symlink_all_modules(&req.symlinks, stats)
+        symlink_all_modules(&dep_links, stats)
     } else {
         Ok(())
     };

@@ -117,7 +117,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         packages: ready,
         symlinks: vec![],
     };
-    let imported = link::link_batch(&batch, stats);
+    let imported = link::link_batch(batch, stats);
     for (&i, result) in ready_at.iter().zip(imported.packages) {
         outcomes[i] = result
             .map(|p| p.imported)

@@ -306,7 +306,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                 symlinks,
             };
             let stats = Stats::default();
-            let outcome = link::link_batch(&req, &stats);
+            let outcome = link::link_batch(req, &stats);
             let mut error = None;
             let mut error_index = None;
             let mut import_methods = String::with_capacity(outcome.packages.len());

@@ -242,7 +242,7 @@ fn batch_links_packages_then_their_symlinks() {
         symlinks,
     };
     let stats = Stats::default();
-    let out = link_batch(&req, &stats);
+    let out = link_batch(req.clone(), &stats);
     assert!(out
         .packages
         .iter()
@@ -255,7 +255,7 @@ fn batch_links_packages_then_their_symlinks() {
     assert!(vs.join("p0@1/node_modules/p1/index.js").is_file());
     // A second run finds everything in place.
     let stats = Stats::default();
-    let out = link_batch(&req, &stats);
+    let out = link_batch(req, &stats);
     assert!(out
         .packages
         .iter()
@@ -375,7 +375,7 @@ fn link_side_effects(store_dir: &Path, target: &Path) -> PackageOutcome {
         packages: vec![pkg],
         symlinks: vec![],
     };
-    let mut out = link_batch(&req, &Stats::default());
+    let mut out = link_batch(req, &Stats::default());
     out.packages.pop().unwrap().unwrap()
 }
 
