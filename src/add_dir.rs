@@ -488,15 +488,13 @@ pub fn upload_side_effects(
         )));
     }
     let diff = diff_files(&base.files, &added.files, added.compat);
+    let fields = package_index::row_fields(stored_row).map_err(AddDirError::Row)?;
+    let requires_prepare = fields.iter().find_map(|(k, v)| match (k.as_str(), v) {
+        ("requiresPrepare", Value::Bool(b)) => Some(*b),
+        _ => None,
+    });
     let row =
-        package_index::with_side_effects(stored_row, cache_key, &diff).map_err(AddDirError::Row)?;
-    let requires_prepare = match crate::msgpackr::decode(stored_row) {
-        Ok(v) => match v.get("requiresPrepare") {
-            Some(Value::Bool(b)) => Some(*b),
-            _ => None,
-        },
-        Err(_) => None,
-    };
+        package_index::set_side_effects(fields, cache_key, &diff).map_err(AddDirError::Row)?;
     Ok(SideEffectsUpload {
         row: Some(row),
         diff: Some(diff),

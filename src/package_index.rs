@@ -176,7 +176,15 @@ pub fn with_side_effects(
     key: &str,
     diff: &SideEffectsDiff,
 ) -> Result<Vec<u8>, RowError> {
-    let mut row = row_fields(stored)?;
+    set_side_effects(row_fields(stored)?, key, diff)
+}
+
+/// [`with_side_effects`] on a row already decoded with [`row_fields`].
+pub fn set_side_effects(
+    mut row: Vec<(String, Value)>,
+    key: &str,
+    diff: &SideEffectsDiff,
+) -> Result<Vec<u8>, RowError> {
     let index = match row.iter().position(|(k, _)| k == "sideEffects") {
         Some(i) => i,
         None => {
@@ -226,7 +234,7 @@ pub fn without_side_effects(stored: &[u8], key: &str) -> Result<Option<Vec<u8>>,
 }
 
 /// A stored row decoded as the JS object pnpm's rewrites work on, fields in stored order.
-fn row_fields(stored: &[u8]) -> Result<Vec<(String, Value)>, RowError> {
+pub fn row_fields(stored: &[u8]) -> Result<Vec<(String, Value)>, RowError> {
     match msgpackr::decode(stored)? {
         Value::Object(fields) => Ok(fields),
         Value::Map(_) => Err(RowError::PlainMap),
