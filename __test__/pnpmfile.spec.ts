@@ -1,8 +1,9 @@
 /**
- * `@cas/native/pnpmfile` called the way pnpm 11 calls it: the `importPackage` hook (batched,
- * skip rules, per-caller errors) and the fetcher (native extraction with the index row written,
+ * `@cas/native/pnpmfile` called the way pnpm 11 calls it: which hooks it has, the `importPackage`
+ * hook (batched, skip rules, per-caller errors) and the fetcher (native extraction with the index row written,
  * delegation to pnpm's fetcher when it cannot do the job). The real CLI runs it in pnpm-e2e.spec.ts.
  */
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as cas from '../dist/index.js'
 import * as pnpmfile from '../dist/pnpmfile.js'
 import { startedToInstall } from '../dist/prelink.js'
+import { repoDir } from './helpers/pnpm-cli.js'
 import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
 import { comparable, freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
 
@@ -27,6 +29,16 @@ describe('hooks.importPackage', () => {
     expect(typeof pnpmfile.hooks.updateConfig).toBe('function')
     // Offered to install commands only (this process is vitest).
     expect('preResolution' in pnpmfile.hooks).toBe(false)
+  })
+
+  it('has the hooks its environment asks for when pnpm loads it', () => {
+    // As pnpm loads it: in pnpm's process, whose arguments name the command.
+    const hooksOf = (args: string[], env: Record<string, string> = {}) => execFileSync(process.execPath,
+      ['-e', 'console.log(Object.keys(require(process.argv[1]).hooks).join(" "))', path.join(repoDir, 'dist/pnpmfile.js'), ...args],
+      { env: { ...process.env, ...env }, encoding: 'utf8' }).trim()
+    expect(hooksOf(['install', '--frozen-lockfile'])).toBe('updateConfig preResolution importPackage')
+    expect(hooksOf(['add', 'is-docker'])).toBe('updateConfig importPackage')
+    expect(hooksOf(['i'], { CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_IMPORTER: '0' })).toBe('updateConfig')
   })
 
   it('offers its head start (hooks.preResolution) to pnpm install and pnpm i only', () => {

@@ -180,8 +180,8 @@ function sandboxEnv (variant) {
   }
   // pnpm 11 sizes its worker pool from these (default: cores - 1).
   for (const k of ['PNPM_MAX_WORKERS', 'PNPM_WORKERS']) if (process.env[k]) env[k] = process.env[k]
-  // Tracing switches (e.g. CAS_NATIVE_PNPM_WORKER_TRACE) reach the CLI too.
-  for (const [k, v] of Object.entries(process.env)) if (k.startsWith('CAS_NATIVE_') && k.endsWith('_TRACE')) env[k] = v
+  // @cas/native's switches (e.g. CAS_NATIVE_PNPM_WORKER_TRACE, CAS_NATIVE_PNPMFILE_IMPORTER) reach the CLI too.
+  for (const [k, v] of Object.entries(process.env)) if (k.startsWith('CAS_NATIVE_')) env[k] = v
   if (usesPlugin(variant)) env.NODE_PATH = nodePath
   for (const d of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) mkdirSync(d, { recursive: true })
   return env

@@ -290,7 +290,9 @@ async function preResolution (ctx: PreResolutionContext): Promise<void> {
 export const hooks = {
   updateConfig,
   ...(startedToInstall() && process.env.CAS_NATIVE_PNPMFILE_PRELINK !== '0' ? { preResolution } : {}),
-  importPackage: importIndexedPackage,
+  // pnpm 11.28 warns on every install that this hook is deprecated (it keeps pnpm's own
+  // parallel importer out); `CAS_NATIVE_PNPMFILE_IMPORTER=0` leaves importing to pnpm.
+  ...(process.env.CAS_NATIVE_PNPMFILE_IMPORTER !== '0' ? { importPackage: importIndexedPackage } : {}),
 }
 
 export const fetchers = [registryTarballFetcher]
