@@ -2,10 +2,12 @@
  * The plugin's plan of a lockfile's virtual store (`dist/virtual-store.js`): the same directories
  * and dependency links as pnpm 11's layout of the alotta-modules lockfile (benchmark/lockfile.mjs,
  * whose tree was compared with a real pnpm install), and only packages whose installation is
- * plain linking.
+ * plain linking; and the installs the head start leaves alone (the CLI runs it in
+ * pnpmfile-prelink.spec.ts).
  */
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { prelinkVirtualStore } from '../dist/prelink.js'
 import { planVirtualStore, type LockfileObject, type PackageSnapshot } from '../dist/virtual-store.js'
 // @ts-expect-error: plain JS module without types
 import { layout, readLockfile } from '../benchmark/lockfile.mjs'
@@ -78,5 +80,31 @@ describe('planVirtualStore', () => {
     expect(peer.targetDir).toBe('/p/node_modules/.pnpm/peer@1.0.0_plain@1.0.0/node_modules/peer')
     expect(peer.children).toEqual({ plain: plain.targetDir })
     expect(alias).toMatchObject({ name: 'real', targetDir: '/p/node_modules/.pnpm/real@2.0.0/node_modules/real' })
+  })
+})
+
+describe('prelinkVirtualStore', () => {
+  it('leaves installs it does not know to pnpm, untouched', async () => {
+    const wantedLockfile: LockfileObject = {
+      importers: { '.': { dependencies: { a: '1.0.0' } }, 'packages/b': {} },
+      packages: { 'a@1.0.0': { resolution: { integrity: 'sha512-x' } } },
+    }
+    const ctx = () => ({ wantedLockfile, currentLockfile: { importers: {} }, existsNonEmptyWantedLockfile: true, lockfileDir: '/p', storeDir: '/s/v11' })
+    const cases: Array<[object | undefined, string]> = [
+      [undefined, 'pnpm did not call hooks.updateConfig'],
+      [{ nodeLinker: 'hoisted' }, 'nodeLinker hoisted'],
+      [{ enableGlobalVirtualStore: true }, 'enableGlobalVirtualStore'],
+      [{ force: true }, '--force'],
+      [{ filter: ['a'] }, '--filter'],
+      [{ recursiveInstall: false }, 'recursiveInstall false'],
+      [{ sharedWorkspaceLockfile: false }, 'sharedWorkspaceLockfile false'],
+      [{ lockfileDir: '/elsewhere' }, 'another lockfile dir'],
+    ]
+    for (const [config, reason] of cases) {
+      const c = ctx()
+      const summary = await prelinkVirtualStore(c, config, 'auto')
+      expect(summary).toMatchObject({ skipped: reason, linked: [], leftOut: [] })
+      expect(c.currentLockfile).toEqual({ importers: {} })
+    }
   })
 })

@@ -6,9 +6,9 @@
  * (anything the store lacks, builds, platform-specific and optional packages, patches) its own
  * way. pnpm's `preResolution` hook is documented as the place to modify the lockfile objects.
  *
- * It only runs for the layout it knows (`nodeLinker: isolated`, a per-project virtual store, no
- * `--filter`), decided from the settings pnpm passes to `hooks.updateConfig`. Nothing it does is
- * needed: if it is off or fails, pnpm simply installs everything itself.
+ * It only runs for the layout it knows (`nodeLinker: isolated`, a per-project virtual store, the
+ * whole workspace installed), decided from the settings pnpm passes to `hooks.updateConfig`.
+ * Nothing it does is needed: if it is off or fails, pnpm simply installs everything itself.
  */
 import path from 'node:path'
 import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from './import.js'
@@ -31,6 +31,7 @@ export interface PnpmConfig {
   force?: boolean
   lockfileOnly?: boolean
   filter?: string[]
+  recursiveInstall?: boolean
   sharedWorkspaceLockfile?: boolean
   packageImportMethod?: PackageImportMethod
   verifyStoreIntegrity?: boolean
@@ -67,6 +68,8 @@ function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext)
   if (config.force === true) return '--force'
   if (config.lockfileOnly === true) return '--lockfile-only'
   if ((config.filter?.length ?? 0) > 0) return '--filter'
+  // Installing only the current project of a workspace: the other projects' packages are not wanted.
+  if (config.recursiveInstall === false && Object.keys(ctx.wantedLockfile.importers ?? {}).length > 1) return 'recursiveInstall false'
   if (config.sharedWorkspaceLockfile === false) return 'sharedWorkspaceLockfile false'
   if (config.lockfileDir != null && path.resolve(config.lockfileDir) !== path.resolve(ctx.lockfileDir)) return 'another lockfile dir'
   if (!ctx.existsNonEmptyWantedLockfile) return 'no lockfile'
