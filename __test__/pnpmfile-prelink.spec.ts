@@ -111,7 +111,7 @@ function modulesState (projectDir: string, storeDir: string): unknown {
 }
 
 /** A new project dir; with the plugin's (guarded) pnpmfile and its checksum in the lockfile. */
-function project (label: string, withPnpmfile: boolean): string {
+function project (label: string, withPnpmfile: boolean, settings = ''): string {
   const dir = path.join(base, label)
   fs.mkdirSync(dir)
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({
@@ -121,7 +121,7 @@ function project (label: string, withPnpmfile: boolean): string {
     dependencies: { 'gen-app': '1.0.0', 'gen-missing': '1.0.0' },
     optionalDependencies: { 'gen-mac-only': '1.0.0' },
   }))
-  fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'minimumReleaseAge: 0\nallowBuilds:\n  gen-built: true\n')
+  fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `minimumReleaseAge: 0\nallowBuilds:\n  gen-built: true\n${settings}`)
   let checksum: string | undefined
   if (withPnpmfile) {
     const pnpmfile = fs.readFileSync(path.join(projectFixture, 'with-pnpmfile', '.pnpmfile.cjs'))
@@ -193,7 +193,7 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
     expect(trace.filter((l) => l.startsWith('import ')).map((l) => l.split(' ')[2]).sort()).toEqual([dir(built), dir(missing)].sort())
   })
 
-  it('a lockfile behind package.json: what the head start linked from the old lockfile ends as stock pnpm leaves it', async () => {
+  it('a lockfile behind package.json (a resolving install): left to pnpm, the same tree and lockfile as stock', async () => {
     // gen-app dropped from package.json; the lockfile still has it (and its dependencies). Both
     // installs resolve again (--no-frozen-lockfile) from stores holding every package.
     const casStore = async (label: string) => {
@@ -215,10 +215,28 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
     const withPlugin = dropApp(project('stale-plugin', true))
     const traceFile = path.join(base, 'trace-stale.txt')
     await install(withPlugin, pluginStore, { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ['--no-frozen-lockfile'])
-    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^prelink 3 linked, /)
+    // A resolving install links only what it finds new: the head start stays out of it.
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^prelink skipped: not a --frozen-lockfile install\n/)
     expect(nodeModulesTree(withPlugin, pluginStore)).toEqual(nodeModulesTree(stock, stockStore))
     expect(fs.existsSync(path.join(withPlugin, 'node_modules/.pnpm/gen-app@1.0.0'))).toBe(false)
     const lockfileOf = (dir: string) => fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8').replace(/\npnpmfileChecksum: .*\n/, '')
     expect(lockfileOf(withPlugin)).toBe(lockfileOf(stock))
+  })
+
+  it('hoist: false: pnpm would not relink packages found in place, so the head start stays out', async () => {
+    const stockStore = path.join(base, 'nohoist-stock-store')
+    const pluginStore = path.join(base, 'nohoist-plugin-store')
+    for (const storeDir of [stockStore, pluginStore]) {
+      for (const p of stored) await cas.addFilesFromTarball({ buffer: p.tarball, storeDir: path.join(storeDir, 'v11'), filesIndexFile: p.key, integrity: p.integrity })
+    }
+    cas.closeStores()
+    const stock = project('nohoist-stock', false, 'hoist: false\n')
+    await install(stock, stockStore)
+    const withPlugin = project('nohoist-plugin', true, 'hoist: false\n')
+    const traceFile = path.join(base, 'trace-nohoist.txt')
+    await install(withPlugin, pluginStore, { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile })
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^prelink skipped: pnpm would not relink packages found in place/)
+    expect(nodeModulesTree(withPlugin, pluginStore)).toEqual(nodeModulesTree(stock, stockStore))
+    expect(fs.existsSync(path.join(stock, 'node_modules/.pnpm/node_modules'))).toBe(false)
   })
 })

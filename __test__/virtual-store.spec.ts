@@ -1,16 +1,17 @@
 /**
- * The plugin's plan of a lockfile's virtual store (`dist/virtual-store.js`): the same directories
- * and dependency links as pnpm 11's layout of the alotta-modules lockfile (benchmark/lockfile.mjs,
- * whose tree was compared with a real pnpm install), and only packages whose installation is
+ * The plugin's plan of a lockfile's virtual store (`dist/virtual-store.js`): the directories a
+ * real pnpm 11 install of the alotta-modules lockfile made (`fixtures/alotta-virtual-store-dirs.txt`,
+ * listed from one), for packages and dependency links alike, and only packages whose installation is
  * plain linking; and the installs the head start leaves alone (the CLI runs it in
  * pnpmfile-prelink.spec.ts).
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { prelinkVirtualStore } from '../dist/prelink.js'
 import { planVirtualStore, type LockfileObject, type PackageSnapshot } from '../dist/virtual-store.js'
 // @ts-expect-error: plain JS module without types
-import { layout, readLockfile } from '../benchmark/lockfile.mjs'
+import { readLockfile } from '../benchmark/lockfile.mjs'
 
 const all = { dependencies: true, devDependencies: true, optionalDependencies: true }
 const plan = (lockfile: LockfileObject, over = {}) =>
@@ -37,13 +38,17 @@ describe('planVirtualStore', () => {
     const file = path.join(import.meta.dirname, '../benchmark/fixtures/alotta-modules/pnpm-lock.yaml')
     const lockfile = inMemory(file)
     const planned = plan(lockfile)
-    const reference = layout(readLockfile(file), '/p', { hoist: false })
-    const dirs = new Map<string, string>(reference.packages.map((p: any) => [p.depPath, p.targetDir]))
-    const links = new Map<string, Record<string, string>>(reference.symlinks.map((s: any, i: number) => [reference.packages[i]?.depPath, s.children]))
+    // The directories a real pnpm 11.28 install of this lockfile made in node_modules/.pnpm.
+    const real = new Set(fs.readFileSync(path.join(import.meta.dirname, 'fixtures/alotta-virtual-store-dirs.txt'), 'utf8').trim().split('\n'))
+    const where = (dir: string) => {
+      const [vdir, nm, ...name] = path.relative('/p/node_modules/.pnpm', dir).split(path.sep)
+      return { vdir, nm, name: name.join('/') }
+    }
     expect(planned.length).toBeGreaterThan(1300)
     for (const p of planned) {
-      expect(p.targetDir, p.depPath).toBe(dirs.get(p.depPath))
-      expect(p.children, p.depPath).toEqual(links.get(p.depPath))
+      expect(where(p.targetDir)).toEqual({ vdir: expect.any(String), nm: 'node_modules', name: p.name })
+      expect(real.has(where(p.targetDir).vdir), p.depPath).toBe(true)
+      for (const dir of Object.values(p.children ?? {})) expect(real.has(where(dir).vdir), `${p.depPath} -> ${dir}`).toBe(true)
       expect(p.filesIndexFile).toBe(`${lockfile.packages![p.depPath].resolution!.integrity as string}\t${p.name}@${p.version}`)
     }
     // Left to pnpm: platform-specific or optional packages and those with optional dependencies.
@@ -90,15 +95,22 @@ describe('prelinkVirtualStore', () => {
       packages: { 'a@1.0.0': { resolution: { integrity: 'sha512-x' } } },
     }
     const ctx = () => ({ wantedLockfile, currentLockfile: { importers: {} }, existsNonEmptyWantedLockfile: true, lockfileDir: '/p', storeDir: '/s/v11' })
+    const frozen = { frozenLockfile: true, hoistPattern: ['*'] }
     const cases: Array<[object | undefined, string]> = [
       [undefined, 'pnpm did not call hooks.updateConfig'],
-      [{ nodeLinker: 'hoisted' }, 'nodeLinker hoisted'],
-      [{ enableGlobalVirtualStore: true }, 'enableGlobalVirtualStore'],
-      [{ force: true }, '--force'],
-      [{ filter: ['a'] }, '--filter'],
-      [{ recursiveInstall: false }, 'recursiveInstall false'],
-      [{ sharedWorkspaceLockfile: false }, 'sharedWorkspaceLockfile false'],
-      [{ lockfileDir: '/elsewhere' }, 'another lockfile dir'],
+      [{}, 'not a --frozen-lockfile install'],
+      [{ ...frozen, dryRun: true }, 'nothing is to be written'],
+      [{ ...frozen, nodeLinker: 'hoisted' }, 'nodeLinker hoisted'],
+      [{ ...frozen, enableGlobalVirtualStore: true }, 'enableGlobalVirtualStore'],
+      [{ ...frozen, force: true }, '--force'],
+      [{ ...frozen, filter: ['a'] }, '--filter'],
+      [{ ...frozen, filterProd: ['a'] }, '--filter'],
+      [{ ...frozen, recursiveInstall: false }, 'recursiveInstall false'],
+      [{ ...frozen, sharedWorkspaceLockfile: false }, 'sharedWorkspaceLockfile false'],
+      [{ ...frozen, lockfileDir: '/elsewhere' }, 'another lockfile dir'],
+      [{ ...frozen, symlink: false }, 'symlink false'],
+      // No hoisting on a first install: pnpm would leave packages found in place out of its graph.
+      [{ ...frozen, hoist: false }, 'pnpm would not relink packages found in place (same hoist patterns as the last install)'],
     ]
     for (const [config, reason] of cases) {
       const c = ctx()

@@ -276,7 +276,7 @@ if (failures.length === 0) {
 }
 const loadAfter = os.loadavg()
 out()
-out(`Load average (1/5/15 min) before the timed runs: ${loadBefore.map((l) => l.toFixed(2)).join(' / ')}; after: ${loadAfter.map((l) => l.toFixed(2)).join(' / ')} (on ${os.cpus().length} cores: above that, other processes were competing).`)
+out(`Load average (1/5/15 min) before the timed runs: ${loadBefore.map((l) => l.toFixed(2)).join(' / ')}; after: ${loadAfter.map((l) => l.toFixed(2)).join(' / ')} (on ${os.availableParallelism()} cores: above that, other processes were competing).`)
 const report = lines.join('\n')
 console.log(`\n${machine}\n\n${report}`)
 

@@ -135,7 +135,6 @@ function parseScalarOrFlow (value) {
   return unquote(value)
 }
 
-/** `name@version(peers…)` → `{ name, version }` (version without the peers suffix). */
 /** `name@version(peers…)` → `{ name, version }` (registry dependency paths only). */
 export function parseDepPath (depPath) {
   const parsed = parseRegistryDepPath(depPath)

@@ -315,8 +315,11 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     checkString(`${name}.name`, p.name)
     checkString(`${name}.version`, p.version)
     checkAbsolutePath(`${name}.targetDir`, p.targetDir)
+    // On Windows a scoped name's `/` may be a `\` in the path.
     const modules = p.targetDir.slice(0, -p.name.length - 1)
-    if (!p.targetDir.endsWith(p.name) || !['/', '\\'].includes(p.targetDir[modules.length])) {
+    const tail = p.targetDir.slice(modules.length + 1)
+    const sepOk = p.targetDir[modules.length] === '/' || (process.platform === 'win32' && p.targetDir[modules.length] === '\\')
+    if (!sepOk || (process.platform === 'win32' ? tail.replace(/\\/g, '/') : tail) !== p.name) {
       throw invalidArgument(`${name}.targetDir`, `a path ending with /${p.name}`, p.targetDir, 'ERR_INVALID_ARG_VALUE')
     }
     return { name: p.name, modules, children: p.children ?? {} }

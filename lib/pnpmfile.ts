@@ -18,7 +18,8 @@
  * Environment: `CAS_NATIVE_PACKAGE_IMPORT_METHOD` (pnpm's `packageImportMethod` by default;
  * `auto`, `hardlink`, `copy`, `clone`, `clone-or-copy`), `CAS_NATIVE_PNPMFILE_PRELINK=0` to
  * leave the virtual store to pnpm, `CAS_NATIVE_PNPMFILE_FETCHER=0` to leave all downloads to pnpm,
- * `CAS_NATIVE_PNPMFILE_TRACE=<file>` to append one line per import and per fetch to a file.
+ * `CAS_NATIVE_PNPMFILE_TRACE=<file>` to append what it did to a file (the head start's summary and
+ * packages, one line per import, per fetch and per delegation).
  */
 import fs from 'node:fs'
 import path from 'node:path'

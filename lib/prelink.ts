@@ -2,14 +2,19 @@
  * The pnpm plugin's head start on a warm install: before pnpm looks at a single package, the
  * lockfile's virtual store is linked natively in one batch, and every package linked is added
  * to pnpm's *current* lockfile (the record of what `node_modules` already holds). pnpm then
- * finds those packages in place and skips them, as on a repeat install, and installs the rest
- * (anything the store lacks, builds, platform-specific and optional packages, patches) its own
- * way. pnpm's `preResolution` hook is documented as the place to modify the lockfile objects.
+ * finds those packages in place: it neither reads them from the store nor imports them, and
+ * does everything else for them as for any package (dependency links, bins, hoisting). It
+ * installs the rest (anything the store lacks, builds, platform-specific and optional packages,
+ * patches) its own way. pnpm's `preResolution` hook is documented as the place to modify the
+ * lockfile objects.
  *
- * It only runs for the layout it knows (`nodeLinker: isolated`, a per-project virtual store, the
- * whole workspace installed), decided from the settings pnpm passes to `hooks.updateConfig`.
+ * It only runs where that holds and for the layout it knows: a `--frozen-lockfile` install
+ * (resolving installs link only what is new), pnpm putting found packages back into its graph
+ * (see `pnpmRelinksCurrentPackages`), `nodeLinker: isolated`, a per-project virtual store, the
+ * whole workspace installed; decided from the settings pnpm passes to `hooks.updateConfig`.
  * Nothing it does is needed: if it is off or fails, pnpm simply installs everything itself.
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from './import.js'
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './virtual-store.js'
@@ -17,6 +22,15 @@ import { planVirtualStore, type DependencyGroup, type LockfileObject } from './v
 /** The pnpm settings this reads (from `hooks.updateConfig`). */
 export interface PnpmConfig {
   lockfileDir?: string
+  frozenLockfile?: boolean
+  hoist?: boolean
+  hoistPattern?: string[]
+  publicHoistPattern?: string[] | string
+  shamefullyHoist?: boolean
+  symlink?: boolean
+  dryRun?: boolean
+  resolutionOnly?: boolean
+  filterProd?: string[]
   nodeLinker?: string
   enableGlobalVirtualStore?: boolean
   enableModulesDir?: boolean
@@ -58,21 +72,70 @@ export interface PrelinkSummary {
   ms: number
 }
 
+/** `.modules.yaml` (pnpm writes it as JSON): the hoist patterns of the last install. */
+interface ModulesState { hoistPattern?: string[], publicHoistPattern?: string[] }
+
+/** `undefined`: no earlier install; `null`: a state this cannot read. */
+function readModulesState (config: PnpmConfig, lockfileDir: string): ModulesState | undefined | null {
+  let text: string
+  try {
+    text = fs.readFileSync(path.join(lockfileDir, config.modulesDir ?? 'node_modules', '.modules.yaml'), 'utf8')
+  } catch {
+    return undefined
+  }
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
+}
+
+const samePatterns = (a: string[] | undefined, b: string[] | undefined): boolean =>
+  JSON.stringify(a ?? []) === JSON.stringify(b ?? [])
+
+/**
+ * Whether pnpm will put the packages its current lockfile lists back into its dependency graph
+ * (pnpm's `includeUnchangedDeps`): then it links their dependencies, bins and self-references
+ * and hoists them as for any other package, and only their store read and import are skipped.
+ * Otherwise it would leave them out of all of that, and the tree would not be what a plain
+ * install makes. pnpm includes them when the hoist patterns differ from the last install's
+ * (on a first install: whenever there is one) or the lockfile drops packages.
+ */
+function pnpmRelinksCurrentPackages (config: PnpmConfig, ctx: PreResolutionContext): boolean {
+  const hoistPattern = config.hoist === false || config.symlink === false ? undefined : config.hoistPattern
+  let publicHoistPattern: string[] | undefined
+  if (config.shamefullyHoist === true) publicHoistPattern = ['*']
+  else if (config.shamefullyHoist !== false && config.symlink !== false && Array.isArray(config.publicHoistPattern)) {
+    publicHoistPattern = config.publicHoistPattern.length === 1 && config.publicHoistPattern[0] === '' ? undefined : config.publicHoistPattern
+  }
+  const last = readModulesState(config, ctx.lockfileDir)
+  if (last === null) return false
+  const wanted = ctx.wantedLockfile.packages ?? {}
+  return !samePatterns(last?.hoistPattern, hoistPattern) ||
+    !samePatterns(last?.publicHoistPattern, publicHoistPattern) ||
+    Object.keys(ctx.currentLockfile.packages ?? {}).some((depPath) => wanted[depPath] == null)
+}
+
 /** Why this install is not one the head start knows how to lay out (`undefined`: it is). */
 function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext): string | undefined {
   if (config == null) return 'pnpm did not call hooks.updateConfig'
+  // Only pnpm's install from the lockfile as it is: resolving installs link only what is new.
+  if (config.frozenLockfile !== true) return 'not a --frozen-lockfile install'
+  if (config.dryRun === true || config.resolutionOnly === true) return 'nothing is to be written'
   if ((config.nodeLinker ?? 'isolated') !== 'isolated') return `nodeLinker ${config.nodeLinker}`
   if (config.enableGlobalVirtualStore === true) return 'enableGlobalVirtualStore'
   if (config.enableModulesDir === false) return 'enableModulesDir false'
   if ((config.virtualStoreType ?? 'project') !== 'project') return `virtualStoreType ${config.virtualStoreType}`
   if (config.force === true) return '--force'
   if (config.lockfileOnly === true) return '--lockfile-only'
-  if ((config.filter?.length ?? 0) > 0) return '--filter'
+  if ((config.filter?.length ?? 0) > 0 || (config.filterProd?.length ?? 0) > 0) return '--filter'
   // Installing only the current project of a workspace: the other projects' packages are not wanted.
   if (config.recursiveInstall === false && Object.keys(ctx.wantedLockfile.importers ?? {}).length > 1) return 'recursiveInstall false'
   if (config.sharedWorkspaceLockfile === false) return 'sharedWorkspaceLockfile false'
   if (config.lockfileDir != null && path.resolve(config.lockfileDir) !== path.resolve(ctx.lockfileDir)) return 'another lockfile dir'
+  if (config.symlink === false) return 'symlink false'
   if (!ctx.existsNonEmptyWantedLockfile) return 'no lockfile'
+  if (!pnpmRelinksCurrentPackages(config, ctx)) return 'pnpm would not relink packages found in place (same hoist patterns as the last install)'
   return undefined
 }
 

@@ -82,9 +82,18 @@ export function parseRegistryDepPath (depPath: string): { name: string, version:
   return { name: depPath.slice(0, at), version }
 }
 
-/** The dependency path an `alias: ref` entry points to (an `npm:` alias's ref is a whole path). */
+/**
+ * The dependency path an `alias: ref` entry points to, by pnpm's rule: a ref that is itself a
+ * path (an `npm:` alias's `name@version`) when its `@` comes before any `:` and `(`, else
+ * `alias@ref`. (`link:` refs point to no package and are not passed here.)
+ */
 export function refToDepPath (alias: string, ref: string): string {
-  return ref.split('(', 1)[0].indexOf('@', 1) !== -1 ? ref : `${alias}@${ref}`
+  if (ref.startsWith('@')) return ref
+  const at = ref.indexOf('@')
+  if (at === -1) return `${alias}@${ref}`
+  const colon = ref.indexOf(':')
+  const paren = ref.indexOf('(')
+  return (colon === -1 || at < colon) && (paren === -1 || at < paren) ? ref : `${alias}@${ref}`
 }
 
 /** Whether pnpm must install this one itself. */

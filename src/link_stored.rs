@@ -7,7 +7,7 @@
 //! `readPkgFromCafs` reads it (expected name and version, blob verification when asked), and it
 //! will not run build scripts. Anything else (no row, a blob that fails verification, a build
 //! to run, an unreadable row, an import or symlink that fails) is left out with its reason and
-//! nothing of it stays behind, so pnpm still sees it as missing.
+//! its directory removed (`package.json`, written last, first), so pnpm still sees it as missing.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -141,8 +141,11 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         .collect();
     for (i, result) in linked {
         if let Err(message) = result {
-            // pnpm must not find it in place: it imports the package and links it itself.
-            let _ = std::fs::remove_dir_all(&req.packages[i].target_dir);
+            // pnpm must not find it in place: its completeness marker goes first, so that even a
+            // removal cut short leaves a directory pnpm's importer takes as incomplete.
+            let target = &req.packages[i].target_dir;
+            let _ = std::fs::remove_file(target.join("package.json"));
+            let _ = std::fs::remove_dir_all(target);
             outcomes[i] = Err(LeftOut::Failed(message));
         }
     }

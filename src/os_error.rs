@@ -68,7 +68,10 @@ pub fn errno_name(e: &io::Error) -> &'static str {
 pub fn uv_text(e: &io::Error) -> String {
     match known(e) {
         Some((_, _, text)) => text.to_string(),
-        None => e.to_string().to_lowercase(),
+        // An OS error libuv has no wording for: the OS's, lower-cased like libuv's. Other
+        // errors carry a message of their own (paths included), kept as it is.
+        None if e.raw_os_error().is_some() => e.to_string().to_lowercase(),
+        None => e.to_string(),
     }
 }
 
