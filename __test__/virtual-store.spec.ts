@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { prelinkVirtualStore } from '../dist/prelink.js'
+import { installsFrozen, prelinkVirtualStore } from '../dist/prelink.js'
 import { planVirtualStore, type LockfileObject, type PackageSnapshot } from '../dist/virtual-store.js'
 // @ts-expect-error: plain JS module without types
 import { readLockfile } from '../benchmark/lockfile.mjs'
@@ -118,5 +118,15 @@ describe('prelinkVirtualStore', () => {
       expect(summary).toMatchObject({ skipped: reason, linked: [], leftOut: [] })
       expect(c.currentLockfile).toEqual({ importers: {} })
     }
+  })
+
+  it('counts an install as frozen as pnpm 11 does: --frozen-lockfile, or CI with a lockfile', () => {
+    expect(installsFrozen({ frozenLockfile: true }, false)).toBe(true)
+    expect(installsFrozen({ ci: true }, true)).toBe(true)
+    expect(installsFrozen({ ci: true }, false)).toBe(false)
+    expect(installsFrozen({ ci: true, frozenLockfile: false }, true)).toBe(false)
+    expect(installsFrozen({ ci: true, preferFrozenLockfile: false }, true)).toBe(false)
+    expect(installsFrozen({ frozenLockfileIfExists: true }, true)).toBe(true)
+    expect(installsFrozen({}, true)).toBe(false)
   })
 })

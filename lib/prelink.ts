@@ -8,8 +8,8 @@
  * patches) its own way. pnpm's `preResolution` hook is documented as the place to modify the
  * lockfile objects.
  *
- * It only runs where that holds and for the layout it knows: a `--frozen-lockfile` install
- * (resolving installs link only what is new), pnpm putting found packages back into its graph
+ * It only runs where that holds and for the layout it knows: an install from the lockfile as it
+ * is (`--frozen-lockfile`, or CI; resolving installs link only what is new), pnpm putting found packages back into its graph
  * (see `pnpmRelinksCurrentPackages`), `nodeLinker: isolated`, a per-project virtual store, the
  * whole workspace installed; decided from the settings pnpm passes to `hooks.updateConfig`.
  * Nothing it does is needed: if it is off or fails, pnpm simply installs everything itself.
@@ -23,6 +23,9 @@ import { planVirtualStore, type DependencyGroup, type LockfileObject } from './v
 export interface PnpmConfig {
   lockfileDir?: string
   frozenLockfile?: boolean
+  frozenLockfileIfExists?: boolean
+  preferFrozenLockfile?: boolean
+  ci?: boolean
   hoist?: boolean
   hoistPattern?: string[]
   publicHoistPattern?: string[] | string
@@ -116,11 +119,22 @@ function pnpmRelinksCurrentPackages (config: PnpmConfig, ctx: PreResolutionConte
     Object.keys(ctx.currentLockfile.packages ?? {}).some((depPath) => wanted[depPath] == null)
 }
 
+/**
+ * Whether pnpm installs from the lockfile as it is: `--frozen-lockfile`, or in CI (pnpm 11's
+ * `frozenLockfileIfExists`, on by default there) when there is a lockfile.
+ */
+export function installsFrozen (config: PnpmConfig, existsNonEmptyWantedLockfile: boolean): boolean {
+  if (config.frozenLockfile === true) return true
+  const ifExists = config.frozenLockfileIfExists ?? (config.ci === true && config.lockfileOnly !== true &&
+    config.resolutionOnly !== true && config.frozenLockfile !== false && config.preferFrozenLockfile !== false)
+  return ifExists && existsNonEmptyWantedLockfile
+}
+
 /** Why this install is not one the head start knows how to lay out (`undefined`: it is). */
 function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext): string | undefined {
   if (config == null) return 'pnpm did not call hooks.updateConfig'
   // Only pnpm's install from the lockfile as it is: resolving installs link only what is new.
-  if (config.frozenLockfile !== true) return 'not a --frozen-lockfile install'
+  if (!installsFrozen(config, ctx.existsNonEmptyWantedLockfile)) return 'not a --frozen-lockfile install'
   if (config.dryRun === true || config.resolutionOnly === true) return 'nothing is to be written'
   if ((config.nodeLinker ?? 'isolated') !== 'isolated') return `nodeLinker ${config.nodeLinker}`
   if (config.enableGlobalVirtualStore === true) return 'enableGlobalVirtualStore'
