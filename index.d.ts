@@ -157,38 +157,6 @@ export interface FileInfo {
 /** pnpm's `hardLinkDir`: each destination replaced by a hard-linked copy of `src`. */
 export declare function hardLinkDir(src: string, destDirs: Array<string>): Promise<LinkResult>
 
-/** pnpm's `importPackage` for one package, on the link pool. */
-export declare function importPackage(opts: ImportPackageOptions): Promise<ImportPackageResult>
-
-export interface ImportPackageOptions {
-  storeDir: string
-  /** `filesResponse.packageImportMethod ?? packageImportMethod ?? 'auto'`. */
-  packageImportMethod: string
-  targetDir: string
-  /** The file map's keys and values, in map order. */
-  paths: Array<string>
-  blobPaths: Array<string>
-  /** The side-effects diff `sideEffectsCacheKey` selected, if any. */
-  sideEffectsAddedPaths?: Array<string>
-  sideEffectsAddedBlobPaths?: Array<string>
-  sideEffectsDeleted?: Array<string>
-  resolvedFrom?: string
-  requiresBuild: boolean
-  force: boolean
-  keepModulesDir: boolean
-  disableRelinkLocalDirDeps: boolean
-  safeToSkip: boolean
-}
-
-export interface ImportPackageResult {
-  error?: NativeError
-  isBuilt: boolean
-  /** `clone`, `hardlink` or `copy`; absent when the package was already there. */
-  importMethod?: string
-  warnings: Array<string>
-  counts: LinkCounts
-}
-
 /**
  * Creates the store directory, `files/` and its 256 shard directories, as pnpm's
  * `initStoreDir` does. Does not create `index.db`. Returns the failure, if any, as data.

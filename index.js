@@ -839,7 +839,6 @@ module.exports.addFilesFromDir = nativeBinding.addFilesFromDir
 module.exports.closeStores = nativeBinding.closeStores
 module.exports.extractTarball = nativeBinding.extractTarball
 module.exports.hardLinkDir = nativeBinding.hardLinkDir
-module.exports.importPackage = nativeBinding.importPackage
 module.exports.initStoreDir = nativeBinding.initStoreDir
 module.exports.linkPackages = nativeBinding.linkPackages
 module.exports.linkStoredPackages = nativeBinding.linkStoredPackages

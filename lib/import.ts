@@ -61,22 +61,27 @@ export async function importPackage (opts: ImportPackageOptions): Promise<Import
   checkOptionalString('filesResponse.packageImportMethod', fr.packageImportMethod)
   checkOptionalString('sideEffectsCacheKey', opts.sideEffectsCacheKey)
   const diff = sideEffectsDiff('filesResponse.sideEffectsMaps', fr.sideEffectsMaps, opts.sideEffectsCacheKey)
-  const raw = await binding.importPackage({
+  // A batch of one: the same native path as linkPackages.
+  const raw = await binding.linkPackages({
     storeDir: opts.storeDir,
     packageImportMethod: fr.packageImportMethod ?? opts.packageImportMethod ?? 'auto',
-    targetDir: opts.targetDir,
-    paths: files.paths,
-    blobPaths: files.blobPaths,
-    ...diff,
-    resolvedFrom: fr.resolvedFrom,
-    requiresBuild: Boolean(opts.requiresBuild),
-    force: Boolean(opts.force),
-    keepModulesDir: Boolean(opts.keepModulesDir),
-    disableRelinkLocalDirDeps: Boolean(opts.disableRelinkLocalDirDeps),
-    safeToSkip: Boolean(opts.safeToSkip),
+    packages: [{
+      targetDir: opts.targetDir,
+      paths: files.paths,
+      blobPaths: files.blobPaths,
+      sideEffectsCacheKey: opts.sideEffectsCacheKey,
+      ...diff,
+      resolvedFrom: fr.resolvedFrom,
+      requiresBuild: Boolean(opts.requiresBuild),
+      force: Boolean(opts.force),
+      keepModulesDir: Boolean(opts.keepModulesDir),
+      disableRelinkLocalDirDeps: Boolean(opts.disableRelinkLocalDirDeps),
+      safeToSkip: Boolean(opts.safeToSkip),
+    }],
+    symlinks: flattenDeps('symlinks', []),
   })
   if (raw.error != null) throw importError(opts.targetDir, raw.error)
-  return { isBuilt: raw.isBuilt, importMethod: raw.importMethod ?? undefined }
+  return { isBuilt: raw.isBuilt === '1', importMethod: METHODS[raw.importMethods] }
 }
 
 export interface SymlinkDep {

@@ -12,7 +12,6 @@
 mod add_dir;
 mod error;
 mod extract_tarball;
-mod import_package;
 mod link;
 mod link_stored;
 mod read_pkg;

@@ -58,16 +58,6 @@ pub enum Imported {
     Copy,
 }
 
-impl Imported {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Imported::Clone => "clone",
-            Imported::Hardlink => "hardlink",
-            Imported::Copy => "copy",
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResolvedFrom {
     Store,

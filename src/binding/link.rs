@@ -1,6 +1,7 @@
-//! napi conversions for `linkPackages`, `symlinkAllModules` and `hardLinkDir` (and the link-pool
-//! plumbing `importPackage` shares). The work runs on the link pool; each call settles a deferred promise from the
-//! pool thread and never rejects: failures resolve as `{ error }` (see `binding.rs`).
+//! napi conversions for `linkPackages` (which `importPackage` also uses, as a batch of one),
+//! `symlinkAllModules` and `hardLinkDir`, and the link-pool plumbing `linkStoredPackages` shares.
+//! The work runs on the link pool; each call settles a deferred promise from the pool thread and
+//! never rejects: failures resolve as `{ error }` (see `binding.rs`).
 
 use std::path::PathBuf;
 use std::time::Instant;
