@@ -12,6 +12,7 @@ import { installsFrozen, prelinkVirtualStore } from '../dist/prelink.js'
 import { planVirtualStore, type LockfileObject, type PackageSnapshot } from '../dist/virtual-store.js'
 // @ts-expect-error: plain JS module without types
 import { readLockfile } from '../benchmark/lockfile.mjs'
+import { freshDir, freshStoreDir } from './helpers/stores.js'
 
 const all = { dependencies: true, devDependencies: true, optionalDependencies: true }
 const plan = (lockfile: LockfileObject, over = {}) =>
@@ -109,6 +110,8 @@ describe('prelinkVirtualStore', () => {
       [{ ...frozen, sharedWorkspaceLockfile: false }, 'sharedWorkspaceLockfile false'],
       [{ ...frozen, lockfileDir: '/elsewhere' }, 'another lockfile dir'],
       [{ ...frozen, symlink: false }, 'symlink false'],
+      [{ ...frozen, virtualStoreOnly: true }, 'virtualStoreOnly'],
+      [{ ...frozen, configDependencies: { '@pnpm/pacquet': '0.11.7+sha512-x' } }, 'pacquet installs'],
       // No hoisting on a first install: pnpm would leave packages found in place out of its graph.
       [{ ...frozen, hoist: false }, 'pnpm would not relink packages found in place (same hoist patterns as the last install)'],
     ]
@@ -128,5 +131,21 @@ describe('prelinkVirtualStore', () => {
     expect(installsFrozen({ ci: true, preferFrozenLockfile: false }, true)).toBe(false)
     expect(installsFrozen({ frozenLockfileIfExists: true }, true)).toBe(true)
     expect(installsFrozen({}, true)).toBe(false)
+  })
+
+  it('reads the last install\'s hoist patterns as pnpm compares them (string patterns, an absolute modulesDir)', async () => {
+    const lockfileDir = freshDir('prelink-modules')
+    const modulesDir = path.join(freshDir('prelink-abs-modules'), 'nm')
+    fs.mkdirSync(modulesDir)
+    fs.writeFileSync(path.join(modulesDir, '.modules.yaml'), JSON.stringify({ hoistPattern: ['*'], publicHoistPattern: '*eslint*' }))
+    const wantedLockfile: LockfileObject = { importers: { '.': { dependencies: { a: '1.0.0' } } }, packages: { 'a@1.0.0': { resolution: { integrity: 'sha512-x' } } } }
+    const ctx = { wantedLockfile, currentLockfile: { importers: {} }, existsNonEmptyWantedLockfile: true, lockfileDir, storeDir: freshStoreDir('prelink-store') }
+    const config = { frozenLockfile: true, hoistPattern: ['*'], publicHoistPattern: '*eslint*', modulesDir }
+    // The same patterns as last time: pnpm would leave packages found in place out of its graph.
+    expect((await prelinkVirtualStore(ctx, config, 'auto')).skipped).toMatch(/^pnpm would not relink/)
+    // Other patterns: pnpm relinks them, so the head start runs (into the configured modules dir).
+    const summary = await prelinkVirtualStore(ctx, { ...config, publicHoistPattern: '*types*' }, 'auto')
+    expect(summary).toMatchObject({ linked: [], leftOut: [{ depPath: 'a@1.0.0', reason: 'not-in-store' }] })
+    expect(summary.skipped).toBeUndefined()
   })
 })

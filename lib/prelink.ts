@@ -8,11 +8,13 @@
  * patches) its own way. pnpm's `preResolution` hook is documented as the place to modify the
  * lockfile objects.
  *
- * It only runs where that holds and for the layout it knows: an install from the lockfile as it
- * is (`--frozen-lockfile`, or CI; resolving installs link only what is new), pnpm putting found packages back into its graph
- * (see `pnpmRelinksCurrentPackages`), `nodeLinker: isolated`, a per-project virtual store, the
- * whole workspace installed; decided from the settings pnpm passes to `hooks.updateConfig`.
- * Nothing it does is needed: if it is off or fails, pnpm simply installs everything itself.
+ * It only runs where that holds and for the layout it knows, decided from the settings pnpm
+ * passes to `hooks.updateConfig`: a `--frozen-lockfile` install (or one in CI, frozen by
+ * default; a plain `pnpm install` may take the same path when its lockfile is up to date, but
+ * that is only known later, and a resolving install links only what is new), pnpm putting found
+ * packages back into its graph (see `pnpmRelinksCurrentPackages`), `nodeLinker: isolated`, a
+ * per-project virtual store, the whole workspace installed, no pacquet. Nothing it does is
+ * needed: if it is off or fails, pnpm simply installs everything itself.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -27,8 +29,10 @@ export interface PnpmConfig {
   preferFrozenLockfile?: boolean
   ci?: boolean
   hoist?: boolean
-  hoistPattern?: string[]
+  hoistPattern?: string[] | string
   publicHoistPattern?: string[] | string
+  virtualStoreOnly?: boolean
+  configDependencies?: Record<string, unknown>
   shamefullyHoist?: boolean
   symlink?: boolean
   dryRun?: boolean
@@ -76,15 +80,19 @@ export interface PrelinkSummary {
 }
 
 /** `.modules.yaml` (pnpm writes it as JSON): the hoist patterns of the last install. */
-interface ModulesState { hoistPattern?: string[], publicHoistPattern?: string[] }
+interface ModulesState { hoistPattern?: string[] | string, publicHoistPattern?: string[] | string }
+
+/** The root `node_modules` (a configured `modulesDir` may be absolute). */
+const modulesDirOf = (config: PnpmConfig, lockfileDir: string): string =>
+  path.resolve(lockfileDir, config.modulesDir ?? 'node_modules')
 
 /** `undefined`: no earlier install; `null`: a state this cannot read. */
 function readModulesState (config: PnpmConfig, lockfileDir: string): ModulesState | undefined | null {
   let text: string
   try {
-    text = fs.readFileSync(path.join(lockfileDir, config.modulesDir ?? 'node_modules', '.modules.yaml'), 'utf8')
-  } catch {
-    return undefined
+    text = fs.readFileSync(path.join(modulesDirOf(config, lockfileDir), '.modules.yaml'), 'utf8')
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : null
   }
   try {
     return JSON.parse(text)
@@ -93,7 +101,8 @@ function readModulesState (config: PnpmConfig, lockfileDir: string): ModulesStat
   }
 }
 
-const samePatterns = (a: string[] | undefined, b: string[] | undefined): boolean =>
+/** pnpm's comparison of patterns (deep equality, a missing one as `[]`); a pattern may be a string. */
+const samePatterns = (a: unknown, b: unknown): boolean =>
   JSON.stringify(a ?? []) === JSON.stringify(b ?? [])
 
 /**
@@ -105,11 +114,13 @@ const samePatterns = (a: string[] | undefined, b: string[] | undefined): boolean
  * (on a first install: whenever there is one) or the lockfile drops packages.
  */
 function pnpmRelinksCurrentPackages (config: PnpmConfig, ctx: PreResolutionContext): boolean {
+  // The patterns as pnpm derives them from the settings (its `applyDerivedConfig`).
   const hoistPattern = config.hoist === false || config.symlink === false ? undefined : config.hoistPattern
-  let publicHoistPattern: string[] | undefined
+  let publicHoistPattern = config.publicHoistPattern
   if (config.shamefullyHoist === true) publicHoistPattern = ['*']
-  else if (config.shamefullyHoist !== false && config.symlink !== false && Array.isArray(config.publicHoistPattern)) {
-    publicHoistPattern = config.publicHoistPattern.length === 1 && config.publicHoistPattern[0] === '' ? undefined : config.publicHoistPattern
+  if (config.shamefullyHoist === false || config.symlink === false || publicHoistPattern === '' ||
+    (Array.isArray(publicHoistPattern) && publicHoistPattern.length === 1 && publicHoistPattern[0] === '')) {
+    publicHoistPattern = undefined
   }
   const last = readModulesState(config, ctx.lockfileDir)
   if (last === null) return false
@@ -148,6 +159,10 @@ function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext)
   if (config.sharedWorkspaceLockfile === false) return 'sharedWorkspaceLockfile false'
   if (config.lockfileDir != null && path.resolve(config.lockfileDir) !== path.resolve(ctx.lockfileDir)) return 'another lockfile dir'
   if (config.symlink === false) return 'symlink false'
+  if (config.virtualStoreOnly === true) return 'virtualStoreOnly'
+  // pacquet (pnpm's Rust engine, declared in configDependencies) takes the install over and
+  // reads the current lockfile from disk, not pnpm's copy this would add to.
+  if (config.configDependencies?.pacquet != null || config.configDependencies?.['@pnpm/pacquet'] != null) return 'pacquet installs'
   if (!ctx.existsNonEmptyWantedLockfile) return 'no lockfile'
   if (!pnpmRelinksCurrentPackages(config, ctx)) return 'pnpm would not relink packages found in place (same hoist patterns as the last install)'
   return undefined
@@ -172,7 +187,7 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
   const planned = planVirtualStore(ctx.wantedLockfile, {
     virtualStoreDir: cfg.virtualStoreDir != null
       ? path.resolve(ctx.lockfileDir, cfg.virtualStoreDir)
-      : path.join(ctx.lockfileDir, cfg.modulesDir ?? 'node_modules', '.pnpm'),
+      : path.join(modulesDirOf(cfg, ctx.lockfileDir), '.pnpm'),
     virtualStoreDirMaxLength: cfg.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120),
     include,
     engineStrict: cfg.engineStrict,

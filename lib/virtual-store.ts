@@ -85,7 +85,7 @@ export function parseRegistryDepPath (depPath: string): { name: string, version:
 /**
  * The dependency path an `alias: ref` entry points to, by pnpm's rule: a ref that is itself a
  * path (an `npm:` alias's `name@version`) when its `@` comes before any `:` and `(`, else
- * `alias@ref`. (`link:` refs point to no package and are not passed here.)
+ * `alias@ref`. A `link:` ref gives `alias@link:…`, which names no package in the lockfile.
  */
 export function refToDepPath (alias: string, ref: string): string {
   if (ref.startsWith('@')) return ref
