@@ -275,15 +275,13 @@ fn listed_files(req: &AddDirRequest, root: &Path, list: &[String]) -> Result<Lis
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(AddDirError::Io(e)),
         };
-        let meta = if meta.file_type().is_symlink() {
-            listing.has_unrecorded_symlinks = true;
+        let is_link = meta.file_type().is_symlink();
+        listing.has_unrecorded_symlinks |= is_link;
+        let meta = if is_link || req.compat.keeps_listed_files_inside() {
             match contained_target(&path, root)? {
                 Some((_, meta)) => meta,
                 None => continue,
             }
-        } else if req.compat.keeps_listed_files_inside() && contained_target(&path, root)?.is_none()
-        {
-            continue;
         } else {
             meta
         };

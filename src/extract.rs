@@ -63,9 +63,9 @@ pub enum ExtractError {
     Integrity(integrity::IntegrityError),
     InvalidIgnorePattern(String),
     Gzip(gzip::GzipError),
+    /// A malformed tar, or one over `maxTarballUnpackedSize` (its files' sizes, or the inflated
+    /// tar past its cap: [`tarball::TarErrorKind::TooLarge`]).
     Tar(tarball::TarError),
-    /// Over `maxTarballUnpackedSize` (the files' sizes, or the inflated tar past its cap).
-    TooLarge(String),
     Io(std::io::Error),
     Manifest(String),
 }
@@ -79,7 +79,6 @@ impl ExtractError {
             ExtractError::Gzip(e) => e.code().to_string(),
             ExtractError::Io(e) => format!("ERR_PNPM_{}", os_error::errno_name(e)),
             ExtractError::Tar(e) => e.code().to_string(),
-            ExtractError::TooLarge(_) => "ERR_PNPM_TARBALL_TOO_LARGE".into(),
             ExtractError::Manifest(_) => "ERR_PNPM_TARBALL_EXTRACT".into(),
         }
     }
@@ -87,7 +86,9 @@ impl ExtractError {
     /// What the user can do about it, where there is something (pnpm's errors carry a `hint`).
     pub fn hint(&self) -> Option<&'static str> {
         match self {
-            ExtractError::TooLarge(_) => Some(TOO_LARGE_HINT),
+            ExtractError::Tar(e) if e.kind == tarball::TarErrorKind::TooLarge => {
+                Some(TOO_LARGE_HINT)
+            }
             _ => None,
         }
     }
@@ -124,8 +125,10 @@ fn inflate_error(e: gzip::GzipError, max_unpacked_size: Option<u64>, cap: usize)
             } else {
                 "the most @cas/native inflates"
             };
-            let e = tarball::too_large(max, format_args!("it inflates past {cap} bytes, {why}"));
-            ExtractError::TooLarge(e.message)
+            ExtractError::Tar(tarball::too_large(
+                max,
+                format_args!("it inflates past {cap} bytes, {why}"),
+            ))
         }
         _ => ExtractError::Gzip(e),
     }
@@ -135,9 +138,7 @@ impl std::fmt::Display for ExtractError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ExtractError::Integrity(e) => write!(f, "{e}"),
-            ExtractError::InvalidIgnorePattern(m)
-            | ExtractError::Manifest(m)
-            | ExtractError::TooLarge(m) => f.write_str(m),
+            ExtractError::InvalidIgnorePattern(m) | ExtractError::Manifest(m) => f.write_str(m),
             ExtractError::Gzip(e) => write!(f, "{e}"),
             ExtractError::Tar(e) => write!(f, "{e}"),
             ExtractError::Io(e) => f.write_str(&os_error::describe(e)),
@@ -172,10 +173,7 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
 
     let started = Instant::now();
     let mut entries =
-        tarball::parse_limited(&tar, req.max_unpacked_size).map_err(|e| match e.kind {
-            tarball::TarErrorKind::TooLarge => ExtractError::TooLarge(e.message),
-            tarball::TarErrorKind::Malformed => ExtractError::Tar(e),
-        })?;
+        tarball::parse_limited(&tar, req.max_unpacked_size).map_err(ExtractError::Tar)?;
     if let Some(re) = &ignore {
         entries.retain(|e| re.find(&e.path).is_none());
     }

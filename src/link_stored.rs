@@ -10,7 +10,6 @@
 //! its directory removed (`package.json`, written last, first), so pnpm still sees it as missing.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -84,17 +83,15 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         .iter()
         .map(|p| Some(p.expected.clone()))
         .collect();
-    let files: Vec<Mutex<Option<Result<FilesMap, LeftOut>>>> =
-        req.packages.iter().map(|_| Mutex::new(None)).collect();
-    read_pkg::read_pkgs_each(&store.index, &read, &keys, &expected, |i, answer, _| {
-        *files[i].lock().unwrap() = Some(ready_files(&req.store_dir, answer));
+    let (files, _) = read_pkg::read_pkgs_map(&store.index, &read, &keys, &expected, |_, answer| {
+        ready_files(&req.store_dir, answer)
     })
     .map_err(|e| e.to_string())?;
     let mut outcomes: Vec<Result<Option<Imported>, LeftOut>> = Vec::with_capacity(files.len());
     let mut ready = Vec::new();
     let mut ready_at = Vec::new();
-    for (i, slot) in files.into_iter().enumerate() {
-        match slot.into_inner().unwrap().expect("every key is answered") {
+    for (i, files) in files.into_iter().enumerate() {
+        match files {
             Ok(files) => {
                 outcomes.push(Ok(None));
                 ready_at.push(i);
@@ -126,13 +123,10 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
 
     // Dependency links per package, so that one failure leaves out only its own package.
     let started = Instant::now();
-    let linked: Vec<(usize, Result<(), String>)> = outcomes
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| o.is_ok())
-        .collect::<Vec<_>>()
-        .par_iter()
-        .map(|&(i, _)| {
+    let linked: Vec<(usize, Result<(), String>)> = (0..outcomes.len())
+        .into_par_iter()
+        .filter(|&i| outcomes[i].is_ok())
+        .map(|i| {
             let dep = &req.packages[i].deps;
             let result =
                 link::symlink_all_modules(std::slice::from_ref(dep), stats).map_err(|e| e.message);

@@ -229,7 +229,6 @@ pub fn read_pkgs(
     read_pkgs_map(index, req, keys, expected, |_, answer| answer)
 }
 
-#[cfg(test)] // the bindings stream answers through `read_pkgs_each`
 /// [`read_pkgs`] with each answer passed through `convert` on the pool thread that produced it,
 /// so that turning answers into their final form (e.g. what a binding hands to JS) runs in
 /// parallel too. `convert` gets the key's position in `keys`.
