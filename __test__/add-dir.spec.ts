@@ -11,7 +11,7 @@ import * as pnpm from '@pnpm/worker'
 import { StoreIndex, packForStorage } from '@pnpm/store.index'
 import * as cas from '../dist/index.js'
 import * as worker from '../dist/worker.js'
-import { freshStoreDir } from './helpers/stores.js'
+import { freshDir, freshStoreDir } from './helpers/stores.js'
 
 const pnpmStore = freshStoreDir('pnpm-dir')
 const casStore = freshStoreDir('cas-dir')
@@ -118,7 +118,7 @@ describe('addFilesFromDir', () => {
   })
 
   it('a package with bundled dependencies: @pnpm/worker 1100.x\'s diff by default and through @cas/native/worker, pnpm 11.28\'s with its compat', async () => {
-    const bundler = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-bundler-'))
+    const bundler = freshDir('bundler')
     const put = (rel: string, content: string) => {
       fs.mkdirSync(path.dirname(path.join(bundler, rel)), { recursive: true })
       fs.writeFileSync(path.join(bundler, rel), content)

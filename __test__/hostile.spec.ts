@@ -283,20 +283,22 @@ describe('maxTarballUnpackedSize', () => {
   })
 
   const kib = (n: number) => Buffer.alloc(n * 1024, 'a')
-  const limitCases: Array<[string, Buffer, number, string?]> = [
-    ['files adding up to the limit exactly', tgz([pj, file('package/a', { content: kib(3) })]), 3072 + pj.content!.length],
-    ['one byte more than the limit', tgz([pj, file('package/a', { content: kib(3) })]), 3071 + pj.content!.length],
-    ['duplicates and hard links count', tgz([file('package/a', { content: kib(1) }), file('package/a', { content: kib(1) }), file('package/h', { type: '1', content: kib(1) })]), 3071],
-    ['ignored files count', tgz([pj, file('package/docs/a', { content: kib(4) })]), 4096, '^docs/'],
-    ['directories, symlinks and pax data do not', tgz([pj, file('package/d/', { type: '5', content: '' }), file('package/l', { type: '2', linkname: 'x', content: '' }), pax(['comment=' + 'c'.repeat(2000)]), file('package/y', { content: '' })]), pj.content!.length],
-    ['a pax size past the limit', tgz([pj, pax(['size=5000']), file('package/y')]), 4999],
-    ['a size field of 8 GiB', tgz([pj, file('package/big', { sizeField: '77777777777\0' })]), 4 * 2 ** 30],
-    ['zero: empty files only', tgz([file('package/e', { content: '' })]), 0],
-    ['a plain (not gzip\'d) tar', tar([pj, file('package/a', { content: kib(2) })]), 2047],
+  // [what, tarball, maxTarballUnpackedSize, does it fit, ignoreFilePattern]
+  const limitCases: Array<[string, Buffer, number, boolean, string?]> = [
+    ['files adding up to the limit exactly', tgz([pj, file('package/a', { content: kib(3) })]), 3072 + pj.content!.length, true],
+    ['one byte more than the limit', tgz([pj, file('package/a', { content: kib(3) })]), 3071 + pj.content!.length, false],
+    ['duplicates and hard links count', tgz([file('package/a', { content: kib(1) }), file('package/a', { content: kib(1) }), file('package/h', { type: '1', content: kib(1) })]), 3071, false],
+    ['ignored files count', tgz([pj, file('package/docs/a', { content: kib(4) })]), 4096, false, '^docs/'],
+    ['directories, symlinks and pax data do not', tgz([pj, file('package/d/', { type: '5', content: '' }), file('package/l', { type: '2', linkname: 'x', content: '' }), pax(['comment=' + 'c'.repeat(2000)]), file('package/y', { content: '' })]), pj.content!.length, true],
+    ['a pax size past the limit', tgz([pj, pax(['size=5000']), file('package/y')]), 4999, false],
+    ['a size field of 8 GiB', tgz([pj, file('package/big', { sizeField: '77777777777\0' })]), 4 * 2 ** 30, false],
+    ['zero: empty files only', tgz([file('package/e', { content: '' })]), 0, true],
+    ['a plain (not gzip\'d) tar', tar([pj, file('package/a', { content: kib(2) })]), 2047, false],
   ]
 
-  it.each(limitCases)('%s: the outcome of pnpm 11.28\'s worker, our own message and a hint, nothing written', async (_, buffer, max, ignoreFilePattern) => {
+  it.each(limitCases)('%s: the outcome of pnpm 11.28\'s worker, our own message and a hint, nothing written', async (_, buffer, max, fits, ignoreFilePattern) => {
     const reply = await pnpm11.request({ type: 'extract', buffer: new Uint8Array(buffer), storeDir: pnpm11Store, filesIndexFile: 'limit', maxTarballUnpackedSize: max, ignoreFilePattern })
+    expect(reply.status).toBe(fits ? 'success' : 'error')
     const storeDir = freshStoreDir('limit')
     const ours: any = await cas.addFilesFromTarball({ buffer, storeDir, filesIndexFile: 'limit', maxTarballUnpackedSize: max, ignoreFilePattern }).catch((e) => e)
     cas.closeStores()

@@ -119,6 +119,7 @@ describe('extract with maxTarballUnpackedSize', () => {
     const unpacked = manifest.length + 1000
     for (const max of [unpacked - 1, unpacked]) {
       const [theirs, ours] = await both((s) => ({ type: 'extract', buffer: new Uint8Array(buffer), storeDir: s.storeDir, filesIndexFile: `limit-${max}`, maxTarballUnpackedSize: max }))
+      expect(theirs.status).toBe(max < unpacked ? 'error' : 'success')
       expect(ours.status).toBe(theirs.status)
       if (theirs.status === 'success') {
         expect([...ours.value.filesMap.keys()]).toEqual([...theirs.value.filesMap.keys()])

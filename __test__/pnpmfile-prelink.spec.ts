@@ -132,6 +132,16 @@ function project (label: string, withPnpmfile: boolean, settings = ''): string {
   return dir
 }
 
+/** A store (the dir pnpm's `--store-dir` takes) filled by @cas/native with `packages`. */
+async function casStore (label: string, packages: Generated[] = stored): Promise<string> {
+  const storeDir = path.join(base, label)
+  for (const p of packages) {
+    await cas.addFilesFromTarball({ buffer: p.tarball, storeDir: path.join(storeDir, 'v11'), filesIndexFile: p.key, integrity: p.integrity })
+  }
+  cas.closeStores()
+  return storeDir
+}
+
 async function install (projectDir: string, storeDir: string, env: Record<string, string> = {}, extraArgs: string[] = []): Promise<void> {
   const run = await pnpmInstall({ projectDir, storeDir, sandbox: `${projectDir}-sandbox`, registry: registry.url, env, extraArgs })
   expect(run.code, `pnpm failed:\n${run.stdout}\n${run.stderr}`).toBe(0)
@@ -171,11 +181,7 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
   })
 
   it('links the plain packages ahead of pnpm, leaves the build and the missing package to it: the same node_modules', async () => {
-    const storeDir = path.join(base, 'cas-store')
-    for (const p of stored) {
-      await cas.addFilesFromTarball({ buffer: p.tarball, storeDir: path.join(storeDir, 'v11'), filesIndexFile: p.key, integrity: p.integrity })
-    }
-    cas.closeStores()
+    const storeDir = await casStore('cas-store')
     const projectDir = project('plugin', true)
     const traceFile = path.join(base, 'trace.txt')
     await install(projectDir, storeDir, { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile })
@@ -196,20 +202,14 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
   it('a lockfile behind package.json (a resolving install): left to pnpm, the same tree and lockfile as stock', async () => {
     // gen-app dropped from package.json; the lockfile still has it (and its dependencies). Both
     // installs resolve again (--no-frozen-lockfile) from stores holding every package.
-    const casStore = async (label: string) => {
-      const storeDir = path.join(base, label)
-      for (const p of all) await cas.addFilesFromTarball({ buffer: p.tarball, storeDir: path.join(storeDir, 'v11'), filesIndexFile: p.key, integrity: p.integrity })
-      return storeDir
-    }
     const dropApp = (projectDir: string) => {
       const manifest = JSON.parse(fs.readFileSync(path.join(projectDir, 'package.json'), 'utf8'))
       delete manifest.dependencies['gen-app']
       fs.writeFileSync(path.join(projectDir, 'package.json'), JSON.stringify(manifest))
       return projectDir
     }
-    const stockStore = await casStore('stale-stock-store')
-    const pluginStore = await casStore('stale-plugin-store')
-    cas.closeStores()
+    const stockStore = await casStore('stale-stock-store', all)
+    const pluginStore = await casStore('stale-plugin-store', all)
     const stock = dropApp(project('stale-stock', false))
     await install(stock, stockStore, {}, ['--no-frozen-lockfile'])
     const withPlugin = dropApp(project('stale-plugin', true))
@@ -224,12 +224,8 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
   })
 
   it('hoist: false: pnpm would not relink packages found in place, so the head start stays out', async () => {
-    const stockStore = path.join(base, 'nohoist-stock-store')
-    const pluginStore = path.join(base, 'nohoist-plugin-store')
-    for (const storeDir of [stockStore, pluginStore]) {
-      for (const p of stored) await cas.addFilesFromTarball({ buffer: p.tarball, storeDir: path.join(storeDir, 'v11'), filesIndexFile: p.key, integrity: p.integrity })
-    }
-    cas.closeStores()
+    const stockStore = await casStore('nohoist-stock-store')
+    const pluginStore = await casStore('nohoist-plugin-store')
     const stock = project('nohoist-stock', false, 'hoist: false\n')
     await install(stock, stockStore)
     const withPlugin = project('nohoist-plugin', true, 'hoist: false\n')

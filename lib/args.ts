@@ -39,6 +39,15 @@ export function checkAbsolutePath (name: string, value: unknown): asserts value 
   if (!path.isAbsolute(value)) throw invalidArgument(name, 'an absolute path', value, 'ERR_INVALID_ARG_VALUE')
 }
 
+/**
+ * `checkAbsolutePath` for checks run once per file or link: the argument's name (which quotes a
+ * map key) is only built when the check fails.
+ */
+export function checkAbsolutePathNamed (name: () => string, value: unknown): asserts value is string {
+  if (typeof value === 'string' && value !== '' && !value.includes('\0') && path.isAbsolute(value)) return
+  checkAbsolutePath(name(), value)
+}
+
 /** An optional size in bytes: a non-negative safe integer. */
 export function checkOptionalByteCount (name: string, value: unknown): void {
   if (value == null) return

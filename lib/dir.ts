@@ -9,8 +9,8 @@ import { PnpmError, invalidArgument } from './errors.js'
 import type { StoredSideEffectsDiff } from './read.js'
 
 /** Whose `addFilesFromDir` the function reproduces (its `compat` option). */
-export type AddFilesFromDirCompat = '@pnpm/worker@1100' | 'pnpm@11.28'
-const COMPATS: readonly string[] = ['@pnpm/worker@1100', 'pnpm@11.28'] satisfies AddFilesFromDirCompat[]
+const COMPATS = ['@pnpm/worker@1100', 'pnpm@11.28'] as const
+export type AddFilesFromDirCompat = typeof COMPATS[number]
 
 export interface AddFilesFromDirOptions {
   /** The versioned store directory (`…/v11`). */
@@ -86,7 +86,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     throw invalidArgument('files', 'an array of strings', opts.files)
   }
   checkOptionalObject('appendManifest', opts.appendManifest)
-  if (opts.compat !== undefined && !COMPATS.includes(opts.compat)) {
+  if (opts.compat !== undefined && !(COMPATS as readonly unknown[]).includes(opts.compat)) {
     throw invalidArgument('compat', COMPATS.map((c) => `'${c}'`).join(' or '), opts.compat, typeof opts.compat === 'string' ? 'ERR_INVALID_ARG_VALUE' : 'ERR_INVALID_ARG_TYPE')
   }
   const sideEffectsCacheKey = opts.sideEffectsCacheKey || undefined

@@ -5,7 +5,7 @@
  * turns failures into pnpm's coded errors; the work happens on the native link pool.
  */
 import * as binding from '../index.js'
-import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalString, checkString } from './args.js'
+import { checkAbsolutePath, checkAbsolutePathNamed, checkObject, checkOptionalBoolean, checkOptionalString, checkString } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
 
 export type PackageImportMethod = 'auto' | 'hardlink' | 'copy' | 'clone' | 'clone-or-copy'
@@ -78,7 +78,7 @@ export async function importPackage (opts: ImportPackageOptions): Promise<Import
       disableRelinkLocalDirDeps: Boolean(opts.disableRelinkLocalDirDeps),
       safeToSkip: Boolean(opts.safeToSkip),
     }],
-    symlinks: flattenDeps('symlinks', []),
+    symlinks: NO_SYMLINKS,
   })
   if (raw.error != null) throw importError(opts.targetDir, raw.error)
   return { isBuilt: raw.isBuilt === '1', importMethod: METHODS[raw.importMethods] }
@@ -251,6 +251,9 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
 
 const METHODS: Record<string, string | undefined> = { k: 'clone', h: 'hardlink', c: 'copy', '-': undefined }
 
+/** `symlinkAllModules` deps for a batch that makes no links. */
+const NO_SYMLINKS: binding.SymlinkDepsInput = { modules: '', names: '', childCounts: [], aliases: '', targets: '' }
+
 export interface StoredPackage {
   /** The package's store-index key (`<integrity>\t<name>@<version>`). */
   filesIndexFile: string
@@ -320,13 +323,12 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     checkString(`${name}.name`, p.name)
     checkString(`${name}.version`, p.version)
     checkAbsolutePath(`${name}.targetDir`, p.targetDir)
-    // On Windows a scoped name's `/` may be a `\` in the path.
-    const modules = p.targetDir.slice(0, -p.name.length - 1)
-    const tail = p.targetDir.slice(modules.length + 1)
-    const sepOk = p.targetDir[modules.length] === '/' || (process.platform === 'win32' && p.targetDir[modules.length] === '\\')
-    if (!sepOk || (process.platform === 'win32' ? tail.replace(/\\/g, '/') : tail) !== p.name) {
+    // On Windows a path may separate with `\`, also inside a scoped name.
+    const slashed = process.platform === 'win32' ? p.targetDir.replace(/\\/g, '/') : p.targetDir
+    if (!slashed.endsWith(`/${p.name}`)) {
       throw invalidArgument(`${name}.targetDir`, `a path ending with /${p.name}`, p.targetDir, 'ERR_INVALID_ARG_VALUE')
     }
+    const modules = p.targetDir.slice(0, -p.name.length - 1)
     return { name: p.name, modules, children: p.children ?? {} }
   })
   const raw = await binding.linkStoredPackages({
@@ -382,7 +384,7 @@ function flattenFilesMap (name: string, map: unknown): { paths: string[], blobPa
   for (const [k, v] of map) {
     if (typeof k !== 'string' || typeof v !== 'string') throw invalidArgument(name, 'a Map of strings to strings', map)
     if (k.includes('\0')) throw invalidArgument(name, 'a Map whose keys have no NUL characters', map, 'ERR_INVALID_ARG_VALUE')
-    checkAbsolutePath(`${name}.get(${JSON.stringify(k)})`, v)
+    checkAbsolutePathNamed(() => `${name}.get(${JSON.stringify(k)})`, v)
     paths.push(k)
     blobPaths.push(v)
   }
@@ -405,7 +407,7 @@ function flattenDeps (name: string, deps: unknown): binding.SymlinkDepsInput {
     for (const alias of Object.keys(d.children)) {
       const target = d.children[alias]
       if (alias.includes('\0')) throw invalidArgument(`${name}[${i}].children`, 'an object whose keys have no NUL characters', d.children, 'ERR_INVALID_ARG_VALUE')
-      checkAbsolutePath(`${name}[${i}].children[${JSON.stringify(alias)}]`, target)
+      checkAbsolutePathNamed(() => `${name}[${i}].children[${JSON.stringify(alias)}]`, target)
       aliases.push(alias)
       targets.push(target)
       count++

@@ -139,8 +139,16 @@ function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, b
  * store-index keys and dependency links, in lockfile order.
  */
 export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): PlannedPackage[] {
-  const dirOf = (depPath: string, name: string): string =>
-    path.join(opts.virtualStoreDir, depPathToFilename(depPath, opts.virtualStoreDirMaxLength), 'node_modules', name)
+  // A package is the target of many dependency links: its directory is computed once.
+  const dirs = new Map<string, string>()
+  const dirOf = (depPath: string, name: string): string => {
+    let dir = dirs.get(depPath)
+    if (dir == null) {
+      dir = path.join(opts.virtualStoreDir, depPathToFilename(depPath, opts.virtualStoreDirMaxLength), 'node_modules', name)
+      dirs.set(depPath, dir)
+    }
+    return dir
+  }
   const wanted = reachable(lockfile, opts.include)
   const planned: PlannedPackage[] = []
   for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
