@@ -201,9 +201,13 @@ export function median(xs) {
 
 export const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 
+export const cores = os.availableParallelism();
+
+/** The load averages (1, 5, 15 min) to two decimals, joined with `sep`. */
+export const loadLine = (sep = ' ') => os.loadavg().map((x) => x.toFixed(2)).join(sep);
+
 /** The machine a report was measured on: cores, CPU, memory, kernel, Node. */
 export function machineLine() {
-  const cores = os.availableParallelism();
   const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
   return `${cores} cores (${cpu}), ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.versions.node}`;
 }

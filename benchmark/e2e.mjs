@@ -40,7 +40,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, 
 import os from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
-import { benchmarkDir, deleteInBackground, fmt, loadCorpus, machineLine, median, writeResultsSection } from './corpus.mjs'
+import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, printReport, writeResultsSection } from './corpus.mjs'
 
 const repoDir = dirname(benchmarkDir)
 const { values: opts } = parseArgs({
@@ -140,6 +140,7 @@ if (opts.cold) {
   log(`filling the store with ${corpus.length} tarballs (@cas/native, untimed)`)
   await Promise.all(corpus.map((t) => cas.addFilesFromTarball({ buffer: t.buffer, storeDir: join(storeDir, 'v11'), filesIndexFile: t.key, integrity: t.integrity, url: t.url })))
   cas.closeStores()
+  corpus.length = 0 // the tarballs are in the store now: not held through the timed installs
 }
 
 /** A registry stand-in: serves each tarball (from memory) at the path pnpm derives from the registry URL. */
@@ -218,7 +219,7 @@ function shape (projectDir) {
   return { virtualStore: list(pnpmDir).filter((n) => n !== 'node_modules' && n !== 'lock.yaml'), direct: list(join(projectDir, 'node_modules')) }
 }
 
-const loadBefore = os.loadavg()
+const loadBefore = loadLine(' / ')
 const failures = []
 const times = Object.fromEntries(variants.map((v) => [v, []]))
 let reference
@@ -270,15 +271,10 @@ if (failures.length === 0) {
       out(`- ${labels[v]} vs pnpm 12: ${(median(times.pnpm12) / median(times[v])).toFixed(2)}x (above 1: faster than pnpm 12)`)
     }
   }
-} else {
-  out('**SANITY CHECKS FAILED:**')
-  for (const f of failures) out(`- ${f}`)
 }
-const loadAfter = os.loadavg()
 out()
-out(`Load average (1/5/15 min) before the timed runs: ${loadBefore.map((l) => l.toFixed(2)).join(' / ')}; after: ${loadAfter.map((l) => l.toFixed(2)).join(' / ')} (on ${os.availableParallelism()} cores: above that, other processes were competing).`)
-const report = lines.join('\n')
-console.log(`\n${machine}\n\n${report}`)
+out(`Load average (1/5/15 min) before the timed runs: ${loadBefore}; after: ${loadLine(' / ')} (on ${cores} cores: above that, other processes were competing).`)
+const report = printReport(machine, lines, failures)
 
 if (opts.write && opts.only == null && failures.length === 0) {
   const resultsPath = writeResultsSection(opts.cold ? 'e2e.mjs --cold' : 'e2e.mjs', [

@@ -36,12 +36,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { benchmarkDir, compareIndexRows, deleteInBackground, fmt, listBlobs, loadCorpus, machineLine, measureCorpus, median, printReport, readIndexRows, stats, writeResultsSection } from './corpus.mjs';
+import { benchmarkDir, compareIndexRows, cores, deleteInBackground, fmt, listBlobs, loadCorpus, loadLine, machineLine, measureCorpus, median, printReport, readIndexRows, stats, writeResultsSection } from './corpus.mjs';
 
 const { values: opts } = parseArgs({
   allowNegative: true,
@@ -289,7 +288,6 @@ if (opts.micro) {
 for (const name of active) await impls[name].finish?.();
 
 // --- report ----------------------------------------------------------------------------------
-const cores = os.availableParallelism?.() ?? os.cpus().length;
 const machine = machineLine();
 const summary = Object.fromEntries(active.map((name) => {
   const rs = results[name];
@@ -369,7 +367,7 @@ if (micro) {
   }
   out(mdTable(mrows));
 }
-const report = printReport(`${machine}; load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`, lines, failures);
+const report = printReport(`${machine}; load average at the end ${loadLine()}`, lines, failures);
 
 // --- RESULTS.md ------------------------------------------------------------------------------
 if (opts.write && both && failures.length === 0 && opts.limit == null) {

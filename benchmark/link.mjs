@@ -33,12 +33,11 @@
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs'
-import os from 'node:os'
 import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { benchmarkDir, deleteInBackground, fmt, loadCorpus, machineLine, median, printReport, stats, writeResultsSection } from './corpus.mjs'
+import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, printReport, stats, writeResultsSection } from './corpus.mjs'
 import { layout, readLockfile } from './lockfile.mjs'
 
 const { values: opts } = parseArgs({
@@ -107,7 +106,7 @@ async function timed (fn) {
 const impls = {}
 const threads = process.env.CAS_NATIVE_LINK_THREADS
 impls.cas = {
-  label: `cas: @cas/native ${pkgVersion('..')} linkPackages, link pool ${threads ?? `2 x ${os.availableParallelism()} cores`} threads`,
+  label: `cas: @cas/native ${pkgVersion('..')} linkPackages, link pool ${threads ?? `2 x ${cores} cores`} threads`,
   async run (projectDir) {
     const { packages, symlinks } = plan(projectDir)
     let result
@@ -283,9 +282,8 @@ for (let i = 0; i < rounds; i++) {
 await impls.pnpm?.finish?.()
 
 // --- report ------------------------------------------------------------------------------
-const cores = os.availableParallelism?.() ?? os.cpus().length
 const machine = machineLine()
-const load = os.loadavg().map((x) => x.toFixed(2)).join(' ')
+const load = loadLine()
 const summary = Object.fromEntries(timedNames.map((name) => {
   const rs = results[name]
   return [name, { wall: stats(rs.map((r) => r.wallMs)), cpu: stats(rs.map((r) => r.cpuMs)), user: median(rs.map((r) => r.userMs)), sys: median(rs.map((r) => r.sysMs)) }]

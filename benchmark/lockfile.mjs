@@ -142,8 +142,6 @@ export function parseDepPath (depPath) {
   return parsed
 }
 
-export { refToDepPath }
-
 /** pnpm 11's `depPathToFilename` (the plugin's copy in dist/virtual-store.js), 120 by default. */
 export function depPathToFilename (depPath, maxLength = VIRTUAL_STORE_DIR_MAX_LENGTH) {
   return toFilename(depPath, maxLength)
@@ -169,7 +167,8 @@ export function layout (lockfile, projectDir, { projectName = 'project', hoist =
     const pkg = lockfile.packages[`${name}@${version}`]
     const integrity = pkg?.resolution?.integrity
     if (integrity == null) throw new Error(`no integrity for ${depPath}`)
-    const targetDir = dirOf(depPath)
+    const modules = path.join(vstore, depPathToFilename(depPath), 'node_modules')
+    const targetDir = path.join(modules, name)
     packages.push({ depPath, name, version, integrity, targetDir, filesIndexFile: `${integrity}\t${name}@${version}` })
     const children = {}
     for (const deps of [snapshot.dependencies, snapshot.optionalDependencies]) {
@@ -178,7 +177,7 @@ export function layout (lockfile, projectDir, { projectName = 'project', hoist =
         children[alias] = dirOf(refToDepPath(alias, ref))
       }
     }
-    symlinks.push({ name, modules: path.join(vstore, depPathToFilename(depPath), 'node_modules'), children })
+    symlinks.push({ name, modules, children })
   }
   const root = lockfile.importers['.'] ?? {}
   const direct = {}

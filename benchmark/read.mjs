@@ -30,13 +30,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import { join, relative } from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as pnpm from '@pnpm/worker';
-import { benchmarkDir, deleteInBackground, fmt, loadCorpus, machineLine, median, printReport, writeResultsSection } from './corpus.mjs';
+import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, printReport, writeResultsSection } from './corpus.mjs';
 
 const cas = createRequire(import.meta.url)('../dist/index.js');
 
@@ -151,7 +150,6 @@ await pnpm.finishWorkers();
 cas.closeStores();
 
 // --- report ----------------------------------------------------------------------------------
-const cores = os.availableParallelism();
 const machine = machineLine();
 const range = (xs) => `${fmt(median(xs), 1)} (${fmt(Math.min(...xs), 1)}–${fmt(Math.max(...xs), 1)})`;
 const lines = [];
@@ -180,14 +178,15 @@ for (const v of modes) {
     out(`- verify ${v}, pnpm / ${impls[n].label.split(':')[0]} (${cores} cores): **${fmt(wallRatio, 1)}x** wall (median of per-round ratios ${fmt(perRound, 1)}x), ${fmt(cpuRatio, 1)}x CPU`);
   }
 }
-const report = printReport(`${machine}; load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`, lines, failures);
+const load = loadLine();
+const report = printReport(`${machine}; load average at the end ${load}`, lines, failures);
 
 if (opts.write && failures.length === 0 && opts.limit == null) {
   const resultsPath = writeResultsSection('read.mjs', [
     '## Batch store reads (a warm install\'s first step): pnpm 11 vs @cas/native',
     '',
     `- Date: ${new Date().toISOString().replace('T', ' ').slice(0, 16)} UTC`,
-    `- Machine: **${machine}**; shared with colleagues' builds and noisy (load average at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}): compare the side-by-side ratios, not absolute times`,
+    `- Machine: **${machine}**; shared with colleagues' builds and noisy (load average at the end ${load}): compare the side-by-side ratios, not absolute times`,
     `- Command: \`node benchmark/read.mjs --rounds ${rounds}\``,
     '- Timed window: answering every key (row lookup, decode, file maps, verification) until the results are JS values in pnpm\'s shape (`Map`s included). ' +
       'The store was just extracted, so verification takes the mtime fast path (stat only, no hashing), as on a warm install. ' +

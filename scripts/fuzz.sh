@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     --long) seconds=300; cases=20000 ;;
     --time) seconds=$2; shift ;;
     --cases) cases=$2; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac
