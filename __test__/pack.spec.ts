@@ -36,6 +36,10 @@ const node20 = process.env.CAS_NATIVE_NODE20 ?? '/usr/bin/node'
 const isLinuxX64Gnu = process.platform === 'linux' && process.arch === 'x64' &&
   (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime !== undefined
 
+/** npm/<platform>/ of every platform package (npm/ also holds other packages built from this repo). */
+const platformDirs = readdirSync(path.join(repo, 'npm')).filter((dir) => existsSync(path.join(repo, 'npm', dir, 'package.json')) &&
+  JSON.parse(readFileSync(path.join(repo, 'npm', dir, 'package.json'), 'utf8')).name === `${rootPkg.name}-${dir}`)
+
 function run(cmd: string, args: string[], opts: SpawnSyncOptions = {}): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts })
   if (r.error) throw r.error
@@ -157,7 +161,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     // The other platforms' binaries come from other runners; stand-ins let `napi prepublish`
     // validate their packages. Only the linux-x64-gnu package is packed and installed.
     mkdirSync(path.join(stage, 'artifacts'))
-    for (const dir of readdirSync(path.join(stage, 'npm'))) {
+    for (const dir of platformDirs) {
       const file = path.join(stage, 'artifacts', `${rootPkg.napi.binaryName}.${dir}.node`)
       if (dir === platform) cpSync(binary.file, file)
       else writeFileSync(file, 'stand-in: built on another runner\n')
@@ -192,7 +196,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
 
   it('declares every platform package as an optional dependency at the same version', () => {
     const installed = JSON.parse(readFileSync(path.join(project, 'node_modules/@cas/native/package.json'), 'utf8'))
-    const expected = Object.fromEntries(readdirSync(path.join(repo, 'npm')).map((dir) => {
+    const expected = Object.fromEntries(platformDirs.map((dir) => {
       const pkg = JSON.parse(readFileSync(path.join(repo, 'npm', dir, 'package.json'), 'utf8'))
       // Every platform package in step with the main one (what `napi version` maintains).
       expect(pkg).toMatchObject({
@@ -310,7 +314,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
       Object.defineProperty(process, 'platform', { value: 'freebsd' })
       try { require('@cas/native') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }
     `
-    const prebuilt = readdirSync(path.join(repo, 'npm'))
+    const prebuilt = platformDirs
     // Installed, the list comes from optionalDependencies; in the checkout, from napi.targets.
     for (const cwd of [bare, repo]) {
       const err = JSON.parse(run(process.execPath, ['-e', probe], { cwd }).trim())

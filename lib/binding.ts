@@ -9,54 +9,7 @@
 
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-
-interface PackageJson {
-  name: string
-  version: string
-  optionalDependencies?: Record<string, string>
-  napi?: { targets?: string[] }
-}
-
-const ARCH: Record<string, string> = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' }
-
-/** `x86_64-unknown-linux-gnu` → `linux-x64-gnu`, `aarch64-apple-darwin` → `darwin-arm64`, `x86_64-pc-windows-msvc` → `win32-x64-msvc`. */
-function tripleToPlatform(triple: string): string {
-  const [cpu, , os, abi] = triple.split('-')
-  const arch = ARCH[cpu] ?? cpu
-  if (os === 'linux') return `linux-${arch}-${abi?.startsWith('musl') ? 'musl' : 'gnu'}`
-  if (os === 'darwin') return `darwin-${arch}`
-  if (os === 'windows') return `win32-${arch}-${abi ?? 'msvc'}`
-  return `${os}-${arch}`
-}
-
-/**
- * The platforms with a prebuilt package: the published package lists them as optional
- * dependencies (`napi prepublish` adds them); a checkout has only the `napi.targets` they come from.
- */
-function prebuiltPlatforms(pkg: PackageJson): string[] {
-  const fromDeps = Object.keys(pkg.optionalDependencies ?? {})
-    .filter((name) => name.startsWith(`${pkg.name}-`))
-    .map((name) => name.slice(pkg.name.length + 1))
-  return fromDeps.length > 0 ? fromDeps : (pkg.napi?.targets ?? []).map(tripleToPlatform)
-}
-
-/** napi-rs's `platformArchABI` naming of this process's platform: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`. */
-export function platformArchABI(): string {
-  const { platform, arch } = process
-  if (platform === 'linux') return `${platform}-${arch}-${isMusl() ? 'musl' : 'gnu'}`
-  if (platform === 'win32') return `${platform}-${arch}-msvc`
-  return `${platform}-${arch}`
-}
-
-function isMusl(): boolean {
-  try {
-    return readFileSync('/usr/bin/ldd', 'utf8').includes('musl')
-  } catch {
-    // no ldd: ask Node's own report (what the generated loader does too)
-  }
-  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined
-  return report?.header?.glibcVersionRuntime === undefined
-}
+import { PLATFORM_PACKAGE_PREFIX, platformArchABI, prebuiltPlatforms, type PackageJson } from './native-platform.js'
 
 /** The first line of each message along `err`'s `cause` chain (the generated loader chains one per attempt). */
 function attempts(err: unknown): string[] {
@@ -71,7 +24,7 @@ function attempts(err: unknown): string[] {
 export function bindingLoadError(err: unknown): Error {
   const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as PackageJson
   const platform = platformArchABI()
-  const platformPkg = `${pkg.name}-${platform}`
+  const platformPkg = `${PLATFORM_PACKAGE_PREFIX}${platform}`
   const prebuilt = prebuiltPlatforms(pkg)
   let installed = false
   try {

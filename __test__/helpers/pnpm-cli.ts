@@ -2,7 +2,7 @@
  * Running the real pnpm 11 CLI (the `pnpm` devDependency) on Node 24 against the committed
  * fixture project, with nothing outside temp dirs touched and no network.
  */
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -76,46 +76,46 @@ export interface PnpmRun {
   stderr: string
 }
 
+/** What every pnpm run here gets: a private HOME and XDG dirs under `sandbox`, no npm_config_* of the npm script running the tests. */
+function pnpmEnv (sandbox: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: `${path.dirname(node24)}${path.delimiter}${process.env.PATH ?? ''}`,
+    HOME: path.join(sandbox, 'home'),
+    XDG_CONFIG_HOME: path.join(sandbox, 'xdg-config'),
+    XDG_DATA_HOME: path.join(sandbox, 'xdg-data'),
+    XDG_CACHE_HOME: path.join(sandbox, 'xdg-cache'),
+    XDG_STATE_HOME: path.join(sandbox, 'xdg-state'),
+    TMPDIR: os.tmpdir(),
+    ...extra,
+  }
+  for (const d of ['HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME']) fs.mkdirSync(env[d], { recursive: true })
+  return env
+}
+
 /**
- * `pnpm install --frozen-lockfile --offline` (or online against a local registry) in `projectDir` with the store at `storeDir` (the
- * unversioned dir: pnpm adds `v11`). A private HOME and XDG dirs under `sandbox`, a clean
- * environment (no npm_config_* of the npm script running the tests), an unreachable registry.
+ * Any pnpm command in `projectDir` with the store at `storeDir` (the unversioned dir: pnpm adds
+ * `v11`), in a clean environment (`pnpmEnv`). Default: `--offline` with an unreachable
+ * registry; with a registry URL: online against it.
  */
-export async function pnpmInstall (opts: {
+export async function runPnpm (command: string[], opts: {
   projectDir: string
   storeDir: string
   sandbox: string
   pnpmDir?: string
-  extraArgs?: string[]
   env?: Record<string, string>
-  /** Default: `--offline` with an unreachable registry. With a registry URL: online against it. */
   registry?: string
 }): Promise<PnpmRun> {
-  const pnpmDir = opts.pnpmDir ?? pnpmPackageDir
-  const env: Record<string, string> = {
-    PATH: `${path.dirname(node24)}${path.delimiter}${process.env.PATH ?? ''}`,
-    HOME: path.join(opts.sandbox, 'home'),
-    XDG_CONFIG_HOME: path.join(opts.sandbox, 'xdg-config'),
-    XDG_DATA_HOME: path.join(opts.sandbox, 'xdg-data'),
-    XDG_CACHE_HOME: path.join(opts.sandbox, 'xdg-cache'),
-    XDG_STATE_HOME: path.join(opts.sandbox, 'xdg-state'),
-    TMPDIR: os.tmpdir(),
-    ...opts.env,
-  }
-  for (const d of ['HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME']) fs.mkdirSync(env[d], { recursive: true })
   const args = [
-    path.join(pnpmDir, 'bin', 'pnpm.mjs'),
-    'install',
-    '--frozen-lockfile',
+    path.join(opts.pnpmDir ?? pnpmPackageDir, 'bin', 'pnpm.mjs'),
+    ...command,
     ...(opts.registry == null ? ['--offline', '--config.registry=http://127.0.0.1:9/'] : [`--config.registry=${opts.registry}`]),
     `--store-dir=${opts.storeDir}`,
     `--cache-dir=${path.join(opts.sandbox, 'cache')}`,
     '--config.update-notifier=false',
     '--reporter=append-only',
-    ...(opts.extraArgs ?? []),
   ]
   return new Promise((resolve, reject) => {
-    const child = spawn(node24, args, { cwd: opts.projectDir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(node24, args, { cwd: opts.projectDir, env: pnpmEnv(opts.sandbox, opts.env), stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => { stdout += d })
@@ -123,6 +123,11 @@ export async function pnpmInstall (opts: {
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
+}
+
+/** `pnpm install --frozen-lockfile` (see `runPnpm`), plus `extraArgs`. */
+export async function pnpmInstall (opts: Parameters<typeof runPnpm>[1] & { extraArgs?: string[] }): Promise<PnpmRun> {
+  return runPnpm(['install', '--frozen-lockfile', ...(opts.extraArgs ?? [])], opts)
 }
 
 /**
@@ -168,6 +173,14 @@ export function nodeModulesTree (projectDir: string, storeDir: string): string[]
   return lines
 }
 
+/** The `package.json` at the root of a .tgz (whatever its top directory is called), read with tar. */
+export function manifestOf (tarball: string): Record<string, unknown> {
+  const list = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+  const entry = list.stdout.split('\n').find((f) => /^[^/]+\/package\.json$/.test(f))
+  if (list.status !== 0 || entry == null) throw new Error(`${tarball}: no package.json at its root`)
+  return JSON.parse(spawnSync('tar', ['-xzOf', tarball, entry], { encoding: 'utf8' }).stdout)
+}
+
 export interface TarballRegistry {
   /** The registry URL to pass to pnpm. */
   url: string
@@ -176,27 +189,54 @@ export interface TarballRegistry {
   close: () => Promise<void>
 }
 
+export interface ServedPackage {
+  name: string
+  version: string
+  tarball: Buffer | string
+  /** With a manifest, the package's metadata is served too, so pnpm can resolve it (`pnpm add`). */
+  manifest?: Record<string, unknown>
+}
+
 /**
- * A registry stand-in on 127.0.0.1: serves `tarballs` (name → .tgz bytes) at the paths pnpm
- * derives from a registry URL for a locked version, 404 for anything else. A frozen install
- * needs nothing more (no metadata with `minimumReleaseAge: 0`).
+ * A registry stand-in on 127.0.0.1: serves the tarballs at the paths pnpm derives from a
+ * registry URL for a locked version, the metadata of the packages given with a manifest, and 404
+ * for anything else. A frozen install needs only tarballs (no metadata with `minimumReleaseAge: 0`).
  */
-export async function serveTarballs (tarballs: Array<{ name: string, version: string, tarball: Buffer | string }>): Promise<TarballRegistry> {
-  const byPath = new Map(tarballs.map((t) => [`/${t.name}/-/${t.name.split('/').pop()}-${t.version}.tgz`, t.tarball]))
+export async function serveTarballs (packages: ServedPackage[]): Promise<TarballRegistry> {
+  const tarballPath = (p: ServedPackage): string => `/${p.name}/-/${p.name.split('/').pop()}-${p.version}.tgz`
+  const bytes = (p: ServedPackage): Buffer => typeof p.tarball === 'string' ? fs.readFileSync(p.tarball) : p.tarball
+  const byPath = new Map(packages.map((p) => [tarballPath(p), p]))
   const requests: TarballRegistry['requests'] = []
+  let url = ''
+  const metadata = (name: string): string | undefined => {
+    const versions = packages.filter((p) => p.name === name && p.manifest != null)
+    if (versions.length === 0) return undefined
+    return JSON.stringify({
+      name,
+      'dist-tags': { latest: versions.at(-1)!.version },
+      versions: Object.fromEntries(versions.map((p) => [p.version, {
+        ...p.manifest,
+        name,
+        version: p.version,
+        dist: { tarball: `${url}${tarballPath(p).slice(1)}`, integrity: `sha512-${crypto.createHash('sha512').update(bytes(p)).digest('base64')}` },
+      }])),
+      time: Object.fromEntries(versions.map((p) => [p.version, '2020-01-01T00:00:00.000Z'])),
+    })
+  }
   const server = http.createServer((req, res) => {
     requests.push({ url: req.url!, userAgent: req.headers['user-agent'] })
     const tarball = byPath.get(req.url!)
-    if (tarball == null) {
+    const body = tarball != null ? bytes(tarball) : metadata(decodeURIComponent(req.url!.slice(1)))
+    if (body == null) {
       res.writeHead(404).end()
       return
     }
-    const body = typeof tarball === 'string' ? fs.readFileSync(tarball) : tarball
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body)
+    res.writeHead(200, { 'content-type': tarball != null ? 'application/octet-stream' : 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    url,
     requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   }

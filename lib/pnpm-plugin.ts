@@ -1,0 +1,150 @@
+/**
+ * The entry point of `@cas/pnpm-plugin-native`, the config dependency pnpm loads before it
+ * installs anything (its root `pnpmfile.cjs` is `module.exports = require('./dist/pnpm-plugin.js')`).
+ *
+ * An install must never fail because of it. The hooks of `pnpmfile.ts` are handed to pnpm 11
+ * only, and only when the native binary loads; otherwise pnpm gets one warning that says why
+ * and what to do, and hooks that do nothing, so it installs as stock pnpm does. `hooks` is always
+ * an object: pnpm records a `pnpmfileChecksum` only for pnpmfiles that export hooks, and the
+ * lockfile must not change with the platform a clone runs on.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { PLATFORM_PACKAGE_PREFIX, platformArchABI, prebuiltPlatforms, type PackageJson } from './native-platform.js'
+
+export const PLUGIN_NAME = '@cas/pnpm-plugin-native'
+
+/** What pnpm reads from a pnpmfile: the parts of `pnpmfile.ts` this entry passes on or wraps. */
+export interface PnpmfileModule {
+  hooks: {
+    updateConfig?: <T extends object>(config: T) => T
+    preResolution?: (ctx: never) => Promise<void>
+    importPackage?: unknown
+  }
+  fetchers?: Array<{ canFetch: (...args: never[]) => boolean, fetch: unknown }>
+}
+
+/** pnpm's version from its own package, when pnpm was started as `node <pnpm>/bin/pnpm.mjs` (the `pnpm` and `@pnpm/exe` packages). */
+export function launcherPnpmVersion (script: string | undefined = process.argv[1]): string | undefined {
+  if (!script) return undefined
+  let dir: string
+  try {
+    dir = path.dirname(fs.realpathSync(script))
+  } catch {
+    return undefined
+  }
+  for (;;) {
+    const manifest = path.join(dir, 'package.json')
+    if (fs.existsSync(manifest)) {
+      // The nearest package.json is the script's own package: pnpm's, or something else.
+      try {
+        const pkg = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { name?: string, version?: string }
+        return pkg.name === 'pnpm' || pkg.name === '@pnpm/exe' ? pkg.version : undefined
+      } catch {
+        return undefined
+      }
+    }
+    const parent = path.dirname(dir)
+    if (parent === dir) return undefined
+    dir = parent
+  }
+}
+
+/** `pnpm/11.28.11 npm/? node/v24.9.0 linux x64` (pnpm's `userAgent` setting) → `11.28.11`. */
+export function userAgentPnpmVersion (userAgent: unknown): string | undefined {
+  return typeof userAgent === 'string' ? /^pnpm\/(\S+)/.exec(userAgent)?.[1] : undefined
+}
+
+const isPnpm11 = (version: string): boolean => version.split('.')[0] === '11'
+
+const REMOVE = `To stop this warning, remove ${PLUGIN_NAME} from configDependencies in pnpm-workspace.yaml.`
+
+function unsupportedPnpm (version: string | undefined): string {
+  const which = version == null ? 'this pnpm (it did not say its version)' : `pnpm ${version}`
+  return `${which} is not supported: the plugin hooks into pnpm 11 only` +
+    (version != null && Number(version.split('.')[0]) >= 12 ? ', and pnpm 12 already installs natively.' : '.') +
+    ` ${REMOVE}`
+}
+
+/** Why the binary did not load, from the platform packages the plugin lists, and what to do about it. */
+export function missingBinary (err: unknown, pkg: PackageJson, platform = platformArchABI()): string {
+  const platformPkg = `${PLATFORM_PACKAGE_PREFIX}${platform}`
+  const prebuilt = prebuiltPlatforms(pkg)
+  const cause = (err instanceof Error ? err.message : String(err)).split('\n')
+  if (!prebuilt.includes(platform)) {
+    return `there is no prebuilt binary for ${platform} (prebuilt: ${prebuilt.join(', ')}). ${REMOVE}`
+  }
+  const installed = cause.some((line) => line.includes(`${platformPkg} is installed`))
+  return installed
+    ? `${platformPkg} is installed but its binary failed to load (${cause.at(-1)?.trim().replace(/^-\s*/, '')}). ` +
+      `Reinstall it: delete node_modules/.pnpm-config and run pnpm install.`
+    : `${platformPkg}, its binary for this platform, was not installed with it. ` +
+      `Run \`pnpm add --config ${PLUGIN_NAME}@${pkg.version}\` where the registry serves ${platformPkg}, ` +
+      'so that pnpm-lock.yaml records it, and commit the lockfile.'
+}
+
+export interface PluginOptions {
+  /** pnpm's version when known before any hook runs (`launcherPnpmVersion`). */
+  launcherVersion: string | undefined
+  /** Loads `pnpmfile.ts`; throws when the native binary does not load. */
+  loadPnpmfile: () => PnpmfileModule
+  /** This package's own manifest (its `optionalDependencies` list the prebuilt platforms). */
+  manifest: PackageJson
+  warn: (message: string) => void
+}
+
+/**
+ * The module pnpm gets. When pnpm 11 started this process itself, everything is known at load:
+ * the full pnpmfile, or a warning now. Otherwise (pnpm 12 runs pnpmfiles in a process of its own;
+ * a single-file pnpm) pnpm names itself only in `updateConfig`, which runs before any other hook:
+ * the warning waits for it, the head start and the fetcher stay off until it says pnpm 11, and
+ * the importer is left out, because an `importPackage` hook that does nothing would import nothing.
+ */
+export function createPlugin (opts: PluginOptions): PnpmfileModule {
+  const warn = (why: string): void => opts.warn(`${opts.manifest.name}: inactive, pnpm installs without it: ${why}`)
+  let pnpmfile: PnpmfileModule | undefined
+  let problem: string | undefined
+  if (opts.launcherVersion != null && !isPnpm11(opts.launcherVersion)) {
+    problem = unsupportedPnpm(opts.launcherVersion)
+  } else {
+    try {
+      pnpmfile = opts.loadPnpmfile()
+    } catch (err) {
+      problem = missingBinary(err, opts.manifest)
+    }
+  }
+  if (opts.launcherVersion != null) {
+    if (pnpmfile != null) return pnpmfile
+    warn(problem!)
+    return { hooks: {} }
+  }
+  let active = false
+  const hooks: PnpmfileModule['hooks'] = {
+    updateConfig (config) {
+      const version = userAgentPnpmVersion((config as { userAgent?: unknown }).userAgent)
+      const why = version == null || !isPnpm11(version) ? unsupportedPnpm(version) : problem
+      if (why != null) {
+        warn(why)
+        return config
+      }
+      active = true
+      return pnpmfile!.hooks.updateConfig?.(config) ?? config
+    },
+  }
+  const preResolution = pnpmfile?.hooks.preResolution
+  if (preResolution != null) hooks.preResolution = async (ctx) => { if (active) await preResolution(ctx) }
+  return {
+    hooks,
+    fetchers: (pnpmfile?.fetchers ?? []).map((f) => ({ ...f, canFetch: (...args) => active && f.canFetch(...args) })),
+  }
+}
+
+/** The plugin as this process gets it: what the package's root `pnpmfile.cjs` exports. */
+export function load (): PnpmfileModule {
+  return createPlugin({
+    launcherVersion: launcherPnpmVersion(),
+    loadPnpmfile: () => require('./pnpmfile.js') as PnpmfileModule,
+    manifest: JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as PackageJson,
+    warn: (message) => console.warn(message),
+  })
+}
