@@ -12,6 +12,12 @@
  *                    `@cas/native/pnpm-worker` (`cas-native-pnpm swap`);
  *   pnpm11+both    — the swapped copy and the pnpmfile together (reads in the native worker,
  *                    imports batched by the hook);
+ *   pnpm11+config  — what users get: the `@cas/pnpm-plugin-native` config dependency, packed by
+ *                    `scripts/pack-plugin.mjs` and added as the README says (`pnpm add --config`,
+ *                    `pnpm install`, untimed, in a project with no dependencies against a registry
+ *                    stand-in serving the plugin and this machine's platform package); every timed
+ *                    run is a fresh clone whose pnpm installs the plugin itself (from the store
+ *                    when warm, from the stand-in when cold). No path, no NODE_PATH;
  *   pnpm12         — the `pnpm@12` npm package (pnpm's Rust CLI), for reference, installed into
  *                    benchmark/.work/pnpm12 with npm on first use.
  *
@@ -33,13 +39,13 @@
  *
  * Usage: node benchmark/e2e.mjs [--cold] [--rounds N] [--only a,b] [--no-write] [--keep]
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import crypto from 'node:crypto'
 import http from 'node:http'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join, relative } from 'node:path'
-import { parseArgs } from 'node:util'
+import { parseArgs, promisify } from 'node:util'
 import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, printReport, writeResultsSection } from './corpus.mjs'
 
 const repoDir = dirname(benchmarkDir)
@@ -55,7 +61,7 @@ const { values: opts } = parseArgs({
 })
 const rounds = Number.parseInt(opts.rounds, 10)
 if (!(rounds >= 1)) throw new Error(`--rounds must be a positive integer, got ${opts.rounds}`)
-const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both', 'pnpm12']
+const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both', 'pnpm11+config', 'pnpm12']
 const variants = opts.only == null ? ALL : opts.only.split(',')
 for (const v of variants) if (!ALL.includes(v)) throw new Error(`unknown variant ${v}; one of ${ALL.join(', ')}`)
 const log = (...a) => console.error(...a)
@@ -118,6 +124,9 @@ function newProject (variant) {
   if (usesPlugin(variant)) {
     writeFileSync(join(dir, '.pnpmfile.cjs'), PNPMFILE)
     writeFileSync(join(dir, 'pnpm-lock.yaml'), lockfileWithPnpmfile)
+  } else if (variant === 'pnpm11+config') {
+    writeFileSync(join(dir, 'pnpm-workspace.yaml'), workspaceYaml + configPlugin.workspaceYaml)
+    writeFileSync(join(dir, 'pnpm-lock.yaml'), configPlugin.lockfile)
   } else {
     writeFileSync(join(dir, 'pnpm-lock.yaml'), lockfile)
   }
@@ -127,6 +136,28 @@ function newProject (variant) {
 const nodePath = join(runDir, 'node-path')
 mkdirSync(join(nodePath, '@cas'), { recursive: true })
 symlinkSync(casDir, join(nodePath, '@cas', 'native'), 'dir')
+
+/** The plugin and this machine's platform package, packed once per run by scripts/pack-plugin.mjs. */
+let packedPlugin
+function pluginPackages () {
+  if (!variants.includes('pnpm11+config')) return []
+  if (packedPlugin != null) return packedPlugin
+  const dir = join(runDir, 'plugin-pack')
+  execFileSync(process.execPath, [join(repoDir, 'scripts', 'pack-plugin.mjs'), dir], { stdio: ['ignore', 'ignore', 'inherit'] })
+  packedPlugin = readdirSync(dir).map((file) => {
+    const buffer = readFileSync(join(dir, file))
+    const manifest = JSON.parse(execFileSync('tar', ['-xzOf', join(dir, file), 'package/package.json'], { encoding: 'utf8' }))
+    return {
+      name: manifest.name,
+      version: manifest.version,
+      manifest,
+      buffer,
+      integrity: `sha512-${crypto.createHash('sha512').update(buffer).digest('base64')}`,
+      url: `http://registry.invalid/${manifest.name}/-/${manifest.name.split('/').pop()}-${manifest.version}.tgz`,
+    }
+  })
+  return packedPlugin
+}
 
 // --- the store ----------------------------------------------------------------------------
 const corpus = loadCorpus()
@@ -143,29 +174,76 @@ if (opts.cold) {
   corpus.length = 0 // the tarballs are in the store now: not held through the timed installs
 }
 
-/** A registry stand-in: serves each tarball (from memory) at the path pnpm derives from the registry URL. */
+/**
+ * The README's setup of the config-dependency plugin, untimed: `pnpm add --config` and
+ * `pnpm install` in a project with no dependencies (the plugin's lockfile document and
+ * `pnpmfileChecksum` do not depend on the project's packages, and resolving alotta-modules would
+ * need its metadata), then the two pnpm wrote into alotta-modules' lockfile, and its
+ * `configDependencies` into pnpm-workspace.yaml: what a user commits after the two commands.
+ */
+async function setUpConfigPlugin () {
+  const setupRegistry = opts.cold ? registry : await serveCorpus([])
+  const dir = join(runDir, 'config-setup')
+  mkdirSync(dir)
+  writeFileSync(join(dir, 'package.json'), '{"name":"config-setup","version":"1.0.0","private":true}\n')
+  writeFileSync(join(dir, 'pnpm-workspace.yaml'), 'minimumReleaseAge: 0\n')
+  const store = opts.cold ? join(runDir, 'config-setup-store') : storeDir
+  for (const command of [['add', '--config', '@cas/pnpm-plugin-native'], ['install']]) {
+    // Asynchronously: the stand-in answers from this process.
+    await promisify(execFile)(node24, [join(pnpm11Dir, 'bin', 'pnpm.mjs'), ...command, `--store-dir=${store}`, `--config.registry=${setupRegistry}`, '--config.update-notifier=false'],
+      { cwd: dir, env: sandboxEnv('pnpm11+config') })
+  }
+  const written = readFileSync(join(dir, 'pnpm-lock.yaml'), 'utf8')
+  const envDocument = written.slice(0, written.indexOf('\n---\n', 4) + '\n---\n'.length)
+  const checksum = /\npnpmfileChecksum: (\S+)/.exec(written)?.[1]
+  const configDependencies = /^configDependencies:\n(?: {2}.*\n)+/m.exec(readFileSync(join(dir, 'pnpm-workspace.yaml'), 'utf8'))?.[0]
+  if (!envDocument.includes('@cas/pnpm-plugin-native@') || checksum == null || configDependencies == null) {
+    throw new Error(`pnpm did not record the plugin as expected:\n${written}`)
+  }
+  return {
+    lockfile: envDocument + lockfile.replace('\nimporters:\n', `\npnpmfileChecksum: ${checksum}\n\nimporters:\n`),
+    workspaceYaml: configDependencies,
+  }
+}
+
+/**
+ * A registry stand-in: serves each tarball (from memory) at the path pnpm derives from the
+ * registry URL, plus the metadata of the packed plugin packages (`pnpm add --config` resolves them).
+ */
 async function serveCorpus (tarballs) {
-  const byPath = new Map(tarballs.map((t) => [new URL(t.url).pathname, t.buffer]))
+  const plugin = pluginPackages()
+  const byPath = new Map([...tarballs, ...plugin].map((t) => [new URL(t.url).pathname, t.buffer]))
+  let url
+  const metadata = new Map(plugin.map((p) => [`/${p.name}`, () => JSON.stringify({
+    name: p.name,
+    'dist-tags': { latest: p.version },
+    versions: { [p.version]: { ...p.manifest, dist: { tarball: `${url}${new URL(p.url).pathname.slice(1)}`, integrity: p.integrity } } },
+    time: { [p.version]: '2020-01-01T00:00:00.000Z' },
+  })]))
   const server = http.createServer((req, res) => {
-    const body = byPath.get(decodeURIComponent(new URL(req.url, 'http://x').pathname))
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname)
+    const body = byPath.get(path) ?? metadata.get(path)?.()
     if (body == null) {
       res.writeHead(404).end()
       return
     }
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length }).end(body)
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': Buffer.byteLength(body) }).end(body)
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   server.unref()
-  return `http://127.0.0.1:${server.address().port}/`
+  url = `http://127.0.0.1:${server.address().port}/`
+  return url
 }
+
 
 // --- running ---------------------------------------------------------------------------------
 const commands = {}
 for (const v of variants) {
-  if (v === 'pnpm11' || v === 'pnpm11+plugin') commands[v] = [node24, join(pnpm11Dir, 'bin', 'pnpm.mjs')]
+  if (v === 'pnpm11' || v === 'pnpm11+plugin' || v === 'pnpm11+config') commands[v] = [node24, join(pnpm11Dir, 'bin', 'pnpm.mjs')]
   if (v === 'pnpm11+worker' || v === 'pnpm11+both') commands[v] = [node24, join(swappedPnpm11(), 'bin', 'pnpm.mjs')]
   if (v === 'pnpm12') commands[v] = [ensurePnpm12()]
 }
+const configPlugin = variants.includes('pnpm11+config') ? await setUpConfigPlugin() : undefined
 const pnpm12Version = variants.includes('pnpm12') ? execFileSync(commands.pnpm12[0], ['--version'], { encoding: 'utf8' }).trim() : undefined
 
 function sandboxEnv (variant) {
@@ -188,7 +266,7 @@ function sandboxEnv (variant) {
   return env
 }
 
-function install (variant) {
+function install (variant, extraEnv = {}) {
   const projectDir = newProject(variant)
   const [cmd, ...pre] = commands[variant]
   // Cold: a new, empty store for every run.
@@ -197,7 +275,7 @@ function install (variant) {
     '--config.ignore-scripts=true', '--config.update-notifier=false', `--config.registry=${registry}`, '--reporter=append-only']
   execFileSync('sync')
   return new Promise((resolve) => {
-    const env = sandboxEnv(variant) // makes directories: outside the timed window
+    const env = { ...sandboxEnv(variant), ...extraEnv } // makes directories: outside the timed window
     const start = process.hrtime.bigint()
     const spawnedAt = Date.now()
     const child = spawn(cmd, args, { cwd: projectDir, env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -224,9 +302,17 @@ const failures = []
 const times = Object.fromEntries(variants.map((v) => [v, []]))
 let reference
 for (const v of variants) {
-  const r = await install(v)
+  // The config-dependency plugin's warm-up is traced: it must have been active, not inactive.
+  const trace = join(runDir, `trace-${v.replace('+', '-')}.txt`)
+  const r = await install(v, v === 'pnpm11+config' ? { CAS_NATIVE_PNPMFILE_TRACE: trace } : {})
   log(`warm-up ${v}: ${r.ms.toFixed(0)} ms, exit ${r.code}`)
   if (r.code !== 0) failures.push(`${v} warm-up exited ${r.code}: ${r.output.slice(-2000)}`)
+  if (v === 'pnpm11+config') {
+    const lines = existsSync(trace) ? readFileSync(trace, 'utf8').split('\n') : []
+    const did = opts.cold ? lines.filter((l) => l.startsWith('fetch ')).length : Number(/^prelink (\d+) linked/m.exec(lines.join('\n'))?.[1] ?? 0)
+    log(`warm-up ${v}: the plugin ${opts.cold ? 'fetched' : 'linked ahead'} ${did} packages`)
+    if (did === 0) failures.push(`${v}: the plugin did nothing (trace ${trace}): ${r.output.slice(-2000)}`)
+  }
   const s = shape(r.projectDir)
   reference ??= s
   if (JSON.stringify(s) !== JSON.stringify(reference)) failures.push(`${v}: node_modules differs from ${variants[0]}'s (${s.virtualStore.length} vs ${reference.virtualStore.length} virtual-store entries)`)
@@ -251,6 +337,7 @@ const labels = {
   'pnpm11+plugin': `pnpm ${pnpm11Version} + \`@cas/native/pnpmfile\``,
   'pnpm11+worker': `pnpm ${pnpm11Version} + swapped \`@cas/native/pnpm-worker\``,
   'pnpm11+both': `pnpm ${pnpm11Version} + swapped worker + pnpmfile`,
+  'pnpm11+config': `pnpm ${pnpm11Version} + \`@cas/pnpm-plugin-native\` (config dependency, as users install it)`,
   pnpm12: `pnpm ${pnpm12Version} (Rust CLI)`,
 }
 const lines = []
@@ -267,7 +354,7 @@ if (failures.length === 0) {
   }
   if (times.pnpm12?.length) {
     out()
-    for (const v of ['pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both'].filter((x) => times[x]?.length)) {
+    for (const v of ['pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both', 'pnpm11+config'].filter((x) => times[x]?.length)) {
       out(`- ${labels[v]} vs pnpm 12: ${(median(times.pnpm12) / median(times[v])).toFixed(2)}x (above 1: faster than pnpm 12)`)
     }
   }
