@@ -194,7 +194,7 @@ describe('createPlugin: what each pnpm gets', () => {
     const plugin = createPlugin({ launcherVersion, loadPnpmfile: load, manifest, warn: (m) => warnings.push(m) })
     return { plugin, warnings }
   }
-  const noBinary = () => { throw Object.assign(new Error('@cas/pnpm-plugin-native: could not load the native addon'), { code: 'ERR_CAS_NATIVE_BINDING_NOT_FOUND' }) }
+  const noBinary = () => { throw Object.assign(new Error('@cas/pnpm-plugin-native: could not load the native addon'), { code: 'ERR_CAS_NATIVE_BINDING_NOT_FOUND', platformPackageInstalled: false }) }
 
   it('pnpm 11 started by its own script: the whole pnpmfile, no warning', () => {
     const { plugin, warnings } = make('11.28.11')
@@ -245,10 +245,13 @@ describe('createPlugin: what each pnpm gets', () => {
     expect(warnings[0]).toContain('its binary for this platform, was not installed')
   })
 
+  const loadError = (message: string, platformPackageInstalled: boolean) =>
+    Object.assign(new Error(message), { code: 'ERR_CAS_NATIVE_BINDING_NOT_FOUND', platformPackageInstalled })
   it.each([
-    ['freebsd-x64', new Error('x'), 'there is no prebuilt binary for freebsd-x64 (prebuilt: linux-x64-gnu, darwin-arm64). To stop this warning, remove'],
-    ['linux-x64-gnu', new Error('@cas/native: could not load\n@cas/native-linux-x64-gnu is installed but its binary failed to load; reinstall it\nTried:\n  - invalid ELF header'), '@cas/native-linux-x64-gnu is installed but its binary failed to load (invalid ELF header). Reinstall it'],
-    ['darwin-arm64', new Error('@cas/native: could not load'), "@cas/native-darwin-arm64, its binary for this platform, was not installed with it. Run `pnpm add --config @cas/pnpm-plugin-native@1.2.3` where the registry serves @cas/native-darwin-arm64"],
+    ['freebsd-x64', loadError('x', false), 'there is no prebuilt binary for freebsd-x64 (prebuilt: linux-x64-gnu, darwin-arm64). To stop this warning, remove'],
+    ['linux-x64-gnu', loadError('@cas/native: could not load\n…\nTried:\n  - invalid ELF header', true), '@cas/native-linux-x64-gnu is installed but its binary failed to load (invalid ELF header). Reinstall it'],
+    ['darwin-arm64', loadError('@cas/native: could not load', false), '@cas/native-darwin-arm64, its binary for this platform, was not installed with it. Run `pnpm add --config @cas/pnpm-plugin-native@1.2.3` where the registry serves @cas/native-darwin-arm64'],
+    ['linux-x64-gnu', new TypeError('x is not a function'), 'it failed to load: x is not a function'],
   ])('missingBinary on %s says why and what to do', (platform, err, expected) => {
     expect(missingBinary(err, manifest, platform)).toContain(expected)
   })
