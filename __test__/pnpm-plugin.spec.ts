@@ -141,6 +141,16 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(tree(dir, setUpStore)).toEqual(reference)
   })
 
+  it('a fresh clone in CI (CI=true, plain pnpm install, which pnpm 11 runs frozen there): the head start too', async () => {
+    const dir = cloneOf(setUpDir, 'ci')
+    const traceFile = path.join(base, 'trace-ci.txt')
+    const run = await runPnpm(['install'], { projectDir: dir, storeDir: setUpStore, sandbox: path.join(base, 'ci-sandbox'), env: { CI: 'true', CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    expectOk(run)
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^prelink ${packages.length} linked, 0 left to pnpm`, 'm'))
+    expect(tree(dir, setUpStore)).toEqual(reference)
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(setUpDir, 'pnpm-lock.yaml'), 'utf8'))
+  })
+
   it('a fresh clone, cold store: the plugin\'s fetcher downloads and extracts every package, the tree is stock pnpm\'s', async () => {
     const dir = cloneOf(setUpDir, 'cold')
     const storeDir = path.join(base, 'cold-store')
