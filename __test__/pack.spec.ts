@@ -116,8 +116,9 @@ function repoFiles(): string[] {
 interface Packed { filename: string, size: number, unpackedSize: number, files: Array<{ path: string }> }
 
 function pack(dir: string, dest: string): Packed {
-  // --ignore-scripts: the main package's `prepare` compiles the crate, which packing must not do.
-  const out = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dest], { cwd: dir })
+  // Scripts allowed and no Rust on PATH: `npm pack` runs the package's pack-time scripts, and
+  // none of them may need Rust.
+  const out = npm(['pack', '--json', '--pack-destination', dest], { cwd: dir, env: { ...process.env, PATH: pathWithoutRust } })
   const [packed] = JSON.parse(out.slice(out.indexOf('['))) as Packed[]
   return { ...packed, filename: path.join(dest, path.basename(packed.filename)) }
 }
@@ -188,6 +189,14 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     expect(pointedAt.filter((p) => !files.includes(p))).toEqual([])
     expect(main.size).toBeLessThan(100_000)
     expect(statSync(main.filename).size).toBe(main.size)
+  })
+
+  it('has no install-time scripts: installing the package runs nothing', () => {
+    const installed = JSON.parse(readFileSync(path.join(project, 'node_modules/@cas/native/package.json'), 'utf8'))
+    const installTime = ['preinstall', 'install', 'postinstall', 'prepare']
+    expect(Object.keys(installed.scripts ?? {}).filter((s) => installTime.includes(s))).toEqual([])
+    // npm adds `install: node-gyp rebuild` to a package with a binding.gyp: there must be none.
+    expect(main.files.map((f) => f.path)).not.toContain('binding.gyp')
   })
 
   it('declares every platform package as an optional dependency at the same version', () => {
