@@ -441,6 +441,28 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
       for (const node of [node20, process.execPath]) expectStockOutput(runScript(node, path.join(dir, 'node_modules/uses-pnpm-worker/uses-pnpm-worker.mjs')))
     })
 
+    it('TypeScript (README): the typings compile with moduleResolution node16 and @types/node; node10 cannot find the subpaths', () => {
+      const dir = path.join(tmp, 'npm-override')
+      writeFileSync(path.join(dir, 'uses.ts'), [
+        "import * as cas from '@cas/native'",
+        "import * as worker from '@cas/native/worker'",
+        "import * as pnpmWorker from '@pnpm/worker'",
+        "const extracted: Promise<cas.AddFilesFromTarballResult> = cas.addFilesFromTarball({ buffer: Buffer.alloc(0), storeDir: '/s', filesIndexFile: 'k' })",
+        'const max: number = pnpmWorker.calcMaxWorkers()',
+        'void extracted; void max; void worker.finishWorkers()',
+        '',
+      ].join('\n'))
+      const tsc = (resolution: string[]) => spawnSync(process.execPath, [tscCli, '--noEmit', '--strict', ...resolution,
+        '--types', 'node', '--typeRoots', path.join(repo, 'node_modules/@types'), 'uses.ts'], { cwd: dir, encoding: 'utf8' })
+      for (const settings of [['--module', 'node16'], ['--module', 'nodenext'], ['--module', 'preserve', '--moduleResolution', 'bundler']]) {
+        const r = tsc(settings)
+        expect({ settings, status: r.status, out: r.stdout }).toEqual({ settings, status: 0, out: '' })
+      }
+      const old = tsc(['--module', 'commonjs', '--moduleResolution', 'node10'])
+      expect(old.stdout).toContain("error TS2307: Cannot find module '@cas/native/worker'")
+      expect(old.stdout).not.toContain("'@cas/native'")
+    })
+
     it('pnpm 11 ("overrides" in pnpm-workspace.yaml): the same output as stock @pnpm/worker', async () => {
       const dir = project('pnpm-override', {})
       writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `overrides:\n  '@pnpm/worker': '${overrideSpec}'\n`)
