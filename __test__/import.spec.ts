@@ -226,6 +226,10 @@ describe('bad input: coded errors, nothing written outside the target', () => {
       expect(ours.code).toBe('ERR_PNPM_ENOENT')
       expect(ours.code).toBe(theirs.code)
       expect(ours.message).toMatch(new RegExp(`^\\[importPackage ${path.join(root, `ours-${method}`, 'pkg')}\\] ENOENT: no such file or directory, copyfile '`))
+      // Node's fs error fields: the blob that is missing, and where it was to go.
+      expect(ours).toMatchObject({ syscall: 'copyfile', path: path.join(store.storeDir, 'files/00/does-not-exist') })
+      expect(ours.message).toContain(`copyfile '${ours.path}' -> '${ours.dest}'`)
+      expect(ours.dest.endsWith(`${path.sep}gone.js`)).toBe(true)
       expect(fs.readdirSync(path.join(root, `ours-${method}`))).toEqual([])
     }
   })
@@ -238,6 +242,8 @@ describe('bad input: coded errors, nothing written outside the target', () => {
       const err = await attempt(cas, { storeDir: store.storeDir, packageImportMethod: method, filesResponse: { resolvedFrom: 'store', filesMap: pkg().filesMap }, targetDir: target, force: false })
       expect(err.code).toBe('ERR_PNPM_ENOTDIR')
       expect(err.message).toBe(`[importPackage ${target}] ENOTDIR: not a directory, stat '${target}/package.json'`)
+      expect(err).toMatchObject({ syscall: 'stat', path: `${target}/package.json` })
+      expect(err.dest).toBeUndefined()
     }
     expect(fs.readFileSync(target, 'utf8')).toBe('not a directory')
     expect(fs.readdirSync(root)).toEqual(['pkg'])

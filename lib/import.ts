@@ -127,6 +127,7 @@ export async function hardLinkDir (src: string, destDirs: string[]): Promise<voi
 }
 
 export interface LinkPackage {
+  /** Where the package goes (absolute). */
   targetDir: string
   /** The package's store-index key (`<integrity>\t<name>@<version>`): the file map is read natively. */
   filesIndexFile?: string
@@ -270,7 +271,7 @@ export interface StoredPackage {
   /** What the row's manifest must name, as pnpm's `expectedPkg` when it reads the package. */
   name: string
   version: string
-  /** Where the package goes; it must end with `/<name>` (its dependencies are linked beside it). */
+  /** Where the package goes (absolute); it must end with `/<name>` (its dependencies are linked beside it). */
   targetDir: string
   /** Its dependency links: alias → absolute directory of the package linked to. */
   children?: Record<string, string>
