@@ -66,7 +66,8 @@ pub enum ExtractError {
     /// A malformed tar, or one over `maxTarballUnpackedSize` (its files' sizes, or the inflated
     /// tar past its cap: [`tarball::TarErrorKind::TooLarge`]).
     Tar(tarball::TarError),
-    Io(std::io::Error),
+    /// A store write that failed, with the path it failed on.
+    Io(os_error::PathError),
     Manifest(String),
 }
 
@@ -77,7 +78,7 @@ impl ExtractError {
             ExtractError::Integrity(e) => e.code().to_string(),
             ExtractError::InvalidIgnorePattern(_) => "ERR_PNPM_INVALID_IGNORE_FILE_PATTERN".into(),
             ExtractError::Gzip(e) => e.code().to_string(),
-            ExtractError::Io(e) => format!("ERR_PNPM_{}", os_error::errno_name(e)),
+            ExtractError::Io(e) => e.code(),
             ExtractError::Tar(e) => e.code().to_string(),
             ExtractError::Manifest(_) => "ERR_PNPM_TARBALL_EXTRACT".into(),
         }
@@ -134,6 +135,20 @@ fn inflate_error(e: gzip::GzipError, max_unpacked_size: Option<u64>, cap: usize)
     }
 }
 
+/// A tar whose very first header is unreadable was never an archive: say so first, keeping the
+/// parser's own words (pnpm's) after it.
+fn not_an_archive(mut e: tarball::TarError, gzipped: bool) -> tarball::TarError {
+    if e.kind == tarball::TarErrorKind::NotTar {
+        let what = if gzipped {
+            "the gzip data is not a tar archive"
+        } else {
+            "the buffer is not a gzip or tar archive"
+        };
+        e.message = format!("{what} ({})", e.message);
+    }
+    e
+}
+
 impl std::fmt::Display for ExtractError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -141,7 +156,7 @@ impl std::fmt::Display for ExtractError {
             ExtractError::InvalidIgnorePattern(m) | ExtractError::Manifest(m) => f.write_str(m),
             ExtractError::Gzip(e) => write!(f, "{e}"),
             ExtractError::Tar(e) => write!(f, "{e}"),
-            ExtractError::Io(e) => f.write_str(&os_error::describe(e)),
+            ExtractError::Io(e) => write!(f, "{e}"),
         }
     }
 }
@@ -160,7 +175,8 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
     let ignore = compile_ignore_pattern(req)?;
 
     let started = Instant::now();
-    let tar: Cow<[u8]> = if gzip::is_gzip(req.tarball) {
+    let gzipped = gzip::is_gzip(req.tarball);
+    let tar: Cow<[u8]> = if gzipped {
         let cap = inflate_cap(req.max_unpacked_size);
         Cow::Owned(
             gzip::gunzip_limited(req.tarball, cap)
@@ -172,8 +188,8 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
     let inflate_ms = ms_since(started);
 
     let started = Instant::now();
-    let mut entries =
-        tarball::parse_limited(&tar, req.max_unpacked_size).map_err(ExtractError::Tar)?;
+    let mut entries = tarball::parse_limited(&tar, req.max_unpacked_size)
+        .map_err(|e| ExtractError::Tar(not_an_archive(e, gzipped)))?;
     if let Some(re) = &ignore {
         entries.retain(|e| re.find(&e.path).is_none());
     }

@@ -18,6 +18,8 @@ pub struct ImportError {
     pub code: String,
     pub message: String,
     pub errno: Option<i32>,
+    /// For an OS error: the syscall and paths, as Node's fs errors carry them.
+    pub site: Option<os_error::FsSite>,
 }
 
 impl ImportError {
@@ -27,6 +29,7 @@ impl ImportError {
             code: "ERR_PNPM_LINKING_FAILED".into(),
             message: message.into(),
             errno: None,
+            site: None,
         }
     }
 
@@ -35,20 +38,18 @@ impl ImportError {
             code: code.into(),
             message: message.into(),
             errno: None,
+            site: None,
         }
     }
 
     /// `ENOENT: no such file or directory, <syscall> '<path>'[ -> '<dest>']`, as Node words it.
     pub fn os(e: &io::Error, syscall: &str, path: &Path, dest: Option<&Path>) -> Self {
-        let name = os_error::errno_name(e);
-        let mut message = format!("{}, {syscall} '{}'", os_error::describe(e), path.display());
-        if let Some(dest) = dest {
-            message.push_str(&format!(" -> '{}'", dest.display()));
-        }
+        let site = os_error::FsSite::new(syscall, path, dest);
         ImportError {
-            code: format!("ERR_PNPM_{name}"),
-            message,
+            code: format!("ERR_PNPM_{}", os_error::errno_name(e)),
+            message: site.message(e),
             errno: os_error::errno(e),
+            site: Some(site),
         }
     }
 
