@@ -20,7 +20,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { servePackages, type PackageRegistry } from './helpers/registry.js'
+import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
 
 const repo = path.resolve(__dirname, '..')
 const rootPkg = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8'))
@@ -371,7 +371,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
   describe('a dependency importing @pnpm/worker, with @pnpm/worker overridden to @cas/pnpm-worker', () => {
     const script = path.join(repo, '__test__/helpers/uses-pnpm-worker.mjs')
     const overrideSpec = `npm:@cas/pnpm-worker@${rootPkg.version}`
-    let registry: PackageRegistry
+    let registry: TarballRegistry
     /** The script's output with stock @pnpm/worker (this repository's devDependency). */
     let stock: any
 
@@ -388,10 +388,10 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
         ...otherPlatforms.map(({ dir, packed }) => ({ dir: path.join(stage, 'npm', dir), packed })),
         { dir: user, packed: pack(user, tmp) },
       ]
-      registry = await servePackages(served.map(({ dir, packed }) => ({
-        manifest: JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')),
-        tarball: packed.filename,
-      })))
+      registry = await serveTarballs(served.map(({ dir, packed }) => {
+        const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'))
+        return { name: manifest.name, version: manifest.version, manifest, tarball: packed.filename }
+      }))
       const stockDir = path.join(tmp, 'stock')
       mkdirSync(path.join(stockDir, 'node_modules/@pnpm'), { recursive: true })
       symlinkSync(path.join(repo, 'node_modules/@pnpm/worker'), path.join(stockDir, 'node_modules/@pnpm/worker'))

@@ -17,7 +17,8 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/pnpm-plugin.js'
 import { platformArchABI } from '../dist/native-platform.js'
-import { copyProject, lockedPackages, manifestOf, nodeModulesTree, pnpmPackageDir, projectFixture, repoDir, runPnpm, serveTarballs, type PnpmRun, type ServedPackage, type TarballRegistry } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, nodeModulesTree, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { packedPackage, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 
 const rootPkg = JSON.parse(fs.readFileSync(path.join(repoDir, 'package.json'), 'utf8'))
@@ -46,12 +47,6 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
   const tree = (projectDir: string, storeDir: string): string[] =>
     nodeModulesTree(projectDir, storeDir).filter((line) => !line.startsWith('node_modules/.pnpm-config'))
 
-  /** A tarball with its metadata (`pnpm add` and a plain `pnpm install` resolve). */
-  function served (tarball: string): ServedPackage {
-    const manifest = manifestOf(tarball)
-    return { name: manifest.name as string, version: manifest.version as string, tarball, manifest }
-  }
-
   /** The README's setup in a copy of the fixture project: `pnpm add --config`, then `pnpm install`. */
   async function setUp (label: string, from: TarballRegistry): Promise<{ dir: string, add: PnpmRun, install: PnpmRun }> {
     const dir = copyProject(path.join(base, label))
@@ -79,10 +74,11 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     const packed = path.join(base, 'packed')
     const out = spawnSync(process.execPath, [path.join(repoDir, 'scripts', 'pack-plugin.mjs'), packed], { encoding: 'utf8' })
     expect(out.status, out.stderr).toBe(0)
-    const tarballs = fs.readdirSync(packed).map((f) => served(path.join(packed, f)))
+    const tarballs = fs.readdirSync(packed).map((f) => packedPackage(path.join(packed, f)))
     plugin = tarballs.find((t) => t.name === PLUGIN_NAME)!
     platform = tarballs.find((t) => t.name === platformPkg)!
-    const fixtureTarballs = packages.map((p) => served(p.tarball))
+    // With their metadata: the setup's plain `pnpm install` resolves.
+    const fixtureTarballs = packages.map((p) => packedPackage(p.tarball))
     registry = await serveTarballs([plugin, platform, ...fixtureTarballs])
     registryWithoutBinary = await serveTarballs([plugin, ...fixtureTarballs])
 
