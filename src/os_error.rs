@@ -43,8 +43,10 @@ const ERRNOS: &[(i32, &str, &str)] = &[
     // Windows reports a full quota as a system error libuv does not translate.
     #[cfg(unix)]
     (libc::EDQUOT, "EDQUOT", "disk quota exceeded"),
+    // Linux has one number for both names; macOS and Windows have two, and `ENOTSUP` is what
+    // libuv reports (`clonefile` on a volume without clones, `ERROR_NOT_SUPPORTED`).
     (
-        libc::EOPNOTSUPP,
+        libc::ENOTSUP,
         "ENOTSUP",
         "operation not supported on socket",
     ),
@@ -157,15 +159,15 @@ impl<T> At<T> for io::Result<T> {
     }
 }
 
-/// The error of an operation the platform or filesystem does not support (`EOPNOTSUPP`; on
-/// Windows `ERROR_NOT_SUPPORTED`, which `errno` gives back as `EOPNOTSUPP`).
+/// The error of an operation the platform or filesystem does not support (`ENOTSUP`; on
+/// Windows `ERROR_NOT_SUPPORTED`, which `errno` gives back as `ENOTSUP`).
 pub fn unsupported() -> io::Error {
     #[cfg(windows)]
     return io::Error::from_raw_os_error(
         windows_sys::Win32::Foundation::ERROR_NOT_SUPPORTED as i32,
     );
     #[cfg(not(windows))]
-    io::Error::from_raw_os_error(libc::EOPNOTSUPP)
+    io::Error::from_raw_os_error(libc::ENOTSUP)
 }
 
 /// libuv's `uv_translate_sys_error` (`src/win/error.c`), for the codes it turns into an errno
@@ -207,7 +209,7 @@ fn windows_errno(code: i32) -> Option<i32> {
         | w::ERROR_INSUFFICIENT_BUFFER
         | w::ERROR_SYMLINK_NOT_SUPPORTED => libc::EINVAL,
         w::ERROR_INVALID_FUNCTION => libc::EISDIR,
-        w::ERROR_NOT_SUPPORTED => libc::EOPNOTSUPP,
+        w::ERROR_NOT_SUPPORTED => libc::ENOTSUP,
         w::ERROR_CRC
         | w::ERROR_GEN_FAILURE
         | w::ERROR_IO_DEVICE
