@@ -187,6 +187,12 @@ export interface LinkPackageInput {
   sideEffectsAddedPaths?: Array<string>
   sideEffectsAddedBlobPaths?: Array<string>
   sideEffectsDeleted?: Array<string>
+  /**
+   * With `paths`: the side-effects symlinks to create after the files (link paths and
+   * targets, pairwise).
+   */
+  symlinkPaths?: Array<string>
+  symlinkTargets?: Array<string>
   packageImportMethod?: string
   resolvedFrom?: string
   requiresBuild?: boolean

@@ -16,6 +16,8 @@ export type PackageImportMethod = typeof PACKAGE_IMPORT_METHODS[number]
 export interface SideEffectsDiff {
   added?: Map<string, string>
   deleted?: string[]
+  /** Side-effects symlinks (pnpm 11.28): relative link path → target, created after the files. */
+  symlinks?: Map<string, string>
 }
 
 export interface PackageFilesResponse {
@@ -135,6 +137,13 @@ export interface LinkPackage {
   filesMap?: Map<string, string>
   sideEffectsMaps?: Map<string, SideEffectsDiff>
   sideEffectsCacheKey?: string
+  /**
+   * With `filesMap`: side-effects symlinks (relative link path → target) to create after the
+   * files, as pnpm hands them to an `importPackage` hook. A link that would go below another
+   * symlink fails (`ERR_PNPM_LINKING_FAILED`), one whose path leaves `targetDir` too
+   * (`ERR_PNPM_UNSAFE_FILE_PATH`).
+   */
+  symlinks?: Map<string, string>
   packageImportMethod?: PackageImportMethod
   resolvedFrom?: 'store' | 'local-dir' | 'remote'
   requiresBuild?: boolean
@@ -224,7 +233,8 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
     }
     if (p.filesMap == null) throw invalidArgument(`${name}.filesIndexFile`, 'a non-empty string (or filesMap a Map)', p.filesIndexFile)
     const files = flattenFilesMap(`${name}.filesMap`, p.filesMap)
-    full.push({ ...common, paths: files.paths, blobPaths: files.blobPaths, ...sideEffectsDiff(`${name}.sideEffectsMaps`, p.sideEffectsMaps, p.sideEffectsCacheKey) })
+    const diff = sideEffectsDiff(`${name}.sideEffectsMaps`, p.sideEffectsMaps, p.sideEffectsCacheKey)
+    full.push({ ...common, paths: files.paths, blobPaths: files.blobPaths, ...diff, ...flattenSymlinks(`${name}.symlinks`, p.symlinks, diff) })
   })
   const symlinks = flattenDeps('symlinks', opts.symlinks ?? [])
   checkStoreDirExists(opts.storeDir)
@@ -378,17 +388,42 @@ function importError (targetDir: string, error: binding.NativeError): PnpmError 
   return pnpmErrorOf(error, 'LINKING_FAILED', `[importPackage ${targetDir}] ${error.message}`)
 }
 
-function sideEffectsDiff (name: string, maps: Map<string, SideEffectsDiff> | undefined, key: string | undefined): {
+interface FlatSideEffects {
   sideEffectsAddedPaths?: string[]
   sideEffectsAddedBlobPaths?: string[]
   sideEffectsDeleted?: string[]
-} {
+  symlinkPaths?: string[]
+  symlinkTargets?: string[]
+}
+
+/** The diff for `key`, flattened; its `symlinks` are placed natively after the files. */
+function sideEffectsDiff (name: string, maps: Map<string, SideEffectsDiff> | undefined, key: string | undefined): FlatSideEffects {
   if (!key || maps == null) return {}
   if (!(maps instanceof Map)) throw invalidArgument(name, 'a Map', maps)
   const diff = maps.get(key)
   if (diff == null) return {}
-  const added = diff.added == null ? { paths: [], blobPaths: [] } : flattenFilesMap(`${name}.get(${JSON.stringify(key)}).added`, diff.added)
-  return { sideEffectsAddedPaths: added.paths, sideEffectsAddedBlobPaths: added.blobPaths, sideEffectsDeleted: diff.deleted ?? [] }
+  const entryName = `${name}.get(${JSON.stringify(key)})`
+  const added = diff.added == null ? { paths: [], blobPaths: [] } : flattenFilesMap(`${entryName}.added`, diff.added)
+  return {
+    sideEffectsAddedPaths: added.paths,
+    sideEffectsAddedBlobPaths: added.blobPaths,
+    sideEffectsDeleted: diff.deleted ?? [],
+    ...flattenSymlinks(`${entryName}.symlinks`, diff.symlinks, {}),
+  }
+}
+
+/** A package's own `symlinks`, else those of its side-effects diff. */
+function flattenSymlinks (name: string, symlinks: Map<string, string> | undefined, diff: FlatSideEffects): Pick<FlatSideEffects, 'symlinkPaths' | 'symlinkTargets'> {
+  if (symlinks == null) return { symlinkPaths: diff.symlinkPaths, symlinkTargets: diff.symlinkTargets }
+  if (!(symlinks instanceof Map)) throw invalidArgument(name, 'a Map', symlinks)
+  const symlinkPaths: string[] = []
+  const symlinkTargets: string[] = []
+  for (const [k, v] of symlinks) {
+    if (typeof k !== 'string' || typeof v !== 'string') throw invalidArgument(name, 'a Map of strings to strings', symlinks)
+    symlinkPaths.push(k)
+    symlinkTargets.push(v)
+  }
+  return { symlinkPaths, symlinkTargets }
 }
 
 function flattenFilesMap (name: string, map: unknown): { paths: string[], blobPaths: string[] } {

@@ -4,8 +4,8 @@
  * the link's target text. On reading, pnpm turns such entries into a `symlinks` map next to
  * `added` (relative path → target) when every one of them can be restored safely, and drops the
  * whole side-effects entry otherwise (so the package is rebuilt). The importer then creates the
- * symlinks. `@cas/native`'s reads and importer predate this; the pnpm worker protocol does it
- * here, around them.
+ * symlinks natively (`importPackage`/`linkPackages` place a diff's `symlinks` after the files).
+ * The worker protocol's reads still build the `symlinks` maps here, around the native read.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -114,18 +114,5 @@ export function applySideEffectsSymlinks (files: {
   if (maps.size === 0) {
     files.sideEffectsMaps = undefined
     files.sideEffectsDiffs = undefined
-  }
-}
-
-/** Creates (or corrects) a package's side-effects symlinks after its files were imported. */
-export async function placeSymlinks (dir: string, symlinks: Map<string, string>): Promise<void> {
-  for (const [relativePath, target] of symlinks) {
-    const dest = path.join(dir, relativePath)
-    try {
-      if (await fs.promises.readlink(dest) === target) continue
-    } catch {}
-    await fs.promises.mkdir(path.dirname(dest), { recursive: true })
-    await fs.promises.rm(dest, { recursive: true, force: true })
-    await fs.promises.symlink(target, dest)
   }
 }

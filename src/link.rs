@@ -24,7 +24,7 @@ use crate::import::{
     Imported, ResolvedFrom, SideEffects, Stats,
 };
 use crate::package_index::{self, PackageFileInfo, SideEffectsDiff};
-use crate::symlink_entry::{normalize_target, SYMLINK_MODE};
+use crate::symlink_entry::{normalize_target, placeable_link_path, SYMLINK_MODE};
 use crate::{os_error, platform, store};
 
 /// A side-effects entry's recorded symlinks (pnpm 11.28): relative link path → target text,
@@ -424,6 +424,9 @@ pub enum FilesSource {
     Map {
         files: FilesMap,
         side_effects: Vec<(String, SideEffects)>,
+        /// The side-effects symlinks pnpm 11.28 read for this package, created after its files
+        /// (the `symlinks` pnpm hands an `importPackage` hook).
+        symlinks: Symlinks,
     },
     /// The package's store-index key: the row is read and decoded on the pool thread.
     IndexKey(String),
@@ -540,16 +543,20 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
                 FilesSource::Map {
                     files,
                     side_effects,
-                } => (
-                    files,
-                    pkg.side_effects_cache_key.as_ref().and_then(|k| {
-                        side_effects
-                            .into_iter()
-                            .find(|(key, _)| key == k)
-                            .map(|(_, d)| d)
-                    }),
-                    Symlinks::new(),
-                ),
+                    symlinks,
+                } => {
+                    check_link_paths(&pkg.target_dir, &symlinks)?;
+                    (
+                        files,
+                        pkg.side_effects_cache_key.as_ref().and_then(|k| {
+                            side_effects
+                                .into_iter()
+                                .find(|(key, _)| key == k)
+                                .map(|(_, d)| d)
+                        }),
+                        symlinks,
+                    )
+                }
                 FilesSource::IndexKey(key) => {
                     let rows = rows.as_ref().map_err(Clone::clone)?;
                     let bytes = row_at.and_then(|at| rows[at].lock().unwrap().take());
@@ -761,6 +768,22 @@ fn side_effects_of(
         return Ok(None);
     }
     Ok(Some((diff, symlinks)))
+}
+
+/// Symlinks handed over with a file map were checked by whoever read them; their link paths
+/// are checked again here, so that none can be placed outside `target_dir`.
+fn check_link_paths(target_dir: &Path, symlinks: &Symlinks) -> Result<(), ImportError> {
+    match symlinks.iter().find(|(rel, _)| !placeable_link_path(rel)) {
+        None => Ok(()),
+        Some((rel, _)) => Err(ImportError::with_code(
+            "ERR_PNPM_UNSAFE_FILE_PATH",
+            format!(
+                "Refusing to create the symlink {} in {}: the path leaves the package directory",
+                crate::json::quote(rel),
+                target_dir.display()
+            ),
+        )),
+    }
 }
 
 /// Creates (or corrects) a package's side-effects symlinks once its files are in place, as

@@ -100,6 +100,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
                     FilesSource::Map {
                         files,
                         side_effects: vec![],
+                        symlinks: vec![],
                     },
                 ));
             }

@@ -3,8 +3,9 @@
 //! recreate safely are recorded: a relative target in normal form that stays inside the package
 //! and does not reach into a `node_modules`. Reading such entries back (an entry is restorable
 //! iff `normalize_target` keeps its text as is) is done natively for `linkPackages`' index rows
-//! (`link::files_from_row`) and in TS for the pnpm worker protocol
-//! (`lib/side-effects-symlinks.ts`).
+//! (`link::files_from_row`) and in TS for the pnpm worker protocol's reads
+//! (`lib/side-effects-symlinks.ts`). Placing them is native on every path
+//! (`link::place_symlinks`).
 
 /// `S_IFLNK`: the mode of a recorded symlink entry. It has no x bit, so the target text is
 /// stored as a non-executable blob.
@@ -40,6 +41,12 @@ pub fn normalize_target(link_path: &str, target: &str) -> Option<String> {
         return None;
     }
     Some(segments.join("/"))
+}
+
+/// A link path made of plain names only (no empty, `.` or `..` segment, no `\\` or NUL): it
+/// stays inside the package directory it is joined to.
+pub fn placeable_link_path(link_path: &str) -> bool {
+    link_path.split('/').all(plain_name)
 }
 
 fn recordable_link_path(segments: &[&str]) -> bool {

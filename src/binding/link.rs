@@ -102,6 +102,10 @@ pub struct LinkPackageInput {
     pub side_effects_added_paths: Option<Vec<String>>,
     pub side_effects_added_blob_paths: Option<Vec<String>>,
     pub side_effects_deleted: Option<Vec<String>>,
+    /// With `paths`: the side-effects symlinks to create after the files (link paths and
+    /// targets, pairwise).
+    pub symlink_paths: Option<Vec<String>>,
+    pub symlink_targets: Option<Vec<String>>,
     pub package_import_method: Option<String>,
     pub resolved_from: Option<String>,
     pub requires_build: Option<bool>,
@@ -237,6 +241,12 @@ fn batch_package(p: LinkPackageInput) -> Result<BatchPackage, ImportError> {
             FilesSource::Map {
                 files: files_map(paths, blobs),
                 side_effects,
+                symlinks: p
+                    .symlink_paths
+                    .unwrap_or_default()
+                    .into_iter()
+                    .zip(p.symlink_targets.unwrap_or_default())
+                    .collect(),
             }
         }
         _ => {

@@ -226,6 +226,7 @@ fn batch_links_packages_then_their_symlinks() {
                 FilesSource::Map {
                     files: map.clone(),
                     side_effects: vec![],
+                    symlinks: vec![],
                 },
             )
         })
@@ -472,4 +473,89 @@ fn a_missing_symlink_blob_drops_the_side_effects_entry() {
     let (_, diff, symlinks) = read_files(&s, &files_dir, "pkg", Some("k")).unwrap();
     assert!(diff.is_none() && symlinks.is_empty());
     s.index.close();
+}
+
+/// A one-package batch from a file map carrying side-effects symlinks, as the `importPackage`
+/// hook hands them over.
+#[cfg(unix)]
+fn link_map_with_symlinks(
+    root: &Path,
+    target: &Path,
+    symlinks: &[(&str, &str)],
+) -> Result<PackageOutcome, ImportError> {
+    let files = root.join("store/files/ab");
+    fs::create_dir_all(&files).unwrap();
+    fs::write(files.join("pkg"), "{}").unwrap();
+    let package = BatchPackage::from_store(
+        target.to_path_buf(),
+        FilesSource::Map {
+            files: vec![
+                ("package.json".into(), files.join("pkg")),
+                ("sub/a.json".into(), files.join("pkg")),
+            ],
+            side_effects: vec![],
+            symlinks: symlinks
+                .iter()
+                .map(|(p, t)| (p.to_string(), t.to_string()))
+                .collect(),
+        },
+    );
+    let req = BatchRequest {
+        store_dir: root.join("store"),
+        method: ImportMethod::Copy,
+        packages: vec![package],
+        symlinks: vec![],
+    };
+    link_batch(req, &Stats::default()).packages.pop().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_handed_over_with_a_files_map_are_placed_after_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("node_modules/pkg");
+    link_map_with_symlinks(
+        dir.path(),
+        &target,
+        &[
+            ("alias.json", "package.json"),
+            ("lib/up", "../package.json"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        fs::read_link(target.join("alias.json")).unwrap(),
+        Path::new("package.json")
+    );
+    assert_eq!(fs::read_to_string(target.join("lib/up")).unwrap(), "{}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_handed_over_symlink_below_another_symlink_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("node_modules/pkg");
+    // `lib` → `sub`, then `lib/x` would be written through it into `sub/`.
+    let err = link_map_with_symlinks(
+        dir.path(),
+        &target,
+        &[("lib", "sub"), ("lib/x", "../package.json")],
+    )
+    .unwrap_err();
+    assert_eq!(err.code, "ERR_PNPM_LINKING_FAILED");
+    assert!(err.message.contains("below the symlink"), "{}", err.message);
+    assert!(!target.join("sub/x").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_handed_over_symlink_path_that_leaves_the_package_is_refused() {
+    for bad in ["../x", "a/../../x", "", "a//b", "./a", "a\\b"] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("node_modules/pkg");
+        let err =
+            link_map_with_symlinks(dir.path(), &target, &[(bad, "package.json")]).unwrap_err();
+        assert_eq!(err.code, "ERR_PNPM_UNSAFE_FILE_PATH", "{bad:?}");
+        assert!(!target.exists(), "{bad:?}: nothing is written");
+    }
 }
