@@ -114,24 +114,15 @@ fn node_base64_decode(s: &str) -> Vec<u8> {
     .expect("input restricted to the base64 alphabet")
 }
 
-/// Hashes `data` with an algorithm named as Node's `crypto.hash` would accept it (the name is
-/// case-insensitive). Only the digests npm integrity strings actually use are supported; any
-/// other name gets Node's "not supported" error.
+/// Hashes `data` with an algorithm named as Node's `crypto.hash` would accept it (see
+/// [`crate::digest`]); any other name gets Node's "not supported" error.
 pub fn hash(algorithm: &str, data: &[u8]) -> Result<Vec<u8>, IntegrityError> {
-    let digest = match algorithm.to_ascii_lowercase().as_str() {
-        "sha512" => sha2::Sha512::digest(data).to_vec(),
-        "sha1" => sha1::Sha1::digest(data).to_vec(),
-        "sha256" => sha2::Sha256::digest(data).to_vec(),
-        "sha384" => sha2::Sha384::digest(data).to_vec(),
-        "sha224" => sha2::Sha224::digest(data).to_vec(),
-        "md5" => md5::Md5::digest(data).to_vec(),
-        _ => {
-            return Err(IntegrityError::UnsupportedAlgorithm {
-                algorithm: algorithm.to_string(),
-            })
-        }
-    };
-    Ok(digest)
+    let mut hasher =
+        crate::digest::hasher(algorithm).ok_or_else(|| IntegrityError::UnsupportedAlgorithm {
+            algorithm: algorithm.to_string(),
+        })?;
+    hasher.update(data);
+    Ok(hasher.finalize().to_vec())
 }
 
 /// Checks the raw (still gzipped) tarball bytes against `integrity`, as pnpm's worker does

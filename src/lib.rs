@@ -9,12 +9,14 @@ pub mod add_dir;
 #[cfg(not(feature = "fuzzing"))]
 mod binding;
 pub mod cas;
+pub mod digest;
 pub mod extract;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod gzip;
 pub mod import;
 pub mod integrity;
+pub mod js;
 pub mod json;
 pub mod link;
 pub mod link_stored;

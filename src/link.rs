@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs;
 use std::io::{self, ErrorKind};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::Instant;
@@ -23,9 +23,10 @@ use crate::import::{
     self, apply_side_effects, rename_overwrite, FilesMap, ImportError, ImportMethod, ImportRequest,
     Imported, ResolvedFrom, SideEffects, Stats,
 };
+use crate::js::{relative, resolve};
 use crate::package_index::{self, PackageFileInfo, SideEffectsDiff};
 use crate::symlink_entry::{normalize_target, placeable_link_path, SYMLINK_MODE};
-use crate::{os_error, platform, store};
+use crate::{js, os_error, platform, store};
 
 /// A side-effects entry's recorded symlinks (pnpm 11.28): relative link path → target text,
 /// created in the package after its files.
@@ -122,7 +123,7 @@ pub fn valid_for_old_packages(name: &str) -> bool {
     if name.is_empty() || name.starts_with('.') || name.starts_with('-') || name.starts_with('_') {
         return false;
     }
-    if js_trim(name) != name {
+    if js::trim(name) != name {
         return false;
     }
     let lower = name.to_lowercase();
@@ -153,49 +154,6 @@ fn uri_component_safe(s: &str) -> bool {
         c.is_ascii_alphanumeric()
             || matches!(c, '-' | '_' | '.' | '!' | '~' | '*' | '\'' | '(' | ')')
     })
-}
-
-/// `String.prototype.trim`: Unicode white space plus the BOM.
-fn js_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
-}
-
-/// `path.resolve` for an absolute or relative path: absolute, `.`/`..` resolved lexically.
-pub fn resolve(p: &Path) -> PathBuf {
-    let base = if p.is_absolute() {
-        PathBuf::from("/")
-    } else {
-        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
-    };
-    let mut out = base;
-    for c in p.components() {
-        match c {
-            Component::Prefix(_) => out = PathBuf::from(c.as_os_str()),
-            // Keeps the drive of a Windows path (`C:` + `\`); `/` on Unix.
-            Component::RootDir => out.push(c.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(s) => out.push(s),
-        }
-    }
-    out
-}
-
-/// `path.relative(from, to)` for two resolved paths.
-pub fn relative(from: &Path, to: &Path) -> PathBuf {
-    let f: Vec<_> = from.components().collect();
-    let t: Vec<_> = to.components().collect();
-    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
-    let mut out = PathBuf::new();
-    for _ in common..f.len() {
-        out.push("..");
-    }
-    for c in &t[common..] {
-        out.push(c.as_os_str());
-    }
-    out
 }
 
 /// symlink-dir's sync semantics: a relative `dir` symlink at `link` pointing to `target` (on
@@ -499,7 +457,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
         .iter()
         .any(|p| matches!(p.source, FilesSource::IndexKey(_)))
         .then(|| store::open(&req.store_dir));
-    let files_dir = format!("{}/files", req.store_dir.display());
+    let store_dir_text = req.store_dir.display().to_string();
     // First every package's file map (index reads serialise on the connection, decoding runs in
     // parallel), so that the imports can start with the biggest packages: longest first keeps
     // every thread busy to the end instead of leaving one with core-js while the others idle.
@@ -563,7 +521,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
                     files_from_row(
                         store.as_ref().unwrap(),
                         bytes,
-                        &files_dir,
+                        &store_dir_text,
                         &key,
                         pkg.side_effects_cache_key.as_deref(),
                     )?
@@ -643,7 +601,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
 /// `<storeDir>/files/<xx>/<rest>[-exec]`, executable when any x bit is set.
 pub fn read_files(
     store: &store::Store,
-    files_dir: &str,
+    store_dir: &str,
     key: &str,
     cache_key: Option<&str>,
 ) -> Result<(FilesMap, Option<SideEffects>, Symlinks), ImportError> {
@@ -651,7 +609,7 @@ pub fn read_files(
         .index
         .get(key)
         .map_err(|e| ImportError::with_code("ERR_PNPM_STORE_INDEX", e.message))?;
-    files_from_row(store, bytes, files_dir, key, cache_key)
+    files_from_row(store, bytes, store_dir, key, cache_key)
 }
 
 /// [`read_files`] for a row already read (`None`: the index has no row for `key`).
@@ -662,7 +620,7 @@ pub fn read_files(
 pub fn files_from_row(
     store: &store::Store,
     bytes: Option<Vec<u8>>,
-    files_dir: &str,
+    store_dir: &str,
     key: &str,
     cache_key: Option<&str>,
 ) -> Result<(FilesMap, Option<SideEffects>, Symlinks), ImportError> {
@@ -685,10 +643,10 @@ pub fn files_from_row(
             ),
         )
     })?;
-    let files = to_map(files_dir, key, row.files.iter())?;
+    let files = to_map(store_dir, key, row.files.iter())?;
     let diff = match (cache_key, &row.side_effects) {
         (Some(ck), Some(all)) => match all.iter().find(|(k, _)| k == ck) {
-            Some((_, d)) => side_effects_of(files_dir, key, &files, d)?,
+            Some((_, d)) => side_effects_of(store_dir, key, &files, d)?,
             None => None,
         },
         _ => None,
@@ -700,12 +658,12 @@ pub fn files_from_row(
 }
 
 fn to_map<'a>(
-    files_dir: &str,
+    store_dir: &str,
     key: &str,
     files: impl Iterator<Item = &'a (String, PackageFileInfo)>,
 ) -> Result<FilesMap, ImportError> {
     files
-        .map(|(path, info)| Ok((path.clone(), blob_path(files_dir, key, path, info)?)))
+        .map(|(path, info)| Ok((path.clone(), blob_path(store_dir, key, path, info)?)))
         .collect()
 }
 
@@ -717,7 +675,7 @@ const S_IFMT: u32 = 0o170000;
 /// package is imported as if it had no side effects for this key). pnpm 11.28 never records
 /// symlinks on Windows, so there any such entry drops the diff.
 fn side_effects_of(
-    files_dir: &str,
+    store_dir: &str,
     key: &str,
     base: &FilesMap,
     d: &SideEffectsDiff,
@@ -725,7 +683,7 @@ fn side_effects_of(
     let all = d.added.as_deref().unwrap_or(&[]);
     let is_link = |info: &PackageFileInfo| info.mode & S_IFMT == SYMLINK_MODE;
     let diff = SideEffects {
-        added: to_map(files_dir, key, all.iter().filter(|(_, i)| !is_link(i)))?,
+        added: to_map(store_dir, key, all.iter().filter(|(_, i)| !is_link(i)))?,
         deleted: d.deleted.clone().unwrap_or_default(),
     };
     let links: Vec<&(String, PackageFileInfo)> = all.iter().filter(|(_, i)| is_link(i)).collect();
@@ -737,7 +695,7 @@ fn side_effects_of(
     }
     let mut symlinks = Symlinks::new();
     for (path, info) in links {
-        let blob = blob_path(files_dir, key, path, info)?;
+        let blob = blob_path(store_dir, key, path, info)?;
         let target = match fs::read(&blob) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -839,7 +797,7 @@ fn make_symlink(_target: &str, _dest: &Path) -> io::Result<()> {
 }
 
 fn blob_path(
-    files_dir: &str,
+    store_dir: &str,
     key: &str,
     path: &str,
     info: &PackageFileInfo,
@@ -854,9 +812,12 @@ fn blob_path(
             ),
         ));
     }
-    let mut blob = format!("{files_dir}/");
-    crate::cas::push_blob_name(&mut blob, d, '/', crate::cas::is_executable(info.mode));
-    Ok(PathBuf::from(blob))
+    Ok(PathBuf::from(crate::cas::blob_path(
+        store_dir,
+        '/',
+        d,
+        crate::cas::is_executable(info.mode),
+    )))
 }
 
 /// The counts of a call, as plain numbers.

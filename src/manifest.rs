@@ -6,6 +6,7 @@
 //! `@pnpm/building.pkg-requires-build`) and node-semver 7.x, cross-checked against those
 //! packages running in Node; see the contract §3.7–§3.9.
 
+use crate::js;
 use crate::value::Value;
 use std::fmt;
 
@@ -145,12 +146,12 @@ const MAX_VERSION_LENGTH: usize = 256;
 /// starts without `-`: `1.2.34.foo` → `1.2.3-4.foo`, and a lone `-` is itself an identifier:
 /// `1.2.3-` → `1.2.3--`. Both are reproduced.
 pub fn semver_clean_loose(v: &str) -> Option<String> {
-    let stripped = js_trim(v).trim_start_matches(['=', 'v']);
+    let stripped = js::trim(v).trim_start_matches(['=', 'v']);
     if stripped.chars().map(char::len_utf16).sum::<usize>() > MAX_VERSION_LENGTH {
         return None;
     }
-    let s = js_trim(stripped);
-    let rest = s.trim_start_matches(|c: char| c == 'v' || c == '=' || is_js_whitespace(c));
+    let s = js::trim(stripped);
+    let rest = s.trim_start_matches(|c: char| c == 'v' || c == '=' || js::is_whitespace(c));
     let (major, rest) = digits_then_dot(rest)?;
     let (minor, rest) = digits_then_dot(rest)?;
     let patch_len = rest.bytes().take_while(u8::is_ascii_digit).count();
@@ -260,25 +261,6 @@ fn strip_leading_zeros(digits: &str) -> &str {
 /// `n` (digits without leading zeros) ≤ `Number.MAX_SAFE_INTEGER`.
 fn is_at_most_max_safe(n: &str) -> bool {
     n.len() < MAX_SAFE_INTEGER.len() || (n.len() == MAX_SAFE_INTEGER.len() && n <= MAX_SAFE_INTEGER)
-}
-
-/// JS `WhiteSpace` + `LineTerminator`: what `String.prototype.trim` strips and regex `\s` matches.
-fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
-}
-
-fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_whitespace)
 }
 
 #[cfg(test)]

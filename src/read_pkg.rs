@@ -408,8 +408,8 @@ fn check_expected(
          from the registry's metadata.",
         expected.name.as_deref().unwrap_or("undefined"),
         expected.version.as_deref().unwrap_or("undefined"),
-        js_string(field_or_undefined(row, "name")),
-        js_string(field_or_undefined(row, "version")),
+        crate::js::string_of(field_or_undefined(row, "name")),
+        crate::js::string_of(field_or_undefined(row, "version")),
     );
     if strict {
         return Err(ReadError::UnexpectedPkgContent {
@@ -452,40 +452,10 @@ pub fn equal_or_semver_equal(actual: &Value, wanted: &str) -> bool {
     }
 }
 
-/// JS `String(v)` for the values a manifest field can hold, for messages.
-fn js_string(v: &Value) -> String {
-    match v {
-        Value::Undefined => "undefined".into(),
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => crate::json::number_to_string(*n),
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items
-            .iter()
-            .map(|i| {
-                if i.is_nullish() {
-                    String::new()
-                } else {
-                    js_string(i)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-        Value::Object(_) => "[object Object]".into(),
-        Value::Map(_) => "[object Map]".into(),
-    }
-}
-
 /// pnpm's read-side blob path: `storeDir + sep + "files" + sep + hex[0..2] + sep + hex[2..]`,
 /// `-exec` appended for an executable mode. Not normalised (spec §1.5).
 pub fn blob_path(store_dir: &str, digest: &str, mode: u32) -> String {
-    let mut out = String::with_capacity(store_dir.len() + 7 + digest.len() + 6);
-    out.push_str(store_dir);
-    out.push(SEP);
-    out.push_str("files");
-    out.push(SEP);
-    push_blob_name(&mut out, digest, mode);
-    out
+    cas::blob_path(store_dir, SEP, digest, is_executable(mode))
 }
 
 const SEP: char = std::path::MAIN_SEPARATOR;
@@ -537,7 +507,7 @@ impl<'a> Verifier<'a> {
             passed: HashSet::default(),
             tally,
             #[cfg(unix)]
-            files_dir: File::open(format!("{store_dir}{SEP}files"))
+            files_dir: File::open(cas::files_dir(store_dir, SEP))
                 .ok()
                 .map(std::os::fd::OwnedFd::from),
             name: String::with_capacity(160),
@@ -634,7 +604,7 @@ impl<'a> Verifier<'a> {
     }
 
     fn full_path(&self) -> String {
-        format!("{}{SEP}files{SEP}{}", self.store_dir, self.name)
+        format!("{}{SEP}{}", cas::files_dir(self.store_dir, SEP), self.name)
     }
 
     fn check_blob(&mut self, info: &PackageFileInfo) -> Result<bool, ReadError> {
