@@ -13,6 +13,7 @@ use crate::extract::{complete_package_json, parse_package_json, ExtractError, Ex
 use crate::manifest;
 use crate::os_error::{At, PathError};
 use crate::package_index::{self, PackageFileInfo, RowError, SideEffectsDiff};
+use crate::store::Store;
 use crate::store_index::IndexError;
 use crate::symlink_entry::{self, SYMLINK_MODE};
 use crate::value::Value;
@@ -561,6 +562,93 @@ fn diff_files(
         deleted: (!deleted.is_empty()).then_some(deleted),
         added: (!added.is_empty()).then_some(added),
     }
+}
+
+/// What becomes of a package directory's index row once its files are in the store.
+pub struct RowRequest<'a> {
+    /// The row's key (`<integrity>\t<name>@<version>`).
+    pub files_index_file: &'a str,
+    /// Upload the directory as the side effects of building the package stored under
+    /// `files_index_file`, under this cache key (nothing is written when that row does not
+    /// exist); without it the directory gets a row of its own.
+    pub side_effects_cache_key: Option<&'a str>,
+    pub requires_prepare: Option<bool>,
+    /// Commit the row to the store index.
+    pub write_index: bool,
+}
+
+/// A package directory added to the store, and its row.
+#[derive(Debug)]
+pub struct AddedToStore {
+    pub added: AddedDir,
+    pub requires_build: bool,
+    pub requires_prepare: Option<bool>,
+    /// The diff a side-effects upload recorded.
+    pub side_effects: Option<SideEffectsDiff>,
+    /// pnpm 11.28's upload that found the package's row: whether it was dropped for a symlink
+    /// it could not record.
+    pub has_unrecorded_symlinks: Option<bool>,
+    /// The row written (or to write); `None` when a side-effects upload found no row, or was
+    /// dropped and found no entry to remove.
+    pub row: Option<Vec<u8>>,
+}
+
+/// pnpm's `addFilesFromDir` as a whole: the directory's files into the store, then either a
+/// fresh row for it or its side effects recorded in the row of the package it was built from
+/// (`req.side_effects_upload` follows `row.side_effects_cache_key`).
+pub fn add_dir_to_store(
+    store: &Store,
+    mut req: AddDirRequest,
+    row: RowRequest,
+) -> Result<AddedToStore, AddDirError> {
+    req.side_effects_upload = row.side_effects_cache_key.is_some();
+    let added = add_dir(&store.cas, &req)?;
+    let mut has_unrecorded_symlinks = None;
+    let (bytes, requires_build, requires_prepare, side_effects) = match row.side_effects_cache_key {
+        None => {
+            let (bytes, requires_build) = fresh_row(&added, row.requires_prepare);
+            (Some(bytes), requires_build, row.requires_prepare, None)
+        }
+        Some(key) => match store
+            .index
+            .get(row.files_index_file)
+            .map_err(AddDirError::Index)?
+        {
+            // No base row: nothing to attach side effects to; pnpm writes nothing either.
+            None => {
+                let requires_build = manifest::requires_build(
+                    added.raw_manifest.as_ref(),
+                    added.files.iter().map(|f| f.path.as_str()),
+                );
+                (None, requires_build, None, None)
+            }
+            Some(stored) => {
+                let upload = upload_side_effects(&stored, key, &added)?;
+                has_unrecorded_symlinks =
+                    (req.compat == Compat::Pnpm1128).then_some(added.has_unrecorded_symlinks);
+                (
+                    upload.row,
+                    upload.requires_build,
+                    upload.requires_prepare,
+                    upload.diff,
+                )
+            }
+        },
+    };
+    if let (Some(bytes), true) = (&bytes, row.write_index) {
+        store
+            .index
+            .write(vec![(row.files_index_file.to_string(), bytes.clone())])
+            .map_err(AddDirError::Index)?;
+    }
+    Ok(AddedToStore {
+        added,
+        requires_build,
+        requires_prepare,
+        side_effects,
+        has_unrecorded_symlinks,
+        row: bytes,
+    })
 }
 
 #[cfg(test)]

@@ -1,39 +1,22 @@
 //! napi conversions for `linkPackages` (which `importPackage` also uses, as a batch of one),
-//! `symlinkAllModules` and `hardLinkDir`, and the link-pool plumbing `linkStoredPackages` shares.
+//! `symlinkAllModules` and `hardLinkDir`, and the helpers `linkStoredPackages` shares.
 //! The work runs on the link pool; each call settles a deferred promise from the pool thread and
 //! never rejects: failures resolve as `{ error }` (see `binding.rs`).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use napi::bindgen_prelude::{Object, ToNapiValue};
+use napi::bindgen_prelude::Object;
 use napi::Env;
 use napi_derive::napi;
 
 use super::error::NativeError;
+use super::task::spawn_settled;
 use crate::import::{
     FilesMap, ImportError, ImportMethod, Imported, ResolvedFrom, SideEffects, Stats,
 };
 use crate::link::{self, BatchPackage, BatchRequest, Counts, FilesSource, LinkError, SymlinkDep};
 use crate::pools;
-
-type Resolver<T> = Box<dyn FnOnce(Env) -> napi::Result<T> + Send>;
-
-/// Runs `work` on the link pool and resolves the returned promise with its result. A panic
-/// becomes `on_panic(message)` instead of taking Node down.
-pub(super) fn on_link_pool<T, W, P>(env: &Env, work: W, on_panic: P) -> napi::Result<Object<'_>>
-where
-    T: ToNapiValue + Send + 'static,
-    W: FnOnce() -> T + Send + 'static,
-    P: FnOnce(String) -> T + Send + 'static,
-{
-    let (deferred, promise) = env.create_deferred::<T, Resolver<T>>()?;
-    pools::link_pool().spawn(move || {
-        let value = super::task::catch_panic("linking", work).unwrap_or_else(on_panic);
-        deferred.resolve(Box::new(move |_env| Ok(value)));
-    });
-    Ok(promise)
-}
 
 /// How a package was imported, as one character of a batch's result string: `k` clone,
 /// `h` hardlink, `c` copy, `-` already there.
@@ -289,8 +272,10 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
         symlink_ms: 0.0,
         total_ms: 0.0,
     };
-    on_link_pool(
+    spawn_settled(
         env,
+        pools::link_pool(),
+        "linking",
         move || {
             let started = Instant::now();
             let method = match ImportMethod::parse(&opts.package_import_method) {
@@ -356,7 +341,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                 total_ms: started.elapsed().as_secs_f64() * 1000.0,
             }
         },
-        move |msg| fail(NativeError::new("ERR_PNPM_LINKING_FAILED", msg), None),
+        move |panic| fail(panic, None),
     )
 }
 
@@ -377,9 +362,9 @@ fn link_result(result: Result<(), LinkError>, stats: &Stats) -> LinkResult {
     }
 }
 
-fn link_panic(msg: String) -> LinkResult {
+fn link_panic(panic: NativeError) -> LinkResult {
     LinkResult {
-        error: Some(NativeError::new("", msg)),
+        error: Some(panic),
         counts: LinkCounts::default(),
         warnings: vec![],
     }
@@ -388,8 +373,10 @@ fn link_panic(msg: String) -> LinkResult {
 /// pnpm's `symlinkAllModules`: each dep's children linked into its `modules` dir.
 #[napi(ts_return_type = "Promise<LinkResult>")]
 pub fn symlink_all_modules(env: &Env, deps: SymlinkDepsInput) -> napi::Result<Object<'_>> {
-    on_link_pool(
+    spawn_settled(
         env,
+        pools::link_pool(),
+        "linking",
         move || {
             let stats = Stats::default();
             let result = symlink_deps(&deps)
@@ -404,8 +391,10 @@ pub fn symlink_all_modules(env: &Env, deps: SymlinkDepsInput) -> napi::Result<Ob
 /// pnpm's `hardLinkDir`: each destination replaced by a hard-linked copy of `src`.
 #[napi(ts_return_type = "Promise<LinkResult>")]
 pub fn hard_link_dir(env: &Env, src: String, dest_dirs: Vec<String>) -> napi::Result<Object<'_>> {
-    on_link_pool(
+    spawn_settled(
         env,
+        pools::link_pool(),
+        "linking",
         move || {
             let stats = Stats::default();
             let dests: Vec<PathBuf> = dest_dirs.into_iter().map(PathBuf::from).collect();

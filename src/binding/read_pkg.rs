@@ -132,7 +132,7 @@ pub fn read_pkgs(env: &Env, opts: ReadPkgsOptions) -> napi::Result<Vec<Object<'_
         let mut chunks = chunks.into_inner().unwrap_or_else(|e| e.into_inner());
         let error = match outcome {
             Ok(error) => error,
-            Err(message) => Some(NativeError::new("ERR_PNPM_READ_FROM_STORE", message)),
+            Err(message) => Some(super::task::panic_error(message)),
         };
         // The last promise gets what is left; after an error, every remaining one gets it.
         let mut last = Some(std::mem::take(&mut chunks.pending));
