@@ -246,10 +246,6 @@ export interface LinkPackagesResult {
 }
 
 export interface LinkResult {
-  /**
-   * `code` is empty when pnpm would use its default (`ERR_PNPM_SYMLINK_FAILED` /
-   * `ERR_PNPM_HARDLINK_FAILED`).
-   */
   error?: NativeError
   counts: LinkCounts
   warnings: Array<string>

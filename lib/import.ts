@@ -106,18 +106,19 @@ export interface SymlinkDep {
 /**
  * pnpm 11's `symlinkAllModules`: relative directory symlinks `<modules>/<alias>` → child, for
  * every dep. Invalid aliases fail with `ERR_PNPM_INVALID_DEPENDENCY_NAME`; other failures with
- * `ERR_PNPM_<errno>` or `ERR_PNPM_SYMLINK_FAILED`, prefixed `[symlinkAllModules] `.
+ * `ERR_PNPM_<errno>` (or `ERR_PNPM_SYMLINK_FAILED` for a link onto its own target), prefixed
+ * `[symlinkAllModules] `.
  */
 export async function symlinkAllModules (opts: { deps: SymlinkDep[] }): Promise<undefined> {
   checkObject('opts', opts)
   const raw = await binding.symlinkAllModules(flattenDeps('deps', opts.deps))
-  if (raw.error != null) throw pnpmErrorOf(raw.error, 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
+  if (raw.error != null) throw pnpmErrorOf(raw.error, `[symlinkAllModules] ${raw.error.message}`)
   return undefined
 }
 
 /**
  * pnpm 11's `hardLinkDir` (all paths absolute): replaces each of `destDirs` with a hard-linked copy of `src`
- * (without any `node_modules`). Failures: `ERR_PNPM_<errno>` or `ERR_PNPM_HARDLINK_FAILED`.
+ * (without any `node_modules`). Failures: `ERR_PNPM_<errno>`.
  * Like pnpm, an existing but empty `src` fails with `ERR_PNPM_ENOENT`.
  */
 export async function hardLinkDir (src: string, destDirs: string[]): Promise<void> {
@@ -125,7 +126,7 @@ export async function hardLinkDir (src: string, destDirs: string[]): Promise<voi
   if (!Array.isArray(destDirs)) throw invalidArgument('destDirs', 'an array of absolute paths', destDirs)
   destDirs.forEach((d, i) => checkAbsolutePath(`destDirs[${i}]`, d))
   const raw = await binding.hardLinkDir(src, destDirs)
-  if (raw.error != null) throw pnpmErrorOf(raw.error, 'HARDLINK_FAILED')
+  if (raw.error != null) throw pnpmErrorOf(raw.error)
 }
 
 export interface LinkPackage {
@@ -251,7 +252,7 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
   const order = [...compactIndex, ...fullIndex]
   if (raw.error != null) {
     if (raw.symlinkError) {
-      throw pnpmErrorOf(raw.error, 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
+      throw pnpmErrorOf(raw.error, `[symlinkAllModules] ${raw.error.message}`)
     }
     const target = raw.errorIndex == null ? '' : opts.packages[order[raw.errorIndex]].targetDir
     throw importError(target, raw.error)
@@ -367,7 +368,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     targetDirs: opts.packages.map((p) => p.targetDir).join('\0'),
     symlinks,
   })
-  if (raw.error != null) throw pnpmErrorOf(raw.error, 'LINKING_FAILED')
+  if (raw.error != null) throw pnpmErrorOf(raw.error)
   let reason = 0
   const results = [...raw.outcomes].map((c): StoredPackageResult => {
     const leftOut = LEFT_OUT[c]
@@ -385,7 +386,7 @@ function isCompact (p: LinkPackage): boolean {
 }
 
 function importError (targetDir: string, error: binding.NativeError): PnpmError {
-  return pnpmErrorOf(error, 'LINKING_FAILED', `[importPackage ${targetDir}] ${error.message}`)
+  return pnpmErrorOf(error, `[importPackage ${targetDir}] ${error.message}`)
 }
 
 interface FlatSideEffects {

@@ -231,7 +231,7 @@ async function readQueued (ctx: ReadPkgFromCafsContext, reads: QueuedRead[]): Pr
     for (const r of reads) r.reject(error) // no-op for the ones already resolved
   }
   if (answered !== reads.length) {
-    const error = new PnpmError('READ_FROM_STORE', 'The store index read ended without answering every key')
+    const error = new PnpmError('ERR_PNPM_READ_FROM_STORE', 'The store index read ended without answering every key')
     for (const r of reads) r.reject(error)
   }
 }
@@ -261,7 +261,7 @@ function filesMapOf (count: number, joinedPaths: string, joinedNames: string, pr
   const names = joinedNames.split('\0')
   if (paths.length !== count || names.length !== count) {
     // Only a hand-made row can hold a path with a NUL in it; no file system allows one.
-    throw new PnpmError('READ_FROM_STORE', 'The store index row has a file path with a NUL character in it')
+    throw new PnpmError('ERR_PNPM_READ_FROM_STORE', 'The store index row has a file path with a NUL character in it')
   }
   for (let i = 0; i < paths.length; i++) map.set(paths[i], prefix + names[i])
   return map
@@ -317,7 +317,7 @@ function storedInfo (i: binding.StoredFileInfo): StoredFileInfo {
 }
 
 function toError (error: binding.NativeError): PnpmError {
-  return pnpmErrorOf(error, 'READ_FROM_STORE')
+  return pnpmErrorOf(error)
 }
 
 function checkContext (ctx: unknown): asserts ctx is ReadPkgFromCafsContext {

@@ -142,7 +142,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     if (err instanceof TypeError) throw err
     // pnpm's worker hands on only code and message; Node's fs fields are kept too.
     const { code, message, ...fields } = err as PnpmError
-    throw Object.assign(new PnpmError(code ?? 'GIT_FETCH_FAILED', message), fields)
+    throw Object.assign(new PnpmError(code as `ERR_PNPM_${string}`, message), fields)
   }
   // Written before resolving, so that a read right after sees the row (pnpm does the same).
   if (result.indexRow != null) storeIndex.setRawMany!([{ key: opts.filesIndexFile, buffer: result.indexRow }])

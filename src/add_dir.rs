@@ -133,44 +133,37 @@ pub struct AddedDir {
     pub compat: Compat,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum AddDirError {
     /// A filesystem failure, with the path it happened on.
+    #[error("{0}")]
     Io(PathError),
     /// `package.json` is not valid JSON, or its version is not a string.
+    #[error("{0}")]
     Manifest(String),
     /// The stored row was hashed with another algorithm than the one side effects use.
+    #[error("{0}")]
     AlgoMismatch(String),
+    #[error("{0}")]
     Row(RowError),
     /// Reading or writing the store index failed.
+    #[error("{0}")]
     Index(IndexError),
 }
 
 impl AddDirError {
-    /// pnpm's code, when pnpm's error has one (the caller's default applies otherwise).
-    pub fn code(&self) -> Option<String> {
+    /// pnpm's code. A bad `package.json` has none of its own in pnpm's worker; pnpm's git
+    /// fetcher, the usual caller, reports it as `ERR_PNPM_GIT_FETCH_FAILED`.
+    pub fn code(&self) -> String {
         match self {
-            AddDirError::Io(e) => Some(e.code()),
-            AddDirError::AlgoMismatch(_) => Some("ERR_PNPM_ALGO_MISMATCH".into()),
-            AddDirError::Row(_) => Some("ERR_PNPM_READ_FROM_STORE".into()),
-            AddDirError::Index(e) => Some(e.code().into()),
-            AddDirError::Manifest(_) => None,
+            AddDirError::Io(e) => e.code(),
+            AddDirError::AlgoMismatch(_) => "ERR_PNPM_ALGO_MISMATCH".into(),
+            AddDirError::Row(_) => "ERR_PNPM_READ_FROM_STORE".into(),
+            AddDirError::Index(e) => e.code(),
+            AddDirError::Manifest(_) => "ERR_PNPM_GIT_FETCH_FAILED".into(),
         }
     }
 }
-
-impl std::fmt::Display for AddDirError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AddDirError::Io(e) => write!(f, "{e}"),
-            AddDirError::Manifest(m) | AddDirError::AlgoMismatch(m) => f.write_str(m),
-            AddDirError::Row(e) => write!(f, "{e}"),
-            AddDirError::Index(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for AddDirError {}
 
 impl From<ExtractError> for AddDirError {
     fn from(e: ExtractError) -> Self {

@@ -7,16 +7,19 @@
 
 use base64::Engine as _;
 use sha2::Digest as _;
-use std::fmt;
 
 /// Why an integrity string was rejected or did not match.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IntegrityError {
     /// The string is not a single `algo-base64` token, or its base64 decodes to nothing.
     /// `message` is pnpm's text.
+    #[error("{message}")]
     Invalid { message: String },
     /// The digest differs. Fields are the worker's `integrity_validation_failed` payload:
     /// `expected` is the integrity string as given, `found` is `algorithm-<base64 of computed>`.
+    /// (The API layer builds `TarballIntegrityError`'s message, which needs the URL; this one
+    /// is only a readable fallback.)
+    #[error("Integrity mismatch: wanted \"{expected}\", got \"{found}\"")]
     Mismatch {
         algorithm: String,
         expected: String,
@@ -24,40 +27,21 @@ pub enum IntegrityError {
     },
     /// Node's `crypto.hash` does not know the algorithm (a plain Error without code in pnpm,
     /// which the worker reports as `ERR_PNPM_TARBALL_EXTRACT`).
+    #[error("Digest method {algorithm} is not supported")]
     UnsupportedAlgorithm { algorithm: String },
 }
 
 impl IntegrityError {
     /// pnpm's error code, with the `ERR_PNPM_` prefix.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> String {
         match self {
             IntegrityError::Invalid { .. } => "ERR_PNPM_INVALID_INTEGRITY",
             IntegrityError::Mismatch { .. } => "ERR_PNPM_TARBALL_INTEGRITY",
             IntegrityError::UnsupportedAlgorithm { .. } => "ERR_PNPM_TARBALL_EXTRACT",
         }
+        .into()
     }
 }
-
-impl fmt::Display for IntegrityError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IntegrityError::Invalid { message } => f.write_str(message),
-            // The API layer builds `TarballIntegrityError`'s message (it needs the URL); this
-            // is only a readable fallback.
-            IntegrityError::Mismatch {
-                expected, found, ..
-            } => write!(
-                f,
-                "Integrity mismatch: wanted \"{expected}\", got \"{found}\""
-            ),
-            IntegrityError::UnsupportedAlgorithm { algorithm } => {
-                write!(f, "Digest method {algorithm} is not supported")
-            }
-        }
-    }
-}
-
-impl std::error::Error for IntegrityError {}
 
 /// A parsed `algo-base64` token.
 #[derive(Debug, Clone, PartialEq, Eq)]

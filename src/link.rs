@@ -42,20 +42,33 @@ pub struct SymlinkDep {
     pub name: String,
 }
 
-/// A failure of `symlinkAllModules` or `hardLinkDir`: `code` is pnpm's when it has one, else
-/// `None` (the JS layer then uses `ERR_PNPM_SYMLINK_FAILED` / `ERR_PNPM_HARDLINK_FAILED`).
+/// A failure of `symlinkAllModules` or `hardLinkDir`, with pnpm's full code: `ERR_PNPM_<errno>`
+/// for a filesystem error, else the operation's (`ERR_PNPM_SYMLINK_FAILED`,
+/// `ERR_PNPM_INVALID_DEPENDENCY_NAME`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkError {
-    pub code: Option<String>,
+    pub code: String,
     pub message: String,
     pub site: Option<crate::os_error::FsSite>,
 }
 
+/// pnpm's code for a dependency link that failed without an OS error.
+pub const SYMLINK_FAILED: &str = "ERR_PNPM_SYMLINK_FAILED";
+
+impl LinkError {
+    pub fn symlink_failed(message: impl Into<String>) -> Self {
+        LinkError {
+            code: SYMLINK_FAILED.into(),
+            message: message.into(),
+            site: None,
+        }
+    }
+}
+
 impl From<ImportError> for LinkError {
     fn from(e: ImportError) -> Self {
-        let code = (e.errno.is_some() || e.code != "ERR_PNPM_LINKING_FAILED").then_some(e.code);
         LinkError {
-            code,
+            code: e.code,
             message: e.message,
             site: e.site,
         }
@@ -95,7 +108,7 @@ pub fn symlink_all_modules(deps: &[SymlinkDep], stats: &Stats) -> Result<(), Lin
 /// inside `modules`, so that no alias can escape `node_modules` or replace `.bin`/`.pnpm`.
 pub fn safe_join_modules_dir(modules: &Path, alias: &str) -> Result<PathBuf, LinkError> {
     let invalid = |resolved: Option<&Path>| LinkError {
-        code: Some("ERR_PNPM_INVALID_DEPENDENCY_NAME".into()),
+        code: "ERR_PNPM_INVALID_DEPENDENCY_NAME".into(),
         message: format!(
             "Refusing to place a dependency under {} with the invalid alias {}{}",
             modules.display(),
@@ -163,14 +176,10 @@ pub fn symlink_dir(target: &Path, link: &Path, stats: &Stats) -> Result<bool, Li
     let target = resolve(target);
     let link = resolve(link);
     if target == link {
-        return Err(LinkError {
-            code: None,
-            message: format!(
-                "Symlink path is the same as the target path ({})",
-                target.display()
-            ),
-            site: None,
-        });
+        return Err(LinkError::symlink_failed(format!(
+            "Symlink path is the same as the target path ({})",
+            target.display()
+        )));
     }
     let parent = link.parent().unwrap_or(Path::new("/")).to_path_buf();
     let text = if cfg!(windows) {

@@ -133,24 +133,36 @@ pub struct SideEffectsEntry {
 }
 
 /// Why a read failed. Each maps to the code pnpm's worker would give.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The row's manifest names another package; strict check on.
-    UnexpectedPkgContent {
-        message: String,
-        hint: String,
-    },
+    #[error("{message}")]
+    UnexpectedPkgContent { message: String, hint: String },
     /// A file of the row has no digest; the path is the file's.
+    #[error("Content digest is missing for {0}")]
     MissingContentDigest(String),
-    /// A filesystem error other than a missing blob (stat, read, delete).
+    /// A filesystem error other than a missing blob (stat, read, delete), in Node's wording:
+    /// "EACCES: permission denied, unlink '/path'".
+    #[error("{}", io_message(.op, .path, .error))]
     Io {
         op: &'static str,
         path: String,
         error: io::Error,
     },
+    #[error("{0}")]
     Index(IndexError),
     /// What pnpm's JS would throw as a plain `TypeError` (no code → `READ_FROM_STORE`).
+    #[error("{0}")]
     Other(String),
+}
+
+fn io_message(op: &str, path: &str, error: &io::Error) -> String {
+    os_error::FsSite {
+        syscall: op.to_string(),
+        path: path.to_string(),
+        dest: None,
+    }
+    .message(error)
 }
 
 impl ReadError {
@@ -161,7 +173,7 @@ impl ReadError {
             }
             ReadError::MissingContentDigest(_) => "ERR_PNPM_MISSING_CONTENT_DIGEST".into(),
             ReadError::Io { error, .. } => format!("ERR_PNPM_{}", os_error::errno_name(error)),
-            ReadError::Index(e) => e.code().into(),
+            ReadError::Index(e) => e.code(),
             ReadError::Other(_) => "ERR_PNPM_READ_FROM_STORE".into(),
         }
     }
@@ -185,23 +197,6 @@ impl ReadError {
         }
     }
 }
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReadError::UnexpectedPkgContent { message, .. } => f.write_str(message),
-            ReadError::MissingContentDigest(file) => {
-                write!(f, "Content digest is missing for {file}")
-            }
-            // Node's wording: "EACCES: permission denied, unlink '/path'".
-            ReadError::Io { error, .. } => f.write_str(&self.site().unwrap().message(error)),
-            ReadError::Index(e) => write!(f, "{e}"),
-            ReadError::Other(message) => f.write_str(message),
-        }
-    }
-}
-
-impl std::error::Error for ReadError {}
 
 impl From<IndexError> for ReadError {
     fn from(e: IndexError) -> Self {

@@ -210,15 +210,15 @@ fn another_algorithm_is_refused() {
         ("files".into(), Value::Map(vec![])),
     ]));
     let err = upload_side_effects(&row, "k", &added).unwrap_err();
-    assert_eq!(err.code().as_deref(), Some("ERR_PNPM_ALGO_MISMATCH"));
+    assert_eq!(err.code(), "ERR_PNPM_ALGO_MISMATCH");
 }
 
 #[test]
-fn invalid_package_json_fails_without_a_code() {
+fn invalid_package_json_fails_with_the_git_fetchers_code() {
     let (_tmp, pkg, cas) = setup();
     write(&pkg, "package.json", "{ nope");
     let err = add_dir(&cas, &AddDirRequest::new(&pkg)).unwrap_err();
-    assert_eq!(err.code(), None, "pnpm's caller supplies its default code");
+    assert_eq!(err.code(), "ERR_PNPM_GIT_FETCH_FAILED");
 }
 
 // Unix: the tests that record symlinks make file symlinks (see below).

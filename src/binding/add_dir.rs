@@ -92,7 +92,7 @@ pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object
                     AddDirError::Io(e) => Some(e.site.clone()),
                     _ => None,
                 };
-                failed(NativeError::new(e.code().unwrap_or_default(), e.to_string()).at(site))
+                failed(NativeError::new(e.code(), e.to_string()).at(site))
             }
         },
         failed,

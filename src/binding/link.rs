@@ -34,7 +34,7 @@ pub(super) fn import_error(e: ImportError) -> NativeError {
 }
 
 fn link_error(e: LinkError) -> NativeError {
-    NativeError::new(e.code.unwrap_or_default(), e.message).at(e.site)
+    NativeError::new(e.code, e.message).at(e.site)
 }
 
 pub(super) fn files_map(paths: Vec<String>, blobs: Vec<String>) -> FilesMap {
@@ -347,8 +347,6 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
 
 #[napi(object)]
 pub struct LinkResult {
-    /// `code` is empty when pnpm would use its default (`ERR_PNPM_SYMLINK_FAILED` /
-    /// `ERR_PNPM_HARDLINK_FAILED`).
     pub error: Option<NativeError>,
     pub counts: LinkCounts,
     pub warnings: Vec<String>,
@@ -380,7 +378,7 @@ pub fn symlink_all_modules(env: &Env, deps: SymlinkDepsInput) -> napi::Result<Ob
         move || {
             let stats = Stats::default();
             let result = symlink_deps(&deps)
-                .map_err(LinkError::from)
+                .map_err(|e| LinkError::symlink_failed(e.message))
                 .and_then(|deps| link::symlink_all_modules(&deps, &stats));
             link_result(result, &stats)
         },
