@@ -1,4 +1,4 @@
-//! A package directory into the store (pnpm's `addFilesFromDir`, spec §5): git-hosted and local
+//! A package directory into the store (pnpm's `addFilesFromDir`; docs/store-format.md, "Index rows"): git-hosted and local
 //! packages, and the side-effects upload that records what a package's build scripts changed.
 
 use std::collections::{HashMap, HashSet};
@@ -124,7 +124,7 @@ pub struct AddedDir {
     pub files: Vec<ExtractedFile>,
     /// `package.json` as parsed (or `appendManifest`), before normalisation.
     pub raw_manifest: Option<Value>,
-    /// The bundled manifest (spec §3.8).
+    /// The bundled manifest (docs/store-format.md, "Index rows").
     pub manifest: Option<Value>,
     /// When symlinks are recorded (pnpm 11.28's upload): a symlink was met that is not (always
     /// `false` otherwise).

@@ -1,6 +1,6 @@
 //! The content-addressable file store: `files/XX/<rest>[-exec]` blobs named by SHA-512.
 //!
-//! Write semantics follow pnpm 11 (spec §4) so that pnpm and this addon can share one store:
+//! Write semantics follow pnpm 11 (docs/store-format.md, "Writing blobs") so that pnpm and this addon can share one store:
 //! an existing blob is trusted only after re-hashing it, a new blob is created exclusively, and a
 //! corrupt blob is replaced through a temp file + rename so that a reader never sees it missing.
 //!

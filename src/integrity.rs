@@ -1,4 +1,4 @@
-//! Subresource-integrity strings as pnpm's worker checks them (contract §3.2).
+//! Subresource-integrity strings as pnpm's worker checks them (`worker/src/start.ts` in pnpm).
 //!
 //! pnpm accepts exactly one `algo-base64` token, decodes the base64 part with Node's lenient
 //! `Buffer.from(x, 'base64')`, hashes the **raw** downloaded bytes with the named algorithm and

@@ -1,5 +1,5 @@
-//! Linking a whole `node_modules`: the dependency symlinks (`symlinkAllModules`, store contract
-//! §8.1), `hardLinkDir` (§8.2), and the batch that imports a lockfile's worth of packages and
+//! Linking a whole `node_modules`: the dependency symlinks (`symlinkAllModules`), `hardLinkDir`
+//! (docs/store-format.md, "Linking into node_modules"), and the batch that imports a lockfile's worth of packages and
 //! then links their dependencies in one call.
 //!
 //! Why a batch: pnpm imports package by package, each a message to a worker thread (at most 4 at

@@ -4,7 +4,7 @@
 //!
 //! Written from the behaviour of pnpm 11 (`@pnpm/store.cafs` `normalizeBundledManifest`,
 //! `@pnpm/building.pkg-requires-build`) and node-semver 7.x, cross-checked against those
-//! packages running in Node; see the contract §3.7–§3.9.
+//! packages running in Node; see docs/store-format.md, "Index rows".
 
 use crate::js;
 use crate::value::Value;

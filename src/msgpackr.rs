@@ -1,6 +1,6 @@
 //! The subset of msgpackr 2.0.5 that pnpm's `index.db` rows use: `new Packr({useRecords: true,
 //! moreTypes: true})` with no shared structures, so every row carries its own record definitions.
-//! See the store contract §2.6; `encode` must reproduce msgpackr's bytes exactly, because pnpm 11
+//! See docs/store-format.md, "The index database"; `encode` must reproduce msgpackr's bytes exactly, because pnpm 11
 //! and this crate share one store.
 //!
 //! Decoding is tolerant of other encoders (pnpm 12, plain msgpack) but, like msgpackr, rejects

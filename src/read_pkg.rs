@@ -1,4 +1,5 @@
-//! Reading packages back out of the store: pnpm 11's `readPkgFromCafs` (store contract §6), for
+//! Reading packages back out of the store: pnpm 11's `readPkgFromCafs` (docs/store-format.md,
+//! "Reading and verification"), for
 //! one key or for a lockfile's worth of keys at once.
 //!
 //! A read looks the row up in `index.db`, checks it against the package the caller expects,
@@ -16,7 +17,7 @@
 //! and its row rewritten. pnpm fails the whole install with `ERR_PNPM_READ_FROM_STORE` there,
 //! which leaves a store with one bad row unusable until someone deletes `index.db`.
 //!
-//! Blob removal follows the store contract (pnpm 11 as of `@pnpm/worker` 1100.2): a blob that
+//! Blob removal follows pnpm 11 (as of `@pnpm/worker` 1100.2): a blob that
 //! fails verification is removed. Newer 1100.x releases only remove a *directory* squatting at
 //! a blob path and leave a mismatching file for the re-fetch to replace atomically.
 
@@ -41,7 +42,7 @@ use crate::{os_error, platform};
 #[derive(Debug, Clone)]
 pub struct ReadRequest<'a> {
     /// The store directory exactly as the caller gave it: blob paths are built by plain
-    /// concatenation from it, as pnpm builds them on this path (spec §1.5).
+    /// concatenation from it, as pnpm builds them on this path (docs/store-format.md, "Blob paths").
     pub store_dir: &'a str,
     pub verify_store_integrity: bool,
     /// `false`: a name/version mismatch is a warning instead of an error.
@@ -448,7 +449,7 @@ pub fn equal_or_semver_equal(actual: &Value, wanted: &str) -> bool {
 }
 
 /// pnpm's read-side blob path: `storeDir + sep + "files" + sep + hex[0..2] + sep + hex[2..]`,
-/// `-exec` appended for an executable mode. Not normalised (spec §1.5).
+/// `-exec` appended for an executable mode. Not normalised (docs/store-format.md, "Blob paths").
 pub fn blob_path(store_dir: &str, digest: &str, mode: u32) -> String {
     cas::blob_path(store_dir, SEP, digest, is_executable(mode))
 }

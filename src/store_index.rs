@@ -1,5 +1,5 @@
 //! The store's SQLite package index, `<storeDir>/index.db`, opened the way pnpm 11 opens it
-//! (spec §2) so that pnpm 11, pnpm 12 and this addon can use one store at the same time.
+//! (docs/store-format.md, "The index database") so that pnpm 11, pnpm 12 and this addon can use one store at the same time.
 //!
 //! All writes of a process go through one writer thread per store that owns the only writable
 //! connection: rows submitted while a transaction is committing are gathered into the next one
@@ -116,7 +116,7 @@ impl StoreIndex {
         }
     }
 
-    /// The index of a `frozenStore` (spec §2.3): opened read-only with SQLite's `immutable=1`
+    /// The index of a `frozenStore`: opened read-only with SQLite's `immutable=1`
     /// URI parameter, so no `-wal`/`-shm` file is created and a read-only directory works; no
     /// pragma, no `CREATE TABLE`. Every write fails with `ERR_PNPM_FROZEN_STORE_WRITE`.
     pub fn new_frozen(store_dir: &Path) -> Self {
