@@ -13,7 +13,6 @@ import fs from 'node:fs'
 import os from 'node:os'
 import { isMainThread, parentPort } from 'node:worker_threads'
 import * as cas from './index.js'
-import { applySideEffectsSymlinks } from './side-effects-symlinks.js'
 import { readCreatingStoreDir } from './store-dir.js'
 
 type VerifiedFileIntegrity = cas.VerifiedFileIntegrity
@@ -147,6 +146,7 @@ async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
       verifyStoreIntegrity: Boolean(msg.verifyStoreIntegrity),
       strictStorePkgContentCheck: msg.strictStorePkgContentCheck,
       frozenStore: msg.frozenStore,
+      sideEffectsSymlinks: true,
     }, msg.filesIndexFile, { expectedPkg: msg.expectedPkg }))
   } catch (err) {
     return errorReply(err)
@@ -155,7 +155,6 @@ async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
   if ('pkgFilesIndex' in result) {
     return { status: 'success', verifiedFileIntegrity, value: { verified: false, pkgFilesIndex: null } }
   }
-  applySideEffectsSymlinks(result.files)
   return {
     status: 'success',
     warnings: result.warnings,

@@ -25,12 +25,8 @@ use crate::import::{
 };
 use crate::js::{relative, resolve};
 use crate::package_index::{self, PackageFileInfo, SideEffectsDiff};
-use crate::symlink_entry::{normalize_target, placeable_link_path, SYMLINK_MODE};
+use crate::symlink_entry::{self, placeable_link_path, Symlinks};
 use crate::{js, os_error, platform, store};
-
-/// A side-effects entry's recorded symlinks (pnpm 11.28): relative link path → target text,
-/// created in the package after its files.
-pub type Symlinks = Vec<(String, String)>;
 
 /// One package of `symlinkAllModules`: link each child into `modules` under its alias.
 #[derive(Debug, Clone)]
@@ -676,13 +672,9 @@ fn to_map<'a>(
         .collect()
 }
 
-const S_IFMT: u32 = 0o170000;
-
-/// A side-effects diff as pnpm 11.28 reads it: symlink-mode entries become symlinks (target =
-/// the blob's text) when every one is restorable (`normalize_target` keeps its text as is) and
-/// no restored file or link lies below one of them; otherwise `None`, the diff is dropped (the
-/// package is imported as if it had no side effects for this key). pnpm 11.28 never records
-/// symlinks on Windows, so there any such entry drops the diff.
+/// A side-effects diff as pnpm 11.28 reads it: symlink-mode entries become symlinks
+/// ([`symlink_entry::restore_links`]); `None` when they cannot all be restored, and the diff is
+/// dropped (the package is imported as if it had no side effects for this key).
 fn side_effects_of(
     store_dir: &str,
     key: &str,
@@ -690,51 +682,27 @@ fn side_effects_of(
     d: &SideEffectsDiff,
 ) -> Result<Option<(SideEffects, Symlinks)>, ImportError> {
     let all = d.added.as_deref().unwrap_or(&[]);
-    let is_link = |info: &PackageFileInfo| info.mode & S_IFMT == SYMLINK_MODE;
+    let is_link = |info: &PackageFileInfo| symlink_entry::is_symlink_entry(info.mode);
     let diff = SideEffects {
         added: to_map(store_dir, key, all.iter().filter(|(_, i)| !is_link(i)))?,
         deleted: d.deleted.clone().unwrap_or_default(),
     };
-    let links: Vec<&(String, PackageFileInfo)> = all.iter().filter(|(_, i)| is_link(i)).collect();
-    if links.is_empty() {
-        return Ok(Some((diff, Symlinks::new())));
-    }
-    if cfg!(windows) {
-        return Ok(None);
-    }
-    let mut symlinks = Symlinks::new();
-    for (path, info) in links {
-        let blob = blob_path(store_dir, key, path, info)?;
-        let target = match fs::read(&blob) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(ImportError::os(&e, "open", &blob, None)),
-        };
-        if normalize_target(path, &target).as_deref() != Some(target.as_str()) {
-            return Ok(None);
-        }
-        symlinks.push((path.clone(), target));
-    }
-    let links: HashSet<&str> = symlinks.iter().map(|(p, _)| p.as_str()).collect();
-    let deleted: HashSet<&str> = diff.deleted.iter().map(String::as_str).collect();
-    let restored = diff
-        .added
+    let links = all
         .iter()
-        .map(|(p, _)| p.as_str())
-        .chain(links.iter().copied())
-        .chain(
-            base.iter()
-                .map(|(p, _)| p.as_str())
-                .filter(|p| !deleted.contains(p)),
-        );
-    let below_a_link = |p: &str| {
-        p.match_indices('/')
-            .any(|(slash, _)| slash > 0 && links.contains(&p[..slash]))
-    };
-    if restored.into_iter().any(below_a_link) {
-        return Ok(None);
+        .filter(|(_, i)| is_link(i))
+        .map(|(path, info)| Ok((path.as_str(), blob_path(store_dir, key, path, info)?)))
+        .collect::<Result<Vec<_>, ImportError>>()?;
+    let deleted: HashSet<&str> = diff.deleted.iter().map(String::as_str).collect();
+    let restored = diff.added.iter().map(|(p, _)| p.as_str()).chain(
+        base.iter()
+            .map(|(p, _)| p.as_str())
+            .filter(|p| !deleted.contains(p)),
+    );
+    match symlink_entry::restore_links(&links, restored) {
+        Ok(Some(symlinks)) => Ok(Some((diff, symlinks))),
+        Ok(None) => Ok(None),
+        Err((e, blob)) => Err(ImportError::os(&e, "open", &blob, None)),
     }
-    Ok(Some((diff, symlinks)))
 }
 
 /// Symlinks handed over with a file map were checked by whoever read them; their link paths

@@ -76,6 +76,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         store_dir: &req.store_dir,
         verify_store_integrity: req.verify_store_integrity,
         strict_store_pkg_content_check: req.strict_store_pkg_content_check,
+        side_effects_symlinks: false,
     };
     let keys: Vec<&str> = req.packages.iter().map(|p| p.key.as_str()).collect();
     let expected: Vec<Option<ExpectedPkg>> = req

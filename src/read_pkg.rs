@@ -25,6 +25,7 @@ use std::collections::HashSet;
 use std::fs::{self, File};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, ErrorKind};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -35,6 +36,7 @@ use crate::manifest::{requires_build, semver_clean_loose};
 use crate::msgpackr;
 use crate::package_index::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff};
 use crate::store_index::{IndexError, StoreIndex};
+use crate::symlink_entry::{self, Symlinks};
 use crate::value::Value;
 use crate::{os_error, platform};
 
@@ -47,6 +49,9 @@ pub struct ReadRequest<'a> {
     pub verify_store_integrity: bool,
     /// `false`: a name/version mismatch is a warning instead of an error.
     pub strict_store_pkg_content_check: bool,
+    /// Read side-effects symlink entries back as pnpm 11.28 does
+    /// ([`SideEffectsEntry::symlinks`]); `@pnpm/worker` 1100.x hands them back as files.
+    pub side_effects_symlinks: bool,
 }
 
 /// The package the caller expects under a key (pnpm's `expectedPkg`).
@@ -131,6 +136,10 @@ pub type Quarantine = Vec<(String, Vec<String>)>;
 pub struct SideEffectsEntry {
     pub cache_key: String,
     pub diff: SideEffectsDiff,
+    /// With [`ReadRequest::side_effects_symlinks`]: the diff's symlink entries, restorable
+    /// (`symlink_entry::restore_links`; an entry that is not is dropped). They stay in `diff`
+    /// (pnpm's `sideEffectsDiffs`) and leave pnpm's `sideEffectsMaps` `added`.
+    pub symlinks: Option<Symlinks>,
 }
 
 /// Why a read failed. Each maps to the code pnpm's worker would give.
@@ -337,11 +346,16 @@ pub fn read_row(
             &mut warnings,
         )?;
     }
-    let (verified, side_effects) = if req.verify_store_integrity {
+    let (verified, mut side_effects) = if req.verify_store_integrity {
         Verifier::new(req.store_dir, &row.algo, tally).check_row(&row)?
     } else {
         (true, all_side_effects(&row))
     };
+    if req.side_effects_symlinks {
+        if let Some(entries) = side_effects.take() {
+            side_effects = restore_symlinks(req.store_dir, &row.files, entries)?;
+        }
+    }
     let requires_build = row.requires_build.unwrap_or_else(|| {
         requires_build(
             row.bundled_manifest(),
@@ -462,6 +476,56 @@ pub fn push_blob_name(out: &mut String, digest: &str, mode: u32) {
     cas::push_blob_name(out, digest, SEP, is_executable(mode));
 }
 
+/// pnpm 11.28's read of side-effects symlinks: each entry's links restored, or the entry
+/// dropped; `None` when no entry is left.
+fn restore_symlinks(
+    store_dir: &str,
+    files: &[(String, PackageFileInfo)],
+    entries: Vec<SideEffectsEntry>,
+) -> Result<Option<Vec<SideEffectsEntry>>, ReadError> {
+    let mut kept = Vec::with_capacity(entries.len());
+    for mut entry in entries {
+        let restored = {
+            let added = entry.diff.added.as_deref().unwrap_or(&[]);
+            let is_link = |i: &PackageFileInfo| symlink_entry::is_symlink_entry(i.mode);
+            let links: Vec<(&str, PathBuf)> = added
+                .iter()
+                .filter(|(_, i)| is_link(i))
+                .map(|(p, i)| (p.as_str(), blob_path(store_dir, &i.digest, i.mode).into()))
+                .collect();
+            if links.is_empty() {
+                kept.push(entry);
+                continue;
+            }
+            let deleted: HashSet<&str> = entry
+                .diff
+                .deleted
+                .iter()
+                .flatten()
+                .map(String::as_str)
+                .collect();
+            let others = added
+                .iter()
+                .filter(|(_, i)| !is_link(i))
+                .map(|(p, _)| p.as_str());
+            let base = files.iter().map(|(p, _)| p.as_str());
+            symlink_entry::restore_links(
+                &links,
+                others.chain(base.filter(|p| !deleted.contains(p))),
+            )
+        };
+        match restored {
+            Ok(Some(symlinks)) => {
+                entry.symlinks = Some(symlinks);
+                kept.push(entry);
+            }
+            Ok(None) => {}
+            Err((error, blob)) => return Err(io_error("open", &blob.to_string_lossy(), error)),
+        }
+    }
+    Ok((!kept.is_empty()).then_some(kept))
+}
+
 /// `verifyStoreIntegrity: false`: every side-effects entry is kept, an empty `{}` diff too,
 /// and no blob is looked at.
 fn all_side_effects(row: &PackageFilesIndex) -> Option<Vec<SideEffectsEntry>> {
@@ -472,6 +536,7 @@ fn all_side_effects(row: &PackageFilesIndex) -> Option<Vec<SideEffectsEntry>> {
         .map(|(cache_key, diff)| SideEffectsEntry {
             cache_key: cache_key.clone(),
             diff: diff.clone(),
+            symlinks: None,
         })
         .collect();
     (!entries.is_empty()).then_some(entries)
@@ -531,6 +596,7 @@ impl<'a> Verifier<'a> {
                 kept.push(SideEffectsEntry {
                     cache_key: cache_key.clone(),
                     diff: diff.clone(),
+                    symlinks: None,
                 });
             }
         }

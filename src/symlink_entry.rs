@@ -1,15 +1,68 @@
 //! Symlinks recorded as index entries, as pnpm 11.28 uploads a built package's side effects:
 //! an entry with mode `0o120000` whose blob is the link's target text. Only links that pnpm can
 //! recreate safely are recorded: a relative target in normal form that stays inside the package
-//! and does not reach into a `node_modules`. Reading such entries back (an entry is restorable
-//! iff `normalize_target` keeps its text as is) is done natively for `linkPackages`' index rows
-//! (`link::files_from_row`) and in TS for the pnpm worker protocol's reads
-//! (`lib/side-effects-symlinks.ts`). Placing them is native on every path
-//! (`link::place_symlinks`).
+//! and does not reach into a `node_modules`. Reading such entries back is [`restore_links`],
+//! for `linkPackages`' index rows (`link::files_from_row`) and for the pnpm worker protocol's
+//! reads (`read_pkg`); placing them is `link::place_symlinks`. See docs/store-format.md,
+//! "Index rows".
+
+use std::collections::HashSet;
+use std::io;
+use std::path::PathBuf;
 
 /// `S_IFLNK`: the mode of a recorded symlink entry. It has no x bit, so the target text is
 /// stored as a non-executable blob.
 pub const SYMLINK_MODE: u32 = 0o120000;
+
+/// A side-effects entry's recorded symlinks: relative link path → target text.
+pub type Symlinks = Vec<(String, String)>;
+
+const S_IFMT: u32 = 0o170000;
+
+/// Whether an index entry's mode says it is a recorded symlink.
+pub fn is_symlink_entry(mode: u32) -> bool {
+    mode & S_IFMT == SYMLINK_MODE
+}
+
+/// A side-effects diff's symlink entries as pnpm 11.28 reads them back: `links` (each entry's
+/// path and blob path) become symlinks (target = the blob's text) when every one is restorable
+/// (`normalize_target` keeps its text as is) and no path the package will hold — `restored`,
+/// the diff's other added files and the base files it does not delete, plus the links
+/// themselves — lies below one of them. `Ok(None)`: the diff is dropped (the package is built
+/// again), as for a link whose blob is missing. pnpm 11.28 never records symlinks on Windows,
+/// so there any link drops the diff. `Err`: a blob could not be read, and its path.
+pub fn restore_links<'a>(
+    links: &[(&'a str, PathBuf)],
+    restored: impl Iterator<Item = &'a str>,
+) -> Result<Option<Symlinks>, (io::Error, PathBuf)> {
+    if links.is_empty() {
+        return Ok(Some(Symlinks::new()));
+    }
+    if cfg!(windows) {
+        return Ok(None);
+    }
+    let mut symlinks = Symlinks::with_capacity(links.len());
+    for (path, blob) in links {
+        let target = match std::fs::read(blob) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err((e, blob.clone())),
+        };
+        if normalize_target(path, &target).as_deref() != Some(target.as_str()) {
+            return Ok(None);
+        }
+        symlinks.push((path.to_string(), target));
+    }
+    let link_paths: HashSet<&str> = links.iter().map(|(p, _)| *p).collect();
+    let below_a_link = |p: &str| {
+        p.match_indices('/')
+            .any(|(slash, _)| slash > 0 && link_paths.contains(&p[..slash]))
+    };
+    if restored.chain(link_paths.iter().copied()).any(below_a_link) {
+        return Ok(None);
+    }
+    Ok(Some(symlinks))
+}
 
 /// The target text to record for the symlink at `link_path` (relative, `/`-separated), or
 /// `None` when pnpm 11.28 would not record it (the link is then followed as before).

@@ -1,5 +1,6 @@
 use super::*;
 use crate::js::resolve;
+use crate::symlink_entry::SYMLINK_MODE;
 
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
