@@ -14,8 +14,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::dependency_links::{self, SymlinkDep};
 use crate::import::{FilesMap, ImportMethod, Imported, Stats};
-use crate::link::{self, BatchPackage, BatchRequest, FilesSource, SymlinkDep};
+use crate::link::{self, BatchPackage, BatchRequest, FilesSource};
 use crate::read_pkg::{self, ExpectedPkg, PkgRead, ReadRequest};
 use crate::store;
 
@@ -130,8 +131,8 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         .filter(|&i| outcomes[i].is_ok())
         .map(|i| {
             let dep = &req.packages[i].deps;
-            let result =
-                link::symlink_all_modules(std::slice::from_ref(dep), stats).map_err(|e| e.message);
+            let result = dependency_links::symlink_all_modules(std::slice::from_ref(dep), stats)
+                .map_err(|e| e.message);
             (i, result)
         })
         .collect();

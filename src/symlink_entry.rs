@@ -2,13 +2,16 @@
 //! an entry with mode `0o120000` whose blob is the link's target text. Only links that pnpm can
 //! recreate safely are recorded: a relative target in normal form that stays inside the package
 //! and does not reach into a `node_modules`. Reading such entries back is [`restore_links`],
-//! for `linkPackages`' index rows (`link::files_from_row`) and for the pnpm worker protocol's
-//! reads (`read_pkg`); placing them is `link::place_symlinks`. See docs/store-format.md,
-//! "Index rows".
+//! for `linkPackages`' index rows (`row_files::files_from_row`) and for the pnpm worker
+//! protocol's reads (`read_pkg`); placing them after a package's files is [`place_symlinks`].
+//! See docs/store-format.md, "Index rows".
 
 use std::collections::HashSet;
-use std::io;
-use std::path::PathBuf;
+use std::fs;
+use std::io::{self, ErrorKind};
+use std::path::{Path, PathBuf};
+
+use crate::import::ImportError;
 
 /// `S_IFLNK`: the mode of a recorded symlink entry. It has no x bit, so the target text is
 /// stored as a non-executable blob.
@@ -132,6 +135,74 @@ fn plain_name(segment: &str) -> bool {
 /// sign in `pac\u{212A}age.json` counts as `k`.
 fn is_name(segment: &str, reserved: &str) -> bool {
     segment.to_lowercase() == reserved
+}
+
+/// Symlinks handed over with a file map were checked by whoever read them; their link paths
+/// are checked again here, so that none can be placed outside `target_dir`.
+pub fn check_link_paths(target_dir: &Path, symlinks: &Symlinks) -> Result<(), ImportError> {
+    match symlinks.iter().find(|(rel, _)| !placeable_link_path(rel)) {
+        None => Ok(()),
+        Some((rel, _)) => Err(ImportError::with_code(
+            "ERR_PNPM_UNSAFE_FILE_PATH",
+            format!(
+                "Refusing to create the symlink {} in {}: the path leaves the package directory",
+                crate::json::quote(rel),
+                target_dir.display()
+            ),
+        )),
+    }
+}
+
+/// Creates (or corrects) a package's side-effects symlinks once its files are in place, as
+/// pnpm 11.28's importer does: a right link is kept, anything else at the path is replaced. The
+/// link paths are plain names inside `dir` (checked on reading); a path whose parent inside
+/// `dir` is a symlink fails rather than write through it.
+pub fn place_symlinks(dir: &Path, symlinks: &Symlinks) -> Result<(), ImportError> {
+    for (rel, target) in symlinks {
+        let dest = dir.join(rel);
+        if fs::read_link(&dest).is_ok_and(|t| t.as_os_str() == std::ffi::OsStr::new(target)) {
+            continue;
+        }
+        let mut parent = dir.to_path_buf();
+        let segments: Vec<&str> = rel.split('/').collect();
+        for segment in &segments[..segments.len() - 1] {
+            parent.push(segment);
+            match fs::symlink_metadata(&parent) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(ImportError::linking_failed(format!(
+                        "Cannot create the symlink {} below the symlink {}",
+                        dest.display(),
+                        parent.display()
+                    )))
+                }
+                _ => {}
+            }
+        }
+        if let Some(parent) = dest.parent() {
+            fs::create_dir_all(parent).map_err(|e| ImportError::os(&e, "mkdir", parent, None))?;
+        }
+        let removed = match fs::symlink_metadata(&dest) {
+            Ok(m) if m.is_dir() => fs::remove_dir_all(&dest),
+            Ok(_) => fs::remove_file(&dest),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+        removed.map_err(|e| ImportError::os(&e, "rm", &dest, None))?;
+        make_symlink(target, &dest)
+            .map_err(|e| ImportError::os(&e, "symlink", Path::new(target), Some(&dest)))?;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_symlink(target: &str, dest: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, dest)
+}
+
+#[cfg(not(unix))]
+fn make_symlink(_target: &str, _dest: &Path) -> io::Result<()> {
+    // Never reached: symlink entries drop their side-effects diff where there are no symlinks.
+    Err(io::Error::from(ErrorKind::Unsupported))
 }
 
 #[cfg(test)]

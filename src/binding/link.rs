@@ -12,10 +12,11 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::task::spawn_settled;
+use crate::dependency_links::{self, LinkError, SymlinkDep};
 use crate::import::{
     FilesMap, ImportError, ImportMethod, Imported, ResolvedFrom, SideEffects, Stats,
 };
-use crate::link::{self, BatchPackage, BatchRequest, Counts, FilesSource, LinkError, SymlinkDep};
+use crate::link::{self, BatchPackage, BatchRequest, Counts, FilesSource};
 use crate::pools;
 
 /// How a package was imported, as one character of a batch's result string: `k` clone,
@@ -379,7 +380,7 @@ pub fn symlink_all_modules(env: &Env, deps: SymlinkDepsInput) -> napi::Result<Ob
             let stats = Stats::default();
             let result = symlink_deps(&deps)
                 .map_err(|e| LinkError::symlink_failed(e.message))
-                .and_then(|deps| link::symlink_all_modules(&deps, &stats));
+                .and_then(|deps| dependency_links::symlink_all_modules(&deps, &stats));
             link_result(result, &stats)
         },
         link_panic,
@@ -396,7 +397,8 @@ pub fn hard_link_dir(env: &Env, src: String, dest_dirs: Vec<String>) -> napi::Re
         move || {
             let stats = Stats::default();
             let dests: Vec<PathBuf> = dest_dirs.into_iter().map(PathBuf::from).collect();
-            let result = link::hard_link_dir(PathBuf::from(src).as_path(), &dests, &stats);
+            let result =
+                crate::hard_link_dir::hard_link_dir(PathBuf::from(src).as_path(), &dests, &stats);
             link_result(result, &stats)
         },
         link_panic,
