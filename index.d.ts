@@ -187,6 +187,12 @@ export interface LinkPackageInput {
   sideEffectsAddedPaths?: Array<string>
   sideEffectsAddedBlobPaths?: Array<string>
   sideEffectsDeleted?: Array<string>
+  /**
+   * With `paths`: the side-effects symlinks to create after the files (link paths and
+   * targets, pairwise).
+   */
+  symlinkPaths?: Array<string>
+  symlinkTargets?: Array<string>
   packageImportMethod?: string
   resolvedFrom?: string
   requiresBuild?: boolean
@@ -240,10 +246,6 @@ export interface LinkPackagesResult {
 }
 
 export interface LinkResult {
-  /**
-   * `code` is empty when pnpm would use its default (`ERR_PNPM_SYMLINK_FAILED` /
-   * `ERR_PNPM_HARDLINK_FAILED`).
-   */
   error?: NativeError
   counts: LinkCounts
   warnings: Array<string>
@@ -365,6 +367,11 @@ export interface ReadPkgsOptions {
   strictStorePkgContentCheck: boolean
   /** Open the index read-only and immutable (pnpm's `frozenStore`). */
   frozenStore: boolean
+  /**
+   * Read side-effects symlink entries back as pnpm 11.28 does (`symlinkPaths`/
+   * `symlinkTargets` of each entry; entries that cannot be restored are left out).
+   */
+  sideEffectsSymlinks?: boolean
   /** The package expected under each key (same length as `keys`), if any. */
   expectedPkgs?: Array<ExpectedPkgOptions | undefined | null>
 }
@@ -383,6 +390,12 @@ export interface SideEffectsEntry {
   /** The stored infos of the added files, parallel to `addedPaths`. */
   addedInfos?: Array<StoredFileInfo>
   deleted?: Array<string>
+  /**
+   * With `sideEffectsSymlinks`: the entry's symlinks (link paths and targets, pairwise),
+   * which pnpm 11.28 keeps out of `sideEffectsMaps`' `added`.
+   */
+  symlinkPaths?: Array<string>
+  symlinkTargets?: Array<string>
 }
 
 /** A file as the index row records it (for pnpm's `sideEffectsDiffs`). */

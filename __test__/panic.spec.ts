@@ -7,12 +7,19 @@ import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 
+// A panic is a bug in the addon, not a bad package or store: it has a code of its own.
+const PANIC = 'ERR_PNPM_CAS_NATIVE_PANIC'
 const cases: Array<[string, string, string]> = [
+  // Still the extraction's failure code: its binding (src/binding/extract_tarball.rs) is being
+  // rewritten on another branch (issue 16) and moves to the panic code there.
   ['addFilesFromTarball', 'extracting', 'ERR_PNPM_TARBALL_EXTRACT'],
-  ['addFilesFromDir', 'adding a directory', 'ERR_PNPM_GIT_FETCH_FAILED'],
-  ['readPkgFromCafs', 'reading the store', 'ERR_PNPM_READ_FROM_STORE'],
-  ['importPackage', 'linking', 'ERR_PNPM_LINKING_FAILED'],
-  ['linkPackages', 'linking', 'ERR_PNPM_LINKING_FAILED'],
+  ['addFilesFromDir', 'adding a directory', PANIC],
+  ['readPkgFromCafs', 'reading the store', PANIC],
+  ['importPackage', 'linking', PANIC],
+  ['linkPackages', 'linking', PANIC],
+  ['symlinkAllModules', 'linking', PANIC],
+  ['hardLinkDir', 'linking', PANIC],
+  ['linkStoredPackages', 'linking', PANIC],
 ]
 
 describe('a panic in a native task', () => {

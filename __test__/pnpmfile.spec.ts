@@ -89,6 +89,28 @@ describe('hooks.importPackage', () => {
     expect(fs.statSync(path.join(to, 'x.js')).nlink).toBe(1)
     cas.closeStores()
   })
+
+  it.skipIf(process.platform === 'win32')('places the side-effects symlinks pnpm hands over, natively, never below another symlink', async () => {
+    const root = freshDir('hook-symlinks')
+    const p = filled.packages[0]
+    const linked = path.join(root, 'linked')
+    await pnpmfile.hooks.importPackage(linked, { filesMap: p.filesMap, force: false, resolvedFrom: 'store', symlinks: new Map([['alias.json', 'package.json'], ['lib/up.json', '../package.json']]) })
+    expect(fs.readlinkSync(path.join(linked, 'alias.json'))).toBe('package.json')
+    expect(fs.readFileSync(path.join(linked, 'lib/up.json'), 'utf8')).toBe(fs.readFileSync(path.join(linked, 'package.json'), 'utf8'))
+    // `out` → `.`, then `out/x` would be written through it as the package's own `x`: refused
+    // (the TS placement this replaced wrote it).
+    const refused = path.join(root, 'refused')
+    const error = await pnpmfile.hooks.importPackage(refused, { filesMap: p.filesMap, force: false, resolvedFrom: 'store', symlinks: new Map([['out', '.'], ['out/x', '../package.json']]) }).then(() => null, (e) => e)
+    expect(error).toMatchObject({ code: 'ERR_PNPM_LINKING_FAILED' })
+    expect(error.message).toContain(`[importPackage ${refused}] Cannot create the symlink ${path.join(refused, 'out/x')} below the symlink ${path.join(refused, 'out')}`)
+    expect(fs.readdirSync(refused)).not.toContain('x')
+    // A link path that leaves the package is refused before anything is written.
+    const escaping = path.join(root, 'escaping')
+    await expect(pnpmfile.hooks.importPackage(escaping, { filesMap: p.filesMap, force: false, resolvedFrom: 'store', symlinks: new Map([['../x', 'package.json']]) }))
+      .rejects.toMatchObject({ code: 'ERR_PNPM_UNSAFE_FILE_PATH' })
+    expect(fs.existsSync(escaping)).toBe(false)
+    expect(fs.existsSync(path.join(root, 'x'))).toBe(false)
+  })
 })
 
 describe('fetchers[0]', () => {

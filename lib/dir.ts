@@ -102,7 +102,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     writeIndex: opts.writeIndex ?? true,
     returnIndexRow: opts.returnIndexRow ?? false,
   })
-  if (raw.error != null) throw pnpmErrorOf(raw.error, 'GIT_FETCH_FAILED')
+  if (raw.error != null) throw pnpmErrorOf(raw.error)
   const filesMap = new Map<string, string>()
   raw.paths!.forEach((p, i) => filesMap.set(p, raw.blobPaths![i]))
   return {

@@ -1,6 +1,9 @@
 /**
  * Error classes shaped like pnpm's (`@pnpm/error`), so code written against pnpm's worker can
- * branch on `err.code` (always `ERR_PNPM_…`) and on the integrity fields unchanged.
+ * branch on `err.code` (always `ERR_PNPM_…`) and on the integrity fields unchanged. Codes are
+ * full everywhere in this package: the native side decides them (`ERR_PNPM_…` included) and
+ * nothing here adds or invents one; only the pnpm worker protocol takes the prefix off the
+ * codes pnpm's own worker sends bare (lib/pnpm-protocol.ts).
  */
 
 export interface PnpmErrorOptions {
@@ -19,9 +22,10 @@ export class PnpmError extends Error {
   path?: string
   dest?: string
 
-  constructor (code: string, message: string, opts: PnpmErrorOptions = {}) {
+  /** `code` is the full code (`ERR_PNPM_…`). */
+  constructor (code: `ERR_PNPM_${string}`, message: string, opts: PnpmErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
-    this.code = code.startsWith('ERR_PNPM_') ? code : `ERR_PNPM_${code}`
+    this.code = code
     this.hint = opts.hint
     this.attempts = opts.attempts
   }
@@ -47,7 +51,7 @@ export class TarballIntegrityError extends PnpmError {
   readonly url?: string
 
   constructor (opts: TarballIntegrityErrorOptions) {
-    super('TARBALL_INTEGRITY',
+    super('ERR_PNPM_TARBALL_INTEGRITY',
       `Got unexpected checksum for ${tarballName(opts)}. Wanted "${opts.expected}". Got "${opts.found}".`,
       {
         attempts: opts.attempts,
@@ -83,11 +87,12 @@ export interface NativeFailure {
 }
 
 /**
- * A native failure as a `PnpmError` (`message` replaces the native one when given), with Node's
- * `syscall`, `path` and `dest` properties when it is a filesystem error.
+ * A native failure as a `PnpmError` with the code the native side decided (`message` replaces
+ * the native one when given), with Node's `syscall`, `path` and `dest` properties when it is a
+ * filesystem error. The one place native errors become JS errors.
  */
-export function pnpmErrorOf (failure: NativeFailure, defaultCode: string, message = failure.message): PnpmError {
-  const err = new PnpmError(failure.code || defaultCode, message, { hint: failure.hint ?? undefined })
+export function pnpmErrorOf (failure: NativeFailure, message = failure.message): PnpmError {
+  const err = new PnpmError(failure.code as `ERR_PNPM_${string}`, message, { hint: failure.hint ?? undefined })
   if (failure.syscall != null) err.syscall = failure.syscall
   if (failure.path != null) err.path = failure.path
   if (failure.dest != null) err.dest = failure.dest

@@ -16,6 +16,8 @@ export type PackageImportMethod = typeof PACKAGE_IMPORT_METHODS[number]
 export interface SideEffectsDiff {
   added?: Map<string, string>
   deleted?: string[]
+  /** Side-effects symlinks (pnpm 11.28): relative link path → target, created after the files. */
+  symlinks?: Map<string, string>
 }
 
 export interface PackageFilesResponse {
@@ -104,18 +106,19 @@ export interface SymlinkDep {
 /**
  * pnpm 11's `symlinkAllModules`: relative directory symlinks `<modules>/<alias>` → child, for
  * every dep. Invalid aliases fail with `ERR_PNPM_INVALID_DEPENDENCY_NAME`; other failures with
- * `ERR_PNPM_<errno>` or `ERR_PNPM_SYMLINK_FAILED`, prefixed `[symlinkAllModules] `.
+ * `ERR_PNPM_<errno>` (or `ERR_PNPM_SYMLINK_FAILED` for a link onto its own target), prefixed
+ * `[symlinkAllModules] `.
  */
 export async function symlinkAllModules (opts: { deps: SymlinkDep[] }): Promise<undefined> {
   checkObject('opts', opts)
   const raw = await binding.symlinkAllModules(flattenDeps('deps', opts.deps))
-  if (raw.error != null) throw pnpmErrorOf(raw.error, 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
+  if (raw.error != null) throw pnpmErrorOf(raw.error, `[symlinkAllModules] ${raw.error.message}`)
   return undefined
 }
 
 /**
  * pnpm 11's `hardLinkDir` (all paths absolute): replaces each of `destDirs` with a hard-linked copy of `src`
- * (without any `node_modules`). Failures: `ERR_PNPM_<errno>` or `ERR_PNPM_HARDLINK_FAILED`.
+ * (without any `node_modules`). Failures: `ERR_PNPM_<errno>`.
  * Like pnpm, an existing but empty `src` fails with `ERR_PNPM_ENOENT`.
  */
 export async function hardLinkDir (src: string, destDirs: string[]): Promise<void> {
@@ -123,7 +126,7 @@ export async function hardLinkDir (src: string, destDirs: string[]): Promise<voi
   if (!Array.isArray(destDirs)) throw invalidArgument('destDirs', 'an array of absolute paths', destDirs)
   destDirs.forEach((d, i) => checkAbsolutePath(`destDirs[${i}]`, d))
   const raw = await binding.hardLinkDir(src, destDirs)
-  if (raw.error != null) throw pnpmErrorOf(raw.error, 'HARDLINK_FAILED')
+  if (raw.error != null) throw pnpmErrorOf(raw.error)
 }
 
 export interface LinkPackage {
@@ -135,6 +138,13 @@ export interface LinkPackage {
   filesMap?: Map<string, string>
   sideEffectsMaps?: Map<string, SideEffectsDiff>
   sideEffectsCacheKey?: string
+  /**
+   * With `filesMap`: side-effects symlinks (relative link path → target) to create after the
+   * files, as pnpm hands them to an `importPackage` hook. A link that would go below another
+   * symlink fails (`ERR_PNPM_LINKING_FAILED`), one whose path leaves `targetDir` too
+   * (`ERR_PNPM_UNSAFE_FILE_PATH`).
+   */
+  symlinks?: Map<string, string>
   packageImportMethod?: PackageImportMethod
   resolvedFrom?: 'store' | 'local-dir' | 'remote'
   requiresBuild?: boolean
@@ -224,7 +234,8 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
     }
     if (p.filesMap == null) throw invalidArgument(`${name}.filesIndexFile`, 'a non-empty string (or filesMap a Map)', p.filesIndexFile)
     const files = flattenFilesMap(`${name}.filesMap`, p.filesMap)
-    full.push({ ...common, paths: files.paths, blobPaths: files.blobPaths, ...sideEffectsDiff(`${name}.sideEffectsMaps`, p.sideEffectsMaps, p.sideEffectsCacheKey) })
+    const diff = sideEffectsDiff(`${name}.sideEffectsMaps`, p.sideEffectsMaps, p.sideEffectsCacheKey)
+    full.push({ ...common, paths: files.paths, blobPaths: files.blobPaths, ...diff, ...flattenSymlinks(`${name}.symlinks`, p.symlinks, diff) })
   })
   const symlinks = flattenDeps('symlinks', opts.symlinks ?? [])
   checkStoreDirExists(opts.storeDir)
@@ -241,7 +252,7 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
   const order = [...compactIndex, ...fullIndex]
   if (raw.error != null) {
     if (raw.symlinkError) {
-      throw pnpmErrorOf(raw.error, 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
+      throw pnpmErrorOf(raw.error, `[symlinkAllModules] ${raw.error.message}`)
     }
     const target = raw.errorIndex == null ? '' : opts.packages[order[raw.errorIndex]].targetDir
     throw importError(target, raw.error)
@@ -357,7 +368,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     targetDirs: opts.packages.map((p) => p.targetDir).join('\0'),
     symlinks,
   })
-  if (raw.error != null) throw pnpmErrorOf(raw.error, 'LINKING_FAILED')
+  if (raw.error != null) throw pnpmErrorOf(raw.error)
   let reason = 0
   const results = [...raw.outcomes].map((c): StoredPackageResult => {
     const leftOut = LEFT_OUT[c]
@@ -375,20 +386,45 @@ function isCompact (p: LinkPackage): boolean {
 }
 
 function importError (targetDir: string, error: binding.NativeError): PnpmError {
-  return pnpmErrorOf(error, 'LINKING_FAILED', `[importPackage ${targetDir}] ${error.message}`)
+  return pnpmErrorOf(error, `[importPackage ${targetDir}] ${error.message}`)
 }
 
-function sideEffectsDiff (name: string, maps: Map<string, SideEffectsDiff> | undefined, key: string | undefined): {
+interface FlatSideEffects {
   sideEffectsAddedPaths?: string[]
   sideEffectsAddedBlobPaths?: string[]
   sideEffectsDeleted?: string[]
-} {
+  symlinkPaths?: string[]
+  symlinkTargets?: string[]
+}
+
+/** The diff for `key`, flattened; its `symlinks` are placed natively after the files. */
+function sideEffectsDiff (name: string, maps: Map<string, SideEffectsDiff> | undefined, key: string | undefined): FlatSideEffects {
   if (!key || maps == null) return {}
   if (!(maps instanceof Map)) throw invalidArgument(name, 'a Map', maps)
   const diff = maps.get(key)
   if (diff == null) return {}
-  const added = diff.added == null ? { paths: [], blobPaths: [] } : flattenFilesMap(`${name}.get(${JSON.stringify(key)}).added`, diff.added)
-  return { sideEffectsAddedPaths: added.paths, sideEffectsAddedBlobPaths: added.blobPaths, sideEffectsDeleted: diff.deleted ?? [] }
+  const entryName = `${name}.get(${JSON.stringify(key)})`
+  const added = diff.added == null ? { paths: [], blobPaths: [] } : flattenFilesMap(`${entryName}.added`, diff.added)
+  return {
+    sideEffectsAddedPaths: added.paths,
+    sideEffectsAddedBlobPaths: added.blobPaths,
+    sideEffectsDeleted: diff.deleted ?? [],
+    ...flattenSymlinks(`${entryName}.symlinks`, diff.symlinks, {}),
+  }
+}
+
+/** A package's own `symlinks`, else those of its side-effects diff. */
+function flattenSymlinks (name: string, symlinks: Map<string, string> | undefined, diff: FlatSideEffects): Pick<FlatSideEffects, 'symlinkPaths' | 'symlinkTargets'> {
+  if (symlinks == null) return { symlinkPaths: diff.symlinkPaths, symlinkTargets: diff.symlinkTargets }
+  if (!(symlinks instanceof Map)) throw invalidArgument(name, 'a Map', symlinks)
+  const symlinkPaths: string[] = []
+  const symlinkTargets: string[] = []
+  for (const [k, v] of symlinks) {
+    if (typeof k !== 'string' || typeof v !== 'string') throw invalidArgument(name, 'a Map of strings to strings', symlinks)
+    symlinkPaths.push(k)
+    symlinkTargets.push(v)
+  }
+  return { symlinkPaths, symlinkTargets }
 }
 
 function flattenFilesMap (name: string, map: unknown): { paths: string[], blobPaths: string[] } {

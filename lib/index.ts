@@ -126,7 +126,7 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
 export async function initStoreDir (storeDir: string): Promise<void> {
   checkAbsolutePath('storeDir', storeDir)
   const error = binding.initStoreDir(storeDir)
-  if (error != null) throw pnpmErrorOf(error, 'INIT_CAFS_FAILED')
+  if (error != null) throw pnpmErrorOf(error)
 }
 
 /** Commits queued index writes and closes the store-index connections; they reopen on demand. */
@@ -136,7 +136,7 @@ export function closeStores (): void {
 
 function extractError (error: binding.NativeError, url: string | undefined, filesIndexFile: string): Error {
   // pnpm's worker rejects with the index's own error when committing the row throws.
-  if (error.code === 'ERR_PNPM_FROZEN_STORE_WRITE') return new PnpmError(error.code, error.message)
+  if (error.code === 'ERR_PNPM_FROZEN_STORE_WRITE') return pnpmErrorOf(error)
   if (error.code === 'ERR_PNPM_TARBALL_INTEGRITY') {
     return new TarballIntegrityError({
       found: error.found!,
@@ -147,7 +147,7 @@ function extractError (error: binding.NativeError, url: string | undefined, file
     })
   }
   const from = url == null ? '' : ` from "${url}"`
-  return pnpmErrorOf(error, 'TARBALL_EXTRACT', `Failed to add tarball${from} to store: ${error.message}`)
+  return pnpmErrorOf(error, `Failed to add tarball${from} to store: ${error.message}`)
 }
 
 /** V8's own message for an invalid pattern, so the error reads as pnpm's does. */

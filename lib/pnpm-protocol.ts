@@ -13,7 +13,6 @@ import fs from 'node:fs'
 import os from 'node:os'
 import { isMainThread, parentPort } from 'node:worker_threads'
 import * as cas from './index.js'
-import { applySideEffectsSymlinks, placeSymlinks } from './side-effects-symlinks.js'
 import { readCreatingStoreDir } from './store-dir.js'
 
 type VerifiedFileIntegrity = cas.VerifiedFileIntegrity
@@ -147,6 +146,7 @@ async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
       verifyStoreIntegrity: Boolean(msg.verifyStoreIntegrity),
       strictStorePkgContentCheck: msg.strictStorePkgContentCheck,
       frozenStore: msg.frozenStore,
+      sideEffectsSymlinks: true,
     }, msg.filesIndexFile, { expectedPkg: msg.expectedPkg }))
   } catch (err) {
     return errorReply(err)
@@ -155,7 +155,6 @@ async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
   if ('pkgFilesIndex' in result) {
     return { status: 'success', verifiedFileIntegrity, value: { verified: false, pkgFilesIndex: null } }
   }
-  applySideEffectsSymlinks(result.files)
   return {
     status: 'success',
     warnings: result.warnings,
@@ -189,9 +188,6 @@ async function link (msg: WorkerRequest): Promise<WorkerReply> {
       // Folded into the method above, as pnpm 11.28 does.
       requiresBuild: false,
     })
-    // The native importer places files; side-effects symlinks (pnpm 11.28) are added here.
-    const symlinks = msg.sideEffectsCacheKey ? msg.filesResponse?.sideEffectsMaps?.get(msg.sideEffectsCacheKey)?.symlinks : undefined
-    if (symlinks != null && symlinks.size > 0) await placeSymlinks(msg.targetDir, symlinks)
     return { status: 'success', value }
   } catch (err) {
     const e = err as cas.PnpmError

@@ -27,7 +27,6 @@ import { checkAbsolutePath, checkObject } from './args.js'
 import { invalidArgument } from './errors.js'
 import * as cas from './index.js'
 import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
-import { placeSymlinks } from './side-effects-symlinks.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
 export interface ImportIndexedPackageOptions {
@@ -123,18 +122,8 @@ async function runBatch (storeDir: string, items: Pending[]): Promise<void> {
     // and so report `undefined` (pnpm fails the install on the error anyway).
     await Promise.all(items.map(async (item) => {
       try {
-        const result = await cas.importPackage({
-          storeDir,
-          targetDir: item.to,
-          packageImportMethod: configuredImportMethod(),
-          filesResponse: { filesMap: item.pkg.filesMap!, resolvedFrom: item.pkg.resolvedFrom },
-          requiresBuild: item.pkg.requiresBuild,
-          force: item.pkg.force,
-          keepModulesDir: item.pkg.keepModulesDir,
-          disableRelinkLocalDirDeps: item.pkg.disableRelinkLocalDirDeps,
-          safeToSkip: item.pkg.safeToSkip,
-        })
-        item.resolve(result.importMethod)
+        const { results } = await cas.linkPackages({ storeDir, packageImportMethod: configuredImportMethod(), packages: [item.pkg] })
+        item.resolve(results[0].importMethod)
       } catch (err) {
         item.reject(err)
       }
@@ -167,8 +156,8 @@ export async function importIndexedPackage (to: string, opts: ImportIndexedPacka
     keepModulesDir: Boolean(opts.keepModulesDir),
     disableRelinkLocalDirDeps: Boolean(opts.disableRelinkLocalDirDeps),
     safeToSkip: Boolean(opts.safeToSkip),
+    symlinks: opts.symlinks,
   })
-  if (opts.symlinks != null && opts.symlinks.size > 0) await placeSymlinks(to, opts.symlinks)
   trace(`import ${method ?? '-'} ${to}`)
   return method
 }

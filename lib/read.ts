@@ -22,6 +22,12 @@ export interface ReadPkgFromCafsContext {
   strictStorePkgContentCheck?: boolean
   /** Open the index read-only and immutable: creates no files, works on a read-only directory. */
   frozenStore?: boolean
+  /**
+   * Read side-effects symlink entries back as pnpm 11.28 does: each `sideEffectsMaps` entry
+   * gets a `symlinks` map (relative link path → target) and loses them from `added`; an entry
+   * whose links cannot all be restored safely is left out (docs/store-format.md, "Index rows").
+   */
+  sideEffectsSymlinks?: boolean
 }
 
 export interface ExpectedPkg {
@@ -58,7 +64,7 @@ export interface ReadPackageFilesResponse {
   resolvedFrom: 'store'
   /** Relative path in the package → absolute path of its blob. */
   filesMap: Map<string, string>
-  sideEffectsMaps?: Map<string, { added?: Map<string, string>, deleted?: string[] }>
+  sideEffectsMaps?: Map<string, { added?: Map<string, string>, deleted?: string[], symlinks?: Map<string, string> }>
   sideEffectsDiffs?: Map<string, StoredSideEffectsDiff>
   remoteSideEffectsQuarantine?: Map<string, string[]>
   requiresBuild: boolean
@@ -115,7 +121,7 @@ export async function readPkgFromCafs (
   checkExpected('expectedPkg', opts?.expectedPkg)
   const entry = await readOne(ctx, filesIndexFile, opts?.expectedPkg)
   if (entry.error != null) throw toError(entry.error)
-  const result = toResult(entry, ctx.storeDir, ctx.verifyStoreIntegrity === true)
+  const result = toResult(entry, ctx.storeDir, ctx.verifyStoreIntegrity === true, ctx.sideEffectsSymlinks === true)
   Object.defineProperties(result, {
     warnings: { value: entry.warnings, enumerable: false },
     verifiedFileIntegrity: { value: { files: entry.verifiedFiles, ms: entry.verifiedMs }, enumerable: false },
@@ -164,7 +170,7 @@ export async function readPkgsFromCafs (
       const at = chunk.indices[j]
       const entry = chunk.entries[j]
       for (const message of entry.warnings) warnings.push({ at, key: keys[at], message })
-      results[at] = answer(entry, ctx.storeDir, verify)
+      results[at] = answer(entry, ctx.storeDir, verify, ctx.sideEffectsSymlinks === true)
     }
   }
   warnings.sort((a, b) => a.at - b.at)
@@ -175,10 +181,10 @@ export async function readPkgsFromCafs (
   }
 }
 
-function answer (entry: binding.ReadPkgEntry, storeDir: string, verify: boolean): ReadPkgsFromCafsResult['results'][number] {
+function answer (entry: binding.ReadPkgEntry, storeDir: string, verify: boolean, symlinks: boolean): ReadPkgsFromCafsResult['results'][number] {
   if (entry.error != null) return { verified: false, error: toError(entry.error) }
   try {
-    return toResult(entry, storeDir, verify)
+    return toResult(entry, storeDir, verify, symlinks)
   } catch (error) {
     return { verified: false, error: error as PnpmError }
   }
@@ -201,7 +207,7 @@ interface QueuedRead {
 const queuedReads = new Map<string, { ctx: ReadPkgFromCafsContext, reads: QueuedRead[] }>()
 
 function readOne (ctx: ReadPkgFromCafsContext, key: string, expectedPkg: ExpectedPkg | undefined): Promise<binding.ReadPkgEntry> {
-  const id = [ctx.storeDir, ctx.verifyStoreIntegrity === true, ctx.strictStorePkgContentCheck ?? true, ctx.frozenStore === true].join('\0')
+  const id = [ctx.storeDir, ctx.verifyStoreIntegrity === true, ctx.strictStorePkgContentCheck ?? true, ctx.frozenStore === true, ctx.sideEffectsSymlinks === true].join('\0')
   let queue = queuedReads.get(id)
   if (queue == null) {
     queue = { ctx, reads: [] }
@@ -231,7 +237,7 @@ async function readQueued (ctx: ReadPkgFromCafsContext, reads: QueuedRead[]): Pr
     for (const r of reads) r.reject(error) // no-op for the ones already resolved
   }
   if (answered !== reads.length) {
-    const error = new PnpmError('READ_FROM_STORE', 'The store index read ended without answering every key')
+    const error = new PnpmError('ERR_PNPM_READ_FROM_STORE', 'The store index read ended without answering every key')
     for (const r of reads) r.reject(error)
   }
 }
@@ -243,6 +249,7 @@ function nativeOptions (ctx: ReadPkgFromCafsContext, keys: string[], expectedPkg
     verifyStoreIntegrity: ctx.verifyStoreIntegrity === true,
     strictStorePkgContentCheck: ctx.strictStorePkgContentCheck ?? true,
     frozenStore: ctx.frozenStore === true,
+    sideEffectsSymlinks: ctx.sideEffectsSymlinks === true,
     expectedPkgs: expectedPkgs?.map((e) => e == null ? undefined : { name: e.name ?? undefined, version: e.version ?? undefined }),
   }
 }
@@ -261,13 +268,13 @@ function filesMapOf (count: number, joinedPaths: string, joinedNames: string, pr
   const names = joinedNames.split('\0')
   if (paths.length !== count || names.length !== count) {
     // Only a hand-made row can hold a path with a NUL in it; no file system allows one.
-    throw new PnpmError('READ_FROM_STORE', 'The store index row has a file path with a NUL character in it')
+    throw new PnpmError('ERR_PNPM_READ_FROM_STORE', 'The store index row has a file path with a NUL character in it')
   }
   for (let i = 0; i < paths.length; i++) map.set(paths[i], prefix + names[i])
   return map
 }
 
-function toResult (entry: binding.ReadPkgEntry, storeDir: string, verify: boolean): ReadPkgFromCafsResult {
+function toResult (entry: binding.ReadPkgEntry, storeDir: string, verify: boolean, symlinks: boolean): ReadPkgFromCafsResult {
   if (!entry.found) return { verified: false, pkgFilesIndex: null }
   // pnpm builds read-side blob paths by concatenation, without normalising storeDir.
   const prefix = `${storeDir}${path.sep}files${path.sep}`
@@ -281,12 +288,20 @@ function toResult (entry: binding.ReadPkgEntry, storeDir: string, verify: boolea
       const deleted = se.deleted ?? undefined
       // pnpm's verifying path builds `{ added, deleted }` whole; its maps-only path sets the
       // keys that have values.
-      const mapEntry: { added?: Map<string, string>, deleted?: string[] } = verify && added != null
+      const mapEntry: { added?: Map<string, string>, deleted?: string[], symlinks?: Map<string, string> } = verify && added != null
         ? { added, deleted }
         : {}
       if (!verify || added == null) {
         if (added != null) mapEntry.added = added
         if (deleted != null) mapEntry.deleted = deleted
+      }
+      if (symlinks) {
+        // pnpm 11.28 builds every entry with files as `{ added, deleted }`, `deleted` possibly undefined.
+        if (mapEntry.added != null && !('deleted' in mapEntry)) mapEntry.deleted = undefined
+        if (se.symlinkPaths != null) {
+          for (const p of se.symlinkPaths) mapEntry.added?.delete(p)
+          mapEntry.symlinks = zipMap(se.symlinkPaths, se.symlinkTargets!)
+        }
       }
       sideEffectsMaps.set(se.cacheKey, mapEntry)
       const diff: StoredSideEffectsDiff = {}
@@ -317,14 +332,14 @@ function storedInfo (i: binding.StoredFileInfo): StoredFileInfo {
 }
 
 function toError (error: binding.NativeError): PnpmError {
-  return pnpmErrorOf(error, 'READ_FROM_STORE')
+  return pnpmErrorOf(error)
 }
 
 function checkContext (ctx: unknown): asserts ctx is ReadPkgFromCafsContext {
   checkObject('ctx', ctx)
   const c = ctx as Record<string, unknown>
   checkAbsolutePath('storeDir', c.storeDir)
-  for (const name of ['verifyStoreIntegrity', 'strictStorePkgContentCheck', 'frozenStore']) checkOptionalBoolean(name, c[name])
+  for (const name of ['verifyStoreIntegrity', 'strictStorePkgContentCheck', 'frozenStore', 'sideEffectsSymlinks']) checkOptionalBoolean(name, c[name])
 }
 
 function checkExpected (name: string, expected: unknown): void {

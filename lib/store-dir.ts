@@ -22,7 +22,7 @@ export function checkStoreDirExists (storeDir: string): void {
 }
 
 function noStore (code: string, message: string, storeDir: string): PnpmError {
-  const err = new PnpmError(code, message, {
+  const err = new PnpmError(`ERR_PNPM_${code}`, message, {
     hint: 'storeDir must name an existing store (the versioned directory, e.g. ".../store/v11"). ' +
       'Reads and links never create one; addFilesFromTarball, addFilesFromDir and initStoreDir do.',
   })

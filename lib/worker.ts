@@ -17,6 +17,7 @@ import { checkObject, checkString } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
 import { readCreatingStoreDir } from './store-dir.js'
 
+/** The error a tarball whose bytes do not match its `integrity` rejects with (`ERR_PNPM_TARBALL_INTEGRITY`), as pnpm's. */
 export { TarballIntegrityError } from './errors.js'
 
 /** What pnpm's `StoreIndex` offers that the worker API uses. */
@@ -25,6 +26,7 @@ export interface StoreIndexLike {
   setRawMany?: (writes: Array<{ key: string, buffer: Uint8Array }>) => void
 }
 
+/** How many files `readPkgFromCafs` re-hashed to verify them, and the milliseconds it took. */
 export type VerifiedFileIntegrity = cas.VerifiedFileIntegrity
 
 const tally: VerifiedFileIntegrity = { files: 0, ms: 0 }
@@ -34,6 +36,7 @@ export function verifiedFileIntegritySnapshot (): VerifiedFileIntegrity {
   return { ...tally }
 }
 
+/** What `readPkgFromCafs` re-hashed since `baseline` (a `verifiedFileIntegritySnapshot()`), for pnpm's report. */
 export function verifiedFileIntegritySince (baseline: VerifiedFileIntegrity): VerifiedFileIntegrity {
   checkObject('baseline', baseline)
   if (typeof baseline.files !== 'number' || typeof baseline.ms !== 'number') {
@@ -76,22 +79,29 @@ function registerShutdown (): void {
   }
 }
 
+/**
+ * pnpm's end-of-install call: runs the shutdown chain every copy of `@pnpm/worker` joined, which
+ * here commits queued index writes and closes the store indexes (they reopen on the next call).
+ */
 export async function finishWorkers (): Promise<void> {
   const finish = globalWithFinish.finishWorkers
   globalWithFinish.finishWorkers = undefined
   await finish?.()
 }
 
+/** Finishes as `finishWorkers` does and joins the shutdown chain again, for pnpm's next install in the same process. */
 export async function restartWorkerPool (): Promise<void> {
   await finishWorkers()
   registerShutdown()
 }
 
+/** `addFilesFromTarball`'s options as pnpm's worker takes them: the row goes to `storeIndex`, not to `index.db` directly. */
 export type AddFilesFromTarballOptions = Omit<cas.AddFilesFromTarballOptions, 'url' | 'writeIndex' | 'returnIndexRow'> & {
   storeIndex: StoreIndexLike
   url: string
 }
 
+/** What adding a tarball or a directory gives pnpm: the file map (blob paths in the caller's `storeDir` form) and the row's facts. */
 export interface AddFilesResult {
   filesMap: Map<string, string>
   manifest?: Record<string, unknown>
@@ -101,6 +111,10 @@ export interface AddFilesResult {
   sideEffects?: cas.StoredSideEffectsDiff
 }
 
+/**
+ * pnpm's `addFilesFromTarball`: checks the tarball against `integrity`, writes its files into the
+ * store natively and queues the index row on `storeIndex` (`queueWrites`), as pnpm's worker does.
+ */
 export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Promise<AddFilesResult> {
   checkObject('opts', opts)
   checkStoreIndex(opts.storeIndex, 'queueWrites')
@@ -128,6 +142,11 @@ export type AddFilesFromDirOptions = Omit<cas.AddFilesFromDirOptions, 'writeInde
   storeIndex: StoreIndexLike
 }
 
+/**
+ * pnpm's `addFilesFromDir` (git-hosted and local packages, and side-effects uploads with
+ * `sideEffectsCacheKey`): the directory's files into the store, the row written to `storeIndex`
+ * (`setRawMany`) before resolving. Failures keep pnpm's code and message, and Node's fs fields.
+ */
 export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<AddFilesResult> {
   checkObject('opts', opts)
   checkStoreIndex(opts.storeIndex, 'setRawMany')
@@ -142,7 +161,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     if (err instanceof TypeError) throw err
     // pnpm's worker hands on only code and message; Node's fs fields are kept too.
     const { code, message, ...fields } = err as PnpmError
-    throw Object.assign(new PnpmError(code ?? 'GIT_FETCH_FAILED', message), fields)
+    throw Object.assign(new PnpmError(code as `ERR_PNPM_${string}`, message), fields)
   }
   // Written before resolving, so that a read right after sees the row (pnpm does the same).
   if (result.indexRow != null) storeIndex.setRawMany!([{ key: opts.filesIndexFile, buffer: result.indexRow }])
@@ -155,10 +174,18 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
   }
 }
 
+/** The store and how to check it: `storeDir`, `verifyStoreIntegrity`, `strictStorePkgContentCheck` (default on), `frozenStore`. */
 export type ReadPkgFromCafsContext = cas.ReadPkgFromCafsContext
+/** The package the caller expects to find (`expectedPkg`), checked against the row's manifest. */
 export type ReadPkgFromCafsOptions = cas.ReadPkgFromCafsOptions
+/** A row found (verified or not, with its file map) or pnpm's miss shape (`pkgFilesIndex: null`). */
 export type ReadPkgFromCafsResult = cas.ReadPkgFromCafsResult
 
+/**
+ * pnpm's `readPkgFromCafs`: a package's row from the store index, its blobs verified when asked
+ * (a missing store directory is created, as pnpm does). Warnings go to `@pnpm/logger`, re-hash
+ * counts to `verifiedFileIntegritySnapshot`.
+ */
 export async function readPkgFromCafs (
   ctx: ReadPkgFromCafsContext,
   filesIndexFile: string,
@@ -192,6 +219,7 @@ export async function readPkgFromCafs (
   return result
 }
 
+/** pnpm's `importPackage`, with relative paths resolved against `process.cwd()` first, as pnpm's worker resolves them. */
 export async function importPackage (opts: cas.ImportPackageOptions): Promise<cas.ImportPackageResult> {
   checkObject('opts', opts)
   registerShutdown()
@@ -213,6 +241,7 @@ export async function importPackage (opts: cas.ImportPackageOptions): Promise<ca
   })
 }
 
+/** pnpm's `symlinkAllModules` (relative dependency symlinks), relative paths resolved first. */
 export async function symlinkAllModules (opts: { deps: cas.SymlinkDep[] }): Promise<undefined> {
   checkObject('opts', opts)
   const deps = Array.isArray(opts.deps)
@@ -229,10 +258,12 @@ export async function symlinkAllModules (opts: { deps: cas.SymlinkDep[] }): Prom
   return cas.symlinkAllModules({ deps })
 }
 
+/** pnpm's `hardLinkDir`: each of `destDirs` replaced by a hard-linked copy of `src`, relative paths resolved first. */
 export async function hardLinkDir (src: string, destDirs: string[]): Promise<void> {
   return cas.hardLinkDir(absolute('src', src), Array.isArray(destDirs) ? destDirs.map((d, i) => absolute(`destDirs[${i}]`, d)) : destDirs)
 }
 
+/** pnpm's `init-store`: the store directory, `files/` and its 256 shards (not `index.db`). */
 export async function initStoreDir (storeDir: string): Promise<void> {
   return cas.initStoreDir(absolute('storeDir', storeDir))
 }

@@ -1,4 +1,4 @@
-//! A package directory into the store (pnpm's `addFilesFromDir`, spec §5): git-hosted and local
+//! A package directory into the store (pnpm's `addFilesFromDir`; docs/store-format.md, "Index rows"): git-hosted and local
 //! packages, and the side-effects upload that records what a package's build scripts changed.
 
 use std::collections::{HashMap, HashSet};
@@ -13,6 +13,7 @@ use crate::extract::{complete_package_json, parse_package_json, ExtractError, Ex
 use crate::manifest;
 use crate::os_error::{At, PathError};
 use crate::package_index::{self, PackageFileInfo, RowError, SideEffectsDiff};
+use crate::store::Store;
 use crate::store_index::IndexError;
 use crate::symlink_entry::{self, SYMLINK_MODE};
 use crate::value::Value;
@@ -123,7 +124,7 @@ pub struct AddedDir {
     pub files: Vec<ExtractedFile>,
     /// `package.json` as parsed (or `appendManifest`), before normalisation.
     pub raw_manifest: Option<Value>,
-    /// The bundled manifest (spec §3.8).
+    /// The bundled manifest (docs/store-format.md, "Index rows").
     pub manifest: Option<Value>,
     /// When symlinks are recorded (pnpm 11.28's upload): a symlink was met that is not (always
     /// `false` otherwise).
@@ -132,44 +133,37 @@ pub struct AddedDir {
     pub compat: Compat,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum AddDirError {
     /// A filesystem failure, with the path it happened on.
+    #[error("{0}")]
     Io(PathError),
     /// `package.json` is not valid JSON, or its version is not a string.
+    #[error("{0}")]
     Manifest(String),
     /// The stored row was hashed with another algorithm than the one side effects use.
+    #[error("{0}")]
     AlgoMismatch(String),
+    #[error("{0}")]
     Row(RowError),
     /// Reading or writing the store index failed.
+    #[error("{0}")]
     Index(IndexError),
 }
 
 impl AddDirError {
-    /// pnpm's code, when pnpm's error has one (the caller's default applies otherwise).
-    pub fn code(&self) -> Option<String> {
+    /// pnpm's code. A bad `package.json` has none of its own in pnpm's worker; pnpm's git
+    /// fetcher, the usual caller, reports it as `ERR_PNPM_GIT_FETCH_FAILED`.
+    pub fn code(&self) -> String {
         match self {
-            AddDirError::Io(e) => Some(e.code()),
-            AddDirError::AlgoMismatch(_) => Some("ERR_PNPM_ALGO_MISMATCH".into()),
-            AddDirError::Row(_) => Some("ERR_PNPM_READ_FROM_STORE".into()),
-            AddDirError::Index(e) => Some(e.code().into()),
-            AddDirError::Manifest(_) => None,
+            AddDirError::Io(e) => e.code(),
+            AddDirError::AlgoMismatch(_) => "ERR_PNPM_ALGO_MISMATCH".into(),
+            AddDirError::Row(_) => "ERR_PNPM_READ_FROM_STORE".into(),
+            AddDirError::Index(e) => e.code(),
+            AddDirError::Manifest(_) => "ERR_PNPM_GIT_FETCH_FAILED".into(),
         }
     }
 }
-
-impl std::fmt::Display for AddDirError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AddDirError::Io(e) => write!(f, "{e}"),
-            AddDirError::Manifest(m) | AddDirError::AlgoMismatch(m) => f.write_str(m),
-            AddDirError::Row(e) => write!(f, "{e}"),
-            AddDirError::Index(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for AddDirError {}
 
 impl From<ExtractError> for AddDirError {
     fn from(e: ExtractError) -> Self {
@@ -561,6 +555,93 @@ fn diff_files(
         deleted: (!deleted.is_empty()).then_some(deleted),
         added: (!added.is_empty()).then_some(added),
     }
+}
+
+/// What becomes of a package directory's index row once its files are in the store.
+pub struct RowRequest<'a> {
+    /// The row's key (`<integrity>\t<name>@<version>`).
+    pub files_index_file: &'a str,
+    /// Upload the directory as the side effects of building the package stored under
+    /// `files_index_file`, under this cache key (nothing is written when that row does not
+    /// exist); without it the directory gets a row of its own.
+    pub side_effects_cache_key: Option<&'a str>,
+    pub requires_prepare: Option<bool>,
+    /// Commit the row to the store index.
+    pub write_index: bool,
+}
+
+/// A package directory added to the store, and its row.
+#[derive(Debug)]
+pub struct AddedToStore {
+    pub added: AddedDir,
+    pub requires_build: bool,
+    pub requires_prepare: Option<bool>,
+    /// The diff a side-effects upload recorded.
+    pub side_effects: Option<SideEffectsDiff>,
+    /// pnpm 11.28's upload that found the package's row: whether it was dropped for a symlink
+    /// it could not record.
+    pub has_unrecorded_symlinks: Option<bool>,
+    /// The row written (or to write); `None` when a side-effects upload found no row, or was
+    /// dropped and found no entry to remove.
+    pub row: Option<Vec<u8>>,
+}
+
+/// pnpm's `addFilesFromDir` as a whole: the directory's files into the store, then either a
+/// fresh row for it or its side effects recorded in the row of the package it was built from
+/// (`req.side_effects_upload` follows `row.side_effects_cache_key`).
+pub fn add_dir_to_store(
+    store: &Store,
+    mut req: AddDirRequest,
+    row: RowRequest,
+) -> Result<AddedToStore, AddDirError> {
+    req.side_effects_upload = row.side_effects_cache_key.is_some();
+    let added = add_dir(&store.cas, &req)?;
+    let mut has_unrecorded_symlinks = None;
+    let (bytes, requires_build, requires_prepare, side_effects) = match row.side_effects_cache_key {
+        None => {
+            let (bytes, requires_build) = fresh_row(&added, row.requires_prepare);
+            (Some(bytes), requires_build, row.requires_prepare, None)
+        }
+        Some(key) => match store
+            .index
+            .get(row.files_index_file)
+            .map_err(AddDirError::Index)?
+        {
+            // No base row: nothing to attach side effects to; pnpm writes nothing either.
+            None => {
+                let requires_build = manifest::requires_build(
+                    added.raw_manifest.as_ref(),
+                    added.files.iter().map(|f| f.path.as_str()),
+                );
+                (None, requires_build, None, None)
+            }
+            Some(stored) => {
+                let upload = upload_side_effects(&stored, key, &added)?;
+                has_unrecorded_symlinks =
+                    (req.compat == Compat::Pnpm1128).then_some(added.has_unrecorded_symlinks);
+                (
+                    upload.row,
+                    upload.requires_build,
+                    upload.requires_prepare,
+                    upload.diff,
+                )
+            }
+        },
+    };
+    if let (Some(bytes), true) = (&bytes, row.write_index) {
+        store
+            .index
+            .write(vec![(row.files_index_file.to_string(), bytes.clone())])
+            .map_err(AddDirError::Index)?;
+    }
+    Ok(AddedToStore {
+        added,
+        requires_build,
+        requires_prepare,
+        side_effects,
+        has_unrecorded_symlinks,
+        row: bytes,
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The content-addressable file store: `files/XX/<rest>[-exec]` blobs named by SHA-512.
 //!
-//! Write semantics follow pnpm 11 (spec §4) so that pnpm and this addon can share one store:
+//! Write semantics follow pnpm 11 (docs/store-format.md, "Writing blobs") so that pnpm and this addon can share one store:
 //! an existing blob is trusted only after re-hashing it, a new blob is created exclusively, and a
 //! corrupt blob is replaced through a temp file + rename so that a reader never sees it missing.
 //!
@@ -19,6 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha512};
 
+use crate::digest::hex;
 use crate::os_error::{At, PathError};
 use crate::platform;
 
@@ -100,6 +101,24 @@ pub fn is_executable(mode: u32) -> bool {
     mode & 0o111 != 0
 }
 
+/// `<storeDir><sep>files`, by concatenation as pnpm's readers build it (not normalised).
+pub fn files_dir(store_dir: &str, sep: char) -> String {
+    format!("{store_dir}{sep}files")
+}
+
+/// A blob's full path: [`files_dir`], `sep`, and its name ([`push_blob_name`]). The one place
+/// blob paths are put together (the writer's [`Cas::blob_path`] joins the same name below its
+/// `files` directory).
+pub fn blob_path(store_dir: &str, sep: char, digest: &str, executable: bool) -> String {
+    let mut out = String::with_capacity(store_dir.len() + 7 + digest.len() + 6);
+    out.push_str(store_dir);
+    out.push(sep);
+    out.push_str("files");
+    out.push(sep);
+    push_blob_name(&mut out, digest, sep, executable);
+    out
+}
+
 /// Appends a blob's name below `files/`: `hex[0..2] + sep + hex[2..]`, and `-exec` for an
 /// executable. Splits as JS `slice(0, 2)` does, so a short or non-ASCII digest (from a damaged
 /// row) never panics.
@@ -125,57 +144,21 @@ pub fn sha512_hex(bytes: &[u8]) -> DigestHex {
 }
 
 /// The lowercase hex digest of what `reader` yields, hashed with `algorithm` in 64 KiB reads;
-/// `Ok(None)` for an algorithm a store row cannot name (Node's `crypto.hash` names).
+/// `Ok(None)` for an algorithm [`crate::digest`] does not know.
 pub fn hex_digest_of(algorithm: &str, mut reader: impl Read) -> io::Result<Option<DigestHex>> {
-    enum Hasher {
-        Sha512(Sha512),
-        Sha384(sha2::Sha384),
-        Sha256(sha2::Sha256),
-        Sha1(sha1::Sha1),
-        Md5(md5::Md5),
-    }
-    let mut hasher = match algorithm {
-        "sha512" => Hasher::Sha512(Default::default()),
-        "sha384" => Hasher::Sha384(Default::default()),
-        "sha256" => Hasher::Sha256(Default::default()),
-        "sha1" => Hasher::Sha1(Default::default()),
-        "md5" => Hasher::Md5(Default::default()),
-        _ => return Ok(None),
+    let Some(mut hasher) = crate::digest::hasher(algorithm) else {
+        return Ok(None);
     };
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = match reader.read(&mut buf) {
+        match reader.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => n,
+            Ok(n) => hasher.update(&buf[..n]),
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
-        };
-        let chunk = &buf[..n];
-        match &mut hasher {
-            Hasher::Sha512(h) => h.update(chunk),
-            Hasher::Sha384(h) => h.update(chunk),
-            Hasher::Sha256(h) => h.update(chunk),
-            Hasher::Sha1(h) => h.update(chunk),
-            Hasher::Md5(h) => h.update(chunk),
         }
     }
-    Ok(Some(match hasher {
-        Hasher::Sha512(h) => hex(&h.finalize()),
-        Hasher::Sha384(h) => hex(&h.finalize()),
-        Hasher::Sha256(h) => hex(&h.finalize()),
-        Hasher::Sha1(h) => hex(&h.finalize()),
-        Hasher::Md5(h) => hex(&h.finalize()),
-    }))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(HEX[(b >> 4) as usize] as char);
-        out.push(HEX[(b & 0xf) as usize] as char);
-    }
-    out
+    Ok(Some(hex(&hasher.finalize())))
 }
 
 /// `Date.now()`: integral milliseconds since the epoch, as the f64 JS would hold.

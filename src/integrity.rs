@@ -1,4 +1,4 @@
-//! Subresource-integrity strings as pnpm's worker checks them (contract §3.2).
+//! Subresource-integrity strings as pnpm's worker checks them (`worker/src/start.ts` in pnpm).
 //!
 //! pnpm accepts exactly one `algo-base64` token, decodes the base64 part with Node's lenient
 //! `Buffer.from(x, 'base64')`, hashes the **raw** downloaded bytes with the named algorithm and
@@ -7,16 +7,19 @@
 
 use base64::Engine as _;
 use sha2::Digest as _;
-use std::fmt;
 
 /// Why an integrity string was rejected or did not match.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IntegrityError {
     /// The string is not a single `algo-base64` token, or its base64 decodes to nothing.
     /// `message` is pnpm's text.
+    #[error("{message}")]
     Invalid { message: String },
     /// The digest differs. Fields are the worker's `integrity_validation_failed` payload:
     /// `expected` is the integrity string as given, `found` is `algorithm-<base64 of computed>`.
+    /// (The API layer builds `TarballIntegrityError`'s message, which needs the URL; this one
+    /// is only a readable fallback.)
+    #[error("Integrity mismatch: wanted \"{expected}\", got \"{found}\"")]
     Mismatch {
         algorithm: String,
         expected: String,
@@ -24,40 +27,21 @@ pub enum IntegrityError {
     },
     /// Node's `crypto.hash` does not know the algorithm (a plain Error without code in pnpm,
     /// which the worker reports as `ERR_PNPM_TARBALL_EXTRACT`).
+    #[error("Digest method {algorithm} is not supported")]
     UnsupportedAlgorithm { algorithm: String },
 }
 
 impl IntegrityError {
     /// pnpm's error code, with the `ERR_PNPM_` prefix.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> String {
         match self {
             IntegrityError::Invalid { .. } => "ERR_PNPM_INVALID_INTEGRITY",
             IntegrityError::Mismatch { .. } => "ERR_PNPM_TARBALL_INTEGRITY",
             IntegrityError::UnsupportedAlgorithm { .. } => "ERR_PNPM_TARBALL_EXTRACT",
         }
+        .into()
     }
 }
-
-impl fmt::Display for IntegrityError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IntegrityError::Invalid { message } => f.write_str(message),
-            // The API layer builds `TarballIntegrityError`'s message (it needs the URL); this
-            // is only a readable fallback.
-            IntegrityError::Mismatch {
-                expected, found, ..
-            } => write!(
-                f,
-                "Integrity mismatch: wanted \"{expected}\", got \"{found}\""
-            ),
-            IntegrityError::UnsupportedAlgorithm { algorithm } => {
-                write!(f, "Digest method {algorithm} is not supported")
-            }
-        }
-    }
-}
-
-impl std::error::Error for IntegrityError {}
 
 /// A parsed `algo-base64` token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,24 +98,15 @@ fn node_base64_decode(s: &str) -> Vec<u8> {
     .expect("input restricted to the base64 alphabet")
 }
 
-/// Hashes `data` with an algorithm named as Node's `crypto.hash` would accept it (the name is
-/// case-insensitive). Only the digests npm integrity strings actually use are supported; any
-/// other name gets Node's "not supported" error.
+/// Hashes `data` with an algorithm named as Node's `crypto.hash` would accept it (see
+/// [`crate::digest`]); any other name gets Node's "not supported" error.
 pub fn hash(algorithm: &str, data: &[u8]) -> Result<Vec<u8>, IntegrityError> {
-    let digest = match algorithm.to_ascii_lowercase().as_str() {
-        "sha512" => sha2::Sha512::digest(data).to_vec(),
-        "sha1" => sha1::Sha1::digest(data).to_vec(),
-        "sha256" => sha2::Sha256::digest(data).to_vec(),
-        "sha384" => sha2::Sha384::digest(data).to_vec(),
-        "sha224" => sha2::Sha224::digest(data).to_vec(),
-        "md5" => md5::Md5::digest(data).to_vec(),
-        _ => {
-            return Err(IntegrityError::UnsupportedAlgorithm {
-                algorithm: algorithm.to_string(),
-            })
-        }
-    };
-    Ok(digest)
+    let mut hasher =
+        crate::digest::hasher(algorithm).ok_or_else(|| IntegrityError::UnsupportedAlgorithm {
+            algorithm: algorithm.to_string(),
+        })?;
+    hasher.update(data);
+    Ok(hasher.finalize().to_vec())
 }
 
 /// Checks the raw (still gzipped) tarball bytes against `integrity`, as pnpm's worker does

@@ -24,13 +24,13 @@
 
 use crate::value::Value;
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 
 /// Maximum nesting depth of objects and arrays accepted by [`parse`].
 pub const MAX_DEPTH: usize = 512;
 
 /// A `JSON.parse` failure: V8's `SyntaxError` message, plus the position it refers to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct JsonError {
     /// The message a `SyntaxError` from Node 24's `JSON.parse` would carry.
     pub message: String,
@@ -38,14 +38,6 @@ pub struct JsonError {
     /// input", whose V8 message carries no position).
     pub position: Option<usize>,
 }
-
-impl fmt::Display for JsonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for JsonError {}
 
 /// What went wrong, before it is turned into V8's message (done only on the error path).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

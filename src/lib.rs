@@ -9,12 +9,16 @@ pub mod add_dir;
 #[cfg(not(feature = "fuzzing"))]
 mod binding;
 pub mod cas;
+pub mod dependency_links;
+pub mod digest;
 pub mod extract;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod gzip;
+pub mod hard_link_dir;
 pub mod import;
 pub mod integrity;
+pub mod js;
 pub mod json;
 pub mod link;
 pub mod link_stored;
@@ -25,8 +29,11 @@ pub mod package_index;
 pub mod platform;
 pub mod pools;
 pub mod read_pkg;
+pub mod row_files;
 pub mod store;
 pub mod store_index;
 pub mod symlink_entry;
 pub mod tarball;
+#[cfg(test)]
+mod test_support;
 pub mod value;

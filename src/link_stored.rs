@@ -14,8 +14,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::dependency_links::{self, SymlinkDep};
 use crate::import::{FilesMap, ImportMethod, Imported, Stats};
-use crate::link::{self, BatchPackage, BatchRequest, FilesSource, SymlinkDep};
+use crate::link::{self, BatchPackage, BatchRequest, FilesSource};
 use crate::read_pkg::{self, ExpectedPkg, PkgRead, ReadRequest};
 use crate::store;
 
@@ -76,6 +77,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         store_dir: &req.store_dir,
         verify_store_integrity: req.verify_store_integrity,
         strict_store_pkg_content_check: req.strict_store_pkg_content_check,
+        side_effects_symlinks: false,
     };
     let keys: Vec<&str> = req.packages.iter().map(|p| p.key.as_str()).collect();
     let expected: Vec<Option<ExpectedPkg>> = req
@@ -100,6 +102,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
                     FilesSource::Map {
                         files,
                         side_effects: vec![],
+                        symlinks: vec![],
                     },
                 ));
             }
@@ -128,8 +131,8 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         .filter(|&i| outcomes[i].is_ok())
         .map(|i| {
             let dep = &req.packages[i].deps;
-            let result =
-                link::symlink_all_modules(std::slice::from_ref(dep), stats).map_err(|e| e.message);
+            let result = dependency_links::symlink_all_modules(std::slice::from_ref(dep), stats)
+                .map_err(|e| e.message);
             (i, result)
         })
         .collect();

@@ -1,6 +1,6 @@
 //! The subset of msgpackr 2.0.5 that pnpm's `index.db` rows use: `new Packr({useRecords: true,
 //! moreTypes: true})` with no shared structures, so every row carries its own record definitions.
-//! See the store contract §2.6; `encode` must reproduce msgpackr's bytes exactly, because pnpm 11
+//! See docs/store-format.md, "The index database"; `encode` must reproduce msgpackr's bytes exactly, because pnpm 11
 //! and this crate share one store.
 //!
 //! Decoding is tolerant of other encoders (pnpm 12, plain msgpack) but, like msgpackr, rejects
@@ -10,7 +10,6 @@
 //! kept as they are (a JS `Map` would keep the first position with the last value).
 
 use std::collections::HashMap;
-use std::fmt;
 use std::rc::Rc;
 
 use crate::value::Value;
@@ -256,51 +255,38 @@ fn shape_hash<'k>(keys: impl Iterator<Item = &'k str>) -> u64 {
 }
 
 /// Why a row could not be decoded, and the byte offset where that was noticed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid msgpackr data at byte {offset}: {kind}")]
 pub struct DecodeError {
     pub offset: usize,
     pub kind: DecodeErrorKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeErrorKind {
     /// The input ends inside a value.
+    #[error("unexpected end of data")]
     UnexpectedEnd,
     /// A complete value was read but bytes remain (msgpackr: "Data read, but end of buffer not
     /// reached").
+    #[error("data read, but end of buffer not reached")]
     TrailingBytes,
     /// `c1`, which msgpack never uses.
+    #[error("reserved byte 0xc1")]
     ReservedByte,
     /// `bin 8/16/32`: not part of the JS value model used for store rows.
+    #[error("binary data is not supported")]
     Binary,
     /// An ext type other than `0x00` (undefined) and `0x72` (record definition).
+    #[error("unsupported extension type {0}")]
     UnsupportedExt(i8),
     /// A record definition whose key list is not an array of strings.
+    #[error("record definition is not an array of string keys")]
     BadRecordDefinition,
     /// Nested deeper than the decoder allows.
+    #[error("nesting deeper than {MAX_DEPTH} levels")]
     TooDeep,
 }
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match &self.kind {
-            DecodeErrorKind::UnexpectedEnd => "unexpected end of data".to_string(),
-            DecodeErrorKind::TrailingBytes => {
-                "data read, but end of buffer not reached".to_string()
-            }
-            DecodeErrorKind::ReservedByte => "reserved byte 0xc1".to_string(),
-            DecodeErrorKind::Binary => "binary data is not supported".to_string(),
-            DecodeErrorKind::UnsupportedExt(t) => format!("unsupported extension type {t}"),
-            DecodeErrorKind::BadRecordDefinition => {
-                "record definition is not an array of string keys".to_string()
-            }
-            DecodeErrorKind::TooDeep => format!("nesting deeper than {MAX_DEPTH} levels"),
-        };
-        write!(f, "invalid msgpackr data at byte {}: {what}", self.offset)
-    }
-}
-
-impl std::error::Error for DecodeError {}
 
 /// Unpacks a single value the way msgpackr 2.0.5 with `useRecords: true` does: records become
 /// `Object`s, msgpack maps become `Map`s.

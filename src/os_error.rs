@@ -112,8 +112,10 @@ impl FsSite {
 }
 
 /// An OS error and the path it happened on.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .site.message(.error))]
 pub struct PathError {
+    #[source]
     pub error: io::Error,
     pub site: FsSite,
 }
@@ -122,18 +124,6 @@ impl PathError {
     /// pnpm's code for it: `ERR_PNPM_<errno name>`.
     pub fn code(&self) -> String {
         format!("ERR_PNPM_{}", errno_name(&self.error))
-    }
-}
-
-impl std::fmt::Display for PathError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.site.message(&self.error))
-    }
-}
-
-impl std::error::Error for PathError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
     }
 }
 

@@ -1,4 +1,4 @@
-//! The typed `index.db` row (`PackageFilesIndex`, store contract §2.5).
+//! The typed `index.db` row (`PackageFilesIndex`; docs/store-format.md, "Index rows").
 //!
 //! `encode_row` writes what pnpm 11 writes for a fresh row, straight into msgpackr records
 //! without building a `Value` tree. `decode_row` reads rows from pnpm 11 and from pnpm 12 (whose
@@ -6,8 +6,6 @@
 //! goes through `with_side_effects`, which works on the decoded JS value like pnpm does, so field
 //! order and fields this crate does not know survive byte-for-byte; `without_side_effects` removes
 //! an entry the same way.
-
-use std::fmt;
 
 use crate::msgpackr::{self, DecodeError, Decoder, Encoder, Next, RecordShape};
 use crate::value::Value;
@@ -243,53 +241,26 @@ pub fn row_fields(stored: &[u8]) -> Result<Vec<(String, Value)>, RowError> {
 }
 
 /// Why a stored row is not a usable `PackageFilesIndex`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RowError {
-    Decode(DecodeError),
+    #[error("corrupt store index row: {0}")]
+    Decode(#[from] DecodeError),
     /// A plain msgpack map at the top (e.g. `rmp_serde` output). pnpm decodes it to a JS `Map`,
     /// finds no `files` on it and fails the read ("files is not iterable").
+    #[error(
+        "store index row is a plain msgpack map, not a msgpackr record: `files` would be undefined"
+    )]
     PlainMap,
     /// The top-level value is neither a record nor a map.
+    #[error("store index row is not an object")]
     NotAnObject,
     /// A field is missing or has a type pnpm could not use. `offset` is where decoding stood.
+    #[error("store index row: `{field}` {problem} (at byte {offset})")]
     Field {
         field: &'static str,
         problem: &'static str,
         offset: usize,
     },
-}
-
-impl fmt::Display for RowError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RowError::Decode(e) => write!(f, "corrupt store index row: {e}"),
-            RowError::PlainMap => f.write_str(
-                "store index row is a plain msgpack map, not a msgpackr record: `files` would \
-                 be undefined",
-            ),
-            RowError::NotAnObject => f.write_str("store index row is not an object"),
-            RowError::Field {
-                field,
-                problem,
-                offset,
-            } => write!(f, "store index row: `{field}` {problem} (at byte {offset})"),
-        }
-    }
-}
-
-impl std::error::Error for RowError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            RowError::Decode(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<DecodeError> for RowError {
-    fn from(e: DecodeError) -> Self {
-        RowError::Decode(e)
-    }
 }
 
 /// Reads a row in any field order. Unknown fields are skipped; `undefined`/`null` optional

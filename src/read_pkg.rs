@@ -1,4 +1,5 @@
-//! Reading packages back out of the store: pnpm 11's `readPkgFromCafs` (store contract §6), for
+//! Reading packages back out of the store: pnpm 11's `readPkgFromCafs` (docs/store-format.md,
+//! "Reading and verification"), for
 //! one key or for a lockfile's worth of keys at once.
 //!
 //! A read looks the row up in `index.db`, checks it against the package the caller expects,
@@ -16,7 +17,7 @@
 //! and its row rewritten. pnpm fails the whole install with `ERR_PNPM_READ_FROM_STORE` there,
 //! which leaves a store with one bad row unusable until someone deletes `index.db`.
 //!
-//! Blob removal follows the store contract (pnpm 11 as of `@pnpm/worker` 1100.2): a blob that
+//! Blob removal follows pnpm 11 (as of `@pnpm/worker` 1100.2): a blob that
 //! fails verification is removed. Newer 1100.x releases only remove a *directory* squatting at
 //! a blob path and leave a mismatching file for the re-fetch to replace atomically.
 
@@ -24,6 +25,7 @@ use std::collections::HashSet;
 use std::fs::{self, File};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, ErrorKind};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -34,6 +36,7 @@ use crate::manifest::{requires_build, semver_clean_loose};
 use crate::msgpackr;
 use crate::package_index::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff};
 use crate::store_index::{IndexError, StoreIndex};
+use crate::symlink_entry::{self, Symlinks};
 use crate::value::Value;
 use crate::{os_error, platform};
 
@@ -41,11 +44,14 @@ use crate::{os_error, platform};
 #[derive(Debug, Clone)]
 pub struct ReadRequest<'a> {
     /// The store directory exactly as the caller gave it: blob paths are built by plain
-    /// concatenation from it, as pnpm builds them on this path (spec §1.5).
+    /// concatenation from it, as pnpm builds them on this path (docs/store-format.md, "Blob paths").
     pub store_dir: &'a str,
     pub verify_store_integrity: bool,
     /// `false`: a name/version mismatch is a warning instead of an error.
     pub strict_store_pkg_content_check: bool,
+    /// Read side-effects symlink entries back as pnpm 11.28 does
+    /// ([`SideEffectsEntry::symlinks`]); `@pnpm/worker` 1100.x hands them back as files.
+    pub side_effects_symlinks: bool,
 }
 
 /// The package the caller expects under a key (pnpm's `expectedPkg`).
@@ -130,27 +136,43 @@ pub type Quarantine = Vec<(String, Vec<String>)>;
 pub struct SideEffectsEntry {
     pub cache_key: String,
     pub diff: SideEffectsDiff,
+    /// With [`ReadRequest::side_effects_symlinks`]: the diff's symlink entries, restorable
+    /// (`symlink_entry::restore_links`; an entry that is not is dropped). They stay in `diff`
+    /// (pnpm's `sideEffectsDiffs`) and leave pnpm's `sideEffectsMaps` `added`.
+    pub symlinks: Option<Symlinks>,
 }
 
 /// Why a read failed. Each maps to the code pnpm's worker would give.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The row's manifest names another package; strict check on.
-    UnexpectedPkgContent {
-        message: String,
-        hint: String,
-    },
+    #[error("{message}")]
+    UnexpectedPkgContent { message: String, hint: String },
     /// A file of the row has no digest; the path is the file's.
+    #[error("Content digest is missing for {0}")]
     MissingContentDigest(String),
-    /// A filesystem error other than a missing blob (stat, read, delete).
+    /// A filesystem error other than a missing blob (stat, read, delete), in Node's wording:
+    /// "EACCES: permission denied, unlink '/path'".
+    #[error("{}", io_message(.op, .path, .error))]
     Io {
         op: &'static str,
         path: String,
         error: io::Error,
     },
+    #[error("{0}")]
     Index(IndexError),
     /// What pnpm's JS would throw as a plain `TypeError` (no code → `READ_FROM_STORE`).
+    #[error("{0}")]
     Other(String),
+}
+
+fn io_message(op: &str, path: &str, error: &io::Error) -> String {
+    os_error::FsSite {
+        syscall: op.to_string(),
+        path: path.to_string(),
+        dest: None,
+    }
+    .message(error)
 }
 
 impl ReadError {
@@ -161,7 +183,7 @@ impl ReadError {
             }
             ReadError::MissingContentDigest(_) => "ERR_PNPM_MISSING_CONTENT_DIGEST".into(),
             ReadError::Io { error, .. } => format!("ERR_PNPM_{}", os_error::errno_name(error)),
-            ReadError::Index(e) => e.code().into(),
+            ReadError::Index(e) => e.code(),
             ReadError::Other(_) => "ERR_PNPM_READ_FROM_STORE".into(),
         }
     }
@@ -185,23 +207,6 @@ impl ReadError {
         }
     }
 }
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReadError::UnexpectedPkgContent { message, .. } => f.write_str(message),
-            ReadError::MissingContentDigest(file) => {
-                write!(f, "Content digest is missing for {file}")
-            }
-            // Node's wording: "EACCES: permission denied, unlink '/path'".
-            ReadError::Io { error, .. } => f.write_str(&self.site().unwrap().message(error)),
-            ReadError::Index(e) => write!(f, "{e}"),
-            ReadError::Other(message) => f.write_str(message),
-        }
-    }
-}
-
-impl std::error::Error for ReadError {}
 
 impl From<IndexError> for ReadError {
     fn from(e: IndexError) -> Self {
@@ -341,11 +346,16 @@ pub fn read_row(
             &mut warnings,
         )?;
     }
-    let (verified, side_effects) = if req.verify_store_integrity {
+    let (verified, mut side_effects) = if req.verify_store_integrity {
         Verifier::new(req.store_dir, &row.algo, tally).check_row(&row)?
     } else {
         (true, all_side_effects(&row))
     };
+    if req.side_effects_symlinks {
+        if let Some(entries) = side_effects.take() {
+            side_effects = restore_symlinks(req.store_dir, &row.files, entries)?;
+        }
+    }
     let requires_build = row.requires_build.unwrap_or_else(|| {
         requires_build(
             row.bundled_manifest(),
@@ -408,8 +418,8 @@ fn check_expected(
          from the registry's metadata.",
         expected.name.as_deref().unwrap_or("undefined"),
         expected.version.as_deref().unwrap_or("undefined"),
-        js_string(field_or_undefined(row, "name")),
-        js_string(field_or_undefined(row, "version")),
+        crate::js::string_of(field_or_undefined(row, "name")),
+        crate::js::string_of(field_or_undefined(row, "version")),
     );
     if strict {
         return Err(ReadError::UnexpectedPkgContent {
@@ -452,40 +462,10 @@ pub fn equal_or_semver_equal(actual: &Value, wanted: &str) -> bool {
     }
 }
 
-/// JS `String(v)` for the values a manifest field can hold, for messages.
-fn js_string(v: &Value) -> String {
-    match v {
-        Value::Undefined => "undefined".into(),
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => crate::json::number_to_string(*n),
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items
-            .iter()
-            .map(|i| {
-                if i.is_nullish() {
-                    String::new()
-                } else {
-                    js_string(i)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-        Value::Object(_) => "[object Object]".into(),
-        Value::Map(_) => "[object Map]".into(),
-    }
-}
-
 /// pnpm's read-side blob path: `storeDir + sep + "files" + sep + hex[0..2] + sep + hex[2..]`,
-/// `-exec` appended for an executable mode. Not normalised (spec §1.5).
+/// `-exec` appended for an executable mode. Not normalised (docs/store-format.md, "Blob paths").
 pub fn blob_path(store_dir: &str, digest: &str, mode: u32) -> String {
-    let mut out = String::with_capacity(store_dir.len() + 7 + digest.len() + 6);
-    out.push_str(store_dir);
-    out.push(SEP);
-    out.push_str("files");
-    out.push(SEP);
-    push_blob_name(&mut out, digest, mode);
-    out
+    cas::blob_path(store_dir, SEP, digest, is_executable(mode))
 }
 
 const SEP: char = std::path::MAIN_SEPARATOR;
@@ -494,6 +474,56 @@ const SEP: char = std::path::MAIN_SEPARATOR;
 /// platform's separator, as pnpm's readers join it.
 pub fn push_blob_name(out: &mut String, digest: &str, mode: u32) {
     cas::push_blob_name(out, digest, SEP, is_executable(mode));
+}
+
+/// pnpm 11.28's read of side-effects symlinks: each entry's links restored, or the entry
+/// dropped; `None` when no entry is left.
+fn restore_symlinks(
+    store_dir: &str,
+    files: &[(String, PackageFileInfo)],
+    entries: Vec<SideEffectsEntry>,
+) -> Result<Option<Vec<SideEffectsEntry>>, ReadError> {
+    let mut kept = Vec::with_capacity(entries.len());
+    for mut entry in entries {
+        let restored = {
+            let added = entry.diff.added.as_deref().unwrap_or(&[]);
+            let is_link = |i: &PackageFileInfo| symlink_entry::is_symlink_entry(i.mode);
+            let links: Vec<(&str, PathBuf)> = added
+                .iter()
+                .filter(|(_, i)| is_link(i))
+                .map(|(p, i)| (p.as_str(), blob_path(store_dir, &i.digest, i.mode).into()))
+                .collect();
+            if links.is_empty() {
+                kept.push(entry);
+                continue;
+            }
+            let deleted: HashSet<&str> = entry
+                .diff
+                .deleted
+                .iter()
+                .flatten()
+                .map(String::as_str)
+                .collect();
+            let others = added
+                .iter()
+                .filter(|(_, i)| !is_link(i))
+                .map(|(p, _)| p.as_str());
+            let base = files.iter().map(|(p, _)| p.as_str());
+            symlink_entry::restore_links(
+                &links,
+                others.chain(base.filter(|p| !deleted.contains(p))),
+            )
+        };
+        match restored {
+            Ok(Some(symlinks)) => {
+                entry.symlinks = Some(symlinks);
+                kept.push(entry);
+            }
+            Ok(None) => {}
+            Err((error, blob)) => return Err(io_error("open", &blob.to_string_lossy(), error)),
+        }
+    }
+    Ok((!kept.is_empty()).then_some(kept))
 }
 
 /// `verifyStoreIntegrity: false`: every side-effects entry is kept, an empty `{}` diff too,
@@ -506,6 +536,7 @@ fn all_side_effects(row: &PackageFilesIndex) -> Option<Vec<SideEffectsEntry>> {
         .map(|(cache_key, diff)| SideEffectsEntry {
             cache_key: cache_key.clone(),
             diff: diff.clone(),
+            symlinks: None,
         })
         .collect();
     (!entries.is_empty()).then_some(entries)
@@ -537,7 +568,7 @@ impl<'a> Verifier<'a> {
             passed: HashSet::default(),
             tally,
             #[cfg(unix)]
-            files_dir: File::open(format!("{store_dir}{SEP}files"))
+            files_dir: File::open(cas::files_dir(store_dir, SEP))
                 .ok()
                 .map(std::os::fd::OwnedFd::from),
             name: String::with_capacity(160),
@@ -565,6 +596,7 @@ impl<'a> Verifier<'a> {
                 kept.push(SideEffectsEntry {
                     cache_key: cache_key.clone(),
                     diff: diff.clone(),
+                    symlinks: None,
                 });
             }
         }
@@ -634,7 +666,7 @@ impl<'a> Verifier<'a> {
     }
 
     fn full_path(&self) -> String {
-        format!("{}{SEP}files{SEP}{}", self.store_dir, self.name)
+        format!("{}{SEP}{}", cas::files_dir(self.store_dir, SEP), self.name)
     }
 
     fn check_blob(&mut self, info: &PackageFileInfo) -> Result<bool, ReadError> {

@@ -1,5 +1,5 @@
 //! The store's SQLite package index, `<storeDir>/index.db`, opened the way pnpm 11 opens it
-//! (spec §2) so that pnpm 11, pnpm 12 and this addon can use one store at the same time.
+//! (docs/store-format.md, "The index database") so that pnpm 11, pnpm 12 and this addon can use one store at the same time.
 //!
 //! All writes of a process go through one writer thread per store that owns the only writable
 //! connection: rows submitted while a transaction is committing are gathered into the next one
@@ -21,7 +21,8 @@ pub type Row = (String, Vec<u8>);
 /// Called on the writer thread once the rows it came with are committed (or failed).
 pub type OnCommitted = Box<dyn FnOnce(Result<(), IndexError>) + Send>;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
 pub struct IndexError {
     pub message: String,
 }
@@ -36,12 +37,13 @@ pub const FROZEN_STORE_WRITE_MESSAGE: &str = "Cannot write to the store index: t
 impl IndexError {
     /// pnpm's error code for this failure: `ERR_PNPM_FROZEN_STORE_WRITE` for a write to a frozen
     /// index, else the code Node gives every SQLite error (`ERR_SQLITE_ERROR`, prefixed).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> String {
         if self.message == FROZEN_STORE_WRITE_MESSAGE {
             FROZEN_STORE_WRITE
         } else {
             "ERR_PNPM_ERR_SQLITE_ERROR"
         }
+        .into()
     }
 
     fn frozen_write() -> Self {
@@ -50,14 +52,6 @@ impl IndexError {
         }
     }
 }
-
-impl std::fmt::Display for IndexError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for IndexError {}
 
 impl From<rusqlite::Error> for IndexError {
     fn from(e: rusqlite::Error) -> Self {
@@ -122,7 +116,7 @@ impl StoreIndex {
         }
     }
 
-    /// The index of a `frozenStore` (spec §2.3): opened read-only with SQLite's `immutable=1`
+    /// The index of a `frozenStore`: opened read-only with SQLite's `immutable=1`
     /// URI parameter, so no `-wal`/`-shm` file is created and a read-only directory works; no
     /// pragma, no `CREATE TABLE`. Every write fails with `ERR_PNPM_FROZEN_STORE_WRITE`.
     pub fn new_frozen(store_dir: &Path) -> Self {

@@ -22,6 +22,9 @@ const calls = {
   readPkgFromCafs: () => cas.readPkgFromCafs({ storeDir }, 'k'),
   importPackage: () => cas.importPackage({ storeDir, targetDir: path.join(root, 'nm/p'), filesResponse: { resolvedFrom: 'store', filesMap: new Map() }, force: false }),
   linkPackages: () => cas.linkPackages({ storeDir, packages: [] }),
+  symlinkAllModules: () => cas.symlinkAllModules({ deps: [] }),
+  hardLinkDir: () => cas.hardLinkDir(pkgDir, [path.join(root, 'copy')]),
+  linkStoredPackages: () => cas.linkStoredPackages({ storeDir, packages: [] }),
 }
 const outcomes = []
 for (let i = 0; i < 2; i++) {

@@ -210,15 +210,15 @@ fn another_algorithm_is_refused() {
         ("files".into(), Value::Map(vec![])),
     ]));
     let err = upload_side_effects(&row, "k", &added).unwrap_err();
-    assert_eq!(err.code().as_deref(), Some("ERR_PNPM_ALGO_MISMATCH"));
+    assert_eq!(err.code(), "ERR_PNPM_ALGO_MISMATCH");
 }
 
 #[test]
-fn invalid_package_json_fails_without_a_code() {
+fn invalid_package_json_fails_with_the_git_fetchers_code() {
     let (_tmp, pkg, cas) = setup();
     write(&pkg, "package.json", "{ nope");
     let err = add_dir(&cas, &AddDirRequest::new(&pkg)).unwrap_err();
-    assert_eq!(err.code(), None, "pnpm's caller supplies its default code");
+    assert_eq!(err.code(), "ERR_PNPM_GIT_FETCH_FAILED");
 }
 
 // Unix: the tests that record symlinks make file symlinks (see below).
@@ -599,4 +599,39 @@ fn compat_names_are_the_js_option_values() {
     assert_eq!(Compat::parse("@pnpm/worker@1100"), Some(Compat::Worker1100));
     assert_eq!(Compat::parse("11.28"), None);
     assert_eq!(Compat::default(), Compat::Worker1100);
+}
+
+#[test]
+fn add_dir_to_store_writes_a_fresh_row_then_uploads_side_effects_into_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    write(&pkg, "package.json", r#"{"name":"p","version":"1.0.0"}"#);
+    let store = crate::store::open(&tmp.path().join("store"));
+    let row = |cache_key, write_index| RowRequest {
+        files_index_file: "k\tp@1.0.0",
+        side_effects_cache_key: cache_key,
+        requires_prepare: None,
+        write_index,
+    };
+    // Side effects of a package the index has no row for: nothing to attach them to.
+    let orphan =
+        add_dir_to_store(&store, AddDirRequest::new(&pkg), row(Some("built"), true)).unwrap();
+    assert_eq!((orphan.row, orphan.side_effects), (None, None));
+    assert_eq!(store.index.get("k\tp@1.0.0").unwrap(), None);
+    // A fresh row, committed.
+    let fresh = add_dir_to_store(&store, AddDirRequest::new(&pkg), row(None, true)).unwrap();
+    assert_eq!(store.index.get("k\tp@1.0.0").unwrap(), fresh.row);
+    // The build adds a file: recorded under the cache key, in the same row.
+    write(&pkg, "built.js", "out");
+    let upload =
+        add_dir_to_store(&store, AddDirRequest::new(&pkg), row(Some("built"), false)).unwrap();
+    let added = upload.side_effects.unwrap().added.unwrap();
+    assert_eq!(
+        added.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
+        ["built.js"]
+    );
+    // Not written: the index still holds the fresh row.
+    assert_eq!(store.index.get("k\tp@1.0.0").unwrap(), fresh.row);
+    assert!(upload.row.is_some_and(|r| Some(r) != fresh.row));
+    store.index.close();
 }

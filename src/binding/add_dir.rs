@@ -1,11 +1,12 @@
 use std::path::Path;
 
 use napi::bindgen_prelude::{Buffer, Object};
-use napi::{Env, JsDeferred};
+use napi::Env;
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::add_dir::{self, AddDirError, AddDirRequest, AddedDir, Compat};
+use super::task::spawn_settled;
+use crate::add_dir::{self, AddDirError, AddDirRequest, AddedToStore, Compat, RowRequest};
 use crate::package_index::PackageFileInfo;
 use crate::{json, pools, store};
 
@@ -69,8 +70,6 @@ pub struct AddDirResult {
     pub index_row: Option<Buffer>,
 }
 
-type Resolver = Box<dyn FnOnce(Env) -> napi::Result<AddDirResult> + Send>;
-
 /// Adds a package directory to the store on the extraction pool (pnpm's `addFilesFromDir`).
 /// Never rejects: failures resolve as `{ error }`.
 #[napi(ts_return_type = "Promise<AddDirResult>")]
@@ -82,132 +81,74 @@ pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object
             napi::Error::new(napi::Status::InvalidArg, format!("unknown compat {name:?}"))
         })?,
     };
-    let (deferred, promise) = env.create_deferred::<AddDirResult, Resolver>()?;
-    pools::extraction_pool().spawn(move || {
-        let result = super::task::catch_panic("adding a directory", || run(&opts, compat))
-            .unwrap_or_else(|message| Err(AddDirError::Manifest(message)));
-        settle(
-            deferred,
-            result.map_err(|e| {
+    spawn_settled(
+        env,
+        pools::extraction_pool(),
+        "adding a directory",
+        move || match run(&opts, compat) {
+            Ok(done) => result(done, &opts.files_dir, opts.return_index_row),
+            Err(e) => {
                 let site = match &e {
                     AddDirError::Io(e) => Some(e.site.clone()),
                     _ => None,
                 };
-                NativeError::new(e.code().unwrap_or_default(), e.to_string()).at(site)
-            }),
-        );
-    });
-    Ok(promise)
+                failed(NativeError::new(e.code(), e.to_string()).at(site))
+            }
+        },
+        failed,
+    )
 }
 
-struct Done {
-    added: AddedDir,
-    files_dir: String,
-    requires_build: bool,
-    requires_prepare: Option<bool>,
-    side_effects: Option<crate::package_index::SideEffectsDiff>,
-    has_unrecorded_symlinks: Option<bool>,
-    row: Option<Vec<u8>>,
-    return_row: bool,
-}
-
-fn run(opts: &AddDirOptions, compat: Compat) -> Result<Done, AddDirError> {
+fn run(opts: &AddDirOptions, compat: Compat) -> Result<AddedToStore, AddDirError> {
     let store = store::open(Path::new(&opts.store_dir));
     let req = AddDirRequest {
-        dir: Path::new(&opts.dir),
         files: opts.files.as_deref(),
         include_node_modules: opts.include_node_modules,
         append_manifest: opts.append_manifest_json.as_deref(),
         compat,
-        side_effects_upload: opts.side_effects_cache_key.is_some(),
+        ..AddDirRequest::new(Path::new(&opts.dir))
     };
-    let added = add_dir::add_dir(&store.cas, &req)?;
-    let mut has_unrecorded_symlinks = None;
-    let (row, requires_build, requires_prepare, side_effects) = match &opts.side_effects_cache_key {
-        None => {
-            let (row, requires_build) = add_dir::fresh_row(&added, opts.requires_prepare);
-            (Some(row), requires_build, opts.requires_prepare, None)
-        }
-        Some(key) => match store
-            .index
-            .get(&opts.files_index_file)
-            .map_err(AddDirError::Index)?
-        {
-            // No base row: nothing to attach side effects to; pnpm writes nothing either.
-            None => {
-                let requires_build = crate::manifest::requires_build(
-                    added.raw_manifest.as_ref(),
-                    added.files.iter().map(|f| f.path.as_str()),
-                );
-                (None, requires_build, None, None)
-            }
-            Some(stored) => {
-                let upload = add_dir::upload_side_effects(&stored, key, &added)?;
-                has_unrecorded_symlinks =
-                    (compat == Compat::Pnpm1128).then_some(added.has_unrecorded_symlinks);
-                (
-                    upload.row,
-                    upload.requires_build,
-                    upload.requires_prepare,
-                    upload.diff,
-                )
-            }
-        },
+    let row = RowRequest {
+        files_index_file: &opts.files_index_file,
+        side_effects_cache_key: opts.side_effects_cache_key.as_deref(),
+        requires_prepare: opts.requires_prepare,
+        write_index: opts.write_index,
     };
-    if let (Some(row), true) = (&row, opts.write_index) {
-        store
-            .index
-            .write(vec![(opts.files_index_file.clone(), row.clone())])
-            .map_err(AddDirError::Index)?;
-    }
-    Ok(Done {
-        added,
-        files_dir: opts.files_dir.clone(),
-        requires_build,
-        requires_prepare,
-        side_effects,
-        has_unrecorded_symlinks,
-        row,
-        return_row: opts.return_index_row,
-    })
+    add_dir::add_dir_to_store(&store, req, row)
 }
 
-fn settle(deferred: JsDeferred<AddDirResult, Resolver>, result: Result<Done, NativeError>) {
-    deferred.resolve(Box::new(move |_env| {
-        Ok(match result {
-            Err(error) => AddDirResult {
-                error: Some(error),
-                paths: None,
-                blob_paths: None,
-                manifest_json: None,
-                requires_build: None,
-                requires_prepare: None,
-                side_effects: None,
-                has_unrecorded_symlinks: None,
-                index_row: None,
-            },
-            Ok(done) => {
-                let (paths, blob_paths) =
-                    super::extract_tarball::file_paths(done.added.files, &done.files_dir);
-                AddDirResult {
-                    error: None,
-                    paths: Some(paths),
-                    blob_paths: Some(blob_paths),
-                    manifest_json: done.added.manifest.as_ref().map(json::stringify_pretty),
-                    requires_build: Some(done.requires_build),
-                    requires_prepare: done.requires_prepare,
-                    side_effects: done.side_effects.map(|diff| SideEffectsDiffResult {
-                        deleted: diff.deleted,
-                        added: diff
-                            .added
-                            .map(|added| added.into_iter().map(file_info).collect()),
-                    }),
-                    has_unrecorded_symlinks: done.has_unrecorded_symlinks,
-                    index_row: done.row.filter(|_| done.return_row).map(Buffer::from),
-                }
-            }
-        })
-    }));
+fn failed(error: NativeError) -> AddDirResult {
+    AddDirResult {
+        error: Some(error),
+        paths: None,
+        blob_paths: None,
+        manifest_json: None,
+        requires_build: None,
+        requires_prepare: None,
+        side_effects: None,
+        has_unrecorded_symlinks: None,
+        index_row: None,
+    }
+}
+
+fn result(done: AddedToStore, files_dir: &str, return_row: bool) -> AddDirResult {
+    let (paths, blob_paths) = super::extract_tarball::file_paths(done.added.files, files_dir);
+    AddDirResult {
+        error: None,
+        paths: Some(paths),
+        blob_paths: Some(blob_paths),
+        manifest_json: done.added.manifest.as_ref().map(json::stringify_pretty),
+        requires_build: Some(done.requires_build),
+        requires_prepare: done.requires_prepare,
+        side_effects: done.side_effects.map(|diff| SideEffectsDiffResult {
+            deleted: diff.deleted,
+            added: diff
+                .added
+                .map(|added| added.into_iter().map(file_info).collect()),
+        }),
+        has_unrecorded_symlinks: done.has_unrecorded_symlinks,
+        index_row: done.row.filter(|_| return_row).map(Buffer::from),
+    }
 }
 
 fn file_info((path, info): (String, PackageFileInfo)) -> FileInfo {

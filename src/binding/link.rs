@@ -1,39 +1,23 @@
 //! napi conversions for `linkPackages` (which `importPackage` also uses, as a batch of one),
-//! `symlinkAllModules` and `hardLinkDir`, and the link-pool plumbing `linkStoredPackages` shares.
+//! `symlinkAllModules` and `hardLinkDir`, and the helpers `linkStoredPackages` shares.
 //! The work runs on the link pool; each call settles a deferred promise from the pool thread and
 //! never rejects: failures resolve as `{ error }` (see `binding.rs`).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use napi::bindgen_prelude::{Object, ToNapiValue};
+use napi::bindgen_prelude::Object;
 use napi::Env;
 use napi_derive::napi;
 
 use super::error::NativeError;
+use super::task::spawn_settled;
+use crate::dependency_links::{self, LinkError, SymlinkDep};
 use crate::import::{
     FilesMap, ImportError, ImportMethod, Imported, ResolvedFrom, SideEffects, Stats,
 };
-use crate::link::{self, BatchPackage, BatchRequest, Counts, FilesSource, LinkError, SymlinkDep};
+use crate::link::{self, BatchPackage, BatchRequest, Counts, FilesSource};
 use crate::pools;
-
-type Resolver<T> = Box<dyn FnOnce(Env) -> napi::Result<T> + Send>;
-
-/// Runs `work` on the link pool and resolves the returned promise with its result. A panic
-/// becomes `on_panic(message)` instead of taking Node down.
-pub(super) fn on_link_pool<T, W, P>(env: &Env, work: W, on_panic: P) -> napi::Result<Object<'_>>
-where
-    T: ToNapiValue + Send + 'static,
-    W: FnOnce() -> T + Send + 'static,
-    P: FnOnce(String) -> T + Send + 'static,
-{
-    let (deferred, promise) = env.create_deferred::<T, Resolver<T>>()?;
-    pools::link_pool().spawn(move || {
-        let value = super::task::catch_panic("linking", work).unwrap_or_else(on_panic);
-        deferred.resolve(Box::new(move |_env| Ok(value)));
-    });
-    Ok(promise)
-}
 
 /// How a package was imported, as one character of a batch's result string: `k` clone,
 /// `h` hardlink, `c` copy, `-` already there.
@@ -51,7 +35,7 @@ pub(super) fn import_error(e: ImportError) -> NativeError {
 }
 
 fn link_error(e: LinkError) -> NativeError {
-    NativeError::new(e.code.unwrap_or_default(), e.message).at(e.site)
+    NativeError::new(e.code, e.message).at(e.site)
 }
 
 pub(super) fn files_map(paths: Vec<String>, blobs: Vec<String>) -> FilesMap {
@@ -102,6 +86,10 @@ pub struct LinkPackageInput {
     pub side_effects_added_paths: Option<Vec<String>>,
     pub side_effects_added_blob_paths: Option<Vec<String>>,
     pub side_effects_deleted: Option<Vec<String>>,
+    /// With `paths`: the side-effects symlinks to create after the files (link paths and
+    /// targets, pairwise).
+    pub symlink_paths: Option<Vec<String>>,
+    pub symlink_targets: Option<Vec<String>>,
     pub package_import_method: Option<String>,
     pub resolved_from: Option<String>,
     pub requires_build: Option<bool>,
@@ -237,6 +225,12 @@ fn batch_package(p: LinkPackageInput) -> Result<BatchPackage, ImportError> {
             FilesSource::Map {
                 files: files_map(paths, blobs),
                 side_effects,
+                symlinks: p
+                    .symlink_paths
+                    .unwrap_or_default()
+                    .into_iter()
+                    .zip(p.symlink_targets.unwrap_or_default())
+                    .collect(),
             }
         }
         _ => {
@@ -279,8 +273,10 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
         symlink_ms: 0.0,
         total_ms: 0.0,
     };
-    on_link_pool(
+    spawn_settled(
         env,
+        pools::link_pool(),
+        "linking",
         move || {
             let started = Instant::now();
             let method = match ImportMethod::parse(&opts.package_import_method) {
@@ -346,14 +342,12 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                 total_ms: started.elapsed().as_secs_f64() * 1000.0,
             }
         },
-        move |msg| fail(NativeError::new("ERR_PNPM_LINKING_FAILED", msg), None),
+        move |panic| fail(panic, None),
     )
 }
 
 #[napi(object)]
 pub struct LinkResult {
-    /// `code` is empty when pnpm would use its default (`ERR_PNPM_SYMLINK_FAILED` /
-    /// `ERR_PNPM_HARDLINK_FAILED`).
     pub error: Option<NativeError>,
     pub counts: LinkCounts,
     pub warnings: Vec<String>,
@@ -367,9 +361,9 @@ fn link_result(result: Result<(), LinkError>, stats: &Stats) -> LinkResult {
     }
 }
 
-fn link_panic(msg: String) -> LinkResult {
+fn link_panic(panic: NativeError) -> LinkResult {
     LinkResult {
-        error: Some(NativeError::new("", msg)),
+        error: Some(panic),
         counts: LinkCounts::default(),
         warnings: vec![],
     }
@@ -378,13 +372,15 @@ fn link_panic(msg: String) -> LinkResult {
 /// pnpm's `symlinkAllModules`: each dep's children linked into its `modules` dir.
 #[napi(ts_return_type = "Promise<LinkResult>")]
 pub fn symlink_all_modules(env: &Env, deps: SymlinkDepsInput) -> napi::Result<Object<'_>> {
-    on_link_pool(
+    spawn_settled(
         env,
+        pools::link_pool(),
+        "linking",
         move || {
             let stats = Stats::default();
             let result = symlink_deps(&deps)
-                .map_err(LinkError::from)
-                .and_then(|deps| link::symlink_all_modules(&deps, &stats));
+                .map_err(|e| LinkError::symlink_failed(e.message))
+                .and_then(|deps| dependency_links::symlink_all_modules(&deps, &stats));
             link_result(result, &stats)
         },
         link_panic,
@@ -394,12 +390,15 @@ pub fn symlink_all_modules(env: &Env, deps: SymlinkDepsInput) -> napi::Result<Ob
 /// pnpm's `hardLinkDir`: each destination replaced by a hard-linked copy of `src`.
 #[napi(ts_return_type = "Promise<LinkResult>")]
 pub fn hard_link_dir(env: &Env, src: String, dest_dirs: Vec<String>) -> napi::Result<Object<'_>> {
-    on_link_pool(
+    spawn_settled(
         env,
+        pools::link_pool(),
+        "linking",
         move || {
             let stats = Stats::default();
             let dests: Vec<PathBuf> = dest_dirs.into_iter().map(PathBuf::from).collect();
-            let result = link::hard_link_dir(PathBuf::from(src).as_path(), &dests, &stats);
+            let result =
+                crate::hard_link_dir::hard_link_dir(PathBuf::from(src).as_path(), &dests, &stats);
             link_result(result, &stats)
         },
         link_panic,

@@ -10,12 +10,13 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::link::{
-    import_error, method_char, on_link_pool, split_n, symlink_deps, take_warnings, LinkCounts,
-    SymlinkDepsInput,
+    import_error, method_char, split_n, symlink_deps, take_warnings, LinkCounts, SymlinkDepsInput,
 };
+use super::task::spawn_settled;
 use crate::import::{ImportError, ImportMethod, Stats};
 use crate::link::Counts;
 use crate::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
+use crate::pools;
 use crate::read_pkg::ExpectedPkg;
 
 #[napi(object)]
@@ -106,8 +107,10 @@ fn failed(error: NativeError) -> LinkStoredResult {
 /// with their reasons.
 #[napi(ts_return_type = "Promise<LinkStoredResult>")]
 pub fn link_stored_packages(env: &Env, opts: LinkStoredOptions) -> napi::Result<Object<'_>> {
-    on_link_pool(
+    spawn_settled(
         env,
+        pools::link_pool(),
+        "linking",
         move || {
             let started = Instant::now();
             let req = match request(opts) {
@@ -149,6 +152,6 @@ pub fn link_stored_packages(env: &Env, opts: LinkStoredOptions) -> napi::Result<
                 total_ms: started.elapsed().as_secs_f64() * 1000.0,
             }
         },
-        |msg| failed(NativeError::new("ERR_PNPM_LINKING_FAILED", msg)),
+        failed,
     )
 }

@@ -32,6 +32,9 @@ pub struct ReadPkgsOptions {
     pub strict_store_pkg_content_check: bool,
     /// Open the index read-only and immutable (pnpm's `frozenStore`).
     pub frozen_store: bool,
+    /// Read side-effects symlink entries back as pnpm 11.28 does (`symlinkPaths`/
+    /// `symlinkTargets` of each entry; entries that cannot be restored are left out).
+    pub side_effects_symlinks: Option<bool>,
     /// The package expected under each key (same length as `keys`), if any.
     pub expected_pkgs: Option<Vec<Option<ExpectedPkgOptions>>>,
 }
@@ -55,6 +58,10 @@ pub struct SideEffectsEntry {
     /// The stored infos of the added files, parallel to `addedPaths`.
     pub added_infos: Option<Vec<StoredFileInfo>>,
     pub deleted: Option<Vec<String>>,
+    /// With `sideEffectsSymlinks`: the entry's symlinks (link paths and targets, pairwise),
+    /// which pnpm 11.28 keeps out of `sideEffectsMaps`' `added`.
+    pub symlink_paths: Option<Vec<String>>,
+    pub symlink_targets: Option<Vec<String>>,
 }
 
 #[napi(object)]
@@ -132,7 +139,7 @@ pub fn read_pkgs(env: &Env, opts: ReadPkgsOptions) -> napi::Result<Vec<Object<'_
         let mut chunks = chunks.into_inner().unwrap_or_else(|e| e.into_inner());
         let error = match outcome {
             Ok(error) => error,
-            Err(message) => Some(NativeError::new("ERR_PNPM_READ_FROM_STORE", message)),
+            Err(message) => Some(super::task::panic_error(message)),
         };
         // The last promise gets what is left; after an error, every remaining one gets it.
         let mut last = Some(std::mem::take(&mut chunks.pending));
@@ -194,6 +201,7 @@ fn run(opts: &ReadPkgsOptions, chunks: &Mutex<Chunks>) -> Option<NativeError> {
         store_dir: &opts.store_dir,
         verify_store_integrity: opts.verify_store_integrity,
         strict_store_pkg_content_check: opts.strict_store_pkg_content_check,
+        side_effects_symlinks: opts.side_effects_symlinks.unwrap_or(false),
     };
     let keys: Vec<&str> = opts.keys.iter().map(String::as_str).collect();
     let expected: Vec<Option<ExpectedPkg>> = opts
@@ -285,6 +293,13 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
                             }),
                             added_infos: added.map(|a| a.iter().map(|(_, i)| info(i)).collect()),
                             deleted: e.diff.deleted,
+                            symlink_paths: e
+                                .symlinks
+                                .as_ref()
+                                .map(|l| l.iter().map(|(p, _)| p.clone()).collect()),
+                            symlink_targets: e
+                                .symlinks
+                                .map(|l| l.into_iter().map(|(_, t)| t).collect()),
                         }
                     })
                     .collect()

@@ -1,210 +1,11 @@
+use std::fs;
+use std::path::Path;
+
 use super::*;
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-#[test]
-fn old_package_name_rules() {
-    for ok in [
-        "a",
-        "A",
-        "fs",
-        "@scope/x",
-        "@s/X_y",
-        "a.b",
-        "a-b",
-        "x!",
-        "a~b",
-        &"x".repeat(300),
-    ] {
-        assert!(valid_for_old_packages(ok), "{ok}");
-    }
-    for bad in [
-        "",
-        ".bin",
-        ".pnpm",
-        "_x",
-        "-x",
-        " x",
-        "x ",
-        "node_modules",
-        "Node_Modules",
-        "favicon.ico",
-        "../x",
-        "a/b",
-        "@s/..",
-        "@s/.x",
-        "@/x",
-        "@s/",
-        "@s/a/b",
-        "a b",
-        "é",
-        "@s",
-        "x\u{feff}",
-    ] {
-        assert!(!valid_for_old_packages(bad), "{bad:?}");
-    }
-}
-
-#[test]
-fn safe_join_keeps_links_strictly_inside_modules() {
-    let m = Path::new("/p/node_modules");
-    assert_eq!(
-        safe_join_modules_dir(m, "@s/x").unwrap(),
-        PathBuf::from("/p/node_modules/@s/x")
-    );
-    let err = safe_join_modules_dir(m, "../x").unwrap_err();
-    assert_eq!(
-        err.code.as_deref(),
-        Some("ERR_PNPM_INVALID_DEPENDENCY_NAME")
-    );
-    assert_eq!(
-        err.message,
-        "Refusing to place a dependency under /p/node_modules with the invalid alias \"../x\""
-    );
-}
-
-#[test]
-fn relative_and_resolve_behave_like_node_path() {
-    assert_eq!(
-        relative(Path::new("/a/b/node_modules"), Path::new("/a/c/d")),
-        PathBuf::from("../../c/d")
-    );
-    // On Windows a path without a drive is on the current one, as with `path.win32.resolve`.
-    #[cfg(unix)]
-    assert_eq!(resolve(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
-    #[cfg(windows)]
-    assert_eq!(
-        resolve(Path::new(r"C:\a\.\b\..\c")),
-        PathBuf::from(r"C:\a\c")
-    );
-}
-
-/// What a dependency link at `link` reads as: the relative text on Unix, the absolute target of
-/// the junction on Windows (compared resolved).
-fn link_text(link: &Path, unix_text: &str, target: &Path) -> (PathBuf, PathBuf) {
-    let read = fs::read_link(link).unwrap();
-    if cfg!(windows) {
-        (resolve(&read), resolve(target))
-    } else {
-        (read, PathBuf::from(unix_text))
-    }
-}
-
-#[test]
-fn symlink_all_modules_links_relatively_reuses_and_replaces() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    for p in ["pkgs/a", "pkgs/b", "pkgs/c"] {
-        fs::create_dir_all(root.join(p)).unwrap();
-    }
-    let modules = root.join("app/node_modules");
-    let dep = |children: Vec<(&str, &str)>| SymlinkDep {
-        children: children
-            .into_iter()
-            .map(|(a, t)| (a.to_string(), root.join(t)))
-            .collect(),
-        modules: modules.clone(),
-        name: "app".into(),
-    };
-    let stats = Stats::default();
-    symlink_all_modules(
-        &[dep(vec![
-            ("a", "pkgs/a"),
-            ("@s/b", "pkgs/b"),
-            ("app", "pkgs/c"),
-        ])],
-        &stats,
-    )
-    .unwrap();
-    assert_eq!(names(&modules), ["@s", "a"]);
-    let (got, want) = link_text(&modules.join("a"), "../../pkgs/a", &root.join("pkgs/a"));
-    assert_eq!(got, want);
-    let (got, want) = link_text(
-        &modules.join("@s/b"),
-        "../../../pkgs/b",
-        &root.join("pkgs/b"),
-    );
-    assert_eq!(got, want);
-    assert_eq!(Stats::get(&stats.symlinks), 2);
-    // Again: the right links are reused; a wrong one is replaced; a real dir is moved aside.
-    fs::create_dir(modules.join("c")).unwrap();
-    let stats = Stats::default();
-    symlink_all_modules(
-        &[dep(vec![
-            ("a", "pkgs/a"),
-            ("@s/b", "pkgs/c"),
-            ("c", "pkgs/c"),
-        ])],
-        &stats,
-    )
-    .unwrap();
-    assert_eq!(Stats::get(&stats.symlinks), 2);
-    let (got, want) = link_text(
-        &modules.join("@s/b"),
-        "../../../pkgs/c",
-        &root.join("pkgs/c"),
-    );
-    assert_eq!(got, want);
-    assert!(fs::symlink_metadata(modules.join("c"))
-        .unwrap()
-        .is_symlink());
-    assert!(modules.join(".ignored_c").is_dir());
-    let err = symlink_all_modules(&[dep(vec![("node_modules", "pkgs/a")])], &stats).unwrap_err();
-    assert_eq!(
-        err.code.as_deref(),
-        Some("ERR_PNPM_INVALID_DEPENDENCY_NAME")
-    );
-}
-
-#[test]
-fn hard_link_dir_skips_node_modules_and_fills_destinations_in_place() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    let src = root.join("src");
-    fs::create_dir_all(src.join("lib/node_modules/x")).unwrap();
-    fs::create_dir_all(src.join("node_modules/y")).unwrap();
-    fs::write(src.join("package.json"), "{}").unwrap();
-    fs::write(src.join("lib/a.js"), "a").unwrap();
-    let d1 = root.join("d1");
-    fs::create_dir_all(d1.join("stale")).unwrap();
-    let d2 = root.join("deep/d2");
-    fs::create_dir_all(root.join("deep")).unwrap();
-    let stats = Stats::default();
-    hard_link_dir(&src, &[d1.clone(), d2.clone(), src.clone()], &stats).unwrap();
-    // Filled in place: what the destination had and the source has not stays.
-    assert_eq!(names(&d1), ["lib", "package.json", "stale"]);
-    assert_eq!(names(&d2), ["lib", "package.json"]);
-    for d in [&d1, &d2] {
-        assert_eq!(names(&d.join("lib")), ["a.js"]);
-        let id = |p: PathBuf| platform::file_id(&p, &fs::metadata(&p).unwrap()).unwrap();
-        assert_eq!(id(d.join("lib/a.js")), id(src.join("lib/a.js")));
-    }
-    assert_eq!(names(root), ["d1", "deep", "src"]);
-    // A missing source still creates the destinations (with a warning).
-    hard_link_dir(&root.join("nope"), &[root.join("d3")], &stats).unwrap();
-    assert!(root.join("d3").is_dir());
-    // An empty source: empty destinations.
-    fs::create_dir(root.join("empty")).unwrap();
-    hard_link_dir(&root.join("empty"), &[root.join("d4")], &stats).unwrap();
-    assert_eq!(names(&root.join("d4")), Vec::<String>::new());
-    // A changed file is replaced; a directory where the source has a file is removed first.
-    fs::write(src.join("lib/a.js"), "a2").unwrap();
-    fs::remove_file(d1.join("package.json")).unwrap();
-    fs::create_dir(d1.join("package.json")).unwrap();
-    fs::remove_file(d2.join("lib/a.js")).unwrap();
-    fs::write(d2.join("lib/a.js"), "old").unwrap();
-    hard_link_dir(&src, &[d1.clone(), d2.clone()], &stats).unwrap();
-    assert!(d1.join("package.json").is_file());
-    assert_eq!(fs::read(d2.join("lib/a.js")).unwrap(), b"a2");
-    assert_eq!(names(&d2.join("lib")), ["a.js"]);
-}
+use crate::package_index::PackageFileInfo;
+use crate::row_files::read_files;
+use crate::symlink_entry::SYMLINK_MODE;
+use crate::test_support::names;
 
 #[test]
 fn batch_links_packages_then_their_symlinks() {
@@ -226,6 +27,7 @@ fn batch_links_packages_then_their_symlinks() {
                 FilesSource::Map {
                     files: map.clone(),
                     side_effects: vec![],
+                    symlinks: vec![],
                 },
             )
         })
@@ -298,18 +100,18 @@ fn batch_reads_file_maps_from_the_store_index() {
     s.index
         .write(vec![("key\tx@1".into(), encode_row(&row))])
         .unwrap();
-    let files_dir = format!("{}/files", store_dir.display());
-    let (files, diff, symlinks) = read_files(&s, &files_dir, "key\tx@1", None).unwrap();
+    let store_dir_text = store_dir.display().to_string();
+    let (files, diff, symlinks) = read_files(&s, &store_dir_text, "key\tx@1", None).unwrap();
     assert!(diff.is_none() && symlinks.is_empty());
     assert_eq!(
         files[0].1,
-        PathBuf::from(format!("{files_dir}/ab/{}", &digest[2..]))
+        PathBuf::from(format!("{store_dir_text}/files/ab/{}", &digest[2..]))
     );
     assert_eq!(
         files[1].1,
-        PathBuf::from(format!("{files_dir}/ab/{}-exec", &digest[2..]))
+        PathBuf::from(format!("{store_dir_text}/files/ab/{}-exec", &digest[2..]))
     );
-    let err = read_files(&s, &files_dir, "nope\tx@1", None).unwrap_err();
+    let err = read_files(&s, &store_dir_text, "nope\tx@1", None).unwrap_err();
     assert_eq!(err.code, "ERR_PNPM_MISSING_INDEX_ROW");
     s.index.close();
 }
@@ -388,8 +190,8 @@ fn side_effects_symlinks_are_restored_after_the_files() {
         &store_dir,
         &[("alias.js", "generated.js"), ("lib/up", "../generated.js")],
     );
-    let files_dir = format!("{}/files", store_dir.display());
-    let (files, diff, symlinks) = read_files(&s, &files_dir, "pkg", Some("k")).unwrap();
+    let store_dir_text = store_dir.display().to_string();
+    let (files, diff, symlinks) = read_files(&s, &store_dir_text, "pkg", Some("k")).unwrap();
     assert_eq!(files.len(), 2);
     let diff = diff.unwrap();
     let added: Vec<&str> = diff.added.iter().map(|(p, _)| p.as_str()).collect();
@@ -446,8 +248,8 @@ fn unrestorable_side_effects_symlinks_drop_the_side_effects_entry() {
         let dir = tempfile::tempdir().unwrap();
         let store_dir = dir.path().join("v11");
         let s = store_with_side_effect_links(&store_dir, links);
-        let files_dir = format!("{}/files", store_dir.display());
-        let (files, diff, symlinks) = read_files(&s, &files_dir, "pkg", Some("k")).unwrap();
+        let store_dir_text = store_dir.display().to_string();
+        let (files, diff, symlinks) = read_files(&s, &store_dir_text, "pkg", Some("k")).unwrap();
         assert!(diff.is_none() && symlinks.is_empty(), "{links:?}");
         assert_eq!(files.len(), 2);
         let target = dir.path().join("a/b/node_modules/pkg");
@@ -468,8 +270,93 @@ fn a_missing_symlink_blob_drops_the_side_effects_entry() {
     let s = store_with_side_effect_links(&store_dir, &[("alias.js", "generated.js")]);
     // The link's blob is the last one written.
     fs::remove_file(store_dir.join(format!("files/ab/{:0>126}", 2))).unwrap();
-    let files_dir = format!("{}/files", store_dir.display());
-    let (_, diff, symlinks) = read_files(&s, &files_dir, "pkg", Some("k")).unwrap();
+    let store_dir_text = store_dir.display().to_string();
+    let (_, diff, symlinks) = read_files(&s, &store_dir_text, "pkg", Some("k")).unwrap();
     assert!(diff.is_none() && symlinks.is_empty());
     s.index.close();
+}
+
+/// A one-package batch from a file map carrying side-effects symlinks, as the `importPackage`
+/// hook hands them over.
+#[cfg(unix)]
+fn link_map_with_symlinks(
+    root: &Path,
+    target: &Path,
+    symlinks: &[(&str, &str)],
+) -> Result<PackageOutcome, ImportError> {
+    let files = root.join("store/files/ab");
+    fs::create_dir_all(&files).unwrap();
+    fs::write(files.join("pkg"), "{}").unwrap();
+    let package = BatchPackage::from_store(
+        target.to_path_buf(),
+        FilesSource::Map {
+            files: vec![
+                ("package.json".into(), files.join("pkg")),
+                ("sub/a.json".into(), files.join("pkg")),
+            ],
+            side_effects: vec![],
+            symlinks: symlinks
+                .iter()
+                .map(|(p, t)| (p.to_string(), t.to_string()))
+                .collect(),
+        },
+    );
+    let req = BatchRequest {
+        store_dir: root.join("store"),
+        method: ImportMethod::Copy,
+        packages: vec![package],
+        symlinks: vec![],
+    };
+    link_batch(req, &Stats::default()).packages.pop().unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_handed_over_with_a_files_map_are_placed_after_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("node_modules/pkg");
+    link_map_with_symlinks(
+        dir.path(),
+        &target,
+        &[
+            ("alias.json", "package.json"),
+            ("lib/up", "../package.json"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        fs::read_link(target.join("alias.json")).unwrap(),
+        Path::new("package.json")
+    );
+    assert_eq!(fs::read_to_string(target.join("lib/up")).unwrap(), "{}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_handed_over_symlink_below_another_symlink_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("node_modules/pkg");
+    // `lib` → `sub`, then `lib/x` would be written through it into `sub/`.
+    let err = link_map_with_symlinks(
+        dir.path(),
+        &target,
+        &[("lib", "sub"), ("lib/x", "../package.json")],
+    )
+    .unwrap_err();
+    assert_eq!(err.code, "ERR_PNPM_LINKING_FAILED");
+    assert!(err.message.contains("below the symlink"), "{}", err.message);
+    assert!(!target.join("sub/x").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_handed_over_symlink_path_that_leaves_the_package_is_refused() {
+    for bad in ["../x", "a/../../x", "", "a//b", "./a", "a\\b"] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("node_modules/pkg");
+        let err =
+            link_map_with_symlinks(dir.path(), &target, &[(bad, "package.json")]).unwrap_err();
+        assert_eq!(err.code, "ERR_PNPM_UNSAFE_FILE_PATH", "{bad:?}");
+        assert!(!target.exists(), "{bad:?}: nothing is written");
+    }
 }

@@ -1,5 +1,5 @@
 //! Row vectors were produced by msgpackr 2.0.5 (`new Packr({useRecords: true, moreTypes: true})`),
-//! the worked examples are also assembled from the byte tables of the store contract §2.6.
+//! the worked examples are also assembled by hand from msgpack's byte layout.
 
 use super::*;
 use crate::msgpackr::DecodeErrorKind;
@@ -16,7 +16,7 @@ const PNPM12_WITH_SIDE_EFFECTS: &str = "d4724094a4616c676fad72657175697265734275
 
 use crate::msgpackr::tests::{hex, unhex};
 
-/// Hex bytes, `"text"` tokens (no spaces) and `xx*n` repeats, as the contract's tables write them.
+/// Hex bytes, `"text"` tokens (no spaces) and `xx*n` repeats, as the worked examples write them.
 fn spec_bytes(template: &str) -> Vec<u8> {
     let mut out = Vec::new();
     for token in template.split_whitespace() {

@@ -49,6 +49,7 @@ impl Fixture {
             store_dir: &self.store_dir,
             verify_store_integrity: verify,
             strict_store_pkg_content_check: true,
+            side_effects_symlinks: false,
         }
     }
 

@@ -60,3 +60,46 @@ fn normalises_as_pnpm_11_28_does() {
 fn a_recorded_symlink_is_a_non_executable_blob() {
     assert!(!crate::cas::is_executable(SYMLINK_MODE));
 }
+
+#[cfg(unix)]
+#[test]
+fn restore_links_reads_targets_and_drops_what_pnpm_drops() {
+    let dir = tempfile::tempdir().unwrap();
+    let blob = |name: &str, target: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, target).unwrap();
+        p
+    };
+    let ok = [
+        ("alias.js", blob("a", "generated.js")),
+        ("lib/up", blob("b", "../generated.js")),
+    ];
+    let links: Vec<(&str, PathBuf)> = ok.iter().map(|(p, b)| (*p, b.clone())).collect();
+    assert_eq!(
+        restore_links(&links, ["generated.js", "lib/x.js"].into_iter()).unwrap(),
+        Some(vec![
+            ("alias.js".into(), "generated.js".into()),
+            ("lib/up".into(), "../generated.js".into())
+        ])
+    );
+    assert_eq!(
+        restore_links(&[], std::iter::empty()).unwrap(),
+        Some(vec![])
+    );
+    // A target pnpm would not record, a missing blob, a file or link below a link: dropped.
+    let escaping = [("alias.js", blob("c", "../../x"))];
+    assert_eq!(restore_links(&escaping, std::iter::empty()).unwrap(), None);
+    let missing = [("alias.js", dir.path().join("gone"))];
+    assert_eq!(restore_links(&missing, std::iter::empty()).unwrap(), None);
+    let dir_link = [("lib", blob("d", "src"))];
+    assert_eq!(
+        restore_links(&dir_link, ["lib/x.js"].into_iter()).unwrap(),
+        None
+    );
+    let nested = [("lib", blob("e", "src")), ("lib/y", blob("f", "../a"))];
+    assert_eq!(restore_links(&nested, std::iter::empty()).unwrap(), None);
+    // A blob that cannot be read is an error naming it.
+    let unreadable = [("alias.js", dir.path().to_path_buf())];
+    let (_, path) = restore_links(&unreadable, std::iter::empty()).unwrap_err();
+    assert_eq!(path, dir.path());
+}
