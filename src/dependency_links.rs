@@ -31,7 +31,7 @@ pub struct SymlinkDep {
 pub struct LinkError {
     pub code: String,
     pub message: String,
-    pub site: Option<crate::os_error::FsSite>,
+    pub site: Option<Box<crate::os_error::FsSite>>,
 }
 
 /// pnpm's code for a dependency link that failed without an OS error.

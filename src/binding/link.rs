@@ -31,11 +31,11 @@ pub(super) fn method_char(imported: Option<Imported>) -> char {
 }
 
 pub(super) fn import_error(e: ImportError) -> NativeError {
-    NativeError::new(e.code, e.message).at(e.site)
+    NativeError::new(e.code, e.message).at(e.site.map(|site| *site))
 }
 
 fn link_error(e: LinkError) -> NativeError {
-    NativeError::new(e.code, e.message).at(e.site)
+    NativeError::new(e.code, e.message).at(e.site.map(|site| *site))
 }
 
 pub(super) fn files_map(paths: Vec<String>, blobs: Vec<String>) -> FilesMap {

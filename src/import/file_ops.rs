@@ -18,8 +18,9 @@ pub struct ImportError {
     pub code: String,
     pub message: String,
     pub errno: Option<i32>,
-    /// For an OS error: the syscall and paths, as Node's fs errors carry them.
-    pub site: Option<os_error::FsSite>,
+    /// For an OS error: the syscall and paths, as Node's fs errors carry them. Boxed: import
+    /// results are passed around by value on every file, and the site is only read on failure.
+    pub site: Option<Box<os_error::FsSite>>,
 }
 
 impl ImportError {
@@ -49,7 +50,7 @@ impl ImportError {
             code: format!("ERR_PNPM_{}", os_error::errno_name(e)),
             message: site.message(e),
             errno: os_error::errno(e),
-            site: Some(site),
+            site: Some(Box::new(site)),
         }
     }
 
