@@ -291,10 +291,7 @@ fn slow_path_message(member: &[u8]) -> Option<String> {
 /// member), bounded by [`PRESIZE_RATIO`] and the cap. With trailing padding the last four
 /// bytes are zeros; then we guess.
 fn initial_capacity(input: &[u8], limit: usize) -> usize {
-    let isize = match input.len().checked_sub(4) {
-        Some(start) => u32::from_le_bytes(input[start..].try_into().unwrap()) as usize,
-        None => 0,
-    };
+    let isize = trailer_size(input) as usize;
     let guess = if isize == 0 {
         input.len().saturating_mul(4)
     } else {
@@ -304,6 +301,15 @@ fn initial_capacity(input: &[u8], limit: usize) -> usize {
     guess
         .min(input.len().saturating_mul(PRESIZE_RATIO))
         .min(limit)
+}
+
+/// The gzip trailer's ISIZE: the inflated size, mod 2^32, of the last member (0 when the
+/// stream is padded with NULs or shorter than 4 bytes).
+pub fn trailer_size(input: &[u8]) -> u32 {
+    match input.len().checked_sub(4) {
+        Some(start) => u32::from_le_bytes(input[start..].try_into().unwrap()),
+        None => 0,
+    }
 }
 
 /// Worded like Node's `ERR_BUFFER_TOO_LARGE`.

@@ -27,6 +27,7 @@ pub mod pools;
 pub mod read_pkg;
 pub mod store;
 pub mod store_index;
+pub mod streaming;
 pub mod symlink_entry;
 pub mod tarball;
 pub mod value;

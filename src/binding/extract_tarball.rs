@@ -100,6 +100,7 @@ pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'
                     ignore_file_pattern_error: opts.ignore_file_pattern_error.as_deref(),
                     append_manifest: opts.append_manifest_json.as_deref(),
                     max_unpacked_size: opts.max_tarball_unpacked_size.map(|n| n as u64),
+                    stream_above: None,
                 },
             )
         })
