@@ -467,7 +467,7 @@ fn parse_pax<S: TarSource>(
                 pending.pax_path = record[start..].to_string();
             }
             Some("size") => {
-                let size = js_parse_int(record[value_start..].as_bytes(), 10);
+                let size = js_parse_int(&record.as_bytes()[value_start..], 10);
                 if size.is_nan() || size < 0.0 {
                     return Err(
                         TarError::new(format!("Invalid size in PAX record: {record}")).into(),
