@@ -22,6 +22,7 @@ import { freshStoreDir, withoutCheckedAt } from './helpers/stores.js'
 import { comparable, freshDir, isComplete, snapshotTree, type TreeEntry } from './helpers/trees.js'
 import { pnpmPackageDir, repoDir } from './helpers/pnpm-cli.js'
 import { ProtocolWorker } from './helpers/protocol-worker.js'
+import { extractWith } from './helpers/stream-above.js'
 import { pax, tar, tgz, type TarEntrySpec } from './helpers/tar.js'
 
 /** Everything our side writes goes below this directory; escapes aim at it too. */
@@ -158,7 +159,19 @@ describe.each(cases.map((c, i) => [c.id, c, i] as const))('%s', (_, c, i) => {
     const before = snapshotTree(sentinel)
     const key = `hostile-${i}`
     const ours = await cas.addFilesFromTarball({ buffer, storeDir, filesIndexFile: key, url: 'https://r/h.tgz' }).then((r) => r, (e) => e)
+    // Streamed (issue 16), into a store outside the sentinel: the same outcome.
+    const streamedStore = freshStoreDir('hostile-streamed')
+    const streamed = await extractWith(0, { buffer, storeDir: streamedStore, filesIndexFile: key, url: 'https://r/h.tgz' }).then((r) => r, (e) => e)
     cas.closeStores()
+    if (ours instanceof Error) {
+      expect([streamed.code, streamed.message]).toEqual([(ours as any).code, ours.message])
+    } else {
+      expect([...streamed.filesMap.keys()]).toEqual([...ours.filesMap.keys()])
+      const [a, b] = [new StoreIndex(storeDir), new StoreIndex(streamedStore)]
+      expect(withoutCheckedAt(b.get(key))).toEqual(withoutCheckedAt(a.get(key)))
+      a.close()
+      b.close()
+    }
     const theirs = await pnpmOutcome(buffer, key)
     expect(changedOutside(before, inStore(`${caseRel}/v11`))).toEqual([])
     expect(unsafeBlobs(storeDir)).toEqual([])

@@ -28,8 +28,8 @@ pub struct ExtractRequest<'a> {
     /// pnpm 11.28's `maxTarballUnpackedSize`: the most the regular files may add up to. Also
     /// bounds the inflated tar (see [`inflate_cap`]).
     pub max_unpacked_size: Option<u64>,
-    /// Inflated size above which the tarball is streamed (see [`stream_above`]); `None`: the
-    /// default.
+    /// Inflated size above which the tarball is streamed (see [`stream_above`]); `None`:
+    /// [`STREAM_ABOVE`].
     pub stream_above: Option<u64>,
 }
 
@@ -149,7 +149,7 @@ pub const STREAM_ABOVE: u64 = 32 << 20;
 /// into one buffer (its files hashed and written in parallel); bigger ones, and any that
 /// inflate past it whatever the trailer said, are streamed ([`crate::streaming`]), so an
 /// extraction never holds more than this plus a window. `CAS_NATIVE_STREAM_ABOVE` overrides
-/// [`STREAM_ABOVE`] (0 streams everything), read per call.
+/// [`STREAM_ABOVE`] (0 streams everything); callers read it per call, on their own thread.
 pub fn stream_above() -> u64 {
     std::env::var("CAS_NATIVE_STREAM_ABOVE")
         .ok()
@@ -208,7 +208,7 @@ fn unpack(
         return unpack_whole(cas, req.tarball, req.max_unpacked_size, ignore, 0.0);
     }
     let cap = inflate_cap(req.max_unpacked_size);
-    let stream_above = req.stream_above.unwrap_or_else(stream_above);
+    let stream_above = req.stream_above.unwrap_or(STREAM_ABOVE);
     // Past the whole-buffer path's own bound, the cap decides (the old 4 GiB one when
     // streaming is turned off).
     let whole_limit = cap.unwrap_or(gzip::MAX_OUTPUT as u64).min(stream_above);

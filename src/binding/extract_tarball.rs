@@ -80,6 +80,8 @@ type Resolver = Box<dyn FnOnce(Env) -> napi::Result<ExtractResult> + Send>;
 pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'_>> {
     let (deferred, promise) = env.create_deferred::<ExtractResult, Resolver>()?;
     let submitted = Instant::now();
+    // Read here, on the JS thread, which is the one that sets environment variables.
+    let stream_above = extract::stream_above();
     pools::extraction_pool().spawn(move || {
         let mut timings = ExtractTimings {
             queued_ms: ms_since(submitted),
@@ -100,7 +102,7 @@ pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'
                     ignore_file_pattern_error: opts.ignore_file_pattern_error.as_deref(),
                     append_manifest: opts.append_manifest_json.as_deref(),
                     max_unpacked_size: opts.max_tarball_unpacked_size.map(|n| n as u64),
-                    stream_above: None,
+                    stream_above: Some(stream_above),
                 },
             )
         })

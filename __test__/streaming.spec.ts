@@ -1,0 +1,125 @@
+/**
+ * Streaming extraction (issue 16): tarballs that inflate past `CAS_NATIVE_STREAM_ABOVE` (32 MiB
+ * by default) go through a window instead of one buffer. Here: the padding bomb pnpm 11.28
+ * extracts, in a child process whose peak RSS is measured; the streamed and the whole-buffer
+ * outcomes of every fixture, deep-equal (each path forced through the variable, which the
+ * binding reads per call); and broken streams that leave no row and no partial blob.
+ */
+import { spawnSync } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { StoreIndex } from '@pnpm/store.index'
+import * as cas from '../dist/index.js'
+import { freshDir, freshStoreDir, tarballFixtures, withoutCheckedAt } from './helpers/stores.js'
+import { pnpmPackageDir, repoDir } from './helpers/pnpm-cli.js'
+import { ProtocolWorker } from './helpers/protocol-worker.js'
+import { extractWith } from './helpers/stream-above.js'
+import { tgz } from './helpers/tar.js'
+import { verifyStore } from './helpers/verify-store.mjs'
+
+/** An extraction's result and index row, blob paths relative to the store: comparable across stores. */
+async function outcome (streamAbove: number, buffer: Buffer, extra: Partial<cas.AddFilesFromTarballOptions> = {}) {
+  const storeDir = freshStoreDir(`stream-${streamAbove}`)
+  const r: any = await extractWith(streamAbove, { buffer, storeDir, filesIndexFile: 'k', ...extra }).catch((e) => e)
+  cas.closeStores()
+  if (r instanceof Error) return { code: (r as any).code, message: r.message }
+  const index = new StoreIndex(storeDir)
+  try {
+    return {
+      files: [...r.filesMap].map(([k, blob]) => [k, path.relative(storeDir, blob)]),
+      manifest: r.manifest,
+      requiresBuild: r.requiresBuild,
+      integrity: r.integrity,
+      row: withoutCheckedAt(index.get('k')),
+    }
+  } finally {
+    index.close()
+  }
+}
+
+const WHOLE = Number.MAX_SAFE_INTEGER
+
+describe('streamed and whole-buffer extraction agree', () => {
+  it.each(tarballFixtures().map((f) => [f.file, f] as const))('%s', async (_, f) => {
+    const whole = await outcome(WHOLE, f.buffer, { integrity: f.integrity })
+    expect(whole).toHaveProperty('row')
+    expect(await outcome(0, f.buffer, { integrity: f.integrity })).toEqual(whole)
+    // With a limit of half what the files add up to, both refuse it alike.
+    const size = (whole as any).row.files
+    const total = [...(size instanceof Map ? size.values() : Object.values(size))].reduce((n: number, i: any) => n + i.size, 0)
+    const refused = await outcome(WHOLE, f.buffer, { maxTarballUnpackedSize: Math.floor(total / 2) })
+    expect(refused).toMatchObject({ code: 'ERR_PNPM_TARBALL_TOO_LARGE' })
+    expect(await outcome(0, f.buffer, { maxTarballUnpackedSize: Math.floor(total / 2) })).toEqual(refused)
+  })
+})
+
+describe('a broken stream leaves no index row and no partial blob', () => {
+  // 600 files of 10 KB of random bytes: several write batches, so blobs land before the break.
+  const entries = [{ name: 'package/package.json', content: '{"name":"broken","version":"1.0.0"}' }]
+  for (let i = 0; i < 600; i++) entries.push({ name: `package/f${i}`, content: crypto.randomBytes(10_000).toString('base64') })
+  const tarball = tgz(entries)
+  const damaged = Buffer.from(tarball)
+  damaged[Math.floor(damaged.length * 0.8)] ^= 0x55
+
+  it.each([
+    ['cut at 80%', tarball.subarray(0, Math.floor(tarball.length * 0.8)), 'ERR_PNPM_Z_BUF_ERROR'],
+    ['a byte damaged at 80%', damaged, 'ERR_PNPM_Z_DATA_ERROR'],
+  ] as const)('%s', async (_, buffer, code) => {
+    const storeDir = freshStoreDir('broken-stream')
+    const err: any = await extractWith(0, { buffer, storeDir, filesIndexFile: 'broken' }).catch((e) => e)
+    cas.closeStores()
+    expect(err.code).toBe(code)
+    const report = verifyStore(storeDir)
+    expect(report.problems).toEqual([])
+    expect(report.rows).toBe(0)
+    // Streamed: the files before the break were written, complete, before it was found.
+    expect(report.blobs).toBeGreaterThan(0)
+    expect(await outcome(WHOLE, buffer)).toEqual(await outcome(0, buffer))
+  })
+})
+
+describe('the 5 GiB padding bomb', () => {
+  let pnpm11: ProtocolWorker
+  const dir = freshDir('padding-bomb')
+  const bombFile = path.join(dir, 'bomb.tgz')
+
+  beforeAll(() => {
+    // An empty archive (its first block is the end marker) followed by 5 GiB of NULs: 80
+    // gzip members of 64 MiB of zeros each, 5.2 MB in all.
+    const member = zlib.gzipSync(Buffer.alloc(64 << 20), { level: 9 })
+    fs.writeFileSync(bombFile, Buffer.concat(Array.from({ length: 80 }, () => member)))
+    fs.mkdirSync(path.join(dir, 'pnpm11'))
+    pnpm11 = new ProtocolWorker(path.join(pnpmPackageDir, 'dist', 'worker.js'))
+  })
+
+  afterAll(async () => {
+    await pnpm11.worker.terminate()
+  })
+
+  it('extracts as pnpm 11.28 does, at default options, within 512 MiB of peak RSS for the whole process', async () => {
+    const buffer = fs.readFileSync(bombFile)
+    expect(buffer.length).toBeLessThan(6_000_000)
+    // A child process of its own, so that its peak RSS is this extraction's alone.
+    const script = `
+      const cas = require(${JSON.stringify(path.join(repoDir, 'dist', 'index.js'))})
+      const buffer = require('node:fs').readFileSync(${JSON.stringify(bombFile)})
+      const started = performance.now()
+      cas.addFilesFromTarball({ buffer, storeDir: ${JSON.stringify(path.join(dir, 'v11'))}, filesIndexFile: 'bomb' }).then((r) => {
+        const ms = performance.now() - started
+        cas.closeStores()
+        console.log(JSON.stringify({ ms, keys: [...r.filesMap.keys()], maxRSS: process.resourceUsage().maxRSS }))
+      }, (e) => console.log(JSON.stringify({ code: e.code, message: e.message, maxRSS: process.resourceUsage().maxRSS })))`
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+    expect(child.stderr).toBe('')
+    const ours = JSON.parse(child.stdout)
+    const reply = await pnpm11.request({ type: 'extract', buffer: new Uint8Array(buffer), storeDir: path.join(dir, 'pnpm11'), filesIndexFile: 'bomb' })
+    expect(reply.status).toBe('success')
+    expect(ours.keys).toEqual([...reply.value.filesMap.keys()])
+    expect(ours.keys).toEqual(['package.json'])
+    console.log(`5 GiB padding bomb (${buffer.length} bytes): extracted in ${ours.ms.toFixed(0)} ms, peak RSS ${(ours.maxRSS / 1024).toFixed(0)} MiB (the whole Node process)`)
+    expect(ours.maxRSS).toBeLessThanOrEqual(512 * 1024)
+  }, 300_000)
+})
