@@ -81,6 +81,66 @@ describe('a broken stream leaves no index row and no partial blob', () => {
   })
 })
 
+/** Writes `buffer` to a tarball writer in 16 KiB chunks, with the stream threshold at `streamAbove`. */
+function writeInChunks (streamAbove: number, buffer: Buffer, opts: cas.TarballWriterOptions, end = buffer.length) {
+  process.env.CAS_NATIVE_STREAM_ABOVE = String(streamAbove)
+  try {
+    const writer = cas.createTarballWriter(opts)
+    for (let at = 0; at < end; at += 16384) writer.write(buffer.subarray(at, Math.min(at + 16384, end)))
+    return writer
+  } finally {
+    delete process.env.CAS_NATIVE_STREAM_ABOVE
+  }
+}
+
+describe('createTarballWriter', () => {
+  it.each(tarballFixtures().map((f) => [f.file, f] as const))('%s: streamed as written, or whole at the end, as addFilesFromTarball', async (_, f) => {
+    const whole = await outcome(WHOLE, f.buffer, { integrity: f.integrity })
+    for (const streamAbove of [0, WHOLE]) {
+      const storeDir = freshStoreDir('writer')
+      const r = await writeInChunks(streamAbove, f.buffer, { storeDir, filesIndexFile: 'k', integrity: f.integrity }).end()
+      cas.closeStores()
+      const index = new StoreIndex(storeDir)
+      expect([...r.filesMap].map(([k, blob]) => [k, path.relative(storeDir, blob)])).toEqual((whole as any).files)
+      expect(withoutCheckedAt(index.get('k'))).toEqual((whole as any).row)
+      index.close()
+    }
+  })
+
+  it('checks the integrity over the bytes written: a mismatch writes no row', async () => {
+    const f = tarballFixtures()[0]
+    const storeDir = freshStoreDir('writer-integrity')
+    const wrong = 'sha512-' + crypto.createHash('sha512').update('other').digest('base64')
+    const err: any = await writeInChunks(0, f.buffer, { storeDir, filesIndexFile: 'k', integrity: wrong, url: 'https://r/x.tgz' }).end().catch((e) => e)
+    cas.closeStores()
+    expect(err).toBeInstanceOf(cas.TarballIntegrityError)
+    expect(err.code).toBe('ERR_PNPM_TARBALL_INTEGRITY')
+    expect(verifyStore(storeDir)).toMatchObject({ rows: 0, problems: [] })
+  })
+
+  it('a stream cut short or aborted midway leaves no row and no partial blob', async () => {
+    const entries = [{ name: 'package/package.json', content: '{"name":"cut","version":"1.0.0"}' }]
+    for (let i = 0; i < 600; i++) entries.push({ name: `package/f${i}`, content: crypto.randomBytes(10_000).toString('base64') })
+    const tarball = tgz(entries)
+    const cut = Math.floor(tarball.length * 0.8)
+    const storeDir = freshStoreDir('writer-cut')
+    const err: any = await writeInChunks(0, tarball, { storeDir, filesIndexFile: 'k' }, cut).end().catch((e) => e)
+    expect(err.code).toBe('ERR_PNPM_Z_BUF_ERROR')
+    const aborted = freshStoreDir('writer-abort')
+    const writer = writeInChunks(0, tarball, { storeDir: aborted, filesIndexFile: 'k' }, cut)
+    writer.abort()
+    expect(() => writer.write(tarball)).toThrow(expect.objectContaining({ code: 'ERR_STREAM_WRITE_AFTER_END' }))
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    cas.closeStores()
+    for (const dir of [storeDir, aborted]) {
+      const report = verifyStore(dir)
+      expect(report.problems).toEqual([])
+      expect(report.rows).toBe(0)
+    }
+    expect(verifyStore(storeDir).blobs).toBeGreaterThan(0)
+  })
+})
+
 describe('the 5 GiB padding bomb', () => {
   let pnpm11: ProtocolWorker
   const dir = freshDir('padding-bomb')

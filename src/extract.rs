@@ -2,11 +2,13 @@
 //! of the raw bytes first, then inflate, pnpm's tar walk, every file hashed and written (in
 //! parallel for big packages), the manifest, and the index row.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use crate::cas::Cas;
+use crate::feed::{Feed, FeedReader};
 use crate::package_index::{PackageFileInfo, PackageFilesIndex};
 use crate::value::Value;
 use crate::{gzip, integrity, json, manifest, os_error, package_index, streaming, tarball};
@@ -188,11 +190,27 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
     }
     let ignore = compile_ignore_pattern(req)?;
     let unpacked = unpack(cas, req, ignore.as_ref())?;
-    let integrity = match req.integrity {
-        Some(sri) => sri.to_string(),
-        None => integrity::sha512_sri(req.tarball),
-    };
-    finish(cas, unpacked, req.append_manifest, integrity)
+    finish(cas, unpacked, req, req.tarball)
+}
+
+/// [`extract`] for a gzip'd tarball that is still arriving (`req.tarball` is not read): it is
+/// streamed as it comes. The integrity is checked over every byte once the last has arrived,
+/// and its error, then the ignore pattern's, come before any other, as in [`extract`]; no row
+/// is made unless both pass.
+pub fn extract_fed(
+    cas: &Cas,
+    req: &ExtractRequest,
+    feed: Arc<Feed>,
+) -> Result<Extracted, ExtractError> {
+    // The pattern's error waits for the integrity check.
+    let unpacked = compile_ignore_pattern(req)
+        .map(|ignore| streamed(cas, FeedReader::new(feed.clone()), req, ignore.as_ref()));
+    let tarball = feed.take_all().map_err(ExtractError::Io)?;
+    if let Some(sri) = req.integrity {
+        integrity::verify(sri, &tarball).map_err(ExtractError::Integrity)?;
+    }
+    let unpacked = unpacked??;
+    finish(cas, unpacked, req, &tarball)
 }
 
 /// Inflates, walks and writes: the whole tar in one buffer when it is small (or not gzip'd),
@@ -224,13 +242,18 @@ fn unpack(
             Err(_) => {}
         }
     }
-    let unpacked = streaming::unpack(
-        cas,
-        gzip::Slice::new(req.tarball),
-        cap,
-        req.max_unpacked_size,
-        ignore,
-    )?;
+    streamed(cas, gzip::Slice::new(req.tarball), req, ignore)
+}
+
+/// [`streaming::unpack`], its package.json parsed.
+fn streamed<R: gzip::Input>(
+    cas: &Cas,
+    input: R,
+    req: &ExtractRequest,
+    ignore: Option<&regress::Regex>,
+) -> Result<Unpacked, ExtractError> {
+    let cap = inflate_cap(req.max_unpacked_size);
+    let unpacked = streaming::unpack(cas, input, cap, req.max_unpacked_size, ignore)?;
     let package_json = unpacked
         .package_json
         .as_deref()
@@ -314,13 +337,13 @@ pub(crate) fn write_files(
 fn finish(
     cas: &Cas,
     unpacked: Unpacked,
-    append_manifest: Option<&str>,
-    integrity: String,
+    req: &ExtractRequest,
+    tarball: &[u8],
 ) -> Result<Extracted, ExtractError> {
     let started = Instant::now();
     let mut files = unpacked.files;
     let raw_manifest =
-        complete_package_json(cas, &mut files, unpacked.package_json, append_manifest)?;
+        complete_package_json(cas, &mut files, unpacked.package_json, req.append_manifest)?;
     let hash_write_ms = unpacked.hash_write_ms + ms_since(started);
 
     let bundled = match &raw_manifest {
@@ -341,6 +364,10 @@ fn finish(
             .collect(),
         side_effects: None,
     });
+    let integrity = match req.integrity {
+        Some(sri) => sri.to_string(),
+        None => integrity::sha512_sri(tarball),
+    };
     Ok(Extracted {
         files,
         manifest: bundled,

@@ -7,6 +7,7 @@
 //! check"; input that ends early fails with `Z_BUF_ERROR` "unexpected end of file".
 
 use flate2::{Decompress, FlushDecompress, Status};
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, BufRead, Read};
 use std::mem::MaybeUninit;
@@ -122,7 +123,13 @@ fn inflate_into<R: Input>(
 pub trait Input: BufRead {
     /// The input from absolute offset `start` (never before the current member) up to what
     /// has arrived so far, or `None` where it is no longer held.
-    fn since(&self, start: u64) -> Option<&[u8]>;
+    fn since(&self, start: u64) -> Option<Cow<'_, [u8]>>;
+}
+
+impl<T: Input + ?Sized> Input for &mut T {
+    fn since(&self, start: u64) -> Option<Cow<'_, [u8]>> {
+        (**self).since(start)
+    }
 }
 
 /// A whole buffer as [`Input`].
@@ -156,8 +163,8 @@ impl BufRead for Slice<'_> {
 }
 
 impl Input for Slice<'_> {
-    fn since(&self, start: u64) -> Option<&[u8]> {
-        self.all.get(start as usize..)
+    fn since(&self, start: u64) -> Option<Cow<'_, [u8]>> {
+        self.all.get(start as usize..).map(Cow::Borrowed)
     }
 }
 
@@ -218,7 +225,12 @@ impl<R: Input> Gunzip<R> {
                 FlushDecompress::Finish,
             ) {
                 Ok(status) => status,
-                Err(e) => return Err(data_error(e.message(), self.input.since(self.member_start))),
+                Err(e) => {
+                    return Err(data_error(
+                        e.message(),
+                        self.input.since(self.member_start).as_deref(),
+                    ))
+                }
             };
             let (read, written) = (
                 (self.inflater.total_in() - in_before) as usize,

@@ -10,6 +10,7 @@ pub mod add_dir;
 mod binding;
 pub mod cas;
 pub mod extract;
+pub mod feed;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod gzip;
