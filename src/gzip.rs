@@ -333,4 +333,4 @@ fn too_large(limit: u64) -> GzipError {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

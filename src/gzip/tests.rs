@@ -19,7 +19,7 @@ fn err(input: &[u8]) -> (GzipErrorKind, String) {
 }
 
 /// Pseudo-random, poorly compressible bytes.
-fn noise(len: usize) -> Vec<u8> {
+pub(crate) fn noise(len: usize) -> Vec<u8> {
     let mut x = 0x2545_f491_4f6c_dd1du64;
     (0..len)
         .map(|_| {

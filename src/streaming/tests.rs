@@ -1,5 +1,6 @@
 use crate::cas::Cas;
 use crate::extract::{extract, ExtractRequest, Extracted};
+use crate::gzip::tests::noise;
 use crate::json;
 use std::io::Write;
 
@@ -20,19 +21,6 @@ fn tar(entries: &[(&str, &[u8], u32)]) -> Vec<u8> {
         builder.append_data(&mut header, path, *content).unwrap();
     }
     builder.into_inner().unwrap()
-}
-
-/// Pseudo-random bytes, poorly compressible.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 /// Everything an extraction decides, minus the `checkedAt` times; or its error.
@@ -102,14 +90,14 @@ fn package(big: bool) -> Vec<u8> {
     for i in 0..300u64 {
         contents.push((
             format!("package/f{i}.js"),
-            noise((i as usize * 977) % 5000, i),
+            noise((i as usize * 977) % 5000),
             0o644,
         ));
     }
     let big = if big {
         vec![7; super::BATCH_BYTES]
     } else {
-        noise(1000, 7)
+        noise(1000)
     };
     contents.push(("package/big.bin".into(), big, 0o755));
     contents.push((
