@@ -141,6 +141,18 @@ pub(crate) fn inflate_error(
     }
 }
 
+/// How much work a tarball is, for the pool's longest-job-first order: its inflated size as
+/// the gzip trailer gives it (mod 2^32, of the last member; a guess, not a promise), or its
+/// length when that says less (a plain tar, a padded stream, a trailer that lies).
+pub fn estimated_work(tarball: &[u8]) -> u64 {
+    let inflated = if gzip::is_gzip(tarball) {
+        gzip::trailer_size(tarball) as u64
+    } else {
+        0
+    };
+    inflated.max(tarball.len() as u64)
+}
+
 /// The default of [`stream_above`]: measured on the 2-core benchmark machine (see
 /// benchmark/RESULTS.md), streaming costs about what the whole-buffer path does for big
 /// tarballs, while most npm tarballs inflate to under 1 MB and keep the whole-buffer path's

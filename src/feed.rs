@@ -56,10 +56,9 @@ impl Feed {
         self.len() == 0
     }
 
-    /// Up to `n` of the first bytes.
-    pub fn head(&self, n: usize) -> Vec<u8> {
-        let state = self.state();
-        state.bytes[..n.min(state.bytes.len())].to_vec()
+    /// `f` of the bytes so far.
+    pub fn peek<T>(&self, f: impl FnOnce(&[u8]) -> T) -> T {
+        f(&self.state().bytes)
     }
 
     /// Waits for the end and hands over every byte (leaving none behind); fails when aborted.

@@ -89,7 +89,8 @@ pub fn extract_tarball(
     let submitted = Instant::now();
     // Read here, on the JS thread, which is the one that sets environment variables.
     let stream_above = extract::stream_above();
-    pools::extraction_pool().spawn(move || {
+    let work = extract::estimated_work(&buffer);
+    pools::spawn_extraction(work, move || {
         let queued_ms = ms_since(submitted);
         let store = open_store(&opts);
         let outcome = super::task::catch_panic("extracting", || {
@@ -138,7 +139,7 @@ impl TarballWriter {
         self.feed.push(&chunk);
         if self.streaming.is_none()
             && self.feed.len() as u64 > self.stream_above / 32
-            && gzip::is_gzip(&self.feed.head(3))
+            && self.feed.peek(gzip::is_gzip)
         {
             let (opts, feed, stream_above) =
                 (self.opts.clone(), self.feed.clone(), self.stream_above);
@@ -160,7 +161,12 @@ impl TarballWriter {
         self.feed.end();
         let (opts, feed, stream_above) = (self.opts.clone(), self.feed.clone(), self.stream_above);
         let (submitted, streaming) = (Instant::now(), self.streaming.take());
-        pools::extraction_pool().spawn(move || {
+        // Streamed: what is left is the tail of the stream; else the whole tarball waits.
+        let work = match streaming {
+            Some(_) => 0,
+            None => self.feed.peek(extract::estimated_work),
+        };
+        pools::spawn_extraction(work, move || {
             let queued_ms = ms_since(submitted);
             let store = open_store(&opts);
             let outcome = match streaming {
