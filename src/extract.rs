@@ -1,6 +1,8 @@
 //! A gzip'd npm tarball into the store, step for step as pnpm 11 does it (spec §3.1): integrity
 //! of the raw bytes first, then inflate, pnpm's tar walk, every file hashed and written (in
-//! parallel for big packages), the manifest, and the index row.
+//! parallel for big packages), the manifest, and the index row. A small tarball is inflated
+//! into one buffer; a big one is streamed through a window ([`crate::streaming`], see
+//! [`stream_above`]), with the same outcome.
 
 use std::sync::Arc;
 use std::time::Instant;

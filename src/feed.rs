@@ -48,12 +48,9 @@ impl Feed {
         self.arrived.notify_all();
     }
 
-    pub fn len(&self) -> usize {
+    /// How many bytes have arrived.
+    pub fn received(&self) -> usize {
         self.state().bytes.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// `f` of the bytes so far.

@@ -201,11 +201,6 @@ impl<R: Input> Gunzip<R> {
         self.total_out
     }
 
-    /// The input, e.g. to read what follows the gzip stream.
-    pub fn into_input(self) -> R {
-        self.input
-    }
-
     /// Inflates into `out` and returns how many bytes it wrote: 0 only once the stream has
     /// ended (`out` may be empty only at the cap). Input that fails to read counts as input
     /// that ended.

@@ -22,8 +22,8 @@ use crate::tarball::{self, TarEntry, TarError, TarSource};
 /// Most inflated output per read: one zlib call's worth (see `gzip::gunzip_limited`).
 const CHUNK: usize = 256 * 1024;
 
-/// The longest pax or GNU long-name record (and header run-off) the window holds while the
-/// walk parses it. Real ones are a few hundred bytes; the whole-buffer path has no such bound,
+/// The longest pax or GNU long-name record the window holds while the walk parses it (and the
+/// most any other read of the walk may ask for). Real ones are a few hundred bytes; the whole-buffer path has no such bound,
 /// so a longer one, which only a hostile tarball has, is the one outcome that differs.
 pub const MAX_RECORD: usize = 1 << 20;
 
@@ -34,7 +34,7 @@ const BATCH_FILES: usize = 256;
 
 /// What streaming extraction produced: the files in the row's order, and the package.json
 /// bytes the manifest comes from.
-pub struct Unpacked {
+pub struct Streamed {
     pub files: Vec<ExtractedFile>,
     pub package_json: Option<Vec<u8>>,
     pub inflate_ms: f64,
@@ -50,7 +50,7 @@ pub fn unpack<R: gzip::Input>(
     cap: Option<u64>,
     max_unpacked_size: Option<u64>,
     ignore: Option<&regress::Regex>,
-) -> Result<Unpacked, ExtractError> {
+) -> Result<Streamed, ExtractError> {
     let started = Instant::now();
     let mut src = Source {
         window: Window::new(Gunzip::new(input, cap.unwrap_or(u64::MAX))),
@@ -93,7 +93,7 @@ pub fn unpack<R: gzip::Input>(
         })
         .collect::<Result<_, _>>()?;
     let hash_write_ms = sink.hash_write_ms;
-    Ok(Unpacked {
+    Ok(Streamed {
         files,
         package_json: sink.package_json,
         inflate_ms: extract::ms_since(started) - hash_write_ms,

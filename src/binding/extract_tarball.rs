@@ -138,7 +138,7 @@ impl TarballWriter {
         }
         self.feed.push(&chunk);
         if self.streaming.is_none()
-            && self.feed.len() as u64 > self.stream_above / 32
+            && self.feed.received() as u64 > self.stream_above / 32
             && self.feed.peek(gzip::is_gzip)
         {
             let (opts, feed, stream_above) =
