@@ -283,4 +283,4 @@ impl Sink<'_> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -4,7 +4,7 @@ use crate::gzip::tests::noise;
 use crate::json;
 use std::io::Write;
 
-fn gz(data: &[u8]) -> Vec<u8> {
+pub(crate) fn gz(data: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     enc.write_all(data).unwrap();
     enc.finish().unwrap()
@@ -50,7 +50,7 @@ fn outcome(extracted: Result<Extracted, crate::extract::ExtractError>) -> Result
 
 /// Extracts `tarball` into fresh stores with the stream threshold at each of `thresholds` and
 /// checks that every outcome is the same; returns it.
-fn same_at(
+pub(crate) fn same_at(
     tarball: &[u8],
     max: Option<u64>,
     ignore: Option<&str>,
