@@ -321,6 +321,10 @@ export interface NativeError {
   algorithm?: string
   /** pnpm's `hint` (e.g. for `ERR_PNPM_UNEXPECTED_PKG_CONTENT_IN_STORE`). */
   hint?: string
+  /** Filesystem errors: the failed call and its paths, as Node's fs errors carry them. */
+  syscall?: string
+  path?: string
+  dest?: string
 }
 
 export interface QuarantineEntry {

@@ -1,9 +1,11 @@
 /**
  * Bad arguments to every exported function of `@cas/native`, `@cas/native/worker` and
- * `@cas/native/pnpmfile`: wrong types, missing fields, empty strings, NUL characters and relative
- * paths where absolute ones are needed each throw (or reject with) a `TypeError` whose `code` is
- * Node's `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` and whose message names the argument,
- * before any work. The table must name every function export, so a new one cannot slip by.
+ * `@cas/native/pnpmfile`: wrong types, missing fields, empty strings, NUL characters, unknown
+ * enum values and relative paths where absolute ones are needed each throw (or reject with) a
+ * `TypeError` whose `code` is Node's `ERR_INVALID_ARG_TYPE`/`ERR_INVALID_ARG_VALUE` and whose
+ * message names the argument, before any work. The table must name every function export, so a
+ * new one cannot slip by. The drop-in `@cas/native/worker` takes what pnpm's worker takes:
+ * relative paths and truthy flags are not bad there (worker-api.spec.ts compares them with pnpm's).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -85,8 +87,13 @@ function importCases (what: string, fn: (opts: any) => unknown): Case[] {
     [`${what}: filesMap a plain object`, () => fn({ ...importOpts, filesResponse: { filesMap: { 'a.js': '/x' } } }), 'filesResponse.filesMap', TYPE],
     [`${what}: a relative blob path`, () => fn({ ...importOpts, filesResponse: { filesMap: new Map([['a.js', 'files/00/x']]) } }), 'filesResponse.filesMap.get("a.js")', VALUE],
     [`${what}: packageImportMethod a number`, () => fn({ ...importOpts, packageImportMethod: 1 }), 'packageImportMethod', TYPE],
+    [`${what}: packageImportMethod unknown`, () => fn({ ...importOpts, packageImportMethod: 'symlink' }), 'packageImportMethod', VALUE],
+    [`${what}: filesResponse.packageImportMethod unknown`, () => fn({ ...importOpts, filesResponse: { ...filesResponse, packageImportMethod: 'symlink' } }), 'filesResponse.packageImportMethod', VALUE],
   ]
 }
+
+/** The drop-in's cases: what pnpm's worker accepts (relative paths, truthy flags) is left out. */
+const lenient = (list: Case[]): Case[] => list.filter(([what]) => !/relative|verifyStoreIntegrity a string/.test(what))
 
 function symlinkCases (what: string, fn: (opts: any) => unknown): Case[] {
   return [
@@ -132,6 +139,7 @@ const cases: Record<string, Case[]> = {
     ['linkStoredPackages: no key', () => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, filesIndexFile: undefined }] } as any), 'packages[0].filesIndexFile', TYPE],
     ['linkStoredPackages: version with a NUL', () => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, version: '1\0' }] } as any), 'packages[0].version', VALUE],
     ['linkStoredPackages: a relative child', () => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, children: { b: 'b' } }] } as any), 'packages[0].children["b"]', VALUE],
+    ['linkStoredPackages: packageImportMethod unknown', () => cas.linkStoredPackages({ storeDir, packages: [], packageImportMethod: 'symlink' } as any), 'packageImportMethod', VALUE],
   ],
   'index.linkPackages': [
     ['linkPackages: no options', () => cas.linkPackages(undefined as any), 'opts', TYPE],
@@ -139,6 +147,8 @@ const cases: Record<string, Case[]> = {
     ['linkPackages: packages missing', () => cas.linkPackages({ storeDir } as any), 'packages', TYPE],
     ...pathCases('linkPackages', 'packages[0].targetDir', (v) => cas.linkPackages({ storeDir, packages: [{ targetDir: v, filesIndexFile: 'k' }] } as any)),
     ['linkPackages: neither key nor map', () => cas.linkPackages({ storeDir, packages: [{ targetDir: dir }] } as any), 'packages[0].filesIndexFile', TYPE],
+    ['linkPackages: packageImportMethod unknown', () => cas.linkPackages({ storeDir, packages: [], packageImportMethod: 'symlink' } as any), 'packageImportMethod', VALUE],
+    ['linkPackages: a package\'s packageImportMethod unknown', () => cas.linkPackages({ storeDir, packages: [{ targetDir: dir, filesIndexFile: 'k', packageImportMethod: 'symlink' }] } as any), 'packages[0].packageImportMethod', VALUE],
     ['linkPackages: sideEffectsMaps a plain object', () => cas.linkPackages({ storeDir, packages: [{ targetDir: dir, filesMap: new Map(), sideEffectsCacheKey: 'k', sideEffectsMaps: {} }] } as any), 'packages[0].sideEffectsMaps', TYPE],
     ...symlinkCases('linkPackages', (o) => cas.linkPackages({ storeDir, packages: [], symlinks: o?.deps } as any)).slice(1).map(([w, c, n, code]): Case => [w, c, n.replace(/^deps/, 'symlinks'), code]),
   ],
@@ -150,18 +160,18 @@ const cases: Record<string, Case[]> = {
     ['readPkgsFromCafs: expectedPkgs of another length', () => cas.readPkgsFromCafs({ storeDir }, ['k'], { expectedPkgs: [] }), 'expectedPkgs', TYPE],
   ],
   'worker.addFilesFromTarball': [
-    ...tarballCases('worker.addFilesFromTarball', worker.addFilesFromTarball, { storeIndex, url: 'u' }),
+    ...lenient(tarballCases('worker.addFilesFromTarball', worker.addFilesFromTarball, { storeIndex, url: 'u' })),
     ['worker.addFilesFromTarball: no storeIndex', () => worker.addFilesFromTarball({ ...tarball, url: 'u' } as any), 'storeIndex', TYPE],
   ],
   'worker.addFilesFromDir': [
-    ...dirCases('worker.addFilesFromDir', worker.addFilesFromDir, { storeIndex }),
+    ...lenient(dirCases('worker.addFilesFromDir', worker.addFilesFromDir, { storeIndex })),
     ['worker.addFilesFromDir: a storeIndex without setRawMany', () => worker.addFilesFromDir({ ...fromDir, storeIndex: {} } as any), 'storeIndex', TYPE],
   ],
-  'worker.readPkgFromCafs': readCases('worker.readPkgFromCafs', worker.readPkgFromCafs),
-  'worker.importPackage': importCases('worker.importPackage', worker.importPackage),
-  'worker.symlinkAllModules': symlinkCases('worker.symlinkAllModules', worker.symlinkAllModules),
-  'worker.hardLinkDir': hardLinkDirCases('worker.hardLinkDir', worker.hardLinkDir),
-  'worker.initStoreDir': pathCases('worker.initStoreDir', 'storeDir', (v) => worker.initStoreDir(v as string)),
+  'worker.readPkgFromCafs': lenient(readCases('worker.readPkgFromCafs', worker.readPkgFromCafs)),
+  'worker.importPackage': lenient(importCases('worker.importPackage', worker.importPackage)),
+  'worker.symlinkAllModules': lenient(symlinkCases('worker.symlinkAllModules', worker.symlinkAllModules)),
+  'worker.hardLinkDir': lenient(hardLinkDirCases('worker.hardLinkDir', worker.hardLinkDir)),
+  'worker.initStoreDir': lenient(pathCases('worker.initStoreDir', 'storeDir', (v) => worker.initStoreDir(v as string))),
   'worker.verifiedFileIntegritySince': [
     ['verifiedFileIntegritySince: no baseline', () => worker.verifiedFileIntegritySince(undefined as any), 'baseline', TYPE],
     ['verifiedFileIntegritySince: not a snapshot', () => worker.verifiedFileIntegritySince({} as any), 'baseline', TYPE],

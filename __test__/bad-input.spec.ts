@@ -5,6 +5,8 @@
  */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
+import path from 'node:path'
+import zlib from 'node:zlib'
 import { afterAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
 import { StoreIndex } from '@pnpm/store.index'
@@ -71,6 +73,48 @@ describe.each(cases)('%s', (name, opts) => {
       expect(index.has(key)).toBe(false)
       index.close()
     }
+  })
+})
+
+describe('errors that name what is wrong', () => {
+  it.each([
+    ['random bytes', crypto.randomBytes(4096), 'the buffer is not a gzip or tar archive'],
+    ['a few bytes', Buffer.from('hello'), 'the buffer is not a gzip or tar archive'],
+    ['gzip of something that is not a tar', zlib.gzipSync(crypto.randomBytes(2048)), 'the gzip data is not a tar archive'],
+  ])('%s: says it is not an archive, with pnpm\'s code and pnpm\'s detail after it', async (_, buffer, says) => {
+    const err: any = await cas.addFilesFromTarball({ buffer, storeDir: freshStoreDir('not-tar'), filesIndexFile: 'k', url: 'https://r/x.tgz' })
+      .then(() => undefined, (e) => e)
+    expect(err.code).toBe('ERR_PNPM_TARBALL_EXTRACT')
+    expect(err.message).toMatch(new RegExp(`^Failed to add tarball from "https://r/x.tgz" to store: ${says} \\(Invalid checksum for TAR header at offset 0\\. `))
+  })
+
+  it('a store that cannot be created: Node\'s wording with the path, and path/syscall properties', async () => {
+    const file = freshStoreDir('store-is-a-file')
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, '')
+    const storeDir = path.join(file, 'v11')
+    const err: any = await cas.addFilesFromTarball({ buffer: okPackage, storeDir, filesIndexFile: 'k' }).then(() => undefined, (e) => e)
+    expect(err).toBeInstanceOf(cas.PnpmError)
+    expect(err.code).toBe('ERR_PNPM_ENOTDIR')
+    expect(err.path.startsWith(path.join(storeDir, 'files') + path.sep)).toBe(true)
+    expect(err.syscall).toMatch(/^(open|mkdir)$/)
+    expect(err.message).toBe(`Failed to add tarball to store: ENOTDIR: not a directory, ${err.syscall} '${err.path}'`)
+    const init: any = await cas.initStoreDir(storeDir).then(() => undefined, (e) => e)
+    expect(init).toMatchObject({ code: 'ERR_PNPM_ENOTDIR', syscall: 'mkdir', path: path.join(storeDir, 'files') })
+    expect(init.message).toBe(`ENOTDIR: not a directory, mkdir '${path.join(storeDir, 'files')}'`)
+  })
+
+  it('an integrity mismatch without a url names the package\'s key (pnpm says "undefined")', async () => {
+    const key = `${sri('sha512', okPackage)}\tok@1.0.0`
+    const integrity = sri('sha512', Buffer.from('something else'))
+    const err: any = await cas.addFilesFromTarball({ buffer: okPackage, storeDir: freshStoreDir('no-url'), filesIndexFile: key, integrity })
+      .then(() => undefined, (e) => e)
+    const theirs = await pnpm.addFilesFromTarball({ buffer: okPackage, storeDir: pnpmStore, filesIndexFile: key, integrity, storeIndex: pnpmIndex } as any)
+      .then(() => undefined, (e) => e)
+    expect(theirs.message).toMatch(/^Got unexpected checksum for "undefined"\./)
+    expect(err).toBeInstanceOf(cas.TarballIntegrityError)
+    expect(err.message).toMatch(/^Got unexpected checksum for the tarball of "sha512-[^"]+\\tok@1\.0\.0"\. Wanted "/)
+    expect(err.url).toBe(theirs.url)
   })
 })
 

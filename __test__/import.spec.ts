@@ -226,6 +226,10 @@ describe('bad input: coded errors, nothing written outside the target', () => {
       expect(ours.code).toBe('ERR_PNPM_ENOENT')
       expect(ours.code).toBe(theirs.code)
       expect(ours.message).toMatch(new RegExp(`^\\[importPackage ${path.join(root, `ours-${method}`, 'pkg')}\\] ENOENT: no such file or directory, copyfile '`))
+      // Node's fs error fields: the blob that is missing, and where it was to go.
+      expect(ours).toMatchObject({ syscall: 'copyfile', path: path.join(store.storeDir, 'files/00/does-not-exist') })
+      expect(ours.message).toContain(`copyfile '${ours.path}' -> '${ours.dest}'`)
+      expect(ours.dest.endsWith(`${path.sep}gone.js`)).toBe(true)
       expect(fs.readdirSync(path.join(root, `ours-${method}`))).toEqual([])
     }
   })
@@ -238,6 +242,8 @@ describe('bad input: coded errors, nothing written outside the target', () => {
       const err = await attempt(cas, { storeDir: store.storeDir, packageImportMethod: method, filesResponse: { resolvedFrom: 'store', filesMap: pkg().filesMap }, targetDir: target, force: false })
       expect(err.code).toBe('ERR_PNPM_ENOTDIR')
       expect(err.message).toBe(`[importPackage ${target}] ENOTDIR: not a directory, stat '${target}/package.json'`)
+      expect(err).toMatchObject({ syscall: 'stat', path: `${target}/package.json` })
+      expect(err.dest).toBeUndefined()
     }
     expect(fs.readFileSync(target, 'utf8')).toBe('not a directory')
     expect(fs.readdirSync(root)).toEqual(['pkg'])
@@ -266,15 +272,27 @@ describe('bad input: coded errors, nothing written outside the target', () => {
     expect(comparable(snapshotTree(path.join(root, 'ours')))).toEqual(comparable(snapshotTree(path.join(root, 'theirs'))))
   })
 
-  it('an empty file map and an unknown method fail like pnpm', async () => {
+  it('an empty file map fails like pnpm', async () => {
     const root = freshDir('empty')
-    for (const [filesMap, method] of [[new Map(), 'copy'], [pkg().filesMap, 'reflink']] as const) {
-      const opts = (name: string) => ({ storeDir: store.storeDir, packageImportMethod: method, filesResponse: { resolvedFrom: 'store', filesMap }, targetDir: path.join(root, name), force: false })
-      const ours = await attempt(cas, opts('ours'))
-      const theirs = await attempt(pnpm, opts('theirs'))
-      expect(ours.code).toBe('ERR_PNPM_LINKING_FAILED')
-      expect(ours.message.replace('/ours]', ']')).toBe(theirs.message.replace('/theirs]', ']'))
-    }
+    const opts = (name: string) => ({ storeDir: store.storeDir, packageImportMethod: 'copy' as const, filesResponse: { resolvedFrom: 'store' as const, filesMap: new Map() }, targetDir: path.join(root, name), force: false })
+    const ours = await attempt(cas, opts('ours'))
+    const theirs = await attempt(pnpm, opts('theirs'))
+    expect(ours.code).toBe('ERR_PNPM_LINKING_FAILED')
+    expect(ours.message.replace('/ours]', ']')).toBe(theirs.message.replace('/theirs]', ']'))
+  })
+
+  it('an unknown method is a TypeError naming it before any work (pnpm fails the import with ERR_PNPM_LINKING_FAILED)', async () => {
+    const root = freshDir('unknown-method')
+    const opts = (name: string) => ({ storeDir: store.storeDir, packageImportMethod: 'reflink' as any, filesResponse: { resolvedFrom: 'store' as const, filesMap: pkg().filesMap }, targetDir: path.join(root, name), force: false })
+    const ours = await attempt(cas, opts('ours'))
+    const theirs = await attempt(pnpm, opts('theirs'))
+    expect(ours).toBeInstanceOf(TypeError)
+    expect(ours.code).toBe('ERR_INVALID_ARG_VALUE')
+    expect(ours.message).toContain('"packageImportMethod"')
+    expect(ours.message).toContain('reflink')
+    expect(theirs.code).toBe('ERR_PNPM_LINKING_FAILED')
+    expect(theirs.message).toContain('Unknown package import method reflink')
+    expect(fs.existsSync(path.join(root, 'ours'))).toBe(false)
   })
 
   it('wrong argument types throw a TypeError naming the argument', async () => {

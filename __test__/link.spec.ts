@@ -329,3 +329,21 @@ describe('linkStoredPackages', () => {
     expect(trusted.results[0].linked).toBe(true)
   })
 })
+
+describe('a store directory that does not exist', () => {
+  it('fails linkPackages and linkStoredPackages with ERR_PNPM_ENOENT naming it, and creates no store', async () => {
+    const storeDir = freshStoreDir('mistyped-link')
+    const root = freshDir('mistyped-link-project')
+    const plain = store.packages.find((p) => !p.requiresBuild)!
+    const calls = [
+      cas.linkPackages({ storeDir, packages: [{ targetDir: path.join(root, 'a'), filesIndexFile: plain.key }] }),
+      cas.linkStoredPackages({ storeDir, packages: [{ filesIndexFile: plain.key, name: plain.name, version: '1.0.0', targetDir: path.join(root, plain.name) }] }),
+    ]
+    for (const err of await Promise.all(calls.map(attempt))) {
+      expect(err).toBeInstanceOf(cas.PnpmError)
+      expect(err).toMatchObject({ code: 'ERR_PNPM_ENOENT', path: storeDir, message: `The store directory "${storeDir}" does not exist` })
+    }
+    expect(fs.existsSync(storeDir)).toBe(false)
+    expect(fs.readdirSync(root)).toEqual([])
+  })
+})

@@ -6,20 +6,27 @@
  * `npm install --offline` (an empty cache, an unreachable registry, no cargo/rustc on PATH).
  * There, under Node 20 and Node 24, `require('@cas/native')`, `import('@cas/native')` and
  * `import('@cas/native/worker')` load, and the main API and the worker drop-in each extract one
- * tarball; without the platform package the load fails with one clear error.
+ * tarball; without the platform package the load fails with one clear error. The alias package
+ * @cas/pnpm-worker (npm/pnpm-worker) is packed too, and a project whose code imports
+ * `@pnpm/worker` is installed with an npm override, and with a pnpm override, from a registry
+ * stand-in on 127.0.0.1 serving the packed tarballs: its output is what stock `@pnpm/worker` gives.
  *
  * All of it happens on a copy of the repository in a temporary directory: the working tree
  * (package.json, npm/) is never modified.
  */
-import { spawnSync, type SpawnSyncOptions } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { execFile, spawnSync, type ExecFileOptions, type SpawnSyncOptions } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
 
 const repo = path.resolve(__dirname, '..')
 const rootPkg = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8'))
 const platform = 'linux-x64-gnu'
+/** npm/pnpm-worker: the alias package. */
+const aliasDir = 'pnpm-worker'
 const binaryFile = `${rootPkg.napi.binaryName}.${platform}.node`
 const napiCli = path.join(repo, 'node_modules/@napi-rs/cli/dist/cli.js')
 const tscCli = path.join(repo, 'node_modules/typescript/bin/tsc')
@@ -49,10 +56,24 @@ function run(cmd: string, args: string[], opts: SpawnSyncOptions = {}): string {
   return String(r.stdout)
 }
 
-/** npm as the test runs it (`npm test` sets npm_execpath), started by this Node. */
-function npm(args: string[], opts: SpawnSyncOptions = {}): string {
+/** `run` without blocking this process's event loop, which the registry stand-in answers from. */
+function runAsync(cmd: string, args: string[], opts: ExecFileOptions = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${cmd} ${args.join(' ')} failed: ${err.message}\n${stdout}\n${stderr}`))
+      else resolve(String(stdout))
+    })
+  })
+}
+
+/** npm as the test runs it (`npm test` sets npm_execpath), started by this Node: the command and its arguments. */
+function npmCommand(args: string[]): [string, string[]] {
   const cli = process.env.npm_execpath
-  return cli && cli.endsWith('.js') ? run(process.execPath, [cli, ...args], opts) : run('npm', args, opts)
+  return cli && cli.endsWith('.js') ? [process.execPath, [cli, ...args]] : ['npm', args]
+}
+
+function npm(args: string[], opts: SpawnSyncOptions = {}): string {
+  return run(...npmCommand(args), opts)
 }
 
 /** PATH without any directory holding cargo or rustc: the install must not need Rust. */
@@ -120,8 +141,9 @@ function repoFiles(): string[] {
 interface Packed { filename: string, size: number, unpackedSize: number, files: Array<{ path: string }> }
 
 function pack(dir: string, dest: string): Packed {
-  // --ignore-scripts: the main package's `prepare` compiles the crate, which packing must not do.
-  const out = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dest], { cwd: dir })
+  // Scripts allowed and no Rust on PATH: `npm pack` runs the package's pack-time scripts, and
+  // none of them may need Rust.
+  const out = npm(['pack', '--json', '--pack-destination', dest], { cwd: dir, env: { ...process.env, PATH: pathWithoutRust } })
   const [packed] = JSON.parse(out.slice(out.indexOf('['))) as Packed[]
   return { ...packed, filename: path.join(dest, path.basename(packed.filename)) }
 }
@@ -144,6 +166,9 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
   let binary: { file: string, how: string }
   let main: Packed
   let platformPkg: Packed
+  let alias: Packed
+  /** The platform packages packed with their stand-in binaries: their metadata, for the registry stand-in. */
+  let otherPlatforms: Array<{ dir: string, packed: Packed }>
 
   beforeAll(() => {
     binary = releaseBinary(tmp)
@@ -172,6 +197,8 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     run(process.execPath, [napiCli, 'prepublish', '-t', 'npm', '--skip-optional-publish', '--no-gh-release'], { cwd: stage })
     main = pack(stage, tmp)
     platformPkg = pack(path.join(stage, 'npm', platform), tmp)
+    alias = pack(path.join(stage, 'npm', aliasDir), tmp)
+    otherPlatforms = platformDirs.filter((dir) => dir !== platform).map((dir) => ({ dir, packed: pack(path.join(stage, 'npm', dir), tmp) }))
     installProject(project, [main.filename, platformPkg.filename])
     cpSync(path.join(repo, '__test__/helpers/pack-smoke.mjs'), path.join(project, 'pack-smoke.mjs'))
   }, 30 * 60_000)
@@ -192,6 +219,14 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     expect(pointedAt.filter((p) => !files.includes(p))).toEqual([])
     expect(main.size).toBeLessThan(100_000)
     expect(statSync(main.filename).size).toBe(main.size)
+  })
+
+  it('has no install-time scripts: installing the package runs nothing', () => {
+    const installed = JSON.parse(readFileSync(path.join(project, 'node_modules/@cas/native/package.json'), 'utf8'))
+    const installTime = ['preinstall', 'install', 'postinstall', 'prepare']
+    expect(Object.keys(installed.scripts ?? {}).filter((s) => installTime.includes(s))).toEqual([])
+    // npm adds `install: node-gyp rebuild` to a package with a binding.gyp: there must be none.
+    expect(main.files.map((f) => f.path)).not.toContain('binding.gyp')
   })
 
   it('declares every platform package as an optional dependency at the same version', () => {
@@ -324,5 +359,125 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
       expect(err.message).toContain('Rust toolchain')
       expect(err.message).not.toContain('npm install')
     }
+  })
+
+  it('packs @cas/pnpm-worker in lockstep: the same version, depending on exactly this @cas/native', () => {
+    expect(alias.files.map((f) => f.path).sort()).toEqual(['README.md', 'index.d.ts', 'index.js', 'package.json'])
+    const pkg = JSON.parse(readFileSync(path.join(repo, 'npm', aliasDir, 'package.json'), 'utf8'))
+    expect(pkg).toMatchObject({ name: '@cas/pnpm-worker', version: rootPkg.version, dependencies: { [rootPkg.name]: rootPkg.version }, engines: rootPkg.engines, license: rootPkg.license })
+    expect(pkg.scripts).toBeUndefined()
+  })
+
+  describe('a dependency importing @pnpm/worker, with @pnpm/worker overridden to @cas/pnpm-worker', () => {
+    const script = path.join(repo, '__test__/helpers/uses-pnpm-worker.mjs')
+    const overrideSpec = `npm:@cas/pnpm-worker@${rootPkg.version}`
+    let registry: TarballRegistry
+    /** The script's output with stock @pnpm/worker (this repository's devDependency). */
+    let stock: any
+
+    beforeAll(async () => {
+      // A package whose code imports @pnpm/worker (the script), as a project would depend on it.
+      const user = path.join(tmp, 'uses-pnpm-worker-src')
+      mkdirSync(user)
+      cpSync(script, path.join(user, 'uses-pnpm-worker.mjs'))
+      writeFileSync(path.join(user, 'package.json'), JSON.stringify({ name: 'uses-pnpm-worker', version: '1.0.0', dependencies: { '@pnpm/worker': '1100.4.2' } }))
+      const served = [
+        { dir: stage, packed: main },
+        { dir: path.join(stage, 'npm', platform), packed: platformPkg },
+        { dir: path.join(stage, 'npm', aliasDir), packed: alias },
+        ...otherPlatforms.map(({ dir, packed }) => ({ dir: path.join(stage, 'npm', dir), packed })),
+        { dir: user, packed: pack(user, tmp) },
+      ]
+      registry = await serveTarballs(served.map(({ dir, packed }) => {
+        const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'))
+        return { name: manifest.name, version: manifest.version, manifest, tarball: packed.filename }
+      }))
+      const stockDir = path.join(tmp, 'stock')
+      mkdirSync(path.join(stockDir, 'node_modules/@pnpm'), { recursive: true })
+      symlinkSync(path.join(repo, 'node_modules/@pnpm/worker'), path.join(stockDir, 'node_modules/@pnpm/worker'))
+      cpSync(script, path.join(stockDir, 'uses-pnpm-worker.mjs'))
+      stock = runScript(process.execPath, path.join(stockDir, 'uses-pnpm-worker.mjs'))
+      expect(JSON.parse(readFileSync(packageJsonOf(stock.resolved), 'utf8')).name).toBe('@pnpm/worker')
+    }, 5 * 60_000)
+
+    afterAll(() => registry?.close())
+
+    /** A project depending on uses-pnpm-worker, written with `extra` merged into its package.json. */
+    function project (name: string, extra: object): string {
+      const dir = path.join(tmp, name)
+      mkdirSync(dir)
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, dependencies: { 'uses-pnpm-worker': '1.0.0' }, ...extra }, null, 2))
+      return dir
+    }
+
+    function runScript (node: string, file: string): any {
+      const store = path.join(tmp, `store-${Math.random().toString(36).slice(2)}`)
+      const out = run(node, [file, fixture, fixtureInfo.integrity, store], { cwd: path.dirname(file), env: { ...process.env, PATH: pathWithoutRust } })
+      return JSON.parse(out.trim().split('\n').pop()!)
+    }
+
+    /** The package.json of the package holding the file at `url`. */
+    function packageJsonOf (url: string): string {
+      let dir = path.dirname(realpathSync(fileURLToPath(url)))
+      while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir)
+      return path.join(dir, 'package.json')
+    }
+
+    function expectStockOutput (ours: any): void {
+      // `@pnpm/worker` was @cas/pnpm-worker, and it ran natively: the platform package's addon is loaded.
+      expect(JSON.parse(readFileSync(packageJsonOf(ours.resolved), 'utf8'))).toMatchObject({ name: '@cas/pnpm-worker', version: rootPkg.version })
+      expect(ours.nativeAddons.map((f: string) => path.basename(f))).toEqual([binaryFile])
+      expect(stock.nativeAddons).toEqual([])
+      expect(ours.exports).toEqual(expect.arrayContaining(stock.exports))
+      const { resolved: _r, nativeAddons: _n, exports: _e, ...rest } = ours
+      const { resolved: _sr, nativeAddons: _sn, exports: _se, ...stockRest } = stock
+      expect(rest).toEqual(stockRest)
+      expect(rest.filesMap).toHaveLength(fixtureInfo.files)
+    }
+
+    it('npm ("overrides" in package.json), under Node 20 and 24: the same output as stock @pnpm/worker', async () => {
+      const dir = project('npm-override', { overrides: { '@pnpm/worker': overrideSpec } })
+      await runAsync(...npmCommand(['install', '--no-audit', '--no-fund', '--cache', path.join(dir, '.npm-cache'), '--registry', registry.url]), {
+        cwd: dir,
+        env: { ...process.env, PATH: pathWithoutRust },
+      })
+      for (const node of [node20, process.execPath]) expectStockOutput(runScript(node, path.join(dir, 'node_modules/uses-pnpm-worker/uses-pnpm-worker.mjs')))
+    })
+
+    it('TypeScript (README): the typings compile with moduleResolution node16 and @types/node; node10 cannot find the subpaths', () => {
+      const dir = path.join(tmp, 'npm-override')
+      writeFileSync(path.join(dir, 'uses.ts'), [
+        "import * as cas from '@cas/native'",
+        "import * as worker from '@cas/native/worker'",
+        "import * as pnpmWorker from '@pnpm/worker'",
+        "const extracted: Promise<cas.AddFilesFromTarballResult> = cas.addFilesFromTarball({ buffer: Buffer.alloc(0), storeDir: '/s', filesIndexFile: 'k' })",
+        'const max: number = pnpmWorker.calcMaxWorkers()',
+        'void extracted; void max; void worker.finishWorkers()',
+        '',
+      ].join('\n'))
+      const tsc = (resolution: string[]) => spawnSync(process.execPath, [tscCli, '--noEmit', '--strict', ...resolution,
+        '--types', 'node', '--typeRoots', path.join(repo, 'node_modules/@types'), 'uses.ts'], { cwd: dir, encoding: 'utf8' })
+      for (const settings of [['--module', 'node16'], ['--module', 'nodenext'], ['--module', 'preserve', '--moduleResolution', 'bundler']]) {
+        const r = tsc(settings)
+        expect({ settings, status: r.status, out: r.stdout }).toEqual({ settings, status: 0, out: '' })
+      }
+      const old = tsc(['--module', 'commonjs', '--moduleResolution', 'node10'])
+      expect(old.stdout).toContain("error TS2307: Cannot find module '@cas/native/worker'")
+      expect(old.stdout).not.toContain("'@cas/native'")
+    })
+
+    it('pnpm 11 ("overrides" in pnpm-workspace.yaml): the same output as stock @pnpm/worker', async () => {
+      const dir = project('pnpm-override', {})
+      writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `overrides:\n  '@pnpm/worker': '${overrideSpec}'\n`)
+      const home = path.join(tmp, 'pnpm-home')
+      const env: Record<string, string> = { PATH: `${path.dirname(process.execPath)}${path.delimiter}${pathWithoutRust}`, TMPDIR: os.tmpdir() }
+      for (const [name, sub] of [['HOME', 'home'], ['XDG_CONFIG_HOME', 'config'], ['XDG_DATA_HOME', 'data'], ['XDG_CACHE_HOME', 'cache'], ['XDG_STATE_HOME', 'state']]) {
+        env[name] = path.join(home, sub)
+        mkdirSync(env[name], { recursive: true })
+      }
+      await runAsync(process.execPath, [path.join(repo, 'node_modules/pnpm/bin/pnpm.mjs'), 'install', `--config.registry=${registry.url}`,
+        `--store-dir=${path.join(home, 'store')}`, '--config.update-notifier=false', '--reporter=append-only'], { cwd: dir, env })
+      expectStockOutput(runScript(process.execPath, path.join(dir, 'node_modules/uses-pnpm-worker/uses-pnpm-worker.mjs')))
+    })
   })
 })

@@ -20,7 +20,8 @@ import * as pnpmWorker from '@pnpm/worker'
 import { StoreIndex } from '@pnpm/store.index'
 import * as cas from '../dist/index.js'
 import { BACKUP_NAME } from '../dist/pnpm-swap.js'
-import { copyProject, lockedPackages, node24, nodePathWithThisPackage, nodeModulesTree, pnpmInstall, pnpmPackageDir, repoDir, serveTarballs, type PnpmRun, type TarballRegistry } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, node24, nodePathWithThisPackage, nodeModulesTree, pnpmInstall, pnpmPackageDir, repoDir, type PnpmRun } from './helpers/pnpm-cli.js'
+import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 
 const packages = lockedPackages()

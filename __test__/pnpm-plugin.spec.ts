@@ -17,7 +17,8 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/pnpm-plugin.js'
 import { platformArchABI } from '../dist/native-platform.js'
-import { copyProject, lockedPackages, manifestOf, nodeModulesTree, pnpmPackageDir, projectFixture, repoDir, runPnpm, serveTarballs, type PnpmRun, type ServedPackage, type TarballRegistry } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, nodeModulesTree, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { packedPackage, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 
 const rootPkg = JSON.parse(fs.readFileSync(path.join(repoDir, 'package.json'), 'utf8'))
@@ -46,12 +47,6 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
   const tree = (projectDir: string, storeDir: string): string[] =>
     nodeModulesTree(projectDir, storeDir).filter((line) => !line.startsWith('node_modules/.pnpm-config'))
 
-  /** A tarball with its metadata (`pnpm add` and a plain `pnpm install` resolve). */
-  function served (tarball: string): ServedPackage {
-    const manifest = manifestOf(tarball)
-    return { name: manifest.name as string, version: manifest.version as string, tarball, manifest }
-  }
-
   /** The README's setup in a copy of the fixture project: `pnpm add --config`, then `pnpm install`. */
   async function setUp (label: string, from: TarballRegistry): Promise<{ dir: string, add: PnpmRun, install: PnpmRun }> {
     const dir = copyProject(path.join(base, label))
@@ -79,10 +74,11 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     const packed = path.join(base, 'packed')
     const out = spawnSync(process.execPath, [path.join(repoDir, 'scripts', 'pack-plugin.mjs'), packed], { encoding: 'utf8' })
     expect(out.status, out.stderr).toBe(0)
-    const tarballs = fs.readdirSync(packed).map((f) => served(path.join(packed, f)))
+    const tarballs = fs.readdirSync(packed).map((f) => packedPackage(path.join(packed, f)))
     plugin = tarballs.find((t) => t.name === PLUGIN_NAME)!
     platform = tarballs.find((t) => t.name === platformPkg)!
-    const fixtureTarballs = packages.map((p) => served(p.tarball))
+    // With their metadata: the setup's plain `pnpm install` resolves.
+    const fixtureTarballs = packages.map((p) => packedPackage(p.tarball))
     registry = await serveTarballs([plugin, platform, ...fixtureTarballs])
     registryWithoutBinary = await serveTarballs([plugin, ...fixtureTarballs])
 
@@ -141,6 +137,16 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(tree(dir, setUpStore)).toEqual(reference)
   })
 
+  it('a fresh clone in CI (CI=true, plain pnpm install, which pnpm 11 runs frozen there): the head start too', async () => {
+    const dir = cloneOf(setUpDir, 'ci')
+    const traceFile = path.join(base, 'trace-ci.txt')
+    const run = await runPnpm(['install'], { projectDir: dir, storeDir: setUpStore, sandbox: path.join(base, 'ci-sandbox'), env: { CI: 'true', CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    expectOk(run)
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^prelink ${packages.length} linked, 0 left to pnpm`, 'm'))
+    expect(tree(dir, setUpStore)).toEqual(reference)
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(setUpDir, 'pnpm-lock.yaml'), 'utf8'))
+  })
+
   it('a fresh clone, cold store: the plugin\'s fetcher downloads and extracts every package, the tree is stock pnpm\'s', async () => {
     const dir = cloneOf(setUpDir, 'cold')
     const storeDir = path.join(base, 'cold-store')
@@ -194,7 +200,7 @@ describe('createPlugin: what each pnpm gets', () => {
     const plugin = createPlugin({ launcherVersion, loadPnpmfile: load, manifest, warn: (m) => warnings.push(m) })
     return { plugin, warnings }
   }
-  const noBinary = () => { throw Object.assign(new Error('@cas/pnpm-plugin-native: could not load the native addon'), { code: 'ERR_CAS_NATIVE_BINDING_NOT_FOUND' }) }
+  const noBinary = () => { throw Object.assign(new Error('@cas/pnpm-plugin-native: could not load the native addon'), { code: 'ERR_CAS_NATIVE_BINDING_NOT_FOUND', platformPackageInstalled: false }) }
 
   it('pnpm 11 started by its own script: the whole pnpmfile, no warning', () => {
     const { plugin, warnings } = make('11.28.11')
@@ -245,10 +251,13 @@ describe('createPlugin: what each pnpm gets', () => {
     expect(warnings[0]).toContain('its binary for this platform, was not installed')
   })
 
+  const loadError = (message: string, platformPackageInstalled: boolean) =>
+    Object.assign(new Error(message), { code: 'ERR_CAS_NATIVE_BINDING_NOT_FOUND', platformPackageInstalled })
   it.each([
-    ['freebsd-x64', new Error('x'), 'there is no prebuilt binary for freebsd-x64 (prebuilt: linux-x64-gnu, darwin-arm64). To stop this warning, remove'],
-    ['linux-x64-gnu', new Error('@cas/native: could not load\n@cas/native-linux-x64-gnu is installed but its binary failed to load; reinstall it\nTried:\n  - invalid ELF header'), '@cas/native-linux-x64-gnu is installed but its binary failed to load (invalid ELF header). Reinstall it'],
-    ['darwin-arm64', new Error('@cas/native: could not load'), "@cas/native-darwin-arm64, its binary for this platform, was not installed with it. Run `pnpm add --config @cas/pnpm-plugin-native@1.2.3` where the registry serves @cas/native-darwin-arm64"],
+    ['freebsd-x64', loadError('x', false), 'there is no prebuilt binary for freebsd-x64 (prebuilt: linux-x64-gnu, darwin-arm64). To stop this warning, remove'],
+    ['linux-x64-gnu', loadError('@cas/native: could not load\n…\nTried:\n  - invalid ELF header', true), '@cas/native-linux-x64-gnu is installed but its binary failed to load (invalid ELF header). Reinstall it'],
+    ['darwin-arm64', loadError('@cas/native: could not load', false), '@cas/native-darwin-arm64, its binary for this platform, was not installed with it. Run `pnpm add --config @cas/pnpm-plugin-native@1.2.3` where the registry serves @cas/native-darwin-arm64'],
+    ['linux-x64-gnu', new TypeError('x is not a function'), 'it failed to load: x is not a function'],
   ])('missingBinary on %s says why and what to do', (platform, err, expected) => {
     expect(missingBinary(err, manifest, platform)).toContain(expected)
   })

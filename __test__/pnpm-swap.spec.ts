@@ -1,9 +1,10 @@
 /**
  * `cas-native-pnpm swap|restore`: the shim, the backup, idempotence both ways, and the refusals
- * (unknown pnpm versions, directories that are not pnpm). On stand-in pnpm package dirs (a
- * package.json and a dist/worker.js); the real CLI runs swapped in pnpm-e2e.spec.ts.
+ * (unknown pnpm versions, directories that are not pnpm), and a swapped worker whose @cas/native
+ * was removed. On stand-in pnpm package dirs (a package.json and a dist/worker.js); the real CLI
+ * runs swapped in pnpm-e2e.spec.ts.
  */
-import { execFile } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -97,5 +98,70 @@ describe('the cas-native-pnpm command', () => {
     const result = await run('frobnicate')
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('cas-native-pnpm swap <pnpm package dir>')
+  })
+})
+
+describe('a swapped worker whose @cas/native was removed', () => {
+  /** A copy of this package as installed (manifest, loader, binary, dist/), to swap with and then delete. */
+  function installedCopy (): string {
+    const dir = path.join(freshDir('removable'), 'node_modules', '@cas', 'native')
+    fs.mkdirSync(dir, { recursive: true })
+    for (const f of ['package.json', 'index.js', 'dist', ...fs.readdirSync(repoDir).filter((f) => f.endsWith('.node'))]) {
+      fs.cpSync(path.join(repoDir, f), path.join(dir, f), { recursive: true })
+    }
+    return dir
+  }
+
+  /** A stand-in pnpm whose own worker answers with the file it runs from. */
+  function pnpmWithWorker (): string {
+    const dir = fakePnpm('11.28.11')
+    fs.writeFileSync(path.join(dir, 'dist', 'worker.js'), "import { parentPort } from 'node:worker_threads'\nparentPort.postMessage(`pnpm's own worker: ${import.meta.filename}`)\n")
+    return dir
+  }
+
+  /** Starts `count` workers on `script` at once, as pnpm's pool does: their first messages (or the error) and the process's stderr. */
+  function startWorkers (script: string, count: number): { messages: string[] | { error: string }, stderr: string } {
+    const code = `
+      const { Worker } = require('node:worker_threads')
+      Promise.all(Array.from({ length: ${count} }, () => new Promise((resolve, reject) => {
+        const w = new Worker(${JSON.stringify(script)})
+        w.once('message', (m) => { resolve(m); w.terminate() })
+        w.once('error', reject)
+      }))).then((m) => console.log(JSON.stringify(m)), (err) => console.log(JSON.stringify({ error: err.message })))
+    `
+    const r = spawnSync(node24, ['-e', code], { encoding: 'utf8' })
+    return { messages: JSON.parse(r.stdout), stderr: r.stderr }
+  }
+
+  it('the next pnpm run puts pnpm\'s own worker back, says so once, and works; later runs are plain pnpm', async () => {
+    const native = installedCopy()
+    const dir = pnpmWithWorker()
+    const worker = path.join(dir, 'dist', 'worker.js')
+    const original = fs.readFileSync(worker, 'utf8')
+    const swapped = spawnSync(node24, [path.join(native, 'dist', 'pnpm-cli.js'), 'swap', dir], { encoding: 'utf8' })
+    expect(swapped.stdout).toContain('now loads @cas/native/pnpm-worker')
+    expect(fs.readFileSync(worker, 'utf8')).toContain(JSON.stringify(path.join(native, 'dist', 'pnpm-worker.js')))
+    fs.rmSync(native, { recursive: true })
+
+    const first = startWorkers(worker, 3)
+    expect(first.messages).toEqual(Array(3).fill(`pnpm's own worker: ${worker}`))
+    const lines = first.stderr.split('\n').filter((l) => l.includes('@cas/native'))
+    expect(lines).toEqual([`@cas/native: ${path.join(native, 'dist', 'pnpm-worker.js')} is gone (the @cas/native that swapped pnpm's worker was removed), so pnpm's own worker is back in place: ${worker}`])
+    expect(fs.readFileSync(worker, 'utf8')).toBe(original)
+    expect(fs.existsSync(path.join(dir, 'dist', BACKUP_NAME))).toBe(false)
+
+    const later = startWorkers(worker, 1)
+    expect(later).toEqual({ messages: [`pnpm's own worker: ${worker}`], stderr: '' })
+    expect(restorePnpmWorker(dir).action).toBe('not-swapped')
+  })
+
+  it('with neither @cas/native nor the backup left, the worker fails saying to reinstall pnpm', () => {
+    const native = installedCopy()
+    const dir = pnpmWithWorker()
+    spawnSync(node24, [path.join(native, 'dist', 'pnpm-cli.js'), 'swap', dir], { encoding: 'utf8' })
+    fs.rmSync(native, { recursive: true })
+    fs.rmSync(path.join(dir, 'dist', BACKUP_NAME))
+    const { messages } = startWorkers(path.join(dir, 'dist', 'worker.js'), 1)
+    expect(messages).toMatchObject({ error: expect.stringMatching(/is gone .*pnpm's own worker .* is missing too: reinstall pnpm$/) })
   })
 })

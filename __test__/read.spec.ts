@@ -282,9 +282,26 @@ describe('a damaged store', () => {
 
   it('a key that does not exist is a miss, in an empty store too', async () => {
     const dir = freshStoreDir('empty')
+    fs.mkdirSync(dir)
     const result = await cas.readPkgFromCafs({ storeDir: dir, verifyStoreIntegrity: true }, 'nothing')
     expect(result).toStrictEqual(await pnpm.readPkgFromCafs({ storeDir: dir, verifyStoreIntegrity: true }, 'nothing', {}))
     expect(result.warnings).toEqual([])
+  })
+
+  it('a store directory that does not exist fails, naming it, and is not created (pnpm\'s worker creates an empty store)', async () => {
+    const dir = freshStoreDir('mistyped')
+    const ctx = { storeDir: dir, verifyStoreIntegrity: true }
+    const reads = [cas.readPkgFromCafs(ctx, 'k'), cas.readPkgsFromCafs(ctx, ['k'])]
+    for (const err of await Promise.all(reads.map((p) => p.then(() => undefined, (e) => e)))) {
+      expect(err).toBeInstanceOf(cas.PnpmError)
+      expect(err).toMatchObject({ code: 'ERR_PNPM_ENOENT', path: dir, syscall: 'stat' })
+      expect(err.message).toBe(`The store directory "${dir}" does not exist`)
+      expect(err.hint).toContain('never create')
+    }
+    expect(fs.existsSync(dir)).toBe(false)
+    // A file where the store should be: ENOTDIR.
+    fs.writeFileSync(dir, '')
+    await expect(cas.readPkgFromCafs(ctx, 'k')).rejects.toMatchObject({ code: 'ERR_PNPM_ENOTDIR', path: dir })
   })
 })
 

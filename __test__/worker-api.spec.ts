@@ -161,6 +161,114 @@ describe('importPackage, symlinkAllModules, hardLinkDir, initStoreDir', () => {
   })
 })
 
+describe('what pnpm\'s worker accepts and the core API refuses', () => {
+  const roots = { pnpm: '', cas: '' }
+  const cwd = process.cwd()
+  /** Runs `call` for each worker in its own directory (the same relative names in both), back in the test's cwd after. */
+  async function inEach<T> (call: (w: typeof cas | typeof pnpm, who: 'pnpm' | 'cas') => Promise<T>): Promise<{ pnpm: T, cas: T }> {
+    const out: Partial<Record<'pnpm' | 'cas', T>> = {}
+    for (const who of ['pnpm', 'cas'] as const) {
+      process.chdir(roots[who])
+      // A worker thread keeps the cwd it started with for its own path.resolve: new ones see this one.
+      if (who === 'pnpm') await pnpm.restartWorkerPool()
+      try {
+        out[who] = await call(who === 'pnpm' ? pnpm : cas, who)
+      } finally {
+        process.chdir(cwd)
+      }
+    }
+    return out as { pnpm: T, cas: T }
+  }
+
+  beforeAll(() => {
+    roots.pnpm = freshDir('rel-pnpm')
+    roots.cas = freshDir('rel-cas')
+  })
+
+  it('relative paths, resolved against process.cwd(): the same results, rows, blob paths (relative too) and trees', async () => {
+    const f = fixtures[0]
+    const extracted = await inEach(async (w) => {
+      const storeIndex = new StoreIndex('store')
+      const r = await w.addFilesFromTarball({ buffer: f.buffer, storeDir: 'store', filesIndexFile: f.key, integrity: f.integrity, url: f.file, storeIndex })
+      storeIndex.flush()
+      storeIndex.close()
+      return r
+    })
+    expect([...extracted.cas.filesMap.values()][0]).toMatch(/^store\/files\/[0-9a-f]{2}\//)
+    expect(extracted.cas).toEqual(extracted.pnpm)
+    const read = await inEach((w) => w.readPkgFromCafs({ storeDir: './store', verifyStoreIntegrity: true }, f.key))
+    expect([...(read.cas as any).files.filesMap.values()][0]).toMatch(/^\.\/store\/files\//)
+    expect(read.cas).toEqual(read.pnpm)
+    const fromDir = await inEach(async (w) => {
+      fs.mkdirSync('pkg/lib', { recursive: true })
+      fs.writeFileSync('pkg/package.json', '{"name":"d","version":"1.0.0"}')
+      fs.writeFileSync('pkg/lib/a.js', 'a')
+      return w.addFilesFromDir({ storeDir: 'store', dir: 'pkg', filesIndexFile: 'd', storeIndex: { setRawMany () {} } as any })
+    })
+    expect(fromDir.cas).toEqual(fromDir.pnpm)
+    const imported = await inEach((w) => w.importPackage({
+      storeDir: 'store',
+      packageImportMethod: 'hardlink',
+      filesResponse: { resolvedFrom: 'store', filesMap: extracted.pnpm.filesMap },
+      targetDir: 'node_modules/.pnpm/x/node_modules/x',
+      force: false,
+    }))
+    expect(imported.cas).toEqual(imported.pnpm)
+    await inEach(async (w) => {
+      await w.symlinkAllModules({ deps: [{ name: 'app', modules: 'app/node_modules', children: { x: 'node_modules/.pnpm/x/node_modules/x' } }] })
+      await w.hardLinkDir('pkg', ['copy-a', 'copy-b'])
+      await w.initStoreDir('other-store')
+    })
+    const strip = (t: Map<string, any>) => new Map([...t].map(([k, v]) => [k, { ...v, ino: undefined }]))
+    // The stores compared above (index.db's bytes differ, as in any two stores); the rest file by file.
+    const trees = (who: 'pnpm' | 'cas') => new Map([...strip(snapshotTree(roots[who]))].filter(([rel]) => rel !== 'store' && !rel.startsWith('store/')))
+    expect(trees('cas')).toEqual(trees('pnpm'))
+    expect(fs.readlinkSync(path.join(roots.cas, 'app/node_modules/x'))).toBe(fs.readlinkSync(path.join(roots.pnpm, 'app/node_modules/x')))
+  })
+
+  it('a read of a store that does not exist creates it, as pnpm\'s does (the core API fails instead)', async () => {
+    const result = await inEach(async (w) => [await w.readPkgFromCafs({ storeDir: 'new-store', verifyStoreIntegrity: false }, 'k'), fs.readdirSync('new-store').sort()])
+    expect(result.cas).toEqual(result.pnpm)
+    expect(result.cas[0]).toEqual({ verified: false, pkgFilesIndex: null })
+  })
+
+  it('flags tested for truthiness, an empty integrity or ignoreFilePattern as none, a url that is not a string', async () => {
+    const storeDir = (who: string) => path.join(roots[who as 'pnpm' | 'cas'], 'flags-store')
+    const f = fixtures[1]
+    const sizes = await inEach(async (w, who) => {
+      const r = await w.addFilesFromTarball({ buffer: f.buffer, storeDir: storeDir(who), filesIndexFile: f.key, integrity: '', ignoreFilePattern: '', storeIndex: { queueWrites () {} } as any })
+      return r.filesMap.size
+    })
+    expect(sizes.cas).toBe(sizes.pnpm)
+    expect(sizes.cas).toBe(f.files)
+    const reads = await inEach((w, who) => w.readPkgFromCafs({ storeDir: storeDir(who), verifyStoreIntegrity: 'yes' as any, frozenStore: 0 as any }, 'k'))
+    expect(reads.cas).toEqual(reads.pnpm)
+    const url = new URL('https://registry.example/x.tgz')
+    const errors = await inEach((w, who) => errorOf(w.addFilesFromTarball({ buffer: f.buffer, storeDir: storeDir(who), filesIndexFile: 'k', integrity: 'sha512-AAAA', url: url as any, storeIndex: { queueWrites () {} } as any })))
+    expectSameError(errors.cas, errors.pnpm, ['found', 'expected', 'algorithm'])
+    expect(errors.cas.url).toBe(String(url))
+  })
+
+  it('kept stricter: an unknown packageImportMethod, an empty or non-string key, a non-object appendManifest are TypeErrors before any work', async () => {
+    const storeDir = path.join(roots.cas, 'strict-store')
+    const si = { queueWrites () {} } as any
+    const f = fixtures[0]
+    const cases: Array<[Promise<unknown>, string, string]> = [
+      [cas.importPackage({ storeDir, targetDir: path.join(roots.cas, 't'), packageImportMethod: 'symlink' as any, filesResponse: { filesMap: new Map() } }), 'packageImportMethod', 'ERR_INVALID_ARG_VALUE'],
+      [cas.addFilesFromTarball({ buffer: f.buffer, storeDir, filesIndexFile: '', storeIndex: si }), 'filesIndexFile', 'ERR_INVALID_ARG_VALUE'],
+      [cas.readPkgFromCafs({ storeDir, verifyStoreIntegrity: false }, 5 as any), 'filesIndexFile', 'ERR_INVALID_ARG_TYPE'],
+      [cas.addFilesFromTarball({ buffer: f.buffer, storeDir, filesIndexFile: 'k', appendManifest: 'x' as any, storeIndex: si }), 'appendManifest', 'ERR_INVALID_ARG_TYPE'],
+    ]
+    for (const [call, name, code] of cases) {
+      const err = await errorOf(call)
+      expect(err).toBeInstanceOf(TypeError)
+      expect(err.code).toBe(code)
+      expect(err.message).toContain(`"${name}"`)
+    }
+    expect(fs.existsSync(storeDir)).toBe(false)
+  })
+})
+
 describe('pool control', () => {
   it.each([
     [{}],

@@ -26,13 +26,22 @@ export function checkOptionalString (name: string, value: unknown): void {
   if (value.includes('\0')) throw invalidArgument(name, 'a string without NUL characters', value, 'ERR_INVALID_ARG_VALUE')
 }
 
+/** One of `allowed` when given: another string is `ERR_INVALID_ARG_VALUE`, another type `ERR_INVALID_ARG_TYPE`. */
+export function checkOptionalEnum (name: string, value: unknown, allowed: readonly string[]): void {
+  if (value === undefined || (typeof value === 'string' && allowed.includes(value))) return
+  const expected = allowed.map((a) => `'${a}'`).join(', ')
+  throw invalidArgument(name, `one of ${expected}`, value, typeof value === 'string' ? 'ERR_INVALID_ARG_VALUE' : 'ERR_INVALID_ARG_TYPE')
+}
+
 export function checkOptionalBoolean (name: string, value: unknown): void {
   if (value != null && typeof value !== 'boolean') throw invalidArgument(name, 'a boolean', value)
 }
 
 /**
  * An absolute path. A relative one would be resolved against whatever the process's working
- * directory happens to be, which in a package manager is never what was meant.
+ * directory happens to be, which in a package manager is never what was meant. (The drop-ins,
+ * `@cas/native/worker` and `@cas/native/pnpm-worker`, resolve relative paths first, as pnpm's
+ * worker leaves them to Node's `fs`.)
  */
 export function checkAbsolutePath (name: string, value: unknown): asserts value is string {
   checkString(name, value)

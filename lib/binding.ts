@@ -53,9 +53,11 @@ export function bindingLoadError(err: unknown): Error {
   // attempts would only send a reader looking for a package that does not exist.
   const tried = attempts(err).filter((line) => prebuilt.some((p) => p.includes('wasi')) || !/wasi/i.test(line))
   if (tried.length > 0) lines.push('Tried:', ...tried.map((line) => `  - ${line}`))
-  const error = new Error(lines.join('\n'), { cause: err }) as Error & { code: string }
-  error.code = 'ERR_CAS_NATIVE_BINDING_NOT_FOUND'
-  return error
+  return Object.assign(new Error(lines.join('\n'), { cause: err }), {
+    code: 'ERR_CAS_NATIVE_BINDING_NOT_FOUND',
+    /** Whether the platform package was found (its binary then failed to load). */
+    platformPackageInstalled: installed,
+  })
 }
 
 try {

@@ -4,8 +4,8 @@
  */
 import path from 'node:path'
 import * as binding from '../index.js'
-import { checkAbsolutePath, checkObject, checkOptionalObject, checkOptionalString, checkString } from './args.js'
-import { PnpmError, invalidArgument } from './errors.js'
+import { checkAbsolutePath, checkObject, checkOptionalEnum, checkOptionalObject, checkOptionalString, checkString } from './args.js'
+import { invalidArgument, pnpmErrorOf } from './errors.js'
 import type { StoredSideEffectsDiff } from './read.js'
 
 /** Whose `addFilesFromDir` the function reproduces (its `compat` option). */
@@ -13,9 +13,9 @@ const COMPATS = ['@pnpm/worker@1100', 'pnpm@11.28'] as const
 export type AddFilesFromDirCompat = typeof COMPATS[number]
 
 export interface AddFilesFromDirOptions {
-  /** The versioned store directory (`…/v11`). */
+  /** The versioned store directory (`…/v11`), an absolute path; created as needed. */
   storeDir: string
-  /** The package directory to add. */
+  /** The package directory to add, an absolute path. */
   dir: string
   /** The package's index key (pnpm's `filesIndexFile`). */
   filesIndexFile: string
@@ -86,9 +86,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     throw invalidArgument('files', 'an array of strings', opts.files)
   }
   checkOptionalObject('appendManifest', opts.appendManifest)
-  if (opts.compat !== undefined && !(COMPATS as readonly unknown[]).includes(opts.compat)) {
-    throw invalidArgument('compat', COMPATS.map((c) => `'${c}'`).join(' or '), opts.compat, typeof opts.compat === 'string' ? 'ERR_INVALID_ARG_VALUE' : 'ERR_INVALID_ARG_TYPE')
-  }
+  checkOptionalEnum('compat', opts.compat, COMPATS)
   const sideEffectsCacheKey = opts.sideEffectsCacheKey || undefined
   const raw = await binding.addFilesFromDir({
     storeDir: opts.storeDir,
@@ -104,7 +102,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     writeIndex: opts.writeIndex ?? true,
     returnIndexRow: opts.returnIndexRow ?? false,
   })
-  if (raw.error != null) throw new PnpmError(raw.error.code || 'GIT_FETCH_FAILED', raw.error.message)
+  if (raw.error != null) throw pnpmErrorOf(raw.error, 'GIT_FETCH_FAILED')
   const filesMap = new Map<string, string>()
   raw.paths!.forEach((p, i) => filesMap.set(p, raw.blobPaths![i]))
   return {

@@ -14,6 +14,10 @@ export class PnpmError extends Error {
   readonly hint?: string
   attempts?: number
   prefix?: string
+  /** Filesystem errors: the failed call and its paths, as Node's own fs errors have them. */
+  syscall?: string
+  path?: string
+  dest?: string
 
   constructor (code: string, message: string, opts: PnpmErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause })
@@ -29,7 +33,9 @@ export interface TarballIntegrityErrorOptions {
   expected: string
   algorithm: string
   sri?: string
-  url: string
+  url?: string
+  /** The package's store-index key: named in the message when there is no `url`. */
+  filesIndexFile?: string
 }
 
 /** The downloaded bytes do not hash to the integrity the lockfile records. */
@@ -38,11 +44,11 @@ export class TarballIntegrityError extends PnpmError {
   readonly expected: string
   readonly algorithm: string
   readonly sri?: string
-  readonly url: string
+  readonly url?: string
 
   constructor (opts: TarballIntegrityErrorOptions) {
     super('TARBALL_INTEGRITY',
-      `Got unexpected checksum for "${opts.url}". Wanted "${opts.expected}". Got "${opts.found}".`,
+      `Got unexpected checksum for ${tarballName(opts)}. Wanted "${opts.expected}". Got "${opts.found}".`,
       {
         attempts: opts.attempts,
         hint: 'The tarball that was downloaded is not the one the lockfile (or the registry ' +
@@ -57,6 +63,35 @@ export class TarballIntegrityError extends PnpmError {
     this.sri = opts.sri
     this.url = opts.url
   }
+}
+
+/** The tarball an integrity error is about: its URL, else the package's key, so the message always names one. */
+function tarballName (opts: TarballIntegrityErrorOptions): string {
+  if (opts.url != null && opts.url !== '') return `"${opts.url}"`
+  if (opts.filesIndexFile != null) return `the tarball of ${JSON.stringify(opts.filesIndexFile)}`
+  return 'the tarball'
+}
+
+/** What a native failure carries besides its code and message. */
+export interface NativeFailure {
+  code: string
+  message: string
+  hint?: string | null
+  syscall?: string | null
+  path?: string | null
+  dest?: string | null
+}
+
+/**
+ * A native failure as a `PnpmError` (`message` replaces the native one when given), with Node's
+ * `syscall`, `path` and `dest` properties when it is a filesystem error.
+ */
+export function pnpmErrorOf (failure: NativeFailure, defaultCode: string, message = failure.message): PnpmError {
+  const err = new PnpmError(failure.code || defaultCode, message, { hint: failure.hint ?? undefined })
+  if (failure.syscall != null) err.syscall = failure.syscall
+  if (failure.path != null) err.path = failure.path
+  if (failure.dest != null) err.dest = failure.dest
+  return err
 }
 
 /**

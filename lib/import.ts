@@ -5,10 +5,13 @@
  * turns failures into pnpm's coded errors; the work happens on the native link pool.
  */
 import * as binding from '../index.js'
-import { checkAbsolutePath, checkAbsolutePathNamed, checkObject, checkOptionalBoolean, checkOptionalString, checkString } from './args.js'
-import { PnpmError, invalidArgument } from './errors.js'
+import { checkAbsolutePath, checkAbsolutePathNamed, checkObject, checkOptionalBoolean, checkOptionalEnum, checkOptionalString, checkString } from './args.js'
+import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
+import { checkStoreDirExists } from './store-dir.js'
 
-export type PackageImportMethod = 'auto' | 'hardlink' | 'copy' | 'clone' | 'clone-or-copy'
+/** pnpm's `packageImportMethod` values; any other is a `TypeError` (`ERR_INVALID_ARG_VALUE`). */
+export const PACKAGE_IMPORT_METHODS = ['auto', 'hardlink', 'copy', 'clone', 'clone-or-copy'] as const
+export type PackageImportMethod = typeof PACKAGE_IMPORT_METHODS[number]
 
 export interface SideEffectsDiff {
   added?: Map<string, string>
@@ -24,6 +27,11 @@ export interface PackageFilesResponse {
   requiresBuild?: boolean
 }
 
+/**
+ * Paths are absolute (a relative one is a `TypeError`; `@cas/native/worker` resolves them
+ * against `process.cwd()` first, as pnpm's worker does): `storeDir`, `targetDir` and every blob
+ * path in `filesResponse`.
+ */
 export interface ImportPackageOptions {
   storeDir: string
   packageImportMethod?: PackageImportMethod
@@ -57,8 +65,8 @@ export async function importPackage (opts: ImportPackageOptions): Promise<Import
   const fr = opts.filesResponse
   checkObject('filesResponse', fr)
   const files = flattenFilesMap('filesResponse.filesMap', fr.filesMap)
-  checkOptionalString('packageImportMethod', opts.packageImportMethod)
-  checkOptionalString('filesResponse.packageImportMethod', fr.packageImportMethod)
+  checkOptionalEnum('packageImportMethod', opts.packageImportMethod, PACKAGE_IMPORT_METHODS)
+  checkOptionalEnum('filesResponse.packageImportMethod', fr.packageImportMethod, PACKAGE_IMPORT_METHODS)
   checkOptionalString('sideEffectsCacheKey', opts.sideEffectsCacheKey)
   const diff = sideEffectsDiff('filesResponse.sideEffectsMaps', fr.sideEffectsMaps, opts.sideEffectsCacheKey)
   // A batch of one: the same native path as linkPackages.
@@ -87,7 +95,7 @@ export async function importPackage (opts: ImportPackageOptions): Promise<Import
 export interface SymlinkDep {
   /** Alias → absolute directory of the package to link to. */
   children: Record<string, string>
-  /** The `node_modules` directory the links go into. */
+  /** The `node_modules` directory the links go into (absolute). */
   modules: string
   /** The package's own name; a child with this alias (a self-reference) is skipped. */
   name: string
@@ -101,12 +109,12 @@ export interface SymlinkDep {
 export async function symlinkAllModules (opts: { deps: SymlinkDep[] }): Promise<undefined> {
   checkObject('opts', opts)
   const raw = await binding.symlinkAllModules(flattenDeps('deps', opts.deps))
-  if (raw.error != null) throw new PnpmError(raw.error.code || 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
+  if (raw.error != null) throw pnpmErrorOf(raw.error, 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
   return undefined
 }
 
 /**
- * pnpm 11's `hardLinkDir`: replaces each of `destDirs` with a hard-linked copy of `src`
+ * pnpm 11's `hardLinkDir` (all paths absolute): replaces each of `destDirs` with a hard-linked copy of `src`
  * (without any `node_modules`). Failures: `ERR_PNPM_<errno>` or `ERR_PNPM_HARDLINK_FAILED`.
  * Like pnpm, an existing but empty `src` fails with `ERR_PNPM_ENOENT`.
  */
@@ -115,10 +123,11 @@ export async function hardLinkDir (src: string, destDirs: string[]): Promise<voi
   if (!Array.isArray(destDirs)) throw invalidArgument('destDirs', 'an array of absolute paths', destDirs)
   destDirs.forEach((d, i) => checkAbsolutePath(`destDirs[${i}]`, d))
   const raw = await binding.hardLinkDir(src, destDirs)
-  if (raw.error != null) throw new PnpmError(raw.error.code || 'HARDLINK_FAILED', raw.error.message)
+  if (raw.error != null) throw pnpmErrorOf(raw.error, 'HARDLINK_FAILED')
 }
 
 export interface LinkPackage {
+  /** Where the package goes (absolute). */
   targetDir: string
   /** The package's store-index key (`<integrity>\t<name>@<version>`): the file map is read natively. */
   filesIndexFile?: string
@@ -136,6 +145,7 @@ export interface LinkPackage {
 }
 
 export interface LinkPackagesOptions {
+  /** An existing store (absolute path; a missing one is `ERR_PNPM_ENOENT`, never created). Every `targetDir` and blob path is absolute too. */
   storeDir: string
   packageImportMethod?: PackageImportMethod
   packages: LinkPackage[]
@@ -174,7 +184,7 @@ export interface LinkPackagesResult {
 export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPackagesResult> {
   checkObject('opts', opts)
   checkAbsolutePath('storeDir', opts.storeDir)
-  checkOptionalString('packageImportMethod', opts.packageImportMethod)
+  checkOptionalEnum('packageImportMethod', opts.packageImportMethod, PACKAGE_IMPORT_METHODS)
   if (!Array.isArray(opts.packages)) throw invalidArgument('packages', 'an array', opts.packages)
   // Packages with nothing but a target dir and an index key (a lockfile's usual case) cross
   // into Rust as two NUL-joined strings; the others as objects, after them.
@@ -195,7 +205,7 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
       return
     }
     checkOptionalString(`${name}.sideEffectsCacheKey`, p.sideEffectsCacheKey)
-    checkOptionalString(`${name}.packageImportMethod`, p.packageImportMethod)
+    checkOptionalEnum(`${name}.packageImportMethod`, p.packageImportMethod, PACKAGE_IMPORT_METHODS)
     const common = {
       targetDir: p.targetDir,
       sideEffectsCacheKey: p.sideEffectsCacheKey,
@@ -217,6 +227,7 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
     full.push({ ...common, paths: files.paths, blobPaths: files.blobPaths, ...sideEffectsDiff(`${name}.sideEffectsMaps`, p.sideEffectsMaps, p.sideEffectsCacheKey) })
   })
   const symlinks = flattenDeps('symlinks', opts.symlinks ?? [])
+  checkStoreDirExists(opts.storeDir)
   const raw = await binding.linkPackages({
     storeDir: opts.storeDir,
     packageImportMethod: opts.packageImportMethod ?? 'auto',
@@ -230,7 +241,7 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
   const order = [...compactIndex, ...fullIndex]
   if (raw.error != null) {
     if (raw.symlinkError) {
-      throw new PnpmError(raw.error.code || 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
+      throw pnpmErrorOf(raw.error, 'SYMLINK_FAILED', `[symlinkAllModules] ${raw.error.message}`)
     }
     const target = raw.errorIndex == null ? '' : opts.packages[order[raw.errorIndex]].targetDir
     throw importError(target, raw.error)
@@ -260,13 +271,14 @@ export interface StoredPackage {
   /** What the row's manifest must name, as pnpm's `expectedPkg` when it reads the package. */
   name: string
   version: string
-  /** Where the package goes; it must end with `/<name>` (its dependencies are linked beside it). */
+  /** Where the package goes (absolute); it must end with `/<name>` (its dependencies are linked beside it). */
   targetDir: string
   /** Its dependency links: alias → absolute directory of the package linked to. */
   children?: Record<string, string>
 }
 
 export interface LinkStoredPackagesOptions {
+  /** An existing store (absolute path; a missing one is `ERR_PNPM_ENOENT`, never created). */
   storeDir: string
   packageImportMethod?: PackageImportMethod
   /** Check every blob as pnpm's `verifyStoreIntegrity` does (default `true`). */
@@ -312,7 +324,7 @@ const LEFT_OUT: Record<string, LeftOutReason> = { m: 'not-in-store', v: 'unverif
 export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Promise<LinkStoredPackagesResult> {
   checkObject('opts', opts)
   checkAbsolutePath('storeDir', opts.storeDir)
-  checkOptionalString('packageImportMethod', opts.packageImportMethod)
+  checkOptionalEnum('packageImportMethod', opts.packageImportMethod, PACKAGE_IMPORT_METHODS)
   checkOptionalBoolean('verifyStoreIntegrity', opts.verifyStoreIntegrity)
   checkOptionalBoolean('strictStorePkgContentCheck', opts.strictStorePkgContentCheck)
   if (!Array.isArray(opts.packages)) throw invalidArgument('packages', 'an array', opts.packages)
@@ -331,6 +343,8 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     const modules = p.targetDir.slice(0, -p.name.length - 1)
     return { name: p.name, modules, children: p.children ?? {} }
   })
+  const symlinks = flattenDeps('packages', deps)
+  checkStoreDirExists(opts.storeDir)
   const raw = await binding.linkStoredPackages({
     storeDir: opts.storeDir,
     packageImportMethod: opts.packageImportMethod ?? 'auto',
@@ -341,9 +355,9 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     names: opts.packages.map((p) => p.name).join('\0'),
     versions: opts.packages.map((p) => p.version).join('\0'),
     targetDirs: opts.packages.map((p) => p.targetDir).join('\0'),
-    symlinks: flattenDeps('packages', deps),
+    symlinks,
   })
-  if (raw.error != null) throw new PnpmError(raw.error.code || 'LINKING_FAILED', raw.error.message)
+  if (raw.error != null) throw pnpmErrorOf(raw.error, 'LINKING_FAILED')
   let reason = 0
   const results = [...raw.outcomes].map((c): StoredPackageResult => {
     const leftOut = LEFT_OUT[c]
@@ -361,7 +375,7 @@ function isCompact (p: LinkPackage): boolean {
 }
 
 function importError (targetDir: string, error: binding.NativeError): PnpmError {
-  return new PnpmError(error.code || 'LINKING_FAILED', `[importPackage ${targetDir}] ${error.message}`)
+  return pnpmErrorOf(error, 'LINKING_FAILED', `[importPackage ${targetDir}] ${error.message}`)
 }
 
 function sideEffectsDiff (name: string, maps: Map<string, SideEffectsDiff> | undefined, key: string | undefined): {

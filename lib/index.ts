@@ -10,7 +10,7 @@ import { types } from 'node:util'
 // First: turns a missing native binary into one clear error (see binding.ts).
 import './binding.js'
 import * as binding from '../index.js'
-import { PnpmError, TarballIntegrityError, invalidArgument } from './errors.js'
+import { PnpmError, TarballIntegrityError, invalidArgument, pnpmErrorOf } from './errors.js'
 import { checkAbsolutePath, checkObject, checkOptionalByteCount, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
@@ -21,11 +21,15 @@ export * from './read.js'
 export interface AddFilesFromTarballOptions {
   /** The tarball as downloaded (gzip'd or plain tar): a Buffer or any Uint8Array, also over a SharedArrayBuffer. Not copied; do not modify it until the promise settles. */
   buffer: Uint8Array
-  /** The store directory, already versioned (`…/v11`). */
+  /**
+   * The store directory, already versioned (`…/v11`): an absolute path (a relative one is a
+   * `TypeError`; `@cas/native/worker` resolves it against `process.cwd()` as pnpm's worker does).
+   * Created with its `files/` shards as needed.
+   */
   storeDir: string
   /** The index key of the package (pnpm's `filesIndexFile`, e.g. `sha512-…\tname@1.0.0`). */
   filesIndexFile: string
-  /** SRI string the raw bytes must match; checked before anything is written. */
+  /** SRI string the raw bytes must match; checked before anything is written. `''` is none, as in pnpm. */
   integrity?: string
   /** Accepted for pnpm compatibility; the manifest is always read. */
   readManifest?: boolean
@@ -33,9 +37,9 @@ export interface AddFilesFromTarballOptions {
   pkg?: { name?: string, version?: string }
   /** Used as the manifest (and written as package.json) when the tarball has none. */
   appendManifest?: Record<string, unknown>
-  /** A RegExp source; matching files are neither written nor indexed. */
+  /** A RegExp source; matching files are neither written nor indexed. `''` is none, as in pnpm. */
   ignoreFilePattern?: string
-  /** Where the tarball came from; only used in error messages. */
+  /** Where the tarball came from; only used in error messages (without it, they name `filesIndexFile`). */
   url?: string
   /** Commit the package's row to `<storeDir>/index.db` before resolving (default true). */
   writeIndex?: boolean
@@ -79,7 +83,7 @@ export interface AddFilesFromTarballResult {
 export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Promise<AddFilesFromTarballResult> {
   checkObject('opts', opts)
   if (!types.isUint8Array(opts.buffer)) throw invalidArgument('buffer', 'a Buffer or Uint8Array', opts.buffer)
-  return tarballResult(await binding.extractTarball(opts.buffer, extractOptions(opts)), opts.url)
+  return tarballResult(await binding.extractTarball(opts.buffer, extractOptions(opts)), opts)
 }
 
 /** `addFilesFromTarball`'s options but the buffer: the tarball is written to the writer instead. */
@@ -115,7 +119,7 @@ export function createTarballWriter (opts: TarballWriterOptions): TarballWriter 
     async end () {
       if (state !== 'open') throw closed('end')
       state = 'ended'
-      return tarballResult(await writer.end(), opts.url)
+      return tarballResult(await writer.end(), opts)
     },
     abort () {
       if (state === 'open') state = 'aborted'
@@ -133,13 +137,16 @@ function extractOptions (opts: TarballWriterOptions): binding.ExtractOptions {
   checkOptionalObject('appendManifest', opts.appendManifest)
   checkOptionalString('url', opts.url)
   checkOptionalByteCount('maxTarballUnpackedSize', opts.maxTarballUnpackedSize)
+  // pnpm tests both for truthiness: an empty string is none.
+  const integrity = opts.integrity || undefined
+  const ignoreFilePattern = opts.ignoreFilePattern || undefined
   return {
     storeDir: opts.storeDir,
     filesDir: path.join(opts.storeDir, 'files'),
     filesIndexFile: opts.filesIndexFile,
-    integrity: opts.integrity,
-    ignoreFilePattern: opts.ignoreFilePattern,
-    ignoreFilePatternError: opts.ignoreFilePattern == null ? undefined : regExpError(opts.ignoreFilePattern),
+    integrity,
+    ignoreFilePattern,
+    ignoreFilePatternError: ignoreFilePattern == null ? undefined : regExpError(ignoreFilePattern),
     appendManifestJson: opts.appendManifest == null ? undefined : JSON.stringify(opts.appendManifest, null, 2),
     writeIndex: opts.writeIndex ?? true,
     returnIndexRow: opts.returnIndexRow ?? false,
@@ -148,8 +155,8 @@ function extractOptions (opts: TarballWriterOptions): binding.ExtractOptions {
   }
 }
 
-function tarballResult (raw: binding.ExtractResult, url: string | undefined): AddFilesFromTarballResult {
-  if (raw.error != null) throw extractError(raw.error, url)
+function tarballResult (raw: binding.ExtractResult, opts: TarballWriterOptions): AddFilesFromTarballResult {
+  if (raw.error != null) throw extractError(raw.error, opts.url, opts.filesIndexFile)
   const paths = raw.paths!
   const blobPaths = raw.blobPaths!
   const filesMap = new Map<string, string>()
@@ -164,11 +171,11 @@ function tarballResult (raw: binding.ExtractResult, url: string | undefined): Ad
   }
 }
 
-/** Creates `files/` and its 256 shard directories (not `index.db`), as pnpm does. */
+/** Creates the store directory (an absolute path), `files/` and its 256 shard directories (not `index.db`), as pnpm does. */
 export async function initStoreDir (storeDir: string): Promise<void> {
   checkAbsolutePath('storeDir', storeDir)
   const error = binding.initStoreDir(storeDir)
-  if (error != null) throw new PnpmError(error.code, error.message)
+  if (error != null) throw pnpmErrorOf(error, 'INIT_CAFS_FAILED')
 }
 
 /** Commits queued index writes and closes the store-index connections; they reopen on demand. */
@@ -176,7 +183,7 @@ export function closeStores (): void {
   binding.closeStores()
 }
 
-function extractError (error: binding.NativeError, url: string | undefined): Error {
+function extractError (error: binding.NativeError, url: string | undefined, filesIndexFile: string): Error {
   // pnpm's worker rejects with the index's own error when committing the row throws.
   if (error.code === 'ERR_PNPM_FROZEN_STORE_WRITE') return new PnpmError(error.code, error.message)
   if (error.code === 'ERR_PNPM_TARBALL_INTEGRITY') {
@@ -184,11 +191,12 @@ function extractError (error: binding.NativeError, url: string | undefined): Err
       found: error.found!,
       expected: error.expected!,
       algorithm: error.algorithm!,
-      url: url ?? '',
+      url,
+      filesIndexFile,
     })
   }
   const from = url == null ? '' : ` from "${url}"`
-  return new PnpmError(error.code, `Failed to add tarball${from} to store: ${error.message}`, { hint: error.hint ?? undefined })
+  return pnpmErrorOf(error, 'TARBALL_EXTRACT', `Failed to add tarball${from} to store: ${error.message}`)
 }
 
 /** V8's own message for an invalid pattern, so the error reads as pnpm's does. */

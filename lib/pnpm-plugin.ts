@@ -66,18 +66,23 @@ function unsupportedPnpm (version: string | undefined): string {
     ` ${REMOVE}`
 }
 
-/** Why the binary did not load, from the platform packages the plugin lists, and what to do about it. */
+/**
+ * Why the pnpmfile did not load, and what to do about it: no prebuilt binary for this platform,
+ * its platform package not installed, or installed with a binary that fails to load
+ * (`bindingLoadError` tells which), or any other error.
+ */
 export function missingBinary (err: unknown, pkg: PackageJson, platform = platformArchABI()): string {
   const platformPkg = `${PLATFORM_PACKAGE_PREFIX}${platform}`
   const prebuilt = prebuiltPlatforms(pkg)
-  const cause = (err instanceof Error ? err.message : String(err)).split('\n')
+  const e = err as { code?: unknown, message?: unknown, platformPackageInstalled?: unknown } | undefined
+  const lastLine = String(e?.message ?? err).trim().split('\n').at(-1)!.trim().replace(/^-\s*/, '')
+  if (e?.code !== 'ERR_CAS_NATIVE_BINDING_NOT_FOUND') return `it failed to load: ${lastLine}`
   if (!prebuilt.includes(platform)) {
     return `there is no prebuilt binary for ${platform} (prebuilt: ${prebuilt.join(', ')}). ${REMOVE}`
   }
-  const installed = cause.some((line) => line.includes(`${platformPkg} is installed`))
-  return installed
-    ? `${platformPkg} is installed but its binary failed to load (${cause.at(-1)?.trim().replace(/^-\s*/, '')}). ` +
-      `Reinstall it: delete node_modules/.pnpm-config and run pnpm install.`
+  return e.platformPackageInstalled === true
+    ? `${platformPkg} is installed but its binary failed to load (${lastLine}). ` +
+      'Reinstall it: delete node_modules/.pnpm-config and run pnpm install.'
     : `${platformPkg}, its binary for this platform, was not installed with it. ` +
       `Run \`pnpm add --config ${PLUGIN_NAME}@${pkg.version}\` where the registry serves ${platformPkg}, ` +
       'so that pnpm-lock.yaml records it, and commit the lockfile.'

@@ -14,6 +14,7 @@ import os from 'node:os'
 import { isMainThread, parentPort } from 'node:worker_threads'
 import * as cas from './index.js'
 import { applySideEffectsSymlinks, placeSymlinks } from './side-effects-symlinks.js'
+import { readCreatingStoreDir } from './store-dir.js'
 
 type VerifiedFileIntegrity = cas.VerifiedFileIntegrity
 
@@ -141,12 +142,12 @@ async function addDir (msg: WorkerRequest): Promise<WorkerReply> {
 async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
   let result: Awaited<ReturnType<typeof cas.readPkgFromCafs>>
   try {
-    result = await cas.readPkgFromCafs({
+    result = await readCreatingStoreDir(msg.storeDir, Boolean(msg.frozenStore), () => cas.readPkgFromCafs({
       storeDir: msg.storeDir,
       verifyStoreIntegrity: Boolean(msg.verifyStoreIntegrity),
       strictStorePkgContentCheck: msg.strictStorePkgContentCheck,
       frozenStore: msg.frozenStore,
-    }, msg.filesIndexFile, { expectedPkg: msg.expectedPkg })
+    }, msg.filesIndexFile, { expectedPkg: msg.expectedPkg }))
   } catch (err) {
     return errorReply(err)
   }

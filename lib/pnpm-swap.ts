@@ -1,7 +1,9 @@
 /**
- * Swapping pnpm's worker: `dist/worker.js` of an installed `pnpm` package is replaced by a tiny
+ * Swapping pnpm's worker: `dist/worker.js` of an installed `pnpm` package is replaced by a small
  * shim that loads `@cas/native/pnpm-worker`, the original kept next to it as a backup.
- * Idempotent both ways; refuses pnpm versions whose worker protocol was not checked.
+ * Idempotent both ways; refuses pnpm versions whose worker protocol was not checked. The shim
+ * outlives the `@cas/native` that wrote it: once that is gone, the shim puts pnpm's own worker
+ * back (saying so once) and runs it, so pnpm keeps working.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -11,7 +13,8 @@ export const SUPPORTED_PNPM_VERSIONS = '11.28.x'
 const SUPPORTED = /^11\.28\.\d+$/
 
 const SHIM_MARKER = '// @cas/native pnpm-worker shim'
-export const BACKUP_NAME = 'worker.js.cas-native-backup'
+/** A `.js` name: the shim's fallback imports it, and Node's ESM loader refuses unknown extensions. */
+export const BACKUP_NAME = 'worker.cas-native-backup.js'
 
 export interface SwapResult {
   /** What happened: `swapped`, `already-swapped`, `restored`, `not-swapped`. */
@@ -55,11 +58,40 @@ function isShim (file: string): boolean {
   }
 }
 
+/**
+ * The shim. pnpm's package is ESM ("type": "module"), so the shim is too, and it must not need
+ * anything of `@cas/native` but `target`. Without `target` (that `@cas/native` was removed),
+ * every worker pnpm starts renames the backup over the shim: one succeeds and says so, and all
+ * load pnpm's worker from `worker.js` again (under a query, so not the shim's cached module). Where
+ * the rename is not allowed, each runs the backup and says how to put it back.
+ */
 function shimSource (target: string): string {
-  // pnpm's package is ESM ("type": "module"), so the shim is too.
   return `${SHIM_MARKER} (written by \`cas-native-pnpm swap\`; \`cas-native-pnpm restore\` puts back ${BACKUP_NAME})
+import fs from 'node:fs'
 import { createRequire } from 'node:module'
-createRequire(import.meta.url)(${JSON.stringify(target)})
+import { fileURLToPath } from 'node:url'
+
+const target = ${JSON.stringify(target)}
+if (fs.existsSync(target)) {
+  createRequire(import.meta.url)(target)
+} else {
+  const self = new URL(import.meta.url)
+  const backup = new URL('./${BACKUP_NAME}', self)
+  const gone = \`@cas/native: \${target} is gone (the @cas/native that swapped pnpm's worker was removed)\`
+  let original = new URL('?cas-native-restored', self)
+  try {
+    fs.renameSync(backup, self)
+    console.warn(\`\${gone}, so pnpm's own worker is back in place: \${fileURLToPath(self)}\`)
+  } catch (err) {
+    if (err.code !== 'ENOENT') {
+      original = backup
+      console.warn(\`\${gone}; pnpm runs its own worker, but could not put it back (\${err.code}): run "npx -p @cas/native cas-native-pnpm restore \${fileURLToPath(new URL('..', self))}" or reinstall pnpm\`)
+    } else if (fs.readFileSync(self, 'utf8').startsWith(${JSON.stringify(SHIM_MARKER)})) {
+      throw new Error(\`\${gone}, and pnpm's own worker (\${fileURLToPath(backup)}) is missing too: reinstall pnpm\`)
+    }
+  }
+  await import(original.href)
+}
 `
 }
 

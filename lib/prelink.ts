@@ -193,6 +193,8 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
     engineStrict: cfg.engineStrict,
   }).filter((p) => current[p.depPath] == null)
   if (planned.length === 0) return done({ linked: [], leftOut: [] })
+  // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
+  if (!fs.existsSync(ctx.storeDir)) return done({ linked: [], leftOut: planned.map((p) => ({ depPath: p.depPath, reason: 'not-in-store' as const })) })
   const { results } = await linkStoredPackages({
     storeDir: ctx.storeDir,
     packageImportMethod,

@@ -6,10 +6,15 @@
 import path from 'node:path'
 import * as binding from '../index.js'
 import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalObject } from './args.js'
-import { PnpmError, invalidArgument } from './errors.js'
+import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
+import { checkStoreDirExists } from './store-dir.js'
 
 export interface ReadPkgFromCafsContext {
-  /** The store directory, already versioned (`…/v11`). Blob paths are built from it verbatim. */
+  /**
+   * The store directory, already versioned (`…/v11`): an absolute path to an existing store
+   * (a missing one is `ERR_PNPM_ENOENT`: reads never create a store). Blob paths are built
+   * from it verbatim.
+   */
   storeDir: string
   /** Check every blob (mtime fast path, then size and SHA-512) and delete bad ones. */
   verifyStoreIntegrity: boolean
@@ -141,6 +146,7 @@ export async function readPkgsFromCafs (
     }
     for (const e of expectedPkgs) checkExpected('expectedPkgs', e)
   }
+  checkStoreDirExists(ctx.storeDir)
   // The native side answers in chunks, the first ones while it is still working on the rest:
   // turning them into pnpm's shapes here overlaps its work.
   const chunks = binding.readPkgs(nativeOptions(ctx, keys, expectedPkgs))
@@ -211,6 +217,7 @@ function readOne (ctx: ReadPkgFromCafsContext, key: string, expectedPkg: Expecte
 async function readQueued (ctx: ReadPkgFromCafsContext, reads: QueuedRead[]): Promise<void> {
   let answered = 0
   try {
+    checkStoreDirExists(ctx.storeDir)
     const expected = reads.some((r) => r.expectedPkg != null) ? reads.map((r) => r.expectedPkg) : undefined
     for (const pending of binding.readPkgs(nativeOptions(ctx, reads.map((r) => r.key), expected))) {
       const chunk = await pending
@@ -310,7 +317,7 @@ function storedInfo (i: binding.StoredFileInfo): StoredFileInfo {
 }
 
 function toError (error: binding.NativeError): PnpmError {
-  return new PnpmError(error.code, error.message, { hint: error.hint ?? undefined })
+  return pnpmErrorOf(error, 'READ_FROM_STORE')
 }
 
 function checkContext (ctx: unknown): asserts ctx is ReadPkgFromCafsContext {

@@ -4,11 +4,18 @@
  * native thread pools, and tarball buffers are read in place. Index rows go to the `storeIndex`
  * the caller passes, as pnpm's worker does (`queueWrites` for tarballs, `setRawMany` for
  * directories), so pnpm's main thread keeps owning its index writes.
+ *
+ * It takes what pnpm's worker takes where the core API is stricter: relative paths (resolved
+ * against `process.cwd()` at the call, as Node's `fs` resolves them in pnpm's worker, and
+ * handed back in that form in blob paths), a missing store on a read (created, as pnpm does),
+ * falsy `integrity`/`ignoreFilePattern` (none), truthy flags, a non-string `url`.
  */
 import os from 'node:os'
+import path from 'node:path'
 import * as cas from './index.js'
-import { checkObject } from './args.js'
+import { checkObject, checkString } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
+import { readCreatingStoreDir } from './store-dir.js'
 
 export { TarballIntegrityError } from './errors.js'
 
@@ -99,9 +106,21 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
   checkStoreIndex(opts.storeIndex, 'queueWrites')
   registerShutdown()
   const { storeIndex, ...rest } = opts
-  const result = await cas.addFilesFromTarball({ ...rest, writeIndex: false, returnIndexRow: true })
+  const storeDir = absolute('storeDir', opts.storeDir)
+  const result = await cas.addFilesFromTarball({
+    ...rest,
+    storeDir,
+    url: opts.url == null ? undefined : String(opts.url),
+    writeIndex: false,
+    returnIndexRow: true,
+  })
   storeIndex.queueWrites!([{ key: opts.filesIndexFile, buffer: result.indexRow! }])
-  return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
+  return {
+    filesMap: rebase(result.filesMap, path.join(storeDir, 'files'), path.join(opts.storeDir, 'files')),
+    manifest: result.manifest,
+    requiresBuild: result.requiresBuild,
+    integrity: result.integrity,
+  }
 }
 
 /** `@pnpm/worker` 1100.x's, always (no `compat`: pnpm 11.28's is for `@cas/native/pnpm-worker`). */
@@ -115,17 +134,20 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
   registerShutdown()
   // `compat` is left out even when passed: this is `@pnpm/worker` 1100.x, which has no such option.
   const { storeIndex, compat: _, ...rest } = opts as AddFilesFromDirOptions & { compat?: unknown }
+  const storeDir = absolute('storeDir', opts.storeDir)
   let result: cas.AddFilesFromDirResult
   try {
-    result = await cas.addFilesFromDir({ ...rest, writeIndex: false, returnIndexRow: true })
+    result = await cas.addFilesFromDir({ ...rest, storeDir, dir: absolute('dir', opts.dir), writeIndex: false, returnIndexRow: true })
   } catch (err) {
     if (err instanceof TypeError) throw err
-    throw new PnpmError((err as PnpmError).code ?? 'GIT_FETCH_FAILED', (err as Error).message)
+    // pnpm's worker hands on only code and message; Node's fs fields are kept too.
+    const { code, message, ...fields } = err as PnpmError
+    throw Object.assign(new PnpmError(code ?? 'GIT_FETCH_FAILED', message), fields)
   }
   // Written before resolving, so that a read right after sees the row (pnpm does the same).
   if (result.indexRow != null) storeIndex.setRawMany!([{ key: opts.filesIndexFile, buffer: result.indexRow }])
   return {
-    filesMap: result.filesMap,
+    filesMap: rebase(result.filesMap, path.join(storeDir, 'files'), path.join(opts.storeDir, 'files')),
     manifest: result.manifest,
     requiresBuild: result.requiresBuild,
     requiresPrepare: result.requiresPrepare,
@@ -142,32 +164,109 @@ export async function readPkgFromCafs (
   filesIndexFile: string,
   opts?: ReadPkgFromCafsOptions
 ): Promise<ReadPkgFromCafsResult> {
+  checkObject('ctx', ctx)
   registerShutdown()
-  const result = await cas.readPkgFromCafs(ctx, filesIndexFile, opts)
+  const storeDir = absolute('storeDir', ctx.storeDir)
+  // pnpm's worker tests these flags for truthiness (strictStorePkgContentCheck defaults to true).
+  const frozenStore = Boolean(ctx.frozenStore)
+  const read = () => cas.readPkgFromCafs({
+    storeDir,
+    verifyStoreIntegrity: Boolean(ctx.verifyStoreIntegrity),
+    strictStorePkgContentCheck: Boolean(ctx.strictStorePkgContentCheck ?? true),
+    frozenStore,
+  }, filesIndexFile, opts)
+  const result = await readCreatingStoreDir(storeDir, frozenStore, read)
   tally.files += result.verifiedFileIntegrity.files
   tally.ms += result.verifiedFileIntegrity.ms
   if (result.warnings.length > 0) {
     const warn = globalWarn()
     for (const message of result.warnings) warn(message)
   }
+  if ('files' in result && storeDir !== ctx.storeDir) {
+    // Read-side blob paths are `${storeDir}/files/…`, with storeDir as given (pnpm concatenates).
+    const from = `${storeDir}${path.sep}files${path.sep}`
+    const to = `${ctx.storeDir}${path.sep}files${path.sep}`
+    rebase(result.files.filesMap, from, to)
+    for (const diff of result.files.sideEffectsMaps?.values() ?? []) if (diff.added != null) rebase(diff.added, from, to)
+  }
   return result
 }
 
 export async function importPackage (opts: cas.ImportPackageOptions): Promise<cas.ImportPackageResult> {
+  checkObject('opts', opts)
   registerShutdown()
-  return cas.importPackage(opts)
+  const fr = opts.filesResponse
+  const filesResponse = fr == null || typeof fr !== 'object'
+    ? fr
+    : {
+        ...fr,
+        filesMap: absoluteValues(fr.filesMap),
+        sideEffectsMaps: fr.sideEffectsMaps instanceof Map
+          ? new Map([...fr.sideEffectsMaps].map(([key, diff]) => [key, diff?.added == null ? diff : { ...diff, added: absoluteValues(diff.added) }]))
+          : fr.sideEffectsMaps,
+      }
+  return cas.importPackage({
+    ...opts,
+    storeDir: absolute('storeDir', opts.storeDir),
+    targetDir: absolute('targetDir', opts.targetDir),
+    filesResponse,
+  })
 }
 
 export async function symlinkAllModules (opts: { deps: cas.SymlinkDep[] }): Promise<undefined> {
-  return cas.symlinkAllModules(opts)
+  checkObject('opts', opts)
+  const deps = Array.isArray(opts.deps)
+    ? opts.deps.map((d, i) => d == null || typeof d !== 'object'
+      ? d
+      : {
+          ...d,
+          modules: absolute(`deps[${i}].modules`, d.modules),
+          children: d.children == null || typeof d.children !== 'object'
+            ? d.children
+            : Object.fromEntries(Object.entries(d.children).map(([alias, dir]) => [alias, absolute(`deps[${i}].children[${JSON.stringify(alias)}]`, dir)])),
+        })
+    : opts.deps
+  return cas.symlinkAllModules({ deps })
 }
 
 export async function hardLinkDir (src: string, destDirs: string[]): Promise<void> {
-  return cas.hardLinkDir(src, destDirs)
+  return cas.hardLinkDir(absolute('src', src), Array.isArray(destDirs) ? destDirs.map((d, i) => absolute(`destDirs[${i}]`, d)) : destDirs)
 }
 
 export async function initStoreDir (storeDir: string): Promise<void> {
-  return cas.initStoreDir(storeDir)
+  return cas.initStoreDir(absolute('storeDir', storeDir))
+}
+
+/**
+ * A path as pnpm's worker's `fs` calls would resolve it: a relative one against
+ * `process.cwd()`, now. Absolute paths stay as they are (not normalised), as in pnpm.
+ */
+function absolute (name: string, value: unknown): string {
+  checkString(name, value)
+  return path.isAbsolute(value) ? value : path.resolve(value)
+}
+
+/** A file map with its relative blob paths resolved (the same map when there are none). */
+function absoluteValues<M> (map: M): M {
+  if (!(map instanceof Map)) return map
+  let out: Map<unknown, unknown> | undefined
+  for (const [key, value] of map) {
+    if (typeof value === 'string' && value !== '' && !path.isAbsolute(value)) {
+      out ??= new Map(map)
+      out.set(key, path.resolve(value))
+    }
+  }
+  return (out ?? map) as M
+}
+
+/**
+ * Blob paths under `from` (the resolved store) moved under `to` (the store as the caller gave
+ * it), so that a relative `storeDir` gives relative blob paths, as pnpm's worker does.
+ */
+function rebase (map: Map<string, string>, from: string, to: string): Map<string, string> {
+  if (from === to) return map
+  for (const [key, value] of map) if (value.startsWith(from)) map.set(key, to + value.slice(from.length))
+  return map
 }
 
 /** pnpm reports store warnings through `@pnpm/logger` (a peer of `@pnpm/worker`); without it, Node's warnings. */

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use crate::cas::Cas;
 use crate::extract::{complete_package_json, parse_package_json, ExtractError, ExtractedFile};
 use crate::manifest;
+use crate::os_error::{At, PathError};
 use crate::package_index::{self, PackageFileInfo, RowError, SideEffectsDiff};
 use crate::store_index::IndexError;
 use crate::symlink_entry::{self, SYMLINK_MODE};
@@ -133,7 +134,8 @@ pub struct AddedDir {
 
 #[derive(Debug)]
 pub enum AddDirError {
-    Io(io::Error),
+    /// A filesystem failure, with the path it happened on.
+    Io(PathError),
     /// `package.json` is not valid JSON, or its version is not a string.
     Manifest(String),
     /// The stored row was hashed with another algorithm than the one side effects use.
@@ -147,7 +149,7 @@ impl AddDirError {
     /// pnpm's code, when pnpm's error has one (the caller's default applies otherwise).
     pub fn code(&self) -> Option<String> {
         match self {
-            AddDirError::Io(e) => Some(format!("ERR_PNPM_{}", crate::os_error::errno_name(e))),
+            AddDirError::Io(e) => Some(e.code()),
             AddDirError::AlgoMismatch(_) => Some("ERR_PNPM_ALGO_MISMATCH".into()),
             AddDirError::Row(_) => Some("ERR_PNPM_READ_FROM_STORE".into()),
             AddDirError::Index(e) => Some(e.code().into()),
@@ -159,7 +161,7 @@ impl AddDirError {
 impl std::fmt::Display for AddDirError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            AddDirError::Io(e) => f.write_str(&crate::os_error::describe(e)),
+            AddDirError::Io(e) => write!(f, "{e}"),
             AddDirError::Manifest(m) | AddDirError::AlgoMismatch(m) => f.write_str(m),
             AddDirError::Row(e) => write!(f, "{e}"),
             AddDirError::Index(e) => write!(f, "{e}"),
@@ -194,7 +196,9 @@ struct Listing {
 }
 
 pub fn add_dir(cas: &Cas, req: &AddDirRequest) -> Result<AddedDir, AddDirError> {
-    let root = fs::canonicalize(req.dir).map_err(AddDirError::Io)?;
+    let root = fs::canonicalize(req.dir)
+        .at("realpath", req.dir)
+        .map_err(AddDirError::Io)?;
     let listing = match req.files {
         Some(list) => listed_files(req, &root, list)?,
         None => {
@@ -210,7 +214,9 @@ pub fn add_dir(cas: &Cas, req: &AddDirRequest) -> Result<AddedDir, AddDirError> 
         .files
         .par_iter()
         .map(|f| {
-            let bytes = fs::read(&f.path).map_err(AddDirError::Io)?;
+            let bytes = fs::read(&f.path)
+                .at("open", &f.path)
+                .map_err(AddDirError::Io)?;
             let entry = store_entry(cas, &f.key, &bytes, f.mode)?;
             Ok((entry, (f.key == "package.json").then_some(bytes)))
         })
@@ -273,7 +279,7 @@ fn listed_files(req: &AddDirRequest, root: &Path, list: &[String]) -> Result<Lis
         let meta = match fs::symlink_metadata(&path) {
             Ok(m) => m,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(AddDirError::Io(e)),
+            Err(e) => return Err(e).at("lstat", &path).map_err(AddDirError::Io),
         };
         let is_link = meta.file_type().is_symlink();
         listing.has_unrecorded_symlinks |= is_link;
@@ -309,6 +315,7 @@ fn walk(
 ) -> Result<(), AddDirError> {
     let mut entries = fs::read_dir(dir)
         .and_then(|it| it.collect::<io::Result<Vec<_>>>())
+        .at("scandir", dir)
         .map_err(AddDirError::Io)?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
@@ -319,7 +326,10 @@ fn walk(
             format!("{prefix}/{name}")
         };
         let path = entry.path();
-        let file_type = entry.file_type().map_err(AddDirError::Io)?;
+        let file_type = entry
+            .file_type()
+            .at("lstat", &path)
+            .map_err(AddDirError::Io)?;
         let skipped_node_modules =
             prefix.is_empty() && name == "node_modules" && !req.include_node_modules;
         let next_real_dir = if file_type.is_symlink() {
@@ -355,7 +365,7 @@ fn walk(
                     mode: mode_bits(&meta),
                 }),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(AddDirError::Io(e)),
+                Err(e) => return Err(e).at("stat", &path).map_err(AddDirError::Io),
             }
             continue;
         };
@@ -376,7 +386,9 @@ fn recordable_target(path: &Path, key: &str) -> Result<Option<String>, AddDirErr
     if cfg!(windows) {
         return Ok(None);
     }
-    let target = fs::read_link(path).map_err(AddDirError::Io)?;
+    let target = fs::read_link(path)
+        .at("readlink", path)
+        .map_err(AddDirError::Io)?;
     Ok(symlink_entry::normalize_target(
         key,
         &target.to_string_lossy(),
@@ -391,12 +403,14 @@ fn contained_target(
     let real = match fs::canonicalize(link) {
         Ok(real) => real,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(AddDirError::Io(e)),
+        Err(e) => return Err(e).at("realpath", link).map_err(AddDirError::Io),
     };
     if !real.starts_with(root) {
         return Ok(None);
     }
-    let meta = fs::metadata(&real).map_err(AddDirError::Io)?;
+    let meta = fs::metadata(&real)
+        .at("stat", &real)
+        .map_err(AddDirError::Io)?;
     Ok(Some((real, meta)))
 }
 

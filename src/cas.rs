@@ -19,6 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha512};
 
+use crate::os_error::{At, PathError};
 use crate::platform;
 
 /// Lowercase hex of a SHA-512 digest: 128 chars.
@@ -61,8 +62,9 @@ impl Cas {
             .join(Self::relative_blob_path(digest, executable))
     }
 
-    /// Hashes `bytes` and makes sure the store holds them under their digest.
-    pub fn write(&self, bytes: &[u8], mode: u32) -> io::Result<StoredFile> {
+    /// Hashes `bytes` and makes sure the store holds them under their digest. A failure names
+    /// the path it happened on.
+    pub fn write(&self, bytes: &[u8], mode: u32) -> Result<StoredFile, PathError> {
         let digest = sha512_hex(bytes);
         let executable = is_executable(mode);
         let rel = Self::relative_blob_path(&digest, executable);
@@ -76,8 +78,8 @@ impl Cas {
         let path = self.files_dir.join(&rel);
         match publish_new(&path, bytes, executable) {
             Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-                if !blob_matches(&path, &digest)? {
+            Err(e) if e.error.kind() == ErrorKind::AlreadyExists => {
+                if !blob_matches(&path, &digest).at("open", &path)? {
                     write_atomic(&path, bytes, executable)?;
                 }
             }
@@ -198,10 +200,11 @@ fn blob_mode(executable: bool) -> u32 {
 /// publishes, the other gets `AlreadyExists` (and verifies what is there). The content is
 /// complete before the name appears. The shard directory is created on demand so a store that
 /// skipped `initStoreDir` still works.
-fn publish_new(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+fn publish_new(path: &Path, bytes: &[u8], executable: bool) -> Result<(), PathError> {
     match publish_new_in_shard(path, bytes, executable) {
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            fs::create_dir_all(path.parent().expect("blob paths have a shard dir"))?;
+        Err(e) if e.error.kind() == ErrorKind::NotFound => {
+            let shard = path.parent().expect("blob paths have a shard dir");
+            fs::create_dir_all(shard).at("mkdir", shard)?;
             publish_new_in_shard(path, bytes, executable)
         }
         other => other,
@@ -214,7 +217,7 @@ fn publish_new(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
 /// systems without `/proc` to name the inode by, use the portable way — from then on for every
 /// blob of the process, so that a failing syscall (or a wasted write) is not repeated per file.
 #[cfg(target_os = "linux")]
-fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> Result<(), PathError> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
@@ -244,12 +247,13 @@ fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Resu
         {
             return portable()
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e).at("open", shard),
     };
-    file.write_all(bytes)?;
+    file.write_all(bytes).at("write", path)?;
     let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).unwrap();
     let to = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::from(ErrorKind::InvalidInput))?;
+        .map_err(|_| io::Error::from(ErrorKind::InvalidInput))
+        .at("link", path)?;
     // SAFETY: both arguments are NUL-terminated strings that outlive the call.
     let linked = unsafe {
         libc::linkat(
@@ -268,19 +272,19 @@ fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Resu
         // The shard exists (the inode was created in it), so `/proc` is what is missing.
         return portable();
     }
-    Err(e)
+    Err(e).at("link", path)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+fn publish_new_in_shard(path: &Path, bytes: &[u8], executable: bool) -> Result<(), PathError> {
     publish_via_temp_name(path, bytes, executable)
 }
 
 /// The portable way: a complete temp copy, hard-linked to the final name (an existing name makes
 /// the link fail with `AlreadyExists`), then the temp name removed.
-fn publish_via_temp_name(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+fn publish_via_temp_name(path: &Path, bytes: &[u8], executable: bool) -> Result<(), PathError> {
     let temp = write_temp_copy(path, bytes, executable)?;
-    let linked = fs::hard_link(&temp, path);
+    let linked = fs::hard_link(&temp, path).at2("link", &temp, path);
     let _ = fs::remove_file(&temp);
     linked
 }
@@ -300,9 +304,9 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Replaces a corrupt blob: a complete copy under a temp name, renamed over the blob, so readers
 /// see either the old bytes or the new ones, never a missing or half-written file.
-fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
+fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> Result<(), PathError> {
     let temp = write_temp_copy(path, bytes, executable)?;
-    let renamed = fs::rename(&temp, path);
+    let renamed = fs::rename(&temp, path).at2("rename", &temp, path);
     if renamed.is_err() {
         let _ = fs::remove_file(&temp);
     }
@@ -313,7 +317,7 @@ fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
 /// nothing is left behind. The name (pid + counter) is unique across processes and threads and
 /// longer than any real blob name, so `pnpm store prune` treats a leftover as garbage, never as
 /// content.
-fn write_temp_copy(path: &Path, bytes: &[u8], executable: bool) -> io::Result<PathBuf> {
+fn write_temp_copy(path: &Path, bytes: &[u8], executable: bool) -> Result<PathBuf, PathError> {
     let name = path.file_name().unwrap().to_string_lossy();
     let stem = name.strip_suffix("-exec").unwrap_or(&name);
     let temp = path.with_file_name(format!(
@@ -333,19 +337,20 @@ fn write_temp_copy(path: &Path, bytes: &[u8], executable: bool) -> io::Result<Pa
         Ok(()) => Ok(temp),
         Err(e) => {
             let _ = fs::remove_file(&temp);
-            Err(e)
+            Err(e).at("open", &temp)
         }
     }
 }
 
 /// `initStoreDir`: the store dir, `files/` and its 256 shard dirs. Existing dirs are fine:
 /// several processes may initialise one store at once.
-pub fn init_store_dir(store_dir: &Path) -> io::Result<()> {
+pub fn init_store_dir(store_dir: &Path) -> Result<(), PathError> {
     let files = store_dir.join("files");
-    fs::create_dir_all(&files)?;
+    fs::create_dir_all(&files).at("mkdir", &files)?;
     for shard in 0..=255u8 {
-        match fs::create_dir(files.join(format!("{shard:02x}"))) {
-            Err(e) if e.kind() != ErrorKind::AlreadyExists => return Err(e),
+        let shard = files.join(format!("{shard:02x}"));
+        match fs::create_dir(&shard) {
+            Err(e) if e.kind() != ErrorKind::AlreadyExists => return Err(e).at("mkdir", &shard),
             _ => {}
         }
     }

@@ -72,7 +72,8 @@ pub enum ExtractError {
     /// A malformed tar, or one over `maxTarballUnpackedSize` (its files' sizes, or the inflated
     /// tar past its cap: [`tarball::TarErrorKind::TooLarge`]).
     Tar(tarball::TarError),
-    Io(std::io::Error),
+    /// A store write that failed, with the path it failed on.
+    Io(os_error::PathError),
     Manifest(String),
 }
 
@@ -83,7 +84,7 @@ impl ExtractError {
             ExtractError::Integrity(e) => e.code().to_string(),
             ExtractError::InvalidIgnorePattern(_) => "ERR_PNPM_INVALID_IGNORE_FILE_PATTERN".into(),
             ExtractError::Gzip(e) => e.code().to_string(),
-            ExtractError::Io(e) => format!("ERR_PNPM_{}", os_error::errno_name(e)),
+            ExtractError::Io(e) => e.code(),
             ExtractError::Tar(e) => e.code().to_string(),
             ExtractError::Manifest(_) => "ERR_PNPM_TARBALL_EXTRACT".into(),
         }
@@ -143,6 +144,20 @@ pub(crate) fn inflate_error(
     }
 }
 
+/// A tar whose very first header is unreadable was never an archive: say so first, keeping the
+/// parser's own words (pnpm's) after it.
+fn not_an_archive(mut e: tarball::TarError, gzipped: bool) -> tarball::TarError {
+    if e.kind == tarball::TarErrorKind::NotTar {
+        let what = if gzipped {
+            "the gzip data is not a tar archive"
+        } else {
+            "the buffer is not a gzip or tar archive"
+        };
+        e.message = format!("{what} ({})", e.message);
+    }
+    e
+}
+
 /// How much work a tarball is, for the pool's longest-job-first order: its inflated size as
 /// the gzip trailer gives it (mod 2^32, of the last member; a guess, not a promise), or its
 /// length when that says less (a plain tar, a padded stream, a trailer that lies).
@@ -180,7 +195,7 @@ impl std::fmt::Display for ExtractError {
             ExtractError::InvalidIgnorePattern(m) | ExtractError::Manifest(m) => f.write_str(m),
             ExtractError::Gzip(e) => write!(f, "{e}"),
             ExtractError::Tar(e) => write!(f, "{e}"),
-            ExtractError::Io(e) => f.write_str(&os_error::describe(e)),
+            ExtractError::Io(e) => write!(f, "{e}"),
         }
     }
 }
@@ -219,7 +234,7 @@ pub fn extract_fed(
     // The pattern's error waits for the integrity check.
     let unpacked = compile_ignore_pattern(req)
         .map(|ignore| streamed(cas, FeedReader::new(feed.clone()), req, ignore.as_ref()));
-    let tarball = feed.take_all().map_err(ExtractError::Io)?;
+    let tarball = feed.take_all().map_err(ExtractError::Gzip)?;
     if let Some(sri) = req.integrity {
         integrity::verify(sri, &tarball).map_err(ExtractError::Integrity)?;
     }
@@ -237,7 +252,7 @@ fn unpack(
     ignore: Option<&regress::Regex>,
 ) -> Result<Unpacked, ExtractError> {
     if !gzip::is_gzip(req.tarball) {
-        return unpack_whole(cas, req.tarball, req.max_unpacked_size, ignore, 0.0);
+        return unpack_whole(cas, req.tarball, false, req.max_unpacked_size, ignore, 0.0);
     }
     let cap = inflate_cap(req.max_unpacked_size);
     let stream_above = req.stream_above.unwrap_or(STREAM_ABOVE);
@@ -248,7 +263,14 @@ fn unpack(
         let started = Instant::now();
         match gzip::gunzip_limited(req.tarball, whole_limit as usize) {
             Ok(tar) => {
-                return unpack_whole(cas, &tar, req.max_unpacked_size, ignore, ms_since(started))
+                return unpack_whole(
+                    cas,
+                    &tar,
+                    true,
+                    req.max_unpacked_size,
+                    ignore,
+                    ms_since(started),
+                )
             }
             Err(e) if e.kind != gzip::GzipErrorKind::TooLarge || whole_limit < stream_above => {
                 return Err(inflate_error(e, req.max_unpacked_size, cap))
@@ -267,7 +289,11 @@ fn streamed<R: gzip::Input>(
     ignore: Option<&regress::Regex>,
 ) -> Result<Unpacked, ExtractError> {
     let cap = inflate_cap(req.max_unpacked_size);
-    let unpacked = streaming::unpack(cas, input, cap, req.max_unpacked_size, ignore)?;
+    let unpacked =
+        streaming::unpack(cas, input, cap, req.max_unpacked_size, ignore).map_err(|e| match e {
+            ExtractError::Tar(e) => ExtractError::Tar(not_an_archive(e, true)),
+            e => e,
+        })?;
     let package_json = unpacked
         .package_json
         .as_deref()
@@ -289,16 +315,19 @@ struct Unpacked {
     hash_write_ms: f64,
 }
 
-/// Walks a whole tar and writes its files (in parallel for many).
+/// Walks a whole tar (inflated from gzip when `gzipped`) and writes its files (in parallel for
+/// many).
 fn unpack_whole(
     cas: &Cas,
     tar: &[u8],
+    gzipped: bool,
     max_unpacked_size: Option<u64>,
     ignore: Option<&regress::Regex>,
     inflate_ms: f64,
 ) -> Result<Unpacked, ExtractError> {
     let started = Instant::now();
-    let mut entries = tarball::parse_limited(tar, max_unpacked_size).map_err(ExtractError::Tar)?;
+    let mut entries = tarball::parse_limited(tar, max_unpacked_size)
+        .map_err(|e| ExtractError::Tar(not_an_archive(e, gzipped)))?;
     if let Some(re) = ignore {
         entries.retain(|e| re.find(&e.path).is_none());
     }

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::io::{self, BufRead, Read};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use crate::gzip::Input;
+use crate::gzip::{self, GzipError, Input};
 
 /// Most bytes a reader copies out per refill.
 const REFILL: usize = 256 * 1024;
@@ -58,14 +58,15 @@ impl Feed {
         f(&self.state().bytes)
     }
 
-    /// Waits for the end and hands over every byte (leaving none behind); fails when aborted.
-    pub fn take_all(&self) -> io::Result<Vec<u8>> {
+    /// Waits for the end and hands over every byte (leaving none behind); fails when aborted,
+    /// as a stream that ended early.
+    pub fn take_all(&self) -> Result<Vec<u8>, GzipError> {
         let mut state = self
             .arrived
             .wait_while(self.state(), |s| !s.ended && !s.aborted)
             .unwrap_or_else(|e| e.into_inner());
         if state.aborted {
-            return Err(aborted());
+            return Err(gzip::read_error(aborted()));
         }
         Ok(std::mem::take(&mut state.bytes))
     }

@@ -258,7 +258,8 @@ impl<R: Input> Gunzip<R> {
     }
 }
 
-fn read_error(e: io::Error) -> GzipError {
+/// Input that fails to read, as a gzip error: for the stream, it ended early.
+pub(crate) fn read_error(e: io::Error) -> GzipError {
     GzipError::new(GzipErrorKind::Buf, e.to_string())
 }
 

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use crate::{os_error, platform};
 
-pub use file_ops::{random_hex8, temp_sibling, Done, FileOp, ImportError};
+pub use file_ops::{random_hex8, temp_sibling, Done, FileOp, ImportError, Os};
 
 /// The import method a store (or a package) asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -405,14 +405,14 @@ impl Ctx<'_> {
         })
     }
 
-    /// `auto`: a raw clone probe, then a raw hardlink probe; the first package actually
-    /// imported decides the method for the store for good.
+    /// `auto`: a raw clone probe (not on Windows), then a raw hardlink probe; the first package
+    /// actually imported decides the method for the store for good.
     fn auto_probe(
         &self,
         entries: &[Entry],
         key: DecisionKey,
     ) -> Result<Option<Imported>, ImportError> {
-        if !cfg!(windows) {
+        if Os::HOST.auto_tries_clone() {
             match self.clone_like(entries, CLONE_RAW, Imported::Clone) {
                 Ok(None) => return Ok(None),
                 Ok(Some(m)) => {

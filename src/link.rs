@@ -47,6 +47,7 @@ pub struct SymlinkDep {
 pub struct LinkError {
     pub code: Option<String>,
     pub message: String,
+    pub site: Option<crate::os_error::FsSite>,
 }
 
 impl From<ImportError> for LinkError {
@@ -55,6 +56,7 @@ impl From<ImportError> for LinkError {
         LinkError {
             code,
             message: e.message,
+            site: e.site,
         }
     }
 }
@@ -101,6 +103,7 @@ pub fn safe_join_modules_dir(modules: &Path, alias: &str) -> Result<PathBuf, Lin
                 .map(|r| format!(" (it resolves to {})", r.display()))
                 .unwrap_or_default()
         ),
+        site: None,
     };
     if !valid_for_old_packages(alias) {
         return Err(invalid(None));
@@ -208,6 +211,7 @@ pub fn symlink_dir(target: &Path, link: &Path, stats: &Stats) -> Result<bool, Li
                 "Symlink path is the same as the target path ({})",
                 target.display()
             ),
+            site: None,
         });
     }
     let parent = link.parent().unwrap_or(Path::new("/")).to_path_buf();

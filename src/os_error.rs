@@ -7,6 +7,7 @@
 //! CRT's errno numbers that `libc` defines there.
 
 use std::io;
+use std::path::Path;
 
 /// The POSIX errno of an OS error (`None` for other errors, and on Windows for system error
 /// codes libuv has no errno for).
@@ -42,8 +43,10 @@ const ERRNOS: &[(i32, &str, &str)] = &[
     // Windows reports a full quota as a system error libuv does not translate.
     #[cfg(unix)]
     (libc::EDQUOT, "EDQUOT", "disk quota exceeded"),
+    // Linux has one number for both names; macOS and Windows have two, and `ENOTSUP` is what
+    // libuv reports (`clonefile` on a volume without clones, `ERROR_NOT_SUPPORTED`).
     (
-        libc::EOPNOTSUPP,
+        libc::ENOTSUP,
         "ENOTSUP",
         "operation not supported on socket",
     ),
@@ -80,15 +83,91 @@ pub fn describe(e: &io::Error) -> String {
     format!("{}: {}", errno_name(e), uv_text(e))
 }
 
-/// The error of an operation the platform or filesystem does not support (`EOPNOTSUPP`; on
-/// Windows `ERROR_NOT_SUPPORTED`, which `errno` gives back as `EOPNOTSUPP`).
+/// Where an fs error happened: the `syscall`, `path` and `dest` properties Node's fs errors carry
+/// (and name in their message), handed on to JS so callers can read them as they would Node's.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FsSite {
+    pub syscall: String,
+    pub path: String,
+    pub dest: Option<String>,
+}
+
+impl FsSite {
+    pub fn new(syscall: &str, path: &Path, dest: Option<&Path>) -> Self {
+        FsSite {
+            syscall: syscall.to_string(),
+            path: path.display().to_string(),
+            dest: dest.map(|d| d.display().to_string()),
+        }
+    }
+
+    /// `ENOENT: no such file or directory, <syscall> '<path>'[ -> '<dest>']`, as Node words it.
+    pub fn message(&self, e: &io::Error) -> String {
+        let mut message = format!("{}, {} '{}'", describe(e), self.syscall, self.path);
+        if let Some(dest) = &self.dest {
+            message.push_str(&format!(" -> '{dest}'"));
+        }
+        message
+    }
+}
+
+/// An OS error and the path it happened on.
+#[derive(Debug)]
+pub struct PathError {
+    pub error: io::Error,
+    pub site: FsSite,
+}
+
+impl PathError {
+    /// pnpm's code for it: `ERR_PNPM_<errno name>`.
+    pub fn code(&self) -> String {
+        format!("ERR_PNPM_{}", errno_name(&self.error))
+    }
+}
+
+impl std::fmt::Display for PathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.site.message(&self.error))
+    }
+}
+
+impl std::error::Error for PathError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// `io_result.at("mkdir", path)`: the error, if any, with where it happened.
+pub trait At<T> {
+    fn at(self, syscall: &str, path: &Path) -> Result<T, PathError>;
+    fn at2(self, syscall: &str, path: &Path, dest: &Path) -> Result<T, PathError>;
+}
+
+impl<T> At<T> for io::Result<T> {
+    fn at(self, syscall: &str, path: &Path) -> Result<T, PathError> {
+        self.map_err(|error| PathError {
+            error,
+            site: FsSite::new(syscall, path, None),
+        })
+    }
+
+    fn at2(self, syscall: &str, path: &Path, dest: &Path) -> Result<T, PathError> {
+        self.map_err(|error| PathError {
+            error,
+            site: FsSite::new(syscall, path, Some(dest)),
+        })
+    }
+}
+
+/// The error of an operation the platform or filesystem does not support (`ENOTSUP`; on
+/// Windows `ERROR_NOT_SUPPORTED`, which `errno` gives back as `ENOTSUP`).
 pub fn unsupported() -> io::Error {
     #[cfg(windows)]
     return io::Error::from_raw_os_error(
         windows_sys::Win32::Foundation::ERROR_NOT_SUPPORTED as i32,
     );
     #[cfg(not(windows))]
-    io::Error::from_raw_os_error(libc::EOPNOTSUPP)
+    io::Error::from_raw_os_error(libc::ENOTSUP)
 }
 
 /// libuv's `uv_translate_sys_error` (`src/win/error.c`), for the codes it turns into an errno
@@ -130,7 +209,7 @@ fn windows_errno(code: i32) -> Option<i32> {
         | w::ERROR_INSUFFICIENT_BUFFER
         | w::ERROR_SYMLINK_NOT_SUPPORTED => libc::EINVAL,
         w::ERROR_INVALID_FUNCTION => libc::EISDIR,
-        w::ERROR_NOT_SUPPORTED => libc::EOPNOTSUPP,
+        w::ERROR_NOT_SUPPORTED => libc::ENOTSUP,
         w::ERROR_CRC
         | w::ERROR_GEN_FAILURE
         | w::ERROR_IO_DEVICE

@@ -172,6 +172,18 @@ impl ReadError {
             _ => None,
         }
     }
+
+    /// For a filesystem error: the call and the path it failed on.
+    pub fn site(&self) -> Option<os_error::FsSite> {
+        match self {
+            ReadError::Io { op, path, .. } => Some(os_error::FsSite {
+                syscall: op.to_string(),
+                path: path.clone(),
+                dest: None,
+            }),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for ReadError {
@@ -182,9 +194,7 @@ impl std::fmt::Display for ReadError {
                 write!(f, "Content digest is missing for {file}")
             }
             // Node's wording: "EACCES: permission denied, unlink '/path'".
-            ReadError::Io { op, path, error } => {
-                write!(f, "{}, {op} '{path}'", os_error::describe(error))
-            }
+            ReadError::Io { error, .. } => f.write_str(&self.site().unwrap().message(error)),
             ReadError::Index(e) => write!(f, "{e}"),
             ReadError::Other(message) => f.write_str(message),
         }

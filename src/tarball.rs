@@ -45,6 +45,9 @@ pub struct TarError {
 pub enum TarErrorKind {
     /// pnpm reports all of these as `ERR_PNPM_TARBALL_EXTRACT`.
     Malformed,
+    /// The first header is not a tar header at all (bad checksum at offset 0, or fewer than
+    /// 512 bytes): not a tar archive. Also `ERR_PNPM_TARBALL_EXTRACT`.
+    NotTar,
     /// The regular files add up to more than the limit: pnpm 11.28's `ERR_PNPM_TARBALL_TOO_LARGE`.
     TooLarge,
 }
@@ -59,7 +62,7 @@ impl TarError {
 
     pub fn code(&self) -> &'static str {
         match self.kind {
-            TarErrorKind::Malformed => "ERR_PNPM_TARBALL_EXTRACT",
+            TarErrorKind::Malformed | TarErrorKind::NotTar => "ERR_PNPM_TARBALL_EXTRACT",
             TarErrorKind::TooLarge => "ERR_PNPM_TARBALL_TOO_LARGE",
         }
     }
@@ -288,10 +291,17 @@ pub(crate) fn too_large(max: u64, why: std::fmt::Arguments) -> TarError {
 }
 
 fn checksum_error(pos: usize, expected: f64, actual: &str) -> TarError {
-    TarError::new(format!(
-        "Invalid checksum for TAR header at offset {pos}. Expected {}, got {actual}",
-        crate::json::number_to_string(expected)
-    ))
+    TarError {
+        kind: if pos == 0 {
+            TarErrorKind::NotTar
+        } else {
+            TarErrorKind::Malformed
+        },
+        message: format!(
+            "Invalid checksum for TAR header at offset {pos}. Expected {}, got {actual}",
+            crate::json::number_to_string(expected)
+        ),
+    }
 }
 
 /// 256 (the checksum field counted as spaces) plus every other header byte, unsigned.

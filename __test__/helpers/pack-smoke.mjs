@@ -1,14 +1,16 @@
 // Smoke check of an installed @cas/native, as a user's code meets it: `require('@cas/native')`,
 // `import('@cas/native')` and `import('@cas/native/worker')` resolve, and one tarball is
-// extracted into a fresh store twice: by the main API (which writes the index row itself) and
-// by the worker drop-in (which hands the row to the caller's `storeIndex`; a collector here, so
-// that this runs on Node 20 too, where pnpm's own StoreIndex cannot: it needs `node:sqlite`).
+// extracted into a fresh store twice: by the main API (which writes the index row itself, then
+// reads it back with every blob verified and links the package into a node_modules) and by the
+// worker drop-in (which hands the row to the caller's `storeIndex`; a collector here, so that
+// this runs on Node 20 too, where pnpm's own StoreIndex cannot: it needs `node:sqlite`).
 // Prints one JSON line with what it saw; the caller asserts on it.
 //
 // Used by __test__/pack.spec.ts (copied into a temporary project that installed the packed
-// tarballs, so the package name resolves from that project's node_modules) and by the release
-// workflow's test jobs (run in the repository, where the package name resolves to the package
-// itself through `exports`).
+// tarballs, so the package name resolves from that project's node_modules), by
+// scripts/test-emulated.mjs (the same, under qemu and wine) and by the release workflow's test
+// jobs (run in the repository, where the package name resolves to the package itself through
+// `exports`).
 //
 //   node pack-smoke.mjs <tarball.tgz> [<expected integrity> <expected file count>]
 //
@@ -37,6 +39,9 @@ try {
   const mainStore = path.join(tmp, 'main', 'v11')
   await cjs.initStoreDir(mainStore)
   const viaMain = await cjs.addFilesFromTarball({ buffer, storeDir: mainStore, filesIndexFile })
+  const read = await cjs.readPkgFromCafs({ storeDir: mainStore, verifyStoreIntegrity: true }, filesIndexFile)
+  const pkgDir = path.join(tmp, 'project', 'node_modules', viaMain.manifest?.name ?? 'unnamed')
+  const linked = await cjs.importPackage({ storeDir: mainStore, targetDir: pkgDir, filesResponse: read.files })
   cjs.closeStores()
 
   const workerStore = path.join(tmp, 'worker', 'v11')
@@ -64,6 +69,11 @@ try {
     blobsAreFiles: blobsIn(mainStore, viaMain.filesMap),
     manifestName: viaMain.manifest?.name,
     integrity: viaMain.integrity,
+    read: { verified: read.verified, filesMapSize: read.files?.filesMap.size },
+    linked: {
+      importMethod: linked.importMethod,
+      manifestName: JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')).name,
+    },
     worker: {
       filesMapSize: viaWorker.filesMap.size,
       blobsAreFiles: blobsIn(workerStore, viaWorker.filesMap),
@@ -79,6 +89,9 @@ try {
       assert.equal(got.filesMapSize, Number(expectedFiles))
       assert.equal(got.blobsAreFiles, true)
     }
+    assert.deepEqual(seen.read, { verified: true, filesMapSize: Number(expectedFiles) })
+    assert.ok(['clone', 'hardlink', 'copy'].includes(seen.linked.importMethod), seen.linked.importMethod)
+    assert.equal(seen.linked.manifestName, seen.manifestName)
     assert.equal(seen.sameModule, true)
     assert.deepEqual(seen.worker.rows.map((row) => row.key), [filesIndexFile])
     assert.ok(seen.worker.rows[0].bytes > 0)

@@ -10,6 +10,7 @@ import * as cas from '../../dist/index.js'
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-native-panic-'))
 const storeDir = path.join(root, 'store')
+fs.mkdirSync(storeDir)
 const pkgDir = path.join(root, 'pkg')
 fs.mkdirSync(pkgDir)
 fs.writeFileSync(path.join(pkgDir, 'package.json'), '{"name":"p","version":"1.0.0"}')

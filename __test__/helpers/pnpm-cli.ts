@@ -2,7 +2,7 @@
  * Running the real pnpm 11 CLI (the `pnpm` devDependency) on Node 24 against the committed
  * fixture project, with nothing outside temp dirs touched and no network.
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -171,73 +171,4 @@ export function nodeModulesTree (projectDir: string, storeDir: string): string[]
   }
   walk('node_modules')
   return lines
-}
-
-/** The `package.json` at the root of a .tgz (whatever its top directory is called), read with tar. */
-export function manifestOf (tarball: string): Record<string, unknown> {
-  const list = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
-  const entry = list.stdout.split('\n').find((f) => /^[^/]+\/package\.json$/.test(f))
-  if (list.status !== 0 || entry == null) throw new Error(`${tarball}: no package.json at its root`)
-  return JSON.parse(spawnSync('tar', ['-xzOf', tarball, entry], { encoding: 'utf8' }).stdout)
-}
-
-export interface TarballRegistry {
-  /** The registry URL to pass to pnpm. */
-  url: string
-  /** Every request: its path and user agent (pnpm's own fetcher sends pnpm's). */
-  requests: Array<{ url: string, userAgent: string | undefined }>
-  close: () => Promise<void>
-}
-
-export interface ServedPackage {
-  name: string
-  version: string
-  tarball: Buffer | string
-  /** With a manifest, the package's metadata is served too, so pnpm can resolve it (`pnpm add`). */
-  manifest?: Record<string, unknown>
-}
-
-/**
- * A registry stand-in on 127.0.0.1: serves the tarballs at the paths pnpm derives from a
- * registry URL for a locked version, the metadata of the packages given with a manifest, and 404
- * for anything else. A frozen install needs only tarballs (no metadata with `minimumReleaseAge: 0`).
- */
-export async function serveTarballs (packages: ServedPackage[]): Promise<TarballRegistry> {
-  const tarballPath = (p: ServedPackage): string => `/${p.name}/-/${p.name.split('/').pop()}-${p.version}.tgz`
-  const bytes = (p: ServedPackage): Buffer => typeof p.tarball === 'string' ? fs.readFileSync(p.tarball) : p.tarball
-  const byPath = new Map(packages.map((p) => [tarballPath(p), p]))
-  const requests: TarballRegistry['requests'] = []
-  let url = ''
-  const metadata = (name: string): string | undefined => {
-    const versions = packages.filter((p) => p.name === name && p.manifest != null)
-    if (versions.length === 0) return undefined
-    return JSON.stringify({
-      name,
-      'dist-tags': { latest: versions.at(-1)!.version },
-      versions: Object.fromEntries(versions.map((p) => [p.version, {
-        ...p.manifest,
-        name,
-        version: p.version,
-        dist: { tarball: `${url}${tarballPath(p).slice(1)}`, integrity: `sha512-${crypto.createHash('sha512').update(bytes(p)).digest('base64')}` },
-      }])),
-      time: Object.fromEntries(versions.map((p) => [p.version, '2020-01-01T00:00:00.000Z'])),
-    })
-  }
-  const server = http.createServer((req, res) => {
-    requests.push({ url: req.url!, userAgent: req.headers['user-agent'] })
-    const tarball = byPath.get(req.url!)
-    const body = tarball != null ? bytes(tarball) : metadata(decodeURIComponent(req.url!.slice(1)))
-    if (body == null) {
-      res.writeHead(404).end()
-      return
-    }
-    res.writeHead(200, { 'content-type': tarball != null ? 'application/octet-stream' : 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
-  return {
-    url,
-    requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  }
 }

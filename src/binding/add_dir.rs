@@ -88,7 +88,13 @@ pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object
             .unwrap_or_else(|message| Err(AddDirError::Manifest(message)));
         settle(
             deferred,
-            result.map_err(|e| NativeError::new(e.code().unwrap_or_default(), e.to_string())),
+            result.map_err(|e| {
+                let site = match &e {
+                    AddDirError::Io(e) => Some(e.site.clone()),
+                    _ => None,
+                };
+                NativeError::new(e.code().unwrap_or_default(), e.to_string()).at(site)
+            }),
         );
     });
     Ok(promise)

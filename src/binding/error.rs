@@ -1,5 +1,7 @@
 use napi_derive::napi;
 
+use crate::os_error::{FsSite, PathError};
+
 /// A failure as data: `code` is pnpm's (`ERR_PNPM_…`) where pnpm has one.
 #[napi(object)]
 #[derive(Debug, Clone, Default)]
@@ -14,6 +16,10 @@ pub struct NativeError {
     pub algorithm: Option<String>,
     /// pnpm's `hint` (e.g. for `ERR_PNPM_UNEXPECTED_PKG_CONTENT_IN_STORE`).
     pub hint: Option<String>,
+    /// Filesystem errors: the failed call and its paths, as Node's fs errors carry them.
+    pub syscall: Option<String>,
+    pub path: Option<String>,
+    pub dest: Option<String>,
 }
 
 impl NativeError {
@@ -23,5 +29,21 @@ impl NativeError {
             message: message.into(),
             ..Default::default()
         }
+    }
+
+    /// With the syscall and paths of a filesystem error, if it is one.
+    pub fn at(mut self, site: Option<FsSite>) -> Self {
+        if let Some(site) = site {
+            self.syscall = Some(site.syscall);
+            self.path = Some(site.path);
+            self.dest = site.dest;
+        }
+        self
+    }
+}
+
+impl From<&PathError> for NativeError {
+    fn from(e: &PathError) -> Self {
+        NativeError::new(e.code(), e.to_string()).at(Some(e.site.clone()))
     }
 }

@@ -176,7 +176,7 @@ impl TarballWriter {
                     ))
                 }),
                 None => super::task::catch_panic("extracting", || {
-                    let tarball = feed.take_all().map_err(ExtractError::Io)?;
+                    let tarball = feed.take_all().map_err(ExtractError::Gzip)?;
                     extract::extract(&store.cas, &request(&opts, &tarball, stream_above))
                 })
                 .unwrap_or_else(|message| Err(ExtractError::Manifest(message))),
@@ -329,7 +329,11 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
 }
 
 fn to_native_error(e: &ExtractError) -> NativeError {
-    let mut error = NativeError::new(e.code(), e.to_string());
+    let site = match e {
+        ExtractError::Io(e) => Some(e.site.clone()),
+        _ => None,
+    };
+    let mut error = NativeError::new(e.code(), e.to_string()).at(site);
     error.hint = e.hint().map(str::to_string);
     if let ExtractError::Integrity(IntegrityError::Mismatch {
         algorithm,

@@ -47,11 +47,11 @@ pub(super) fn method_char(imported: Option<Imported>) -> char {
 }
 
 pub(super) fn import_error(e: ImportError) -> NativeError {
-    NativeError::new(e.code, e.message)
+    NativeError::new(e.code, e.message).at(e.site)
 }
 
 fn link_error(e: LinkError) -> NativeError {
-    NativeError::new(e.code.unwrap_or_default(), e.message)
+    NativeError::new(e.code.unwrap_or_default(), e.message).at(e.site)
 }
 
 pub(super) fn files_map(paths: Vec<String>, blobs: Vec<String>) -> FilesMap {

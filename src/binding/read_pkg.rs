@@ -248,7 +248,7 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
     };
     match result {
         Err(e) => {
-            let mut error = NativeError::new(e.code(), e.to_string());
+            let mut error = NativeError::new(e.code(), e.to_string()).at(e.site());
             error.hint = e.hint().map(String::from);
             out.error = Some(error);
         }

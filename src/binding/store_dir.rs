@@ -3,18 +3,15 @@ use std::path::Path;
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::{cas, os_error, store};
+use crate::{cas, store};
 
 /// Creates the store directory, `files/` and its 256 shard directories, as pnpm's
 /// `initStoreDir` does. Does not create `index.db`. Returns the failure, if any, as data.
 #[napi]
 pub fn init_store_dir(store_dir: String) -> Option<NativeError> {
-    cas::init_store_dir(Path::new(&store_dir)).err().map(|e| {
-        NativeError::new(
-            format!("ERR_PNPM_{}", os_error::errno_name(&e)),
-            os_error::describe(&e),
-        )
-    })
+    cas::init_store_dir(Path::new(&store_dir))
+        .err()
+        .map(|e| NativeError::from(&e))
 }
 
 /// Commits every queued index write and closes all store-index connections (pnpm's

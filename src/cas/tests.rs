@@ -105,7 +105,30 @@ fn the_portable_publish_refuses_an_existing_name_and_cleans_up() {
     let path = dir.path().join("blob");
     publish_via_temp_name(&path, b"first", false).unwrap();
     let err = publish_via_temp_name(&path, b"second", false).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::AlreadyExists);
+    assert_eq!(err.error.kind(), ErrorKind::AlreadyExists);
+    assert_eq!(err.site.syscall, "link");
+    assert_eq!(err.site.dest.as_deref(), Some(path.to_str().unwrap()));
     assert_eq!(fs::read(&path).unwrap(), b"first");
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_store_that_cannot_be_created_names_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    fs::write(&file, "").unwrap();
+    let store = file.join("store");
+    let err = Cas::new(&store).write(b"x", 0o644).unwrap_err();
+    // The blob's shard directory is where it failed: opening it, or creating it.
+    let shard = store.join("files").join(&sha512_hex(b"x")[..2]);
+    let syscall = err.site.syscall.clone();
+    assert!(syscall == "open" || syscall == "mkdir", "{syscall}");
+    assert_eq!(err.site.path, shard.display().to_string());
+    assert_eq!(
+        err.to_string(),
+        format!("ENOTDIR: not a directory, {syscall} '{}'", shard.display())
+    );
+    assert_eq!(err.code(), "ERR_PNPM_ENOTDIR");
+    let err = init_store_dir(&store).unwrap_err();
+    assert_eq!(err.site.path, store.join("files").display().to_string());
 }

@@ -18,6 +18,8 @@ pub struct ImportError {
     pub code: String,
     pub message: String,
     pub errno: Option<i32>,
+    /// For an OS error: the syscall and paths, as Node's fs errors carry them.
+    pub site: Option<os_error::FsSite>,
 }
 
 impl ImportError {
@@ -27,6 +29,7 @@ impl ImportError {
             code: "ERR_PNPM_LINKING_FAILED".into(),
             message: message.into(),
             errno: None,
+            site: None,
         }
     }
 
@@ -35,20 +38,18 @@ impl ImportError {
             code: code.into(),
             message: message.into(),
             errno: None,
+            site: None,
         }
     }
 
     /// `ENOENT: no such file or directory, <syscall> '<path>'[ -> '<dest>']`, as Node words it.
     pub fn os(e: &io::Error, syscall: &str, path: &Path, dest: Option<&Path>) -> Self {
-        let name = os_error::errno_name(e);
-        let mut message = format!("{}, {syscall} '{}'", os_error::describe(e), path.display());
-        if let Some(dest) = dest {
-            message.push_str(&format!(" -> '{}'", dest.display()));
-        }
+        let site = os_error::FsSite::new(syscall, path, dest);
         ImportError {
-            code: format!("ERR_PNPM_{name}"),
-            message,
+            code: format!("ERR_PNPM_{}", os_error::errno_name(e)),
+            message: site.message(e),
             errno: os_error::errno(e),
+            site: Some(site),
         }
     }
 
@@ -75,14 +76,56 @@ pub enum Done {
     Kept,
 }
 
+/// The `process.platform` values pnpm's importer branches on. The decisions below take it as an
+/// argument so that every platform's rules are tested on any machine; the importers pass
+/// [`Os::HOST`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    Linux,
+    Darwin,
+    Win32,
+    Other,
+}
+
+impl Os {
+    /// The OS this build runs on.
+    pub const HOST: Os = if cfg!(target_os = "linux") {
+        Os::Linux
+    } else if cfg!(target_os = "macos") {
+        Os::Darwin
+    } else if cfg!(windows) {
+        Os::Win32
+    } else {
+        Os::Other
+    };
+
+    /// `auto` probes a clone before hard links everywhere but on Windows, where pnpm finds
+    /// reflinks (Dev Drive) slower than hard links.
+    pub fn auto_tries_clone(self) -> bool {
+        self != Os::Win32
+    }
+
+    /// Whether the clone importer copies a file whose clone failed with `errno`. pnpm's falls
+    /// back on `ENOTSUP` only: on Linux its clone is `copyFileSync(COPYFILE_FICLONE_FORCE)`,
+    /// whose `ENOTSUP` means the filesystem cannot (or, under heavy parallel I/O, momentarily
+    /// did not) reflink. On macOS its clone is `@reflink/reflink`'s `clonefile`, whose errors
+    /// carry no `code`, so a volume that cannot clone fails the `clone` method there and this
+    /// does the same. On Windows this build reports every clone as `ENOTSUP` (no ReFS block
+    /// cloning here), and copying keeps `clone` usable.
+    pub fn clone_falls_back(self, errno: Option<i32>) -> bool {
+        self != Os::Darwin && errno == Some(libc::ENOTSUP)
+    }
+}
+
 /// The per-file operations an importer is made of (§7.3, §7.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOp {
     /// Reflink, no fallback (the probes of `auto` and `clone-or-copy`). EEXIST is ignored.
     CloneRaw,
-    /// Reflink; ENOTSUP → resilient copy.
+    /// Reflink; where [`Os::clone_falls_back`], resilient copy.
     Clone,
-    /// Reflink; ENOTSUP → atomic copy (`package.json` of the clone importer).
+    /// Reflink; where [`Os::clone_falls_back`], atomic copy (`package.json` of the clone
+    /// importer).
     CloneAtomic,
     /// `link`, no fallback (the probe of `auto`).
     LinkRaw,
@@ -99,11 +142,11 @@ impl FileOp {
         match self {
             FileOp::CloneRaw => clone_raw(src, dst),
             FileOp::Clone => match clone_raw(src, dst) {
-                Err(e) if e.is_errno(libc::EOPNOTSUPP) => resilient_copy(src, dst),
+                Err(e) if Os::HOST.clone_falls_back(e.errno) => resilient_copy(src, dst),
                 other => other,
             },
             FileOp::CloneAtomic => match clone_raw(src, dst) {
-                Err(e) if e.is_errno(libc::EOPNOTSUPP) => atomic_copy(src, dst),
+                Err(e) if Os::HOST.clone_falls_back(e.errno) => atomic_copy(src, dst),
                 other => other,
             },
             FileOp::LinkRaw => fs::hard_link(src, dst)
@@ -152,10 +195,35 @@ fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
     Ok(Done::Cloned)
 }
 
-/// Reflinks on macOS/Windows need clonefile / ReFS block cloning, which this build does not
-/// do: report ENOTSUP so the importers fall back exactly as they do on a filesystem without
-/// reflinks.
-#[cfg(not(target_os = "linux"))]
+/// `clonefile(src, dst, CLONE_NOOWNERCOPY)`, as pnpm's `@reflink/reflink` clones on macOS: an
+/// APFS copy-on-write clone with the blob's mode; an existing destination is kept, as pnpm
+/// ignores `EEXIST` there. Other volumes fail with `ENOTSUP`.
+#[cfg(target_os = "macos")]
+fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    /// `<sys/clonefile.h>` (the libc crate has the call, not its flags): the clone belongs to
+    /// the user importing, not to the blob's owner.
+    const CLONE_NOOWNERCOPY: u32 = 0x0002;
+    let err = |e: &io::Error| ImportError::os(e, "clonefile", src, Some(dst));
+    let c_path = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| err(&io::Error::from_raw_os_error(libc::EINVAL)))
+    };
+    let (from, to) = (c_path(src)?, c_path(dst)?);
+    // SAFETY: both strings are NUL-terminated and live across the call.
+    if unsafe { libc::clonefile(from.as_ptr(), to.as_ptr(), CLONE_NOOWNERCOPY) } == 0 {
+        return Ok(Done::Cloned);
+    }
+    match io::Error::last_os_error() {
+        e if e.raw_os_error() == Some(libc::EEXIST) => Ok(Done::Kept),
+        e => Err(err(&e)),
+    }
+}
+
+/// Reflinks on Windows need ReFS block cloning, which this build does not do: report ENOTSUP
+/// so the importers fall back exactly as they do on a filesystem without reflinks.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
     Err(ImportError::os(
         &os_error::unsupported(),
@@ -166,11 +234,13 @@ fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
 }
 
 /// `copyFileSync(src, dst)` (mode preserved, destination overwritten); on ENOTSUP read the whole
-/// source and write it with the source's mode.
+/// source and write it with the source's mode. On macOS `fs::copy` is `fclonefileat`, then
+/// `fcopyfile` where the volume cannot clone (`COPYFILE_FICLONE` semantics): the bytes and
+/// mode are those of a plain copy, the blocks shared until either file is written.
 fn resilient_copy(src: &Path, dst: &Path) -> Result<Done, ImportError> {
     match fs::copy(src, dst) {
         Ok(_) => Ok(Done::Copied),
-        Err(e) if os_error::errno(&e) == Some(libc::EOPNOTSUPP) => {
+        Err(e) if os_error::errno(&e) == Some(libc::ENOTSUP) => {
             let err = |e: &io::Error| ImportError::os(e, "copyfile", src, Some(dst));
             let mut bytes = Vec::new();
             let mut source = File::open(src).map_err(|e| err(&e))?;

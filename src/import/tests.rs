@@ -89,8 +89,14 @@ fn keys_are_normalised_like_path_join_and_may_not_leave_the_target() {
     assert_eq!(normalize_key("./x/../y.js").as_deref(), Some("y.js"));
     assert_eq!(normalize_key("/abs.js").as_deref(), Some("abs.js"));
     assert_eq!(normalize_key("a//b").as_deref(), Some("a/b"));
-    assert_eq!(normalize_key("a\\b.js").as_deref(), Some("a\\b.js"));
-    assert_eq!(normalize_key("..\\..\\x").as_deref(), Some("..\\..\\x"));
+    // `\` separates only on Windows, as in Node's `path.join` there; elsewhere it is a file name.
+    if cfg!(windows) {
+        assert_eq!(normalize_key("a\\b.js").as_deref(), Some("a/b.js"));
+        assert_eq!(normalize_key("..\\..\\x"), None);
+    } else {
+        assert_eq!(normalize_key("a\\b.js").as_deref(), Some("a\\b.js"));
+        assert_eq!(normalize_key("..\\..\\x").as_deref(), Some("..\\..\\x"));
+    }
     for bad in ["../x", "a/../../x", "..", ".", "", "a/..", "x\0y"] {
         assert_eq!(normalize_key(bad), None, "{bad:?}");
     }
@@ -161,7 +167,7 @@ fn clone_without_reflinks_falls_back_to_copy_and_auto_ends_on_hardlink() {
         fs::read(fx.target("c").join("lib/deep/a.js")).unwrap(),
         b"a"
     );
-    // This machine's filesystems have no reflinks (FICLONE → EOPNOTSUPP).
+    // This machine's filesystems have no reflinks (FICLONE → ENOTSUP).
     let auto = fx.request("a", ImportMethod::Auto, fx.files());
     let got = fx.import(&auto).unwrap();
     if got == Some(Imported::Hardlink) {
@@ -463,6 +469,30 @@ fn safe_to_skip_two_concurrent_importers_both_succeed_with_one_complete_dir() {
         for sub in ["", "lib", "bin"] {
             let names = entries_of(&fx.target("shared").join(sub));
             assert!(names.iter().all(|n| !n.contains("_tmp_")), "{names:?}");
+        }
+    }
+}
+
+#[test]
+fn clone_decisions_follow_pnpms_importer_on_each_platform() {
+    // `auto` probes a clone first except on Windows.
+    assert!(Os::Linux.auto_tries_clone());
+    assert!(Os::Darwin.auto_tries_clone());
+    assert!(!Os::Win32.auto_tries_clone());
+    // The clone importer copies after ENOTSUP, except on macOS, where pnpm's clone errors carry
+    // no code and fail the import; no other error is a reason to copy.
+    let enotsup = Some(libc::ENOTSUP);
+    assert!(Os::Linux.clone_falls_back(enotsup));
+    assert!(Os::Win32.clone_falls_back(enotsup));
+    assert!(!Os::Darwin.clone_falls_back(enotsup));
+    for other in [
+        Some(libc::EXDEV),
+        Some(libc::EACCES),
+        Some(libc::ENOENT),
+        None,
+    ] {
+        for os in [Os::Linux, Os::Darwin, Os::Win32] {
+            assert!(!os.clone_falls_back(other), "{os:?} {other:?}");
         }
     }
 }

@@ -55,7 +55,7 @@ fn os_errors_get_node_errno_names() {
     let not_empty = fs::remove_dir(dir.path()).unwrap_err();
     assert_eq!(os_error::errno_name(&not_empty), "ENOTEMPTY");
     let unsupported = os_error::unsupported();
-    assert_eq!(os_error::errno(&unsupported), Some(libc::EOPNOTSUPP));
+    assert_eq!(os_error::errno(&unsupported), Some(libc::ENOTSUP));
     assert_eq!(os_error::errno_name(&unsupported), "ENOTSUP");
     assert_eq!(os_error::errno(&io::Error::other("not an OS error")), None);
 }

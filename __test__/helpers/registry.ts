@@ -1,0 +1,91 @@
+/**
+ * A registry stand-in on 127.0.0.1: each package's tarball at the path npm and pnpm derive from
+ * a registry URL, the metadata (a packument, its `dist` pointing back here) of the packages given
+ * with a manifest, 404 for anything else. What npm and pnpm need to resolve and install (`pnpm add`,
+ * `npm:` aliases, overrides) without the network; a frozen pnpm install needs only the tarballs
+ * (no metadata with `minimumReleaseAge: 0`).
+ */
+import { spawnSync } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface ServedPackage {
+  name: string
+  version: string
+  /** The .tgz: its bytes, or its path. */
+  tarball: Buffer | string
+  /** With a manifest, the package's metadata is served too. */
+  manifest?: Record<string, unknown>
+}
+
+export interface TarballRegistry {
+  /** The registry URL to pass to npm or pnpm. */
+  url: string
+  /** Every request: its path (decoded) and user agent (pnpm's own fetcher sends pnpm's). */
+  requests: Array<{ url: string, userAgent: string | undefined }>
+  close: () => Promise<void>
+}
+
+/** The `package.json` at the root of a .tgz (whatever its top directory is called), read with tar. */
+export function manifestOf (tarball: string): Record<string, unknown> {
+  const list = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+  const entry = list.stdout.split('\n').find((f) => /^[^/]+\/package\.json$/.test(f))
+  if (list.status !== 0 || entry == null) throw new Error(`${tarball}: no package.json at its root`)
+  return JSON.parse(spawnSync('tar', ['-xzOf', tarball, entry], { encoding: 'utf8' }).stdout)
+}
+
+/** A packed tarball served with its own manifest. */
+export function packedPackage (tarball: string): ServedPackage {
+  const manifest = manifestOf(tarball)
+  return { name: manifest.name as string, version: manifest.version as string, tarball, manifest }
+}
+
+export async function serveTarballs (packages: ServedPackage[]): Promise<TarballRegistry> {
+  const tarballPath = (p: ServedPackage): string => `/${p.name}/-/${p.name.split('/').pop()}-${p.version}.tgz`
+  const bytes = (p: ServedPackage): Buffer => typeof p.tarball === 'string' ? fs.readFileSync(p.tarball) : p.tarball
+  const byPath = new Map(packages.map((p) => [tarballPath(p), p]))
+  const requests: TarballRegistry['requests'] = []
+  let url = ''
+  const metadata = (name: string): string | undefined => {
+    const versions = packages.filter((p) => p.name === name && p.manifest != null)
+    if (versions.length === 0) return undefined
+    // Old enough for any minimumReleaseAge.
+    const published = '2020-01-01T00:00:00.000Z'
+    return JSON.stringify({
+      name,
+      'dist-tags': { latest: versions.at(-1)!.version },
+      versions: Object.fromEntries(versions.map((p) => [p.version, {
+        ...p.manifest,
+        name,
+        version: p.version,
+        _id: `${name}@${p.version}`,
+        dist: {
+          tarball: `${url}${tarballPath(p).slice(1)}`,
+          integrity: `sha512-${crypto.createHash('sha512').update(bytes(p)).digest('base64')}`,
+          shasum: crypto.createHash('sha1').update(bytes(p)).digest('hex'),
+        },
+      }])),
+      time: { created: published, modified: published, ...Object.fromEntries(versions.map((p) => [p.version, published])) },
+    })
+  }
+  const server = http.createServer((req, res) => {
+    const at = decodeURIComponent(new URL(req.url!, 'http://x').pathname)
+    requests.push({ url: at, userAgent: req.headers['user-agent'] })
+    const tarball = byPath.get(at)
+    const body = tarball != null ? bytes(tarball) : metadata(at.slice(1))
+    if (body == null) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')
+      return
+    }
+    res.writeHead(200, { 'content-type': tarball != null ? 'application/octet-stream' : 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  return {
+    url,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
+}
