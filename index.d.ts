@@ -9,6 +9,26 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * A tarball written chunk by chunk as it downloads (`write`, then `end` or `abort`). Small
+ * tarballs are extracted at `end`, from the whole buffer, as `extractTarball` does; once more
+ * than `CAS_NATIVE_STREAM_ABOVE / 32` bytes (1 MiB by default) of a gzip'd one have arrived,
+ * a thread of its own starts streaming it while the rest downloads. Its reads wait for the
+ * network, so it stays off the extraction pool.
+ */
+export declare class TarballWriter {
+  constructor(opts: ExtractOptions)
+  /** Appends a chunk (copied). Ignored after `end` or `abort`. */
+  write(chunk: Uint8Array): void
+  /** No more chunks: resolves as `extractTarball` does. */
+  end(): Promise<ExtractResult>
+  /**
+   * The download failed: a streaming extraction stops (writing no row), later calls are
+   * ignored, and `end` is not to be called.
+   */
+  abort(): void
+}
+
 export interface AddDirOptions {
   storeDir: string
   /** `path.join(storeDir, 'files')`, so blob paths read exactly as pnpm's do. */
@@ -74,12 +94,8 @@ export interface ExpectedPkgOptions {
   version?: string
 }
 
+/** Where and how a tarball is extracted (the tarball itself is passed beside it, or written). */
 export interface ExtractOptions {
-  /**
-   * The tarball as downloaded. Read in place (never copied), also when it is a view over a
-   * `SharedArrayBuffer`; it must not be modified until the promise settles.
-   */
-  buffer: Uint8Array
   storeDir: string
   /** `path.join(storeDir, 'files')`, so blob paths read exactly as pnpm's do. */
   filesDir: string
@@ -130,9 +146,10 @@ export interface ExtractResult {
 /**
  * Extracts a tarball into the store on the extraction pool and resolves once its blobs are
  * written and (with `writeIndex`) its index row committed. Never rejects: failures resolve as
- * `{ error }`.
+ * `{ error }`. `buffer` is the tarball as downloaded, read in place (never copied), also when
+ * it is a view over a `SharedArrayBuffer`; it must not be modified until the promise settles.
  */
-export declare function extractTarball(opts: ExtractOptions): Promise<ExtractResult>
+export declare function extractTarball(buffer: Uint8Array, opts: ExtractOptions): Promise<ExtractResult>
 
 /** Where the time of one call went, in milliseconds. */
 export interface ExtractTimings {

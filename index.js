@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.TarballWriter = nativeBinding.TarballWriter
 module.exports.addFilesFromDir = nativeBinding.addFilesFromDir
 module.exports.closeStores = nativeBinding.closeStores
 module.exports.extractTarball = nativeBinding.extractTarball

@@ -116,6 +116,10 @@ function hardLinkDirCases (what: string, fn: (src: any, dests: any) => unknown):
 
 const cases: Record<string, Case[]> = {
   'index.addFilesFromTarball': tarballCases('addFilesFromTarball', cas.addFilesFromTarball),
+  'index.createTarballWriter': [
+    ...tarballCases('createTarballWriter', cas.createTarballWriter).filter(([what]) => !what.endsWith('buffer a string')),
+    ['createTarballWriter: write a string', () => cas.createTarballWriter({ storeDir, filesIndexFile: 'k' }).write('abc' as any), 'chunk', TYPE],
+  ],
   'index.initStoreDir': pathCases('initStoreDir', 'storeDir', (v) => cas.initStoreDir(v as string)),
   'index.addFilesFromDir': [
     ...dirCases('addFilesFromDir', cas.addFilesFromDir),

@@ -9,7 +9,6 @@
  * package's directory. Then the limits: `maxTarballUnpackedSize` against pnpm 11.28's own worker,
  * a gzip bomb, and 100 000 empty files.
  */
-import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
@@ -20,8 +19,10 @@ import * as cas from '../dist/index.js'
 import * as casWorker from '../dist/worker.js'
 import { freshStoreDir, withoutCheckedAt } from './helpers/stores.js'
 import { comparable, freshDir, isComplete, snapshotTree, type TreeEntry } from './helpers/trees.js'
-import { pnpmPackageDir, repoDir } from './helpers/pnpm-cli.js'
+import { pnpmPackageDir } from './helpers/pnpm-cli.js'
 import { ProtocolWorker } from './helpers/protocol-worker.js'
+import { extractInChild } from './helpers/extract-in-child.js'
+import { extractWith } from './helpers/stream-above.js'
 import { pax, tar, tgz, type TarEntrySpec } from './helpers/tar.js'
 
 /** Everything our side writes goes below this directory; escapes aim at it too. */
@@ -158,7 +159,19 @@ describe.each(cases.map((c, i) => [c.id, c, i] as const))('%s', (_, c, i) => {
     const before = snapshotTree(sentinel)
     const key = `hostile-${i}`
     const ours = await cas.addFilesFromTarball({ buffer, storeDir, filesIndexFile: key, url: 'https://r/h.tgz' }).then((r) => r, (e) => e)
+    // Streamed (issue 16), into a store outside the sentinel: the same outcome.
+    const streamedStore = freshStoreDir('hostile-streamed')
+    const streamed = await extractWith(0, { buffer, storeDir: streamedStore, filesIndexFile: key, url: 'https://r/h.tgz' }).then((r) => r, (e) => e)
     cas.closeStores()
+    if (ours instanceof Error) {
+      expect([streamed.code, streamed.message]).toEqual([(ours as any).code, ours.message])
+    } else {
+      expect([...streamed.filesMap.keys()]).toEqual([...ours.filesMap.keys()])
+      const [a, b] = [new StoreIndex(storeDir), new StoreIndex(streamedStore)]
+      expect(withoutCheckedAt(b.get(key))).toEqual(withoutCheckedAt(a.get(key)))
+      a.close()
+      b.close()
+    }
     const theirs = await pnpmOutcome(buffer, key)
     expect(changedOutside(before, inStore(`${caseRel}/v11`))).toEqual([])
     expect(unsafeBlobs(storeDir)).toEqual([])
@@ -351,19 +364,7 @@ describe('100 000 empty files', () => {
     const dir = freshDir('100k')
     const tarball = path.join(dir, 'many.tgz')
     fs.writeFileSync(tarball, buffer)
-    // A child process of its own, so that its peak RSS is this extraction's alone.
-    const script = `
-      const cas = require(${JSON.stringify(path.join(repoDir, 'dist', 'index.js'))})
-      const buffer = require('node:fs').readFileSync(${JSON.stringify(tarball)})
-      const started = performance.now()
-      cas.addFilesFromTarball({ buffer, storeDir: ${JSON.stringify(path.join(dir, 'v11'))}, filesIndexFile: 'many' }).then((r) => {
-        const ms = performance.now() - started
-        cas.closeStores()
-        console.log(JSON.stringify({ ms, keys: [...r.filesMap.keys()], maxRSS: process.resourceUsage().maxRSS }))
-      })`
-    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', maxBuffer: 64 << 20 })
-    expect(child.stderr).toBe('')
-    const ours = JSON.parse(child.stdout)
+    const ours = extractInChild(tarball, path.join(dir, 'v11'))
     const started = performance.now()
     const theirs = await pnpm.addFilesFromTarball({ buffer, storeDir: pnpmStore, filesIndexFile: 'many', storeIndex: pnpmIndex, url: 'u' })
     const pnpmMs = performance.now() - started

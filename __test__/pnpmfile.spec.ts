@@ -4,6 +4,7 @@
  * delegation to pnpm's fetcher when it cannot do the job). The real CLI runs it in pnpm-e2e.spec.ts.
  */
 import { execFileSync } from 'node:child_process'
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -14,7 +15,9 @@ import * as pnpmfile from '../dist/pnpmfile.js'
 import { startedToInstall } from '../dist/prelink.js'
 import { repoDir } from './helpers/pnpm-cli.js'
 import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
+import { tgz } from './helpers/tar.js'
 import { comparable, freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
+import { verifyStore } from './helpers/verify-store.mjs'
 
 const fixtures = tarballFixtures()
 let filled: FilledStore
@@ -162,6 +165,45 @@ describe('fetchers[0]', () => {
     // Nothing was written: not even the store directory.
     expect(fs.existsSync(storeDir)).toBe(false)
     cas.closeStores()
+  })
+})
+
+describe('fetchers[0], a big tarball piped while it downloads (issue 16)', () => {
+  const fetcher = pnpmfile.fetchers[0]
+  // 300 files of 10 KB of random bytes: 3 MB gzip'd, so extraction starts while it downloads.
+  const big = tgz([{ name: 'package/package.json', content: '{"name":"big","version":"1.0.0"}' },
+    ...Array.from({ length: 300 }, (_, i) => ({ name: `package/f${i}`, content: crypto.randomBytes(10_000) }))])
+  const integrity = 'sha512-' + crypto.createHash('sha512').update(big).digest('base64')
+  let server: http.Server
+  let registry: string
+  beforeAll(async () => {
+    // 64 KiB at a time, a tick apart; `/cut.tgz` promises the whole length and stops at 60%.
+    server = http.createServer(async (req, res) => {
+      res.writeHead(200, { 'content-length': big.length })
+      const end = req.url === '/cut.tgz' ? Math.floor(big.length * 0.6) : big.length
+      for (let at = 0; at < end; at += 65536) {
+        res.write(big.subarray(at, Math.min(at + 65536, end)))
+        await new Promise((resolve) => setTimeout(resolve, 1))
+      }
+      if (end < big.length) res.destroy()
+      else res.end()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    registry = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  })
+  afterAll(async () => { await new Promise((resolve) => server?.close(resolve)) })
+
+  it('extracts it as addFilesFromTarball does; a body cut short is handed back to pnpm with no row', async () => {
+    const storeDir = freshStoreDir('fetch-big')
+    const result: any = await fetcher.fetch({ storeDir }, { tarball: `${registry}big.tgz`, integrity }, { filesIndexFile: 'big' })
+    const whole = await cas.addFilesFromTarball({ buffer: big, storeDir: freshStoreDir('fetch-big-whole'), filesIndexFile: 'big', integrity })
+    expect([...result.filesMap.keys()]).toEqual([...whole.filesMap.keys()])
+    expect(await cas.readPkgFromCafs({ storeDir, verifyStoreIntegrity: true }, 'big')).toMatchObject({ verified: true })
+    const cut = { tarball: `${registry}cut.tgz`, integrity }
+    const cutStore = freshStoreDir('fetch-cut')
+    expect(await fetcher.fetch({ storeDir: cutStore }, cut, { filesIndexFile: 'cut' })).toEqual({ delegate: cut })
+    cas.closeStores()
+    expect(verifyStore(cutStore)).toMatchObject({ rows: 0, problems: [] })
   })
 })
 

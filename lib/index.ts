@@ -49,8 +49,9 @@ export interface AddFilesFromTarballOptions {
   frozenStore?: boolean
   /**
    * pnpm 11.28's `maxTarballUnpackedSize` (pnpm's default: 4 GiB): the most the tarball's regular files may add up to,
-   * in bytes. Over it: `ERR_PNPM_TARBALL_TOO_LARGE` (with a `hint`), before any blob is written. It also caps what a
-   * gzip'd tarball may inflate to, at `min(4 GiB, n + max(n, 1 MiB))`. Default: no limit on the files (inflating stops at 4 GiB).
+   * in bytes. Over it: `ERR_PNPM_TARBALL_TOO_LARGE` (with a `hint`), before any blob of a small tarball is written (a big
+   * one is streamed: its earlier files may be). It also caps what a gzip'd tarball may inflate to, at
+   * `min(4 GiB, n + max(n, 1 MiB))`. Default: no limit (a big tarball is streamed through a bounded window).
    */
   maxTarballUnpackedSize?: number
 }
@@ -82,6 +83,53 @@ export interface AddFilesFromTarballResult {
 export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Promise<AddFilesFromTarballResult> {
   checkObject('opts', opts)
   if (!types.isUint8Array(opts.buffer)) throw invalidArgument('buffer', 'a Buffer or Uint8Array', opts.buffer)
+  return tarballResult(await binding.extractTarball(opts.buffer, extractOptions(opts)), opts)
+}
+
+/** `addFilesFromTarball`'s options but the buffer: the tarball is written to the writer instead. */
+export type TarballWriterOptions = Omit<AddFilesFromTarballOptions, 'buffer'>
+
+/** A tarball extracted as it downloads (see `createTarballWriter`). */
+export interface TarballWriter {
+  /** Appends the next chunk of the tarball as downloaded (copied; the chunk may be reused). */
+  write (chunk: Uint8Array): void
+  /** No more chunks: settles as `addFilesFromTarball` does for the whole tarball (the integrity is checked over every byte written; no row unless it matches). */
+  end (): Promise<AddFilesFromTarballResult>
+  /** The download failed: the extraction stops and writes no row; `write` and `end` may not follow. */
+  abort (): void
+}
+
+/**
+ * `addFilesFromTarball` for a tarball that is still downloading: `write` each chunk as it
+ * arrives, then `end`. A big gzip'd tarball is inflated, hashed and written while the rest
+ * arrives, through a bounded window; a small one is extracted whole at `end`.
+ */
+export function createTarballWriter (opts: TarballWriterOptions): TarballWriter {
+  checkObject('opts', opts)
+  const writer = new binding.TarballWriter(extractOptions(opts))
+  let state: 'open' | 'ended' | 'aborted' = 'open'
+  // Node's code for a stream written after its end.
+  const closed = (what: string) => Object.assign(new Error(`Cannot ${what}: the tarball writer was already ${state}`), { code: 'ERR_STREAM_WRITE_AFTER_END' })
+  return {
+    write (chunk) {
+      if (!types.isUint8Array(chunk)) throw invalidArgument('chunk', 'a Buffer or Uint8Array', chunk)
+      if (state !== 'open') throw closed('write')
+      writer.write(chunk)
+    },
+    async end () {
+      if (state !== 'open') throw closed('end')
+      state = 'ended'
+      return tarballResult(await writer.end(), opts)
+    },
+    abort () {
+      if (state === 'open') state = 'aborted'
+      writer.abort()
+    },
+  }
+}
+
+/** Checks the options besides the tarball and converts them for the binding. */
+function extractOptions (opts: TarballWriterOptions): binding.ExtractOptions {
   checkAbsolutePath('storeDir', opts.storeDir)
   checkString('filesIndexFile', opts.filesIndexFile)
   checkOptionalString('integrity', opts.integrity)
@@ -89,12 +137,10 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
   checkOptionalObject('appendManifest', opts.appendManifest)
   checkOptionalString('url', opts.url)
   checkOptionalByteCount('maxTarballUnpackedSize', opts.maxTarballUnpackedSize)
-
   // pnpm tests both for truthiness: an empty string is none.
   const integrity = opts.integrity || undefined
   const ignoreFilePattern = opts.ignoreFilePattern || undefined
-  const raw = await binding.extractTarball({
-    buffer: opts.buffer,
+  return {
     storeDir: opts.storeDir,
     filesDir: path.join(opts.storeDir, 'files'),
     filesIndexFile: opts.filesIndexFile,
@@ -106,7 +152,10 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
     returnIndexRow: opts.returnIndexRow ?? false,
     frozenStore: opts.frozenStore === true,
     maxTarballUnpackedSize: opts.maxTarballUnpackedSize ?? undefined,
-  })
+  }
+}
+
+function tarballResult (raw: binding.ExtractResult, opts: TarballWriterOptions): AddFilesFromTarballResult {
   if (raw.error != null) throw extractError(raw.error, opts.url, opts.filesIndexFile)
   const paths = raw.paths!
   const blobPaths = raw.blobPaths!

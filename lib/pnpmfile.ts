@@ -10,8 +10,8 @@
  *   importer (pnpm's skip rules, `package.json` last, staging). Calls that arrive together are
  *   sent to the addon as one `linkPackages` batch.
  * - `fetchers`: registry tarballs (with a locked integrity) are downloaded here with Node's
- *   `fetch` and handed to the native `addFilesFromTarball`, which verifies, extracts and writes
- *   the store-index row itself. Whatever this fetcher cannot do (a failed or unauthorised
+ *   `fetch`, the body piped into the native `createTarballWriter` (a big tarball is extracted
+ *   while it downloads), which verifies, extracts and writes the store-index row itself. Whatever this fetcher cannot do (a failed or unauthorised
  *   download, a bad tarball) is delegated back to pnpm's own tarball fetcher, which has the
  *   registry credentials, proxy settings and retries.
  *
@@ -218,24 +218,10 @@ export const registryTarballFetcher = {
     // pnpm 12 calls pnpmfile fetchers without a store; delegation is all it understands.
     if (cafs == null) return delegate(resolution)
     const url = resolution.tarball!
-    let buffer: Uint8Array
+    let writer: cas.TarballWriter | undefined
     try {
-      const res = await fetch(url, { headers: { 'accept-encoding': 'identity', 'user-agent': '@cas/native pnpmfile' } })
-      if (!res.ok) {
-        await res.body?.cancel()
-        return delegate(resolution, url)
-      }
-      const size = Number(res.headers.get('content-length'))
-      opts.onStart?.(Number.isFinite(size) && size > 0 ? size : null, 1)
-      buffer = new Uint8Array(await res.arrayBuffer())
-      if (Number.isFinite(size) && size > 0 && buffer.byteLength !== size) return delegate(resolution, url)
-      opts.onProgress?.(buffer.byteLength)
-    } catch {
-      return delegate(resolution, url)
-    }
-    try {
-      const result = await cas.addFilesFromTarball({
-        buffer,
+      // The body is piped into the writer, which extracts a big tarball while it downloads.
+      writer = cas.createTarballWriter({
         storeDir: cafs.storeDir,
         filesIndexFile: opts.filesIndexFile,
         integrity: resolution.integrity,
@@ -244,6 +230,30 @@ export const registryTarballFetcher = {
         ignoreFilePattern: opts.ignoreFilePattern,
         maxTarballUnpackedSize: pnpmConfig?.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
       })
+      const res = await fetch(url, { headers: { 'accept-encoding': 'identity', 'user-agent': '@cas/native pnpmfile' } })
+      if (!res.ok) {
+        await res.body?.cancel()
+        writer.abort()
+        return delegate(resolution, url)
+      }
+      const size = Number(res.headers.get('content-length'))
+      opts.onStart?.(Number.isFinite(size) && size > 0 ? size : null, 1)
+      let received = 0
+      for await (const chunk of res.body ?? []) {
+        writer.write(chunk)
+        received += chunk.byteLength
+      }
+      if (Number.isFinite(size) && size > 0 && received !== size) {
+        writer.abort()
+        return delegate(resolution, url)
+      }
+      opts.onProgress?.(received)
+    } catch {
+      writer?.abort()
+      return delegate(resolution, url)
+    }
+    try {
+      const result = await writer.end()
       trace(`fetch ${url}`)
       return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
     } catch {

@@ -1,16 +1,19 @@
 //! A gzip'd npm tarball into the store, step for step as pnpm 11 does it (spec §3.1): integrity
 //! of the raw bytes first, then inflate, pnpm's tar walk, every file hashed and written (in
-//! parallel for big packages), the manifest, and the index row.
+//! parallel for big packages), the manifest, and the index row. A small tarball is inflated
+//! into one buffer; a big one is streamed through a window ([`crate::streaming`], see
+//! [`stream_above`]), with the same outcome.
 
-use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use crate::cas::Cas;
+use crate::feed::{Feed, FeedReader};
 use crate::package_index::{PackageFileInfo, PackageFilesIndex};
 use crate::value::Value;
-use crate::{gzip, integrity, json, manifest, os_error, package_index, tarball};
+use crate::{gzip, integrity, json, manifest, os_error, package_index, streaming, tarball};
 
 /// What a caller hands over besides the store.
 #[derive(Default)]
@@ -29,6 +32,9 @@ pub struct ExtractRequest<'a> {
     /// pnpm 11.28's `maxTarballUnpackedSize`: the most the regular files may add up to. Also
     /// bounds the inflated tar (see [`inflate_cap`]).
     pub max_unpacked_size: Option<u64>,
+    /// Inflated size above which the tarball is streamed (see [`stream_above`]); `None`:
+    /// [`STREAM_ABOVE`].
+    pub stream_above: Option<u64>,
 }
 
 /// One file of the package, in the order of the row's `files` map.
@@ -102,26 +108,29 @@ const TOO_LARGE_HINT: &str = "Packages this big are rare and a decompression bom
 /// size: as much again as the limit, and at least 1 MiB.
 pub const TAR_OVERHEAD_ALLOWANCE_MIN: u64 = 1 << 20;
 
-/// How many bytes a gzip'd tarball may inflate to. Without a limit: [`gzip::MAX_OUTPUT`]
-/// (4 GiB). With `maxTarballUnpackedSize = n`: `min(4 GiB, n + max(n, 1 MiB))`, so memory
-/// follows the limit and a bomb fails once it has inflated past that, not at 4 GiB. Headers
-/// and padding take 512-1,000 bytes per file, so only a package of many small files whose
-/// contents nearly reach the limit could be refused by this cap rather than by the sum of its
-/// files; the error (`ERR_PNPM_TARBALL_TOO_LARGE`) and its remedy are the same.
-pub fn inflate_cap(max_unpacked_size: Option<u64>) -> usize {
-    match max_unpacked_size {
-        None => gzip::MAX_OUTPUT,
-        Some(n) => n
-            .saturating_add(n.max(TAR_OVERHEAD_ALLOWANCE_MIN))
-            .min(gzip::MAX_OUTPUT as u64) as usize,
-    }
+/// How many bytes a gzip'd tarball may inflate to. Without a limit: no bound, as streaming
+/// holds a window whatever the size (a gzip bomb of padding extracts, as in pnpm 11.28). With
+/// `maxTarballUnpackedSize = n`: `min(4 GiB, n + max(n, 1 MiB))`, so a bomb fails once it has
+/// inflated past that. Headers and padding take 512-1,000 bytes per file, so only a package of
+/// many small files whose contents nearly reach the limit could be refused by this cap rather
+/// than by the sum of its files; the error (`ERR_PNPM_TARBALL_TOO_LARGE`) and its remedy are
+/// the same.
+pub fn inflate_cap(max_unpacked_size: Option<u64>) -> Option<u64> {
+    max_unpacked_size.map(|n| {
+        n.saturating_add(n.max(TAR_OVERHEAD_ALLOWANCE_MIN))
+            .min(gzip::MAX_OUTPUT as u64)
+    })
 }
 
 /// A gzip error, or, when a `maxTarballUnpackedSize` set the cap that was hit, the limit's error.
-fn inflate_error(e: gzip::GzipError, max_unpacked_size: Option<u64>, cap: usize) -> ExtractError {
-    match max_unpacked_size {
-        Some(max) if e.kind == gzip::GzipErrorKind::TooLarge => {
-            let why = if cap < gzip::MAX_OUTPUT {
+pub(crate) fn inflate_error(
+    e: gzip::GzipError,
+    max_unpacked_size: Option<u64>,
+    cap: Option<u64>,
+) -> ExtractError {
+    match (max_unpacked_size, cap) {
+        (Some(max), Some(cap)) if e.kind == gzip::GzipErrorKind::TooLarge => {
+            let why = if cap < gzip::MAX_OUTPUT as u64 {
                 "the limit plus as much again for tar headers"
             } else {
                 "the most @cas/native inflates"
@@ -149,6 +158,36 @@ fn not_an_archive(mut e: tarball::TarError, gzipped: bool) -> tarball::TarError 
     e
 }
 
+/// How much work a tarball is, for the pool's longest-job-first order: its inflated size as
+/// the gzip trailer gives it (mod 2^32, of the last member; a guess, not a promise), or its
+/// length when that says less (a plain tar, a padded stream, a trailer that lies).
+pub fn estimated_work(tarball: &[u8]) -> u64 {
+    let inflated = if gzip::is_gzip(tarball) {
+        gzip::trailer_size(tarball) as u64
+    } else {
+        0
+    };
+    inflated.max(tarball.len() as u64)
+}
+
+/// The default of [`stream_above`]: measured on the 2-core benchmark machine (see
+/// benchmark/RESULTS.md), streaming costs about what the whole-buffer path does for big
+/// tarballs, while most npm tarballs inflate to under 1 MB and keep the whole-buffer path's
+/// per-file parallelism.
+pub const STREAM_ABOVE: u64 = 32 << 20;
+
+/// Gzip'd tarballs whose trailer promises to inflate to at most this many bytes are inflated
+/// into one buffer (its files hashed and written in parallel); bigger ones, and any that
+/// inflate past it whatever the trailer said, are streamed ([`crate::streaming`]), so an
+/// extraction never holds more than this plus a window. `CAS_NATIVE_STREAM_ABOVE` overrides
+/// [`STREAM_ABOVE`] (0 streams everything); callers read it per call, on their own thread.
+pub fn stream_above() -> u64 {
+    std::env::var("CAS_NATIVE_STREAM_ABOVE")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(STREAM_ABOVE)
+}
+
 impl std::fmt::Display for ExtractError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -163,6 +202,12 @@ impl std::fmt::Display for ExtractError {
 
 impl std::error::Error for ExtractError {}
 
+impl From<tarball::TarError> for ExtractError {
+    fn from(e: tarball::TarError) -> Self {
+        ExtractError::Tar(e)
+    }
+}
+
 /// Below this many files a package is hashed and written on the calling thread: splitting a
 /// handful of small files across threads costs more than it saves, and many small packages in
 /// flight already keep every core busy.
@@ -173,30 +218,146 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
         integrity::verify(sri, req.tarball).map_err(ExtractError::Integrity)?;
     }
     let ignore = compile_ignore_pattern(req)?;
+    let unpacked = unpack(cas, req, ignore.as_ref())?;
+    finish(cas, unpacked, req, req.tarball)
+}
 
-    let started = Instant::now();
-    let gzipped = gzip::is_gzip(req.tarball);
-    let tar: Cow<[u8]> = if gzipped {
-        let cap = inflate_cap(req.max_unpacked_size);
-        Cow::Owned(
-            gzip::gunzip_limited(req.tarball, cap)
-                .map_err(|e| inflate_error(e, req.max_unpacked_size, cap))?,
-        )
-    } else {
-        Cow::Borrowed(req.tarball)
-    };
-    let inflate_ms = ms_since(started);
+/// [`extract`] for a gzip'd tarball that is still arriving (`req.tarball` is not read): it is
+/// streamed as it comes. The integrity is checked over every byte once the last has arrived,
+/// and its error, then the ignore pattern's, come before any other, as in [`extract`]; no row
+/// is made unless both pass.
+pub fn extract_fed(
+    cas: &Cas,
+    req: &ExtractRequest,
+    feed: Arc<Feed>,
+) -> Result<Extracted, ExtractError> {
+    // The pattern's error waits for the integrity check.
+    let unpacked = compile_ignore_pattern(req)
+        .map(|ignore| streamed(cas, FeedReader::new(feed.clone()), req, ignore.as_ref()));
+    let tarball = feed.take_all().map_err(ExtractError::Gzip)?;
+    if let Some(sri) = req.integrity {
+        integrity::verify(sri, &tarball).map_err(ExtractError::Integrity)?;
+    }
+    let unpacked = unpacked??;
+    finish(cas, unpacked, req, &tarball)
+}
 
+/// Inflates, walks and writes: the whole tar in one buffer when it is small (or not gzip'd),
+/// else streamed. A whole-buffer inflate stops at [`stream_above`] bytes, so a trailer that
+/// promised less than it holds (it only gives the last member's size, mod 2^32) costs that
+/// much wasted inflating before the tarball is streamed from its start.
+fn unpack(
+    cas: &Cas,
+    req: &ExtractRequest,
+    ignore: Option<&regress::Regex>,
+) -> Result<Unpacked, ExtractError> {
+    if !gzip::is_gzip(req.tarball) {
+        return unpack_whole(cas, req.tarball, false, req.max_unpacked_size, ignore, 0.0);
+    }
+    let cap = inflate_cap(req.max_unpacked_size);
+    let stream_above = req.stream_above.unwrap_or(STREAM_ABOVE);
+    // Past the whole-buffer path's own bound, the cap decides (the old 4 GiB one when
+    // streaming is turned off).
+    let whole_limit = cap.unwrap_or(gzip::MAX_OUTPUT as u64).min(stream_above);
+    if gzip::trailer_size(req.tarball) as u64 <= stream_above {
+        let started = Instant::now();
+        match gzip::gunzip_limited(req.tarball, whole_limit as usize) {
+            Ok(tar) => {
+                return unpack_whole(
+                    cas,
+                    &tar,
+                    true,
+                    req.max_unpacked_size,
+                    ignore,
+                    ms_since(started),
+                )
+            }
+            Err(e) if e.kind != gzip::GzipErrorKind::TooLarge || whole_limit < stream_above => {
+                return Err(inflate_error(e, req.max_unpacked_size, cap))
+            }
+            Err(_) => {}
+        }
+    }
+    streamed(cas, gzip::Slice::new(req.tarball), req, ignore)
+}
+
+/// [`streaming::unpack`], its package.json parsed.
+fn streamed<R: gzip::Input>(
+    cas: &Cas,
+    input: R,
+    req: &ExtractRequest,
+    ignore: Option<&regress::Regex>,
+) -> Result<Unpacked, ExtractError> {
+    let cap = inflate_cap(req.max_unpacked_size);
+    let unpacked =
+        streaming::unpack(cas, input, cap, req.max_unpacked_size, ignore).map_err(|e| match e {
+            ExtractError::Tar(e) => ExtractError::Tar(not_an_archive(e, true)),
+            e => e,
+        })?;
+    let package_json = unpacked
+        .package_json
+        .as_deref()
+        .map(parse_package_json)
+        .transpose()?;
+    Ok(Unpacked {
+        files: unpacked.files,
+        package_json,
+        inflate_ms: unpacked.inflate_ms,
+        hash_write_ms: unpacked.hash_write_ms,
+    })
+}
+
+/// A package's files once written, with its parsed package.json.
+struct Unpacked {
+    files: Vec<ExtractedFile>,
+    package_json: Option<Value>,
+    inflate_ms: f64,
+    hash_write_ms: f64,
+}
+
+/// Walks a whole tar (inflated from gzip when `gzipped`) and writes its files (in parallel for
+/// many).
+fn unpack_whole(
+    cas: &Cas,
+    tar: &[u8],
+    gzipped: bool,
+    max_unpacked_size: Option<u64>,
+    ignore: Option<&regress::Regex>,
+    inflate_ms: f64,
+) -> Result<Unpacked, ExtractError> {
     let started = Instant::now();
-    let mut entries = tarball::parse_limited(&tar, req.max_unpacked_size)
+    let mut entries = tarball::parse_limited(tar, max_unpacked_size)
         .map_err(|e| ExtractError::Tar(not_an_archive(e, gzipped)))?;
-    if let Some(re) = &ignore {
+    if let Some(re) = ignore {
         entries.retain(|e| re.find(&e.path).is_none());
     }
-    let write = |e: &tarball::TarEntry| -> Result<ExtractedFile, ExtractError> {
-        let stored = cas
-            .write(&tar[e.offset..e.offset + e.size], e.mode)
-            .map_err(ExtractError::Io)?;
+    let files: Vec<_> = entries
+        .iter()
+        .map(|e| (e, &tar[e.offset..e.offset + e.size]))
+        .collect();
+    let written = write_files(cas, &files)?;
+    // The manifest is parsed only after every blob is written, as in pnpm: a broken
+    // package.json fails the call but leaves the store with complete blobs only.
+    let package_json = files
+        .iter()
+        .find(|(e, _)| e.path == "package.json")
+        .map(|(_, data)| parse_package_json(data))
+        .transpose()?;
+    Ok(Unpacked {
+        files: written,
+        package_json,
+        inflate_ms,
+        hash_write_ms: ms_since(started),
+    })
+}
+
+/// Hashes and writes files into the store, in tar order; on many threads for many files.
+pub(crate) fn write_files(
+    cas: &Cas,
+    files: &[(&tarball::TarEntry, &[u8])],
+) -> Result<Vec<ExtractedFile>, ExtractError> {
+    let write = |&(e, data): &(&tarball::TarEntry, &[u8])| -> Result<ExtractedFile, ExtractError> {
+        let stored = cas.write(data, e.mode).map_err(ExtractError::Io)?;
         Ok(ExtractedFile {
             path: e.path.clone(),
             info: PackageFileInfo {
@@ -208,21 +369,25 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
             executable: stored.executable,
         })
     };
-    let mut files: Vec<ExtractedFile> = if entries.len() >= PARALLEL_MIN_FILES {
-        entries.par_iter().map(write).collect::<Result<_, _>>()?
+    if files.len() >= PARALLEL_MIN_FILES {
+        files.par_iter().map(write).collect()
     } else {
-        entries.iter().map(write).collect::<Result<_, _>>()?
-    };
+        files.iter().map(write).collect()
+    }
+}
 
-    // The manifest is parsed only after every blob is written, as in pnpm: a broken
-    // package.json fails the call but leaves the store with complete blobs only.
-    let raw_manifest = entries
-        .iter()
-        .find(|e| e.path == "package.json")
-        .map(|e| parse_package_json(&tar[e.offset..e.offset + e.size]))
-        .transpose()?;
-    let raw_manifest = complete_package_json(cas, &mut files, raw_manifest, req.append_manifest)?;
-    let hash_write_ms = ms_since(started);
+/// The manifest, the placeholder or appended package.json, and the index row.
+fn finish(
+    cas: &Cas,
+    unpacked: Unpacked,
+    req: &ExtractRequest,
+    tarball: &[u8],
+) -> Result<Extracted, ExtractError> {
+    let started = Instant::now();
+    let mut files = unpacked.files;
+    let raw_manifest =
+        complete_package_json(cas, &mut files, unpacked.package_json, req.append_manifest)?;
+    let hash_write_ms = unpacked.hash_write_ms + ms_since(started);
 
     let bundled = match &raw_manifest {
         Some(m) => manifest::normalize_bundled_manifest(m)
@@ -244,7 +409,7 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
     });
     let integrity = match req.integrity {
         Some(sri) => sri.to_string(),
-        None => integrity::sha512_sri(req.tarball),
+        None => integrity::sha512_sri(tarball),
     };
     Ok(Extracted {
         files,
@@ -253,7 +418,7 @@ pub fn extract(cas: &Cas, req: &ExtractRequest) -> Result<Extracted, ExtractErro
         integrity,
         row,
         timings: Timings {
-            inflate_ms,
+            inflate_ms: unpacked.inflate_ms,
             hash_write_ms,
         },
     })

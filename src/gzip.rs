@@ -7,7 +7,10 @@
 //! check"; input that ends early fails with `Z_BUF_ERROR` "unexpected end of file".
 
 use flate2::{Decompress, FlushDecompress, Status};
+use std::borrow::Cow;
 use std::fmt;
+use std::io::{self, BufRead, Read};
+use std::mem::MaybeUninit;
 
 /// Hard cap on the decompressed size. pnpm's tar arithmetic is 32-bit anyway, and an npm
 /// package anywhere near this is either broken or a decompression bomb. A caller's
@@ -22,7 +25,7 @@ const PRESIZE_RATIO: usize = 64;
 /// Smallest growth step once the pre-sized buffer is full.
 const MIN_GROWTH: usize = 64 * 1024;
 
-/// Most output per inflate call (see [`inflate_member`]).
+/// Most output per inflate call (see [`gunzip_limited`]).
 const CHUNK: usize = 256 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,77 +83,194 @@ pub fn gunzip(input: &[u8]) -> Result<Vec<u8>, GzipError> {
 }
 
 /// [`gunzip`] with an explicit output cap.
-pub fn gunzip_limited(input: &[u8], limit: usize) -> Result<Vec<u8>, GzipError> {
-    let mut out = Vec::with_capacity(initial_capacity(input, limit));
-    let mut rest = input;
-    loop {
-        rest = inflate_member(rest, &mut out, limit)?;
-        if out.len() > limit {
-            return Err(too_large(limit));
-        }
-        // Node resets and continues only while the next byte is not NUL.
-        if rest.first().is_none_or(|&b| b == 0) {
-            return Ok(out);
-        }
-    }
-}
-
-/// Inflates one gzip member from the start of `member` into `out`, growing it as needed;
-/// returns the input after the member.
 ///
 /// Output goes straight into the vector's spare capacity, at most [`CHUNK`] per call: zlib
 /// checksums each call's output at the end of the call, and doing that while the chunk is
 /// still in cache is ~14% faster on a 24 MB tarball than one call for everything.
-fn inflate_member<'a>(
-    member: &'a [u8],
+pub fn gunzip_limited(input: &[u8], limit: usize) -> Result<Vec<u8>, GzipError> {
+    let mut out = Vec::with_capacity(initial_capacity(input, limit));
+    inflate_into(
+        &mut Gunzip::new(Slice::new(input), limit as u64),
+        &mut out,
+        limit,
+    )?;
+    Ok(out)
+}
+
+/// Appends the whole output of `stream` to `out`, growing it as needed but never past `limit`.
+fn inflate_into<R: Input>(
+    stream: &mut Gunzip<R>,
     out: &mut Vec<u8>,
     limit: usize,
-) -> Result<&'a [u8], GzipError> {
-    let mut inflater = Decompress::new_gzip(15);
-    let mut input = member;
+) -> Result<(), GzipError> {
     loop {
         if out.len() == out.capacity() && out.len() < limit {
             let room = limit - out.len();
             out.reserve_exact(out.len().max(MIN_GROWTH).min(room));
         }
         let (len, room) = (out.len(), (out.capacity() - out.len()).min(CHUNK));
-        let (in_before, out_before) = (inflater.total_in(), inflater.total_out());
-        let status = inflater
-            .decompress_uninit(
-                input,
-                &mut out.spare_capacity_mut()[..room],
-                FlushDecompress::Finish,
-            )
-            .map_err(|e| data_error(e.message(), member))?;
-        let (read, written) = (
-            (inflater.total_in() - in_before) as usize,
-            (inflater.total_out() - out_before) as usize,
-        );
-        // SAFETY: zlib initialised exactly `written` (≤ room) bytes of the spare capacity.
+        let written = stream.read(&mut out.spare_capacity_mut()[..room])?;
+        // SAFETY: `read` initialised exactly `written` (≤ room) bytes of the spare capacity.
         unsafe { out.set_len(len + written) };
-        input = &input[read..];
-        if status == Status::StreamEnd {
-            return Ok(input);
-        }
-        if read == 0 && written == 0 {
-            // Stuck: with no room we are at the cap, otherwise the input ran out.
-            return Err(if room == 0 {
-                too_large(limit)
-            } else {
-                GzipError::new(GzipErrorKind::Buf, "unexpected end of file")
-            });
+        if written == 0 {
+            return Ok(());
         }
     }
+}
+
+/// Compressed input for [`Gunzip`]: read as it comes, and able to hand back the bytes of the
+/// current member for the one (cold) case that needs them again (see [`data_error`]).
+pub trait Input: BufRead {
+    /// The input from absolute offset `start` (never before the current member) up to what
+    /// has arrived so far, or `None` where it is no longer held.
+    fn since(&self, start: u64) -> Option<Cow<'_, [u8]>>;
+}
+
+impl<T: Input + ?Sized> Input for &mut T {
+    fn since(&self, start: u64) -> Option<Cow<'_, [u8]>> {
+        (**self).since(start)
+    }
+}
+
+/// A whole buffer as [`Input`].
+pub struct Slice<'a> {
+    all: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Slice<'a> {
+    pub fn new(all: &'a [u8]) -> Self {
+        Slice { all, pos: 0 }
+    }
+}
+
+impl Read for Slice<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = (&self.all[self.pos..]).read(buf)?;
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+impl BufRead for Slice<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        Ok(&self.all[self.pos..])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.all.len());
+    }
+}
+
+impl Input for Slice<'_> {
+    fn since(&self, start: u64) -> Option<Cow<'_, [u8]>> {
+        self.all.get(start as usize..).map(Cow::Borrowed)
+    }
+}
+
+/// `zlib.gunzipSync`'s decoding as a pull stream: the same members, padding rules, errors and
+/// cap as [`gunzip_limited`] (which is built on it), but the caller decides where the output
+/// goes, so a caller that walks the output as it comes holds a window, not the whole tar.
+pub struct Gunzip<R> {
+    input: R,
+    inflater: Decompress,
+    /// Input offset where the current member starts.
+    member_start: u64,
+    consumed: u64,
+    total_out: u64,
+    limit: u64,
+    done: bool,
+}
+
+impl<R: Input> Gunzip<R> {
+    /// Decodes `input`, failing with [`GzipErrorKind::TooLarge`] past `limit` output bytes.
+    pub fn new(input: R, limit: u64) -> Self {
+        Gunzip {
+            input,
+            inflater: Decompress::new_gzip(15),
+            member_start: 0,
+            consumed: 0,
+            total_out: 0,
+            limit,
+            done: false,
+        }
+    }
+
+    /// Output bytes produced so far.
+    pub fn total_out(&self) -> u64 {
+        self.total_out
+    }
+
+    /// Inflates into `out` and returns how many bytes it wrote: 0 only once the stream has
+    /// ended (`out` may be empty only at the cap). Input that fails to read counts as input
+    /// that ended.
+    pub fn read(&mut self, out: &mut [MaybeUninit<u8>]) -> Result<usize, GzipError> {
+        let room = out
+            .len()
+            .min(usize::try_from(self.limit - self.total_out).unwrap_or(usize::MAX));
+        loop {
+            if self.done {
+                return Ok(0);
+            }
+            let input = self.input.fill_buf().map_err(read_error)?;
+            let (in_before, out_before) = (self.inflater.total_in(), self.inflater.total_out());
+            let status = match self.inflater.decompress_uninit(
+                input,
+                &mut out[..room],
+                FlushDecompress::Finish,
+            ) {
+                Ok(status) => status,
+                Err(e) => {
+                    return Err(data_error(
+                        e.message(),
+                        self.input.since(self.member_start).as_deref(),
+                    ))
+                }
+            };
+            let (read, written) = (
+                (self.inflater.total_in() - in_before) as usize,
+                (self.inflater.total_out() - out_before) as usize,
+            );
+            self.input.consume(read);
+            self.consumed += read as u64;
+            self.total_out += written as u64;
+            if status == Status::StreamEnd {
+                // Node resets and continues only while the next byte is not NUL.
+                let next = self.input.fill_buf().map_err(read_error)?;
+                if next.first().is_none_or(|&b| b == 0) {
+                    self.done = true;
+                } else {
+                    self.inflater = Decompress::new_gzip(15);
+                    self.member_start = self.consumed;
+                }
+            } else if read == 0 && written == 0 {
+                // Stuck: with no room we are at the cap, otherwise the input ran out.
+                return Err(if room == 0 {
+                    too_large(self.limit)
+                } else {
+                    GzipError::new(GzipErrorKind::Buf, "unexpected end of file")
+                });
+            }
+            if written > 0 {
+                return Ok(written);
+            }
+        }
+    }
+}
+
+/// Input that fails to read, as a gzip error: for the stream, it ended early.
+pub(crate) fn read_error(e: io::Error) -> GzipError {
+    GzipError::new(GzipErrorKind::Buf, e.to_string())
 }
 
 /// zlib-rs (0.6.8) loses the message of errors found on its fast path ("invalid distance too
 /// far back", "invalid distance code", "invalid literal/length code") and reports "repeated
 /// call with bad state" instead. Node's zlib names the real problem, so on that (cold) path we
 /// decode the member again in pieces too small for the fast path, which reports correctly.
-fn data_error(message: Option<&str>, member: &[u8]) -> GzipError {
+fn data_error(message: Option<&str>, member: Option<&[u8]>) -> GzipError {
     const LOST: &str = "repeated call with bad state";
     let message = match message {
-        Some(LOST) => slow_path_message(member).unwrap_or(LOST.into()),
+        Some(LOST) => member.and_then(slow_path_message).unwrap_or(LOST.into()),
         Some(message) => message.into(),
         None => "Zlib error".into(),
     };
@@ -179,10 +299,7 @@ fn slow_path_message(member: &[u8]) -> Option<String> {
 /// member), bounded by [`PRESIZE_RATIO`] and the cap. With trailing padding the last four
 /// bytes are zeros; then we guess.
 fn initial_capacity(input: &[u8], limit: usize) -> usize {
-    let isize = match input.len().checked_sub(4) {
-        Some(start) => u32::from_le_bytes(input[start..].try_into().unwrap()) as usize,
-        None => 0,
-    };
+    let isize = trailer_size(input) as usize;
     let guess = if isize == 0 {
         input.len().saturating_mul(4)
     } else {
@@ -194,8 +311,17 @@ fn initial_capacity(input: &[u8], limit: usize) -> usize {
         .min(limit)
 }
 
+/// The gzip trailer's ISIZE: the inflated size, mod 2^32, of the last member (0 when the
+/// stream is padded with NULs or shorter than 4 bytes).
+pub fn trailer_size(input: &[u8]) -> u32 {
+    match input.len().checked_sub(4) {
+        Some(start) => u32::from_le_bytes(input[start..].try_into().unwrap()),
+        None => 0,
+    }
+}
+
 /// Worded like Node's `ERR_BUFFER_TOO_LARGE`.
-fn too_large(limit: usize) -> GzipError {
+fn too_large(limit: u64) -> GzipError {
     GzipError::new(
         GzipErrorKind::TooLarge,
         format!("Cannot create a Buffer larger than {limit} bytes"),
@@ -203,4 +329,4 @@ fn too_large(limit: usize) -> GzipError {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -12,6 +12,7 @@ pub mod cas;
 pub mod dependency_links;
 pub mod digest;
 pub mod extract;
+pub mod feed;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod gzip;
@@ -32,6 +33,7 @@ pub mod read_pkg;
 pub mod row_files;
 pub mod store;
 pub mod store_index;
+pub mod streaming;
 pub mod symlink_entry;
 pub mod tarball;
 #[cfg(test)]

@@ -85,47 +85,90 @@ struct Pending {
     pax_size: Option<f64>,
 }
 
+/// Where the walk reads the tar from: the whole inflated tar (`&[u8]`), or a window sliding
+/// over a stream as it inflates. The walk only ever reads forward: once it asks for bytes from
+/// `start`, nothing before `start` is asked for again.
+pub trait TarSource {
+    type Error: From<TarError>;
+
+    /// `tar[start..end]`, cut short at the end of the tar (empty past it), as JS slicing is.
+    fn bytes(&mut self, start: usize, end: usize) -> Result<&[u8], Self::Error>;
+
+    /// A regular file's entry, met before the walk moves past its data.
+    fn file(&mut self, entry: &TarEntry) -> Result<(), Self::Error>;
+}
+
+impl TarSource for &[u8] {
+    type Error = TarError;
+
+    fn bytes(&mut self, start: usize, end: usize) -> Result<&[u8], TarError> {
+        let start = start.min(self.len());
+        Ok(&self[start..end.clamp(start, self.len())])
+    }
+
+    fn file(&mut self, _: &TarEntry) -> Result<(), TarError> {
+        Ok(())
+    }
+}
+
 /// Lists the regular files of an uncompressed tar archive in pnpm's order, with pnpm's keys.
 pub fn parse(tar: &[u8]) -> Result<Vec<TarEntry>, TarError> {
     parse_limited(tar, None)
 }
 
-/// [`parse`] with pnpm 11.28's `maxTarballUnpackedSize`: fails with [`TarErrorKind::TooLarge`]
-/// at the first regular-file header that takes the sum of the regular files' sizes past
-/// `max_unpacked_size`. Counted as pnpm counts them: every file and hard-link header with its
-/// (pax-overridden) size, duplicates included, ignored files too (the ignore pattern applies
-/// later). A size past our 2 GiB bound on one file is counted before that bound rejects it,
-/// so a huge size reads as too large, as it does in pnpm.
+/// [`parse`] with pnpm 11.28's `maxTarballUnpackedSize` (see [`walk`]).
 pub fn parse_limited(
-    tar: &[u8],
+    mut tar: &[u8],
     max_unpacked_size: Option<u64>,
 ) -> Result<Vec<TarEntry>, TarError> {
+    let entries = walk(&mut tar, max_unpacked_size)?;
+    dedupe(entries, tar.len())
+}
+
+/// Walks the archive to its end marker and lists every regular-file header in order,
+/// duplicates included ([`dedupe`] resolves them), each one also handed to
+/// [`TarSource::file`] as it is met.
+///
+/// `max_unpacked_size` is pnpm 11.28's `maxTarballUnpackedSize`: the walk fails with
+/// [`TarErrorKind::TooLarge`] at the first regular-file header that takes the sum of the
+/// regular files' sizes past it. Counted as pnpm counts them: every file and hard-link header
+/// with its (pax-overridden) size, duplicates included, ignored files too (the ignore pattern
+/// applies later). A size past our 2 GiB bound on one file is counted before that bound
+/// rejects it, so a huge size reads as too large, as it does in pnpm.
+pub fn walk<S: TarSource>(
+    src: &mut S,
+    max_unpacked_size: Option<u64>,
+) -> Result<Vec<TarEntry>, S::Error> {
     let mut unpacked = 0.0f64; // exact: sizes are JS numbers, the limit a safe integer
     let mut entries = Vec::new();
     let mut pending = Pending::default();
     let mut pos = 0usize;
+    let mut header = [0u8; BLOCK];
     // Only a header starting with NUL ends the archive; running off the end does not.
-    while tar.get(pos) != Some(&0) {
-        let Some(header) = tar.get(pos..pos.saturating_add(BLOCK)) else {
+    while src.bytes(pos, pos.saturating_add(1))?.first() != Some(&0) {
+        let block = src.bytes(pos, pos.saturating_add(BLOCK))?;
+        if block.len() < BLOCK {
             // JS reads `undefined` past the end, so the computed checksum is NaN.
-            let expected = parse_octal(js_subarray(tar, pos.saturating_add(CHECKSUM.start), 8));
-            return Err(checksum_error(pos, expected, "NaN"));
-        };
+            let start = pos.saturating_add(CHECKSUM.start);
+            let expected = parse_octal(src.bytes(start, start.saturating_add(8))?);
+            return Err(checksum_error(pos, expected, "NaN").into());
+        }
+        header.copy_from_slice(block);
         let size = match pending.pax_size.take() {
             Some(size) => size,
             None => parse_octal(&header[SIZE]),
         };
         let expected = parse_octal(&header[CHECKSUM]);
-        let actual = checksum(header);
+        let actual = checksum(&header);
         if expected != actual as f64 {
-            return Err(checksum_error(pos, expected, &actual.to_string()));
+            return Err(checksum_error(pos, expected, &actual.to_string()).into());
         }
         let name = if !pending.long_name.is_empty() {
             std::mem::take(&mut pending.long_name)
         } else if !pending.pax_path.is_empty() {
             std::mem::take(&mut pending.pax_path)
         } else {
-            header_name(header)
+            header_name(&header)
         };
         let name = if name.contains("./") || name.contains(".\\") {
             normalize(&name)
@@ -146,7 +189,8 @@ pub fn parse_limited(
                                 crate::json::number_to_string(unpacked),
                                 crate::json::quote(&name)
                             ),
-                        ));
+                        )
+                        .into());
                     }
                 }
                 let mode = parse_octal(&header[MODE]);
@@ -163,21 +207,24 @@ pub fn parse_limited(
                 } else {
                     name
                 };
-                entries.push(TarEntry {
+                let entry = TarEntry {
                     path,
                     offset: data,
                     size,
                     mode,
-                });
+                };
+                src.file(&entry)?;
+                entries.push(entry);
             }
             b'5' | b'2' => {}
-            b'x' => parse_pax(tar, data, size, false, &mut pending)?,
-            b'g' => parse_pax(tar, data, size, true, &mut pending)?,
-            b'L' => pending.long_name = long_name(tar, data, size),
+            b'x' => parse_pax(src, data, size, false, &mut pending)?,
+            b'g' => parse_pax(src, data, size, true, &mut pending)?,
+            b'L' => pending.long_name = long_name(src, data, size)?,
             other => {
                 return Err(TarError::new(format!(
                     "Unsupported file type {other} for file {name}."
-                )))
+                ))
+                .into())
             }
         }
         pos = block_bytes(size)
@@ -189,13 +236,13 @@ pub fn parse_limited(
                 ))
             })?;
     }
-    dedupe(entries, tar.len())
+    Ok(entries)
 }
 
 /// Later entries with the same key replace earlier ones but keep the first one's position
 /// (JS `Map.set`). The map borrows the keys instead of cloning them; the common no-duplicate
 /// case then costs one hash insert per entry and nothing else.
-fn dedupe(mut entries: Vec<TarEntry>, tar_len: usize) -> Result<Vec<TarEntry>, TarError> {
+pub fn dedupe(mut entries: Vec<TarEntry>, tar_len: usize) -> Result<Vec<TarEntry>, TarError> {
     let mut replaced = Vec::new();
     {
         let mut first: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
@@ -355,8 +402,8 @@ fn normalize(name: &str) -> String {
 
 /// A GNU `L` record: the data up to the first NUL (JS `replace(/\0.*/, '')`, where `.` stops
 /// at line terminators), minus everything up to and including the first `/`.
-fn long_name(tar: &[u8], data: usize, size: f64) -> String {
-    let text = String::from_utf8_lossy(js_slice(tar, data as f64, data as f64 + size));
+fn long_name<S: TarSource>(src: &mut S, data: usize, size: f64) -> Result<String, S::Error> {
+    let text = String::from_utf8_lossy(js_slice(src, data as f64, data as f64 + size)?);
     let mut name = text.into_owned();
     if let Some(nul) = name.find('\0') {
         let rest = &name[nul..];
@@ -365,50 +412,44 @@ fn long_name(tar: &[u8], data: usize, size: f64) -> String {
             .unwrap_or(rest.len());
         name.replace_range(nul..nul + cut, "");
     }
-    match name.find('/') {
+    Ok(match name.find('/') {
         Some(slash) => name[slash + 1..].to_string(),
         None => name,
-    }
+    })
 }
 
 /// Pax records `"<len> <key>=<value>\n"`. Only `path` and `size` matter, for the next header
 /// (or fail in a global header). Positions are JS numbers: the data may claim to run past the
 /// buffer, where JS sees `undefined` bytes and `toString` clamps.
-fn parse_pax(
-    tar: &[u8],
+fn parse_pax<S: TarSource>(
+    src: &mut S,
     data: usize,
     size: f64,
     global: bool,
     pending: &mut Pending,
-) -> Result<(), TarError> {
+) -> Result<(), S::Error> {
     let end = data as f64 + size;
     let mut i = data as f64;
     while i < end {
         let line_start = i;
-        let scan_end = end.min(tar.len() as f64);
-        i = match (i < scan_end)
-            .then(|| {
-                tar[i as usize..scan_end as usize]
-                    .iter()
-                    .position(|&b| b == b' ')
-            })
-            .flatten()
-        {
-            Some(space) => i + space as f64,
-            None => end,
+        // The length runs to the first space before `end`, or to `end`.
+        let region = js_slice(src, line_start, end)?;
+        let (len_text, space) = match region.iter().position(|&b| b == b' ') {
+            Some(space) => (&region[..space], line_start + space as f64),
+            None => (region, end),
         };
-        let len_text = js_slice(tar, line_start, i);
         let len = js_parse_int(len_text, 10);
         // 0 and NaN are what pnpm rejects; a negative length would send it backwards.
         if len.is_nan() || len <= 0.0 {
             return Err(TarError::new(format!(
                 "Invalid length in PAX record: {}",
                 String::from_utf8_lossy(len_text)
-            )));
+            ))
+            .into());
         }
-        i += 1.0;
+        i = space + 1.0;
         let line_end = line_start + len;
-        let record = String::from_utf8_lossy(js_slice(tar, i, line_end - 1.0));
+        let record = String::from_utf8_lossy(js_slice(src, i, line_end - 1.0)?).into_owned();
         i = line_end;
         let (keyword, value_start) = match record.find('=') {
             Some(eq) => (Some(&record[..eq]), eq + 1),
@@ -425,9 +466,9 @@ fn parse_pax(
         match keyword {
             Some("path") => {
                 if global {
-                    return Err(TarError::new(format!(
-                        "Unexpected global PAX path: {record}"
-                    )));
+                    return Err(
+                        TarError::new(format!("Unexpected global PAX path: {record}")).into(),
+                    );
                 }
                 let start = match record[value_start..].find('/') {
                     Some(slash) => value_start + slash + 1,
@@ -436,16 +477,17 @@ fn parse_pax(
                 pending.pax_path = record[start..].to_string();
             }
             Some("size") => {
-                let size = js_parse_int(record[value_start..].as_bytes(), 10);
+                let size = js_parse_int(&record.as_bytes()[value_start..], 10);
                 if size.is_nan() || size < 0.0 {
-                    return Err(TarError::new(format!(
-                        "Invalid size in PAX record: {record}"
-                    )));
+                    return Err(
+                        TarError::new(format!("Invalid size in PAX record: {record}")).into(),
+                    );
                 }
                 if global {
                     return Err(TarError::new(format!(
                         "Unexpected global PAX file size: {record}"
-                    )));
+                    ))
+                    .into());
                 }
                 pending.pax_size = Some(size);
             }
@@ -549,27 +591,15 @@ fn to_int32(v: f64) -> i32 {
     }) as i32
 }
 
-/// `buf.subarray(start, start + len)`, clamped to the buffer.
-fn js_subarray(buf: &[u8], start: usize, len: usize) -> &[u8] {
-    let start = start.min(buf.len());
-    &buf[start..start.saturating_add(len).min(buf.len())]
-}
-
 /// The bytes `buf.toString('utf8', start, end)` decodes (positions are JS numbers).
-fn js_slice(buf: &[u8], start: f64, end: f64) -> &[u8] {
-    let len = buf.len() as f64;
+fn js_slice<S: TarSource>(src: &mut S, start: f64, end: f64) -> Result<&[u8], S::Error> {
     let start = if start > 0.0 { start.trunc() } else { 0.0 };
-    let end = if end > len {
-        len
-    } else if end.is_nan() {
-        0.0
-    } else {
-        end.trunc()
-    };
-    if start >= len || end <= start {
-        return &[];
+    let end = if end.is_nan() { 0.0 } else { end.trunc() };
+    if end <= start {
+        return Ok(&[]);
     }
-    &buf[start as usize..end as usize]
+    // Saturating casts; the source cuts the range at the end of the tar.
+    src.bytes(start as usize, end as usize)
 }
 
 #[cfg(test)]

@@ -1,4 +1,6 @@
 use std::path::Path;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use napi::bindgen_prelude::{Buffer, Object, Uint8Array};
@@ -7,15 +9,15 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use crate::extract::{self, ms_since, ExtractError, ExtractRequest, Extracted, ExtractedFile};
+use crate::feed::Feed;
 use crate::integrity::IntegrityError;
 use crate::store_index::IndexError;
-use crate::{json, pools, store};
+use crate::{gzip, json, pools, store};
 
+/// Where and how a tarball is extracted (the tarball itself is passed beside it, or written).
 #[napi(object)]
+#[derive(Clone)]
 pub struct ExtractOptions {
-    /// The tarball as downloaded. Read in place (never copied), also when it is a view over a
-    /// `SharedArrayBuffer`; it must not be modified until the promise settles.
-    pub buffer: Uint8Array,
     pub store_dir: String,
     /// `path.join(storeDir, 'files')`, so blob paths read exactly as pnpm's do.
     pub files_dir: String,
@@ -75,62 +77,184 @@ type Resolver = Box<dyn FnOnce(Env) -> napi::Result<ExtractResult> + Send>;
 
 /// Extracts a tarball into the store on the extraction pool and resolves once its blobs are
 /// written and (with `writeIndex`) its index row committed. Never rejects: failures resolve as
-/// `{ error }`.
+/// `{ error }`. `buffer` is the tarball as downloaded, read in place (never copied), also when
+/// it is a view over a `SharedArrayBuffer`; it must not be modified until the promise settles.
 #[napi(ts_return_type = "Promise<ExtractResult>")]
-pub fn extract_tarball(env: &Env, opts: ExtractOptions) -> napi::Result<Object<'_>> {
+pub fn extract_tarball(
+    env: &Env,
+    buffer: Uint8Array,
+    opts: ExtractOptions,
+) -> napi::Result<Object<'_>> {
     let (deferred, promise) = env.create_deferred::<ExtractResult, Resolver>()?;
     let submitted = Instant::now();
-    pools::extraction_pool().spawn(move || {
-        let mut timings = ExtractTimings {
-            queued_ms: ms_since(submitted),
-            ..Default::default()
-        };
-        let store = if opts.frozen_store == Some(true) {
-            store::open_frozen(Path::new(&opts.store_dir))
-        } else {
-            store::open(Path::new(&opts.store_dir))
-        };
+    // Read here, on the JS thread, which is the one that sets environment variables.
+    let stream_above = extract::stream_above();
+    let work = extract::estimated_work(&buffer);
+    pools::spawn_extraction(work, move || {
+        let queued_ms = ms_since(submitted);
+        let store = open_store(&opts);
         let outcome = super::task::catch_panic("extracting", || {
-            extract::extract(
-                &store.cas,
-                &ExtractRequest {
-                    tarball: &opts.buffer,
-                    integrity: opts.integrity.as_deref(),
-                    ignore_file_pattern: opts.ignore_file_pattern.as_deref(),
-                    ignore_file_pattern_error: opts.ignore_file_pattern_error.as_deref(),
-                    append_manifest: opts.append_manifest_json.as_deref(),
-                    max_unpacked_size: opts.max_tarball_unpacked_size.map(|n| n as u64),
-                },
-            )
+            extract::extract(&store.cas, &request(&opts, &buffer, stream_above))
         })
         .unwrap_or_else(|message| Err(ExtractError::Manifest(message)));
-        drop(opts.buffer);
-        let mut extracted = match outcome {
-            Ok(extracted) => extracted,
-            Err(e) => return settle(deferred, Err(to_native_error(&e))),
-        };
-        timings.inflate_ms = extracted.timings.inflate_ms;
-        timings.hash_write_ms = extracted.timings.hash_write_ms;
-        let files_dir = opts.files_dir;
-        let row_for_caller = opts.return_index_row.then(|| extracted.row.clone());
-        if !opts.write_index {
-            let result = success(extracted, &files_dir, row_for_caller, timings);
-            return settle(deferred, Ok(result));
-        }
-        let row = std::mem::take(&mut extracted.row);
-        let index_started = Instant::now();
-        store.index.submit(
-            vec![(opts.files_index_file, row)],
-            Box::new(move |committed: Result<(), IndexError>| {
-                timings.index_ms = ms_since(index_started);
-                let result = committed
-                    .map(|()| success(extracted, &files_dir, row_for_caller, timings))
-                    .map_err(|e| NativeError::new(e.code(), e.message));
-                settle(deferred, result);
-            }),
-        );
+        drop(buffer);
+        complete(&store, opts, outcome, queued_ms, deferred);
     });
     Ok(promise)
+}
+
+/// A tarball written chunk by chunk as it downloads (`write`, then `end` or `abort`). Small
+/// tarballs are extracted at `end`, from the whole buffer, as `extractTarball` does; once more
+/// than `CAS_NATIVE_STREAM_ABOVE / 32` bytes (1 MiB by default) of a gzip'd one have arrived,
+/// a thread of its own starts streaming it while the rest downloads. Its reads wait for the
+/// network, so it stays off the extraction pool.
+#[napi]
+pub struct TarballWriter {
+    opts: ExtractOptions,
+    feed: Arc<Feed>,
+    stream_above: u64,
+    streaming: Option<JoinHandle<Result<Extracted, ExtractError>>>,
+    ended: bool,
+}
+
+#[napi]
+impl TarballWriter {
+    #[napi(constructor)]
+    pub fn new(opts: ExtractOptions) -> Self {
+        TarballWriter {
+            opts,
+            feed: Feed::new(),
+            stream_above: extract::stream_above(),
+            streaming: None,
+            ended: false,
+        }
+    }
+
+    /// Appends a chunk (copied). Ignored after `end` or `abort`.
+    #[napi]
+    pub fn write(&mut self, chunk: Uint8Array) {
+        if self.ended {
+            return;
+        }
+        self.feed.push(&chunk);
+        if self.streaming.is_none()
+            && self.feed.received() as u64 > self.stream_above / 32
+            && self.feed.peek(gzip::is_gzip)
+        {
+            let (opts, feed, stream_above) =
+                (self.opts.clone(), self.feed.clone(), self.stream_above);
+            self.streaming = Some(std::thread::spawn(move || {
+                let store = open_store(&opts);
+                super::task::catch_panic("extracting", || {
+                    extract::extract_fed(&store.cas, &request(&opts, &[], stream_above), feed)
+                })
+                .unwrap_or_else(|message| Err(ExtractError::Manifest(message)))
+            }));
+        }
+    }
+
+    /// No more chunks: resolves as `extractTarball` does.
+    #[napi(ts_return_type = "Promise<ExtractResult>")]
+    pub fn end<'env>(&mut self, env: &'env Env) -> napi::Result<Object<'env>> {
+        let (deferred, promise) = env.create_deferred::<ExtractResult, Resolver>()?;
+        self.ended = true;
+        self.feed.end();
+        let (opts, feed, stream_above) = (self.opts.clone(), self.feed.clone(), self.stream_above);
+        let (submitted, streaming) = (Instant::now(), self.streaming.take());
+        // Streamed: what is left is the tail of the stream; else the whole tarball waits.
+        let work = match streaming {
+            Some(_) => 0,
+            None => self.feed.peek(extract::estimated_work),
+        };
+        pools::spawn_extraction(work, move || {
+            let queued_ms = ms_since(submitted);
+            let store = open_store(&opts);
+            let outcome = match streaming {
+                Some(thread) => thread.join().unwrap_or_else(|_| {
+                    Err(ExtractError::Manifest(
+                        "internal error while extracting".into(),
+                    ))
+                }),
+                None => super::task::catch_panic("extracting", || {
+                    let tarball = feed.take_all().map_err(ExtractError::Gzip)?;
+                    extract::extract(&store.cas, &request(&opts, &tarball, stream_above))
+                })
+                .unwrap_or_else(|message| Err(ExtractError::Manifest(message))),
+            };
+            complete(&store, opts, outcome, queued_ms, deferred);
+        });
+        Ok(promise)
+    }
+
+    /// The download failed: a streaming extraction stops (writing no row), later calls are
+    /// ignored, and `end` is not to be called.
+    #[napi]
+    pub fn abort(&mut self) {
+        self.ended = true;
+        self.feed.abort();
+    }
+}
+
+fn open_store(opts: &ExtractOptions) -> Arc<store::Store> {
+    if opts.frozen_store == Some(true) {
+        store::open_frozen(Path::new(&opts.store_dir))
+    } else {
+        store::open(Path::new(&opts.store_dir))
+    }
+}
+
+fn request<'a>(
+    opts: &'a ExtractOptions,
+    tarball: &'a [u8],
+    stream_above: u64,
+) -> ExtractRequest<'a> {
+    ExtractRequest {
+        tarball,
+        integrity: opts.integrity.as_deref(),
+        ignore_file_pattern: opts.ignore_file_pattern.as_deref(),
+        ignore_file_pattern_error: opts.ignore_file_pattern_error.as_deref(),
+        append_manifest: opts.append_manifest_json.as_deref(),
+        max_unpacked_size: opts.max_tarball_unpacked_size.map(|n| n as u64),
+        stream_above: Some(stream_above),
+    }
+}
+
+/// Commits the row (with `writeIndex`) and settles.
+fn complete(
+    store: &store::Store,
+    opts: ExtractOptions,
+    outcome: Result<Extracted, ExtractError>,
+    queued_ms: f64,
+    deferred: JsDeferred<ExtractResult, Resolver>,
+) {
+    let mut timings = ExtractTimings {
+        queued_ms,
+        ..Default::default()
+    };
+    let mut extracted = match outcome {
+        Ok(extracted) => extracted,
+        Err(e) => return settle(deferred, Err(to_native_error(&e))),
+    };
+    timings.inflate_ms = extracted.timings.inflate_ms;
+    timings.hash_write_ms = extracted.timings.hash_write_ms;
+    let files_dir = opts.files_dir;
+    let row_for_caller = opts.return_index_row.then(|| extracted.row.clone());
+    if !opts.write_index {
+        let result = success(extracted, &files_dir, row_for_caller, timings);
+        return settle(deferred, Ok(result));
+    }
+    let row = std::mem::take(&mut extracted.row);
+    let index_started = Instant::now();
+    store.index.submit(
+        vec![(opts.files_index_file, row)],
+        Box::new(move |committed: Result<(), IndexError>| {
+            timings.index_ms = ms_since(index_started);
+            let result = committed
+                .map(|()| success(extracted, &files_dir, row_for_caller, timings))
+                .map_err(|e| NativeError::new(e.code(), e.message));
+            settle(deferred, result);
+        }),
+    );
 }
 
 /// Settles on the JS thread; everything that builds JS values happens there.

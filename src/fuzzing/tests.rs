@@ -276,6 +276,28 @@ proptest! {
         }
         let _ = check_tar(&tar, limit);
     }
+
+    /// Streaming and whole-buffer extraction: the same files, row and manifest, or the same
+    /// error, whatever the damage to the tar or to its gzip stream (`crate::streaming`).
+    #[test]
+    fn streamed_extraction_matches_the_whole_buffer(
+        members in vec(messy_member(), 0..8),
+        damage in damage(),
+        fix_checksums in any::<bool>(),
+        gzip_damage in proptest::option::of(damage()),
+        limit in proptest::option::of(0u64..8000),
+    ) {
+        let mut tar = build_tar(&members);
+        damage.apply(&mut tar);
+        if fix_checksums {
+            fix_tar_checksums(&mut tar);
+        }
+        let mut tgz = crate::streaming::tests::gz(&tar);
+        if let Some(damage) = gzip_damage {
+            damage.apply(&mut tgz);
+        }
+        let _ = crate::streaming::tests::same_at(&tgz, limit, None, &[0, u64::MAX]);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ fn err(input: &[u8]) -> (GzipErrorKind, String) {
 }
 
 /// Pseudo-random, poorly compressible bytes.
-fn noise(len: usize) -> Vec<u8> {
+pub(crate) fn noise(len: usize) -> Vec<u8> {
     let mut x = 0x2545_f491_4f6c_dd1du64;
     (0..len)
         .map(|_| {
@@ -192,7 +192,8 @@ fn a_bomb_never_gets_more_memory_than_the_cap() {
     let input = gz(&vec![0; 8 << 20]);
     for limit in [1 << 20, (1 << 20) + 12_345, 5 << 20] {
         let mut out = Vec::with_capacity(initial_capacity(&input, limit));
-        let e = inflate_member(&input, &mut out, limit).unwrap_err();
+        let mut stream = Gunzip::new(Slice::new(&input), limit as u64);
+        let e = inflate_into(&mut stream, &mut out, limit).unwrap_err();
         assert_eq!(e.kind, GzipErrorKind::TooLarge);
         assert_eq!(out.len(), limit);
         assert!(out.capacity() <= limit);
