@@ -8,9 +8,11 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
-export default function setup (): () => void {
+export default function setup (): () => Promise<void> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-native-tests-'))
   // Read by os.tmpdir() in the test workers and every process they start.
   process.env.TMPDIR = root
-  return () => fs.rmSync(root, { recursive: true, force: true, maxRetries: 3 })
+  // Asynchronous: deleting GBs takes seconds, and a synchronous delete would block vitest's main
+  // process while it is still shutting its test workers down.
+  return () => fs.promises.rm(root, { recursive: true, force: true, maxRetries: 3 })
 }
