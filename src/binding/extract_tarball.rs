@@ -95,8 +95,7 @@ pub fn extract_tarball(
         let store = open_store(&opts);
         let outcome = super::task::catch_panic("extracting", || {
             extract::extract(&store.cas, &request(&opts, &buffer, stream_above))
-        })
-        .unwrap_or_else(|message| Err(ExtractError::Manifest(message)));
+        });
         drop(buffer);
         complete(&store, opts, outcome, queued_ms, deferred);
     });
@@ -113,7 +112,7 @@ pub struct TarballWriter {
     opts: ExtractOptions,
     feed: Arc<Feed>,
     stream_above: u64,
-    streaming: Option<JoinHandle<Result<Extracted, ExtractError>>>,
+    streaming: Option<JoinHandle<Outcome>>,
     ended: bool,
 }
 
@@ -148,7 +147,6 @@ impl TarballWriter {
                 super::task::catch_panic("extracting", || {
                     extract::extract_fed(&store.cas, &request(&opts, &[], stream_above), feed)
                 })
-                .unwrap_or_else(|message| Err(ExtractError::Manifest(message)))
             }));
         }
     }
@@ -170,16 +168,14 @@ impl TarballWriter {
             let queued_ms = ms_since(submitted);
             let store = open_store(&opts);
             let outcome = match streaming {
-                Some(thread) => thread.join().unwrap_or_else(|_| {
-                    Err(ExtractError::Manifest(
-                        "internal error while extracting".into(),
-                    ))
-                }),
+                // catch_panic inside the thread already turned a panic into an Err.
+                Some(thread) => thread
+                    .join()
+                    .unwrap_or_else(|_| Err("internal error while extracting".into())),
                 None => super::task::catch_panic("extracting", || {
                     let tarball = feed.take_all().map_err(ExtractError::Gzip)?;
                     extract::extract(&store.cas, &request(&opts, &tarball, stream_above))
-                })
-                .unwrap_or_else(|message| Err(ExtractError::Manifest(message))),
+                }),
             };
             complete(&store, opts, outcome, queued_ms, deferred);
         });
@@ -219,11 +215,15 @@ fn request<'a>(
     }
 }
 
+/// An extraction's end: its result or error, or the message of a panic (a bug in the addon:
+/// [`super::task::panic_error`], not an extraction failure).
+type Outcome = Result<Result<Extracted, ExtractError>, String>;
+
 /// Commits the row (with `writeIndex`) and settles.
 fn complete(
     store: &store::Store,
     opts: ExtractOptions,
-    outcome: Result<Extracted, ExtractError>,
+    outcome: Outcome,
     queued_ms: f64,
     deferred: JsDeferred<ExtractResult, Resolver>,
 ) {
@@ -232,8 +232,9 @@ fn complete(
         ..Default::default()
     };
     let mut extracted = match outcome {
-        Ok(extracted) => extracted,
-        Err(e) => return settle(deferred, Err(to_native_error(&e))),
+        Ok(Ok(extracted)) => extracted,
+        Ok(Err(e)) => return settle(deferred, Err(to_native_error(&e))),
+        Err(panic) => return settle(deferred, Err(super::task::panic_error(panic))),
     };
     timings.inflate_ms = extracted.timings.inflate_ms;
     timings.hash_write_ms = extracted.timings.hash_write_ms;
