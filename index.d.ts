@@ -121,8 +121,8 @@ export interface ExtractOptions {
   frozenStore?: boolean
   /**
    * pnpm 11.28's `maxTarballUnpackedSize` (a non-negative safe integer, checked in JS): the
-   * most the regular files may add up to; also caps the inflated tar at `min(4 GiB, n +
-   * max(n, 1 MiB))`. Over it: `ERR_PNPM_TARBALL_TOO_LARGE`, before any blob is written.
+   * most the regular files may add up to; also caps the inflated tar at `n + max(n, 1 MiB)`
+   * (`extract::inflate_cap`). Over it: `ERR_PNPM_TARBALL_TOO_LARGE`.
    */
   maxTarballUnpackedSize?: number
 }

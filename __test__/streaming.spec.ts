@@ -171,4 +171,14 @@ describe('the 5 GiB padding bomb', () => {
     console.log(`5 GiB padding bomb (${buffer.length} bytes): extracted in ${ours.ms.toFixed(0)} ms, peak RSS ${(ours.maxRSS / 1024).toFixed(0)} MiB (the whole Node process)`)
     expect(ours.maxRSS).toBeLessThanOrEqual(512 * 1024)
   }, 300_000)
+
+  it('extracts as pnpm 11.28 does with pnpm\'s default maxTarballUnpackedSize (4 GiB), as the worker and the fetcher pass it', async () => {
+    const maxTarballUnpackedSize = 4 * 1024 ** 3
+    const ours = extractInChild(bombFile, path.join(dir, 'v11-limit'), { maxTarballUnpackedSize })
+    expect(ours.code).toBeUndefined()
+    const reply = await pnpm11.request({ type: 'extract', buffer: new Uint8Array(fs.readFileSync(bombFile)), storeDir: path.join(dir, 'pnpm11'), filesIndexFile: 'bomb-limit', maxTarballUnpackedSize })
+    expect(reply.status).toBe('success')
+    expect(ours.keys).toEqual([...reply.value.filesMap.keys()])
+    expect(ours.maxRSS).toBeLessThanOrEqual(512 * 1024)
+  }, 300_000)
 })

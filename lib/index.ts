@@ -51,7 +51,8 @@ export interface AddFilesFromTarballOptions {
    * pnpm 11.28's `maxTarballUnpackedSize` (pnpm's default: 4 GiB): the most the tarball's regular files may add up to,
    * in bytes. Over it: `ERR_PNPM_TARBALL_TOO_LARGE` (with a `hint`), before any blob of a small tarball is written (a big
    * one is streamed: its earlier files may be). It also caps what a gzip'd tarball may inflate to, at
-   * `min(4 GiB, n + max(n, 1 MiB))`. Default: no limit (a big tarball is streamed through a bounded window).
+   * `n + max(n, 1 MiB)` (a big tarball is streamed, so pnpm's default of 4 GiB lets pnpm's own bombs of padding extract as
+   * pnpm does). Default: no limit (a big tarball is streamed through a bounded window).
    */
   maxTarballUnpackedSize?: number
 }

@@ -110,16 +110,15 @@ pub const TAR_OVERHEAD_ALLOWANCE_MIN: u64 = 1 << 20;
 
 /// How many bytes a gzip'd tarball may inflate to. Without a limit: no bound, as streaming
 /// holds a window whatever the size (a gzip bomb of padding extracts, as in pnpm 11.28). With
-/// `maxTarballUnpackedSize = n`: `min(4 GiB, n + max(n, 1 MiB))`, so a bomb fails once it has
-/// inflated past that. Headers and padding take 512-1,000 bytes per file, so only a package of
+/// `maxTarballUnpackedSize = n`: `n + max(n, 1 MiB)`, so a bomb fails once it has inflated past
+/// that. Not capped at the whole-buffer path's 4 GiB ([`gzip::MAX_OUTPUT`]): past 32 MiB the tar
+/// is streamed, so pnpm's default limit (4 GiB, an 8 GiB cap) lets the padding bomb extract as
+/// pnpm 11.28 does. Headers and padding take 512-1,000 bytes per file, so only a package of
 /// many small files whose contents nearly reach the limit could be refused by this cap rather
 /// than by the sum of its files; the error (`ERR_PNPM_TARBALL_TOO_LARGE`) and its remedy are
 /// the same.
 pub fn inflate_cap(max_unpacked_size: Option<u64>) -> Option<u64> {
-    max_unpacked_size.map(|n| {
-        n.saturating_add(n.max(TAR_OVERHEAD_ALLOWANCE_MIN))
-            .min(gzip::MAX_OUTPUT as u64)
-    })
+    max_unpacked_size.map(|n| n.saturating_add(n.max(TAR_OVERHEAD_ALLOWANCE_MIN)))
 }
 
 /// A gzip error, or, when a `maxTarballUnpackedSize` set the cap that was hit, the limit's error.
@@ -130,10 +129,10 @@ pub(crate) fn inflate_error(
 ) -> ExtractError {
     match (max_unpacked_size, cap) {
         (Some(max), Some(cap)) if e.kind == gzip::GzipErrorKind::TooLarge => {
-            let why = if cap < gzip::MAX_OUTPUT as u64 {
+            let why = if Some(cap) == inflate_cap(Some(max)) {
                 "the limit plus as much again for tar headers"
             } else {
-                "the most @cas/native inflates"
+                "the most @cas/native inflates into one buffer"
             };
             ExtractError::Tar(tarball::too_large(
                 max,
@@ -258,7 +257,10 @@ fn unpack(
     let stream_above = req.stream_above.unwrap_or(STREAM_ABOVE);
     // Past the whole-buffer path's own bound, the cap decides (the old 4 GiB one when
     // streaming is turned off).
-    let whole_limit = cap.unwrap_or(gzip::MAX_OUTPUT as u64).min(stream_above);
+    let whole_limit = cap
+        .unwrap_or(u64::MAX)
+        .min(gzip::MAX_OUTPUT as u64)
+        .min(stream_above);
     if gzip::trailer_size(req.tarball) as u64 <= stream_above {
         let started = Instant::now();
         match gzip::gunzip_limited(req.tarball, whole_limit as usize) {
@@ -273,7 +275,8 @@ fn unpack(
                 )
             }
             Err(e) if e.kind != gzip::GzipErrorKind::TooLarge || whole_limit < stream_above => {
-                return Err(inflate_error(e, req.max_unpacked_size, cap))
+                // The bound that was hit: the limit's cap, or the one buffer's.
+                return Err(inflate_error(e, req.max_unpacked_size, Some(whole_limit)));
             }
             Err(_) => {}
         }

@@ -38,8 +38,8 @@ pub struct ExtractOptions {
     /// `ERR_PNPM_FROZEN_STORE_WRITE`, as pnpm's read-only index refuses it.
     pub frozen_store: Option<bool>,
     /// pnpm 11.28's `maxTarballUnpackedSize` (a non-negative safe integer, checked in JS): the
-    /// most the regular files may add up to; also caps the inflated tar at `min(4 GiB, n +
-    /// max(n, 1 MiB))`. Over it: `ERR_PNPM_TARBALL_TOO_LARGE`, before any blob is written.
+    /// most the regular files may add up to; also caps the inflated tar at `n + max(n, 1 MiB)`
+    /// (`extract::inflate_cap`). Over it: `ERR_PNPM_TARBALL_TOO_LARGE`.
     pub max_tarball_unpacked_size: Option<f64>,
 }
 
