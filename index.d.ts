@@ -24,7 +24,8 @@ export declare class TarballWriter {
   end(): Promise<ExtractResult>
   /**
    * The download failed: a streaming extraction stops (writing no row), later calls are
-   * ignored, and `end` is not to be called.
+   * ignored, and `end` is not to be called. After `end` it does nothing: the tarball is
+   * whole, and a caller's cleanup must not fail it.
    */
   abort(): void
 }

@@ -139,6 +139,18 @@ describe('createTarballWriter', () => {
     }
     expect(verifyStore(storeDir).blobs).toBeGreaterThan(0)
   })
+
+  it.each([['streamed', 0], ['whole', WHOLE]])('abort() after end() (a caller\'s cleanup) leaves the %s extraction to finish', async (_name, streamAbove) => {
+    const f = tarballFixtures().reduce((a, b) => (b.buffer.length > a.buffer.length ? b : a))
+    const storeDir = freshStoreDir('writer-end-abort')
+    const writer = writeInChunks(streamAbove, f.buffer, { storeDir, filesIndexFile: 'k', integrity: f.integrity })
+    const ended = writer.end()
+    writer.abort()
+    const r = await ended
+    cas.closeStores()
+    expect(r.filesMap.size).toBe(f.files)
+    expect(verifyStore(storeDir)).toMatchObject({ rows: 1, problems: [] })
+  })
 })
 
 describe('the 5 GiB padding bomb', () => {

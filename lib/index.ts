@@ -96,7 +96,7 @@ export interface TarballWriter {
   write (chunk: Uint8Array): void
   /** No more chunks: settles as `addFilesFromTarball` does for the whole tarball (the integrity is checked over every byte written; no row unless it matches). */
   end (): Promise<AddFilesFromTarballResult>
-  /** The download failed: the extraction stops and writes no row; `write` and `end` may not follow. */
+  /** The download failed: the extraction stops and writes no row; `write` and `end` may not follow. Does nothing after `end`. */
   abort (): void
 }
 
@@ -123,7 +123,9 @@ export function createTarballWriter (opts: TarballWriterOptions): TarballWriter 
       return tarballResult(await writer.end(), opts)
     },
     abort () {
-      if (state === 'open') state = 'aborted'
+      // After end() the tarball is whole: a cleanup's abort() must not fail it.
+      if (state !== 'open') return
+      state = 'aborted'
       writer.abort()
     },
   }

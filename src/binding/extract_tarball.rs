@@ -158,36 +158,54 @@ impl TarballWriter {
         self.ended = true;
         self.feed.end();
         let (opts, feed, stream_above) = (self.opts.clone(), self.feed.clone(), self.stream_above);
-        let (submitted, streaming) = (Instant::now(), self.streaming.take());
-        // Streamed: what is left is the tail of the stream; else the whole tarball waits.
-        let work = match streaming {
-            Some(_) => 0,
-            None => self.feed.peek(extract::estimated_work),
-        };
-        pools::spawn_extraction(work, move || {
-            let queued_ms = ms_since(submitted);
-            let store = open_store(&opts);
-            let outcome = match streaming {
-                // catch_panic inside the thread already turned a panic into an Err.
-                Some(thread) => thread
-                    .join()
-                    .unwrap_or_else(|_| Err("internal error while extracting".into())),
-                None => super::task::catch_panic("extracting", || {
-                    let tarball = feed.take_all().map_err(ExtractError::Gzip)?;
-                    extract::extract(&store.cas, &request(&opts, &tarball, stream_above))
-                }),
-            };
-            complete(&store, opts, outcome, queued_ms, deferred);
-        });
+        let submitted = Instant::now();
+        match self.streaming.take() {
+            // Streamed: its thread finishes the tail and then it commits the row on a thread of
+            // its own, neither queued behind the pool's waiting extractions nor holding one of
+            // its threads while it waits.
+            Some(thread) => {
+                std::thread::spawn(move || {
+                    // catch_panic inside the thread already turned a panic into an Err.
+                    let outcome = thread
+                        .join()
+                        .unwrap_or_else(|_| Err("internal error while extracting".into()));
+                    complete(&open_store(&opts), opts, outcome, 0.0, deferred);
+                });
+            }
+            // The whole tarball waits for the pool, ranked by its size like any extraction.
+            None => {
+                let work = self.feed.peek(extract::estimated_work);
+                pools::spawn_extraction(work, move || {
+                    let queued_ms = ms_since(submitted);
+                    let store = open_store(&opts);
+                    let outcome = super::task::catch_panic("extracting", || {
+                        let tarball = feed.take_all().map_err(ExtractError::Gzip)?;
+                        extract::extract(&store.cas, &request(&opts, &tarball, stream_above))
+                    });
+                    complete(&store, opts, outcome, queued_ms, deferred);
+                });
+            }
+        }
         Ok(promise)
     }
 
     /// The download failed: a streaming extraction stops (writing no row), later calls are
-    /// ignored, and `end` is not to be called.
+    /// ignored, and `end` is not to be called. After `end` it does nothing: the tarball is
+    /// whole, and a caller's cleanup must not fail it.
     #[napi]
     pub fn abort(&mut self) {
-        self.ended = true;
-        self.feed.abort();
+        if !self.ended {
+            self.ended = true;
+            self.feed.abort();
+        }
+    }
+}
+
+/// A writer dropped (garbage-collected) without `end` or `abort`: its streaming thread, which
+/// would otherwise wait for more bytes forever, stops.
+impl Drop for TarballWriter {
+    fn drop(&mut self) {
+        self.abort();
     }
 }
 
