@@ -183,6 +183,28 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
   })
 })
 
+describe('versions in lockstep', () => {
+  it('npm version\'s sync script moves the plugin and the alias package to the new version (the alias also depends on it exactly); pack-plugin refuses a plugin behind', () => {
+    const dir = freshDir('sync-versions')
+    const copy = (rel: string): void => {
+      fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true })
+      fs.copyFileSync(path.join(repoDir, rel), path.join(dir, rel))
+    }
+    for (const rel of ['scripts/sync-versions.mjs', 'scripts/pack-plugin.mjs', 'npm/pnpm-worker/package.json', 'npm/pnpm-plugin-native/package.json']) copy(rel)
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...rootPkg, version: '9.9.9' }))
+    // pack-plugin reads the platform helpers from dist/ and fails on the version before packing anything.
+    fs.cpSync(path.join(repoDir, 'dist'), path.join(dir, 'dist'), { recursive: true })
+    const behind = spawnSync(process.execPath, [path.join(dir, 'scripts', 'pack-plugin.mjs'), path.join(dir, 'out')], { encoding: 'utf8' })
+    expect(behind.status).toBe(1)
+    expect(behind.stderr).toContain(`npm/pnpm-plugin-native is at ${rootPkg.version}, package.json at 9.9.9: run \`npm run version\``)
+    const sync = spawnSync(process.execPath, [path.join(dir, 'scripts', 'sync-versions.mjs')], { encoding: 'utf8' })
+    expect(sync.status, sync.stderr).toBe(0)
+    const read = (rel: string) => JSON.parse(fs.readFileSync(path.join(dir, rel), 'utf8'))
+    expect(read('npm/pnpm-plugin-native/package.json').version).toBe('9.9.9')
+    expect(read('npm/pnpm-worker/package.json')).toMatchObject({ version: '9.9.9', dependencies: { [rootPkg.name]: '9.9.9' } })
+  })
+})
+
 describe('createPlugin: what each pnpm gets', () => {
   const manifest = { name: PLUGIN_NAME, version: '1.2.3', optionalDependencies: { '@cas/native-linux-x64-gnu': '1.2.3', '@cas/native-darwin-arm64': '1.2.3' } }
   const calls: string[] = []

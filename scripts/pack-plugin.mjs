@@ -5,8 +5,9 @@
 //
 //   node scripts/pack-plugin.mjs <dir> [--plugin-only]
 //
-// The plugin gets the version of package.json and an exact-version optional dependency on every
-// platform package in npm/, so the three are published in lockstep. A config dependency gets no
+// The plugin's version is package.json's (the `version` script keeps npm/*/package.json in step;
+// this checks it), and it gets an exact-version optional dependency on every platform package in
+// npm/, so the three are published in lockstep. A config dependency gets no
 // regular dependencies, so everything else the plugin runs is copied into it: the modules
 // dist/pnpm-plugin.js requires, found by following their relative requires.
 import { execFileSync } from 'node:child_process'
@@ -31,6 +32,9 @@ function fail (message) {
   console.error(`pack-plugin: ${message}`)
   process.exit(1)
 }
+
+const pluginVersion = readJson(path.join(repo, 'npm', 'pnpm-plugin-native', 'package.json')).version
+if (pluginVersion !== rootPkg.version) fail(`npm/pnpm-plugin-native is at ${pluginVersion}, package.json at ${rootPkg.version}: run \`npm run version\``)
 
 /** `dist/<entry>` and every module it reaches through relative requires (paths relative to the repo). */
 function moduleClosure (entry) {
@@ -82,7 +86,6 @@ try {
   const manifest = readJson(path.join(plugin, 'package.json'))
   writeFileSync(path.join(plugin, 'package.json'), `${JSON.stringify({
     ...manifest,
-    version: rootPkg.version,
     optionalDependencies: Object.fromEntries([...platformPackages.values()].map((pkg) => [pkg.name, rootPkg.version]).sort()),
   }, null, 2)}\n`)
   pack(plugin)
