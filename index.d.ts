@@ -330,6 +330,15 @@ export interface NativeError {
   dest?: string
 }
 
+/** Only ever returned to JS. */
+export interface ParsedYaml {
+  value?: unknown
+  error?: NativeError
+}
+
+/** Parses one YAML document; a syntax error comes back as data. */
+export declare function parseYaml(text: string): ParsedYaml
+
 export interface QuarantineEntry {
   cacheKey: string
   reasons: Array<string>

@@ -39,3 +39,4 @@ pub mod tarball;
 #[cfg(test)]
 mod test_support;
 pub mod value;
+pub mod yaml_document;
