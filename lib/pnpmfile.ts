@@ -26,6 +26,8 @@ import path from 'node:path'
 import { checkAbsolutePath, checkObject } from './args.js'
 import { invalidArgument } from './errors.js'
 import * as cas from './index.js'
+import { installNatively, type NativeInstallConfig } from './native-install.js'
+import { userAgentPnpmVersion } from './pnpm-plugin.js'
 import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
@@ -263,9 +265,24 @@ export const registryTarballFetcher = {
   },
 }
 
-/** Remembers the settings `preResolution` and the importer need; changes nothing. */
-function updateConfig<T extends object> (config: T): T {
+/**
+ * Remembers the settings `preResolution` and the importer need, and, for `pnpm install`, runs
+ * the native install (it decides whether it can); changes no setting.
+ */
+async function updateConfig<T extends object> (config: T): Promise<T> {
   pnpmConfig = config
+  if (startedToInstall() && process.env.CAS_NATIVE_INSTALL !== '0') {
+    try {
+      const settings = config as NativeInstallConfig
+      const summary = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
+      trace(summary.installed
+        ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms`
+        : `native install skipped: ${summary.skipped!}`)
+    } catch (err) {
+      // Nothing recorded: pnpm installs as if it had not run.
+      trace(`native install failed: ${(err as Error).message}`)
+    }
+  }
   return config
 }
 
@@ -291,8 +308,9 @@ export const hooks = {
   updateConfig,
   ...(startedToInstall() && process.env.CAS_NATIVE_PNPMFILE_PRELINK !== '0' ? { preResolution } : {}),
   // pnpm 11.28 warns on every install that this hook is deprecated (it keeps pnpm's own
-  // parallel importer out); `CAS_NATIVE_PNPMFILE_IMPORTER=0` leaves importing to pnpm.
-  ...(process.env.CAS_NATIVE_PNPMFILE_IMPORTER !== '0' ? { importPackage: importIndexedPackage } : {}),
+  // parallel importer out), so it is opt-in: `CAS_NATIVE_PNPMFILE_IMPORTER=1` imports what the
+  // native install leaves to pnpm natively too.
+  ...(process.env.CAS_NATIVE_PNPMFILE_IMPORTER === '1' ? { importPackage: importIndexedPackage } : {}),
 }
 
 export const fetchers = [registryTarballFetcher]

@@ -1,6 +1,7 @@
-//! Reads one YAML document: `pnpm-lock.yaml` for the native frozen install, which has to know
-//! the lockfile before pnpm has read it (pnpm hands its lockfile to hooks only after its
-//! up-to-date check, which the native install must come before).
+//! Reads YAML documents: `pnpm-lock.yaml` for the native frozen install, which has to know the
+//! lockfile before pnpm has read it (pnpm hands its lockfile to hooks only after its up-to-date
+//! check, which the native install must come before). With config dependencies the file holds
+//! two documents: theirs first, then the project's.
 
 use thiserror::Error;
 pub use yaml_rust2::Yaml;
@@ -17,10 +18,9 @@ impl YamlError {
     }
 }
 
-/// The first document of `text` (`Null` for an empty one).
-pub fn parse(text: &str) -> Result<Yaml, YamlError> {
-    let docs = YamlLoader::load_from_str(text)?;
-    Ok(docs.into_iter().next().unwrap_or(Yaml::Null))
+/// Every document of `text`, in order.
+pub fn parse(text: &str) -> Result<Vec<Yaml>, YamlError> {
+    Ok(YamlLoader::load_from_str(text)?)
 }
 
 #[cfg(test)]

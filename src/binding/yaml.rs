@@ -1,4 +1,4 @@
-//! `parseYaml`: a YAML document as plain JS values, as js-yaml (pnpm's reader) gives them:
+//! `parseYamlDocuments`: YAML documents as plain JS values, as js-yaml (pnpm's reader) gives them:
 //! mappings as objects in document order, sequences as arrays, scalars as strings, numbers,
 //! booleans and `null`.
 
@@ -62,21 +62,21 @@ fn scalar_key(key: Yaml) -> String {
 /// Only ever returned to JS.
 #[napi(object, object_to_js = true, object_from_js = false)]
 pub struct ParsedYaml {
-    #[napi(ts_type = "unknown")]
-    pub value: Option<JsYaml>,
+    #[napi(ts_type = "unknown[]")]
+    pub documents: Option<Vec<JsYaml>>,
     pub error: Option<NativeError>,
 }
 
-/// Parses one YAML document; a syntax error comes back as data.
+/// Parses every document of a YAML text; a syntax error comes back as data.
 #[napi]
-pub fn parse_yaml(text: String) -> ParsedYaml {
+pub fn parse_yaml_documents(text: String) -> ParsedYaml {
     match yaml_document::parse(&text) {
-        Ok(doc) => ParsedYaml {
-            value: Some(JsYaml(doc)),
+        Ok(docs) => ParsedYaml {
+            documents: Some(docs.into_iter().map(JsYaml).collect()),
             error: None,
         },
         Err(e) => ParsedYaml {
-            value: None,
+            documents: None,
             error: Some(NativeError::new(e.code(), e.to_string())),
         },
     }
