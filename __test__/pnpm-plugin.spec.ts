@@ -4,7 +4,7 @@
  * on 127.0.0.1, added with `pnpm add --config @cas/pnpm-plugin-native` and one `pnpm install`
  * (the README's setup), then a fresh copy of the project (package.json, lockfile,
  * pnpm-workspace.yaml, no node_modules) installed with `pnpm install --frozen-lockfile` by the
- * real pnpm 11 CLI: from a warm store (the head start links the packages), from a cold one (the
+ * real pnpm 11 CLI: from a warm store (the native install lays out everything and pnpm finds it up to date), from a cold one (the
  * plugin's fetcher downloads and extracts them), and without the platform package (one warning,
  * stock pnpm's install). No NODE_PATH, no path into this checkout.
  *
@@ -126,23 +126,24 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(setUpDir, 'node_modules', '.pnpm', 'lock.yaml'), 'utf8')).toContain(fixtureLockfileTail)
   })
 
-  it('a fresh clone, warm store, --frozen-lockfile --offline: the head start links every package, the tree is stock pnpm\'s', async () => {
+  it('a fresh clone, warm store, --frozen-lockfile --offline: the native install lays out every package, pnpm finds it up to date, the tree is stock pnpm\'s', async () => {
     const dir = cloneOf(setUpDir, 'warm')
     const traceFile = path.join(base, 'trace-warm.txt')
     const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: dir, storeDir: setUpStore, sandbox: path.join(base, 'warm-sandbox'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
     expectOk(run)
     expect(run.stdout + run.stderr).not.toContain(WARNING)
+    expect(run.stdout).toContain('Already up to date')
     const trace = fs.readFileSync(traceFile, 'utf8')
-    expect(trace).toMatch(new RegExp(`^prelink ${packages.length} linked, 0 left to pnpm`, 'm'))
+    expect(trace).toMatch(new RegExp(`^native install: ${packages.length} packages, `, 'm'))
     expect(tree(dir, setUpStore)).toEqual(reference)
   })
 
-  it('a fresh clone in CI (CI=true, plain pnpm install, which pnpm 11 runs frozen there): the head start too', async () => {
+  it('a fresh clone in CI (CI=true, plain pnpm install, which pnpm 11 runs frozen there): the native install too', async () => {
     const dir = cloneOf(setUpDir, 'ci')
     const traceFile = path.join(base, 'trace-ci.txt')
     const run = await runPnpm(['install'], { projectDir: dir, storeDir: setUpStore, sandbox: path.join(base, 'ci-sandbox'), env: { CI: 'true', CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
     expectOk(run)
-    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^prelink ${packages.length} linked, 0 left to pnpm`, 'm'))
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^native install: ${packages.length} packages, `, 'm'))
     expect(tree(dir, setUpStore)).toEqual(reference)
     expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(setUpDir, 'pnpm-lock.yaml'), 'utf8'))
   })

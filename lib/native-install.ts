@@ -62,6 +62,8 @@ export interface NativeInstallSummary {
   skipped?: string
   packages: number
   ms: number
+  /** Milliseconds since the start at the end of each phase that ran, in order. */
+  phases: Record<string, number>
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
@@ -212,8 +214,10 @@ function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolea
  */
 export async function installNatively (config: NativeInstallConfig, pnpmVersion: string | undefined, importMethod: PackageImportMethod): Promise<NativeInstallSummary> {
   const started = performance.now()
+  const phases: Record<string, number> = {}
+  const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const done = (installed: boolean, packages: number, skipped?: string): NativeInstallSummary =>
-    ({ installed, packages, ms: performance.now() - started, ...(skipped != null ? { skipped } : {}) })
+    ({ installed, packages, ms: performance.now() - started, phases, ...(skipped != null ? { skipped } : {}) })
   const skip = (why: string): NativeInstallSummary => done(false, 0, why)
 
   const why = configUnsupported(config, pnpmVersion)
@@ -231,6 +235,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const storeDir = storeDirOf(config, rootDir)
   if (storeDir == null || !fs.existsSync(path.join(storeDir, 'index.db'))) return skip('no store to link from')
 
+  phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
   const { planned, notPlanned } = planWholeVirtualStore(lockfile, {
     virtualStoreDir,
@@ -245,6 +250,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     if (skipsIt != null) return skip(`${p.depPath}: ${skipsIt}`)
   }
 
+  phase('plan')
   const { results } = await linkStoredPackages({
     storeDir,
     packageImportMethod: importMethod,
@@ -255,6 +261,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const leftOut = results.findIndex((r) => !r.linked)
   if (leftOut !== -1) return skip(`${planned[leftOut].depPath}: ${results[leftOut].leftOut!}`)
 
+  phase('virtual store')
   const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
   const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath)!)
   const hoistPattern = config.hoistPattern as string[]
@@ -266,6 +273,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
       { name: '', modules: path.join(virtualStoreDir, 'node_modules'), children: hoisted.privateLinks },
     ],
   })
+  phase('hoisting')
   try {
     linkBins(lockfile, planned, {
       modulesDir,
@@ -283,6 +291,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     throw err
   }
 
+  phase('bins')
   const record: InstallRecord = {
     rootDir,
     modulesDir,
@@ -297,5 +306,6 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   }
   writeLayoutState(record, config)
   writeWorkspaceState(record, config)
+  phase('state')
   return done(true, planned.length)
 }

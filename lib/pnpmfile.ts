@@ -276,7 +276,7 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
       const settings = config as NativeInstallConfig
       const summary = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
       trace(summary.installed
-        ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms`
+        ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms (${Object.entries(summary.phases).map(([k, v]) => `${k} ${v}`).join(', ')})`
         : `native install skipped: ${summary.skipped!}`)
     } catch (err) {
       // Nothing recorded: pnpm installs as if it had not run.
