@@ -28,6 +28,9 @@ import { packedPackage, serveTarballs, type ServedPackage, type TarballRegistry 
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 
+/** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
+const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
+
 /** The plugin does nothing: stock pnpm with the same pnpmfile and lockfile. */
 const STOCK = { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_FETCHER: '0' }
 
@@ -247,6 +250,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const both = await installBoth(setUpDir, store, label, opts.extraArgs)
     expect(both.trace).toMatch(new RegExp(`^native install: ${opts.packages} packages, `, 'm'))
     expect(both.nativeRun.stdout).toContain('Already up to date')
+    expect(both.nativeRun.stdout).not.toContain(PNPM_INSTALLED)
     expect(both.nativeRun.stdout + both.nativeRun.stderr).not.toMatch(/WARN/)
     const nativeTree = tree(both.native, store)
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
@@ -255,6 +259,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const again = await runPnpm(['install', '--frozen-lockfile', ...(opts.extraArgs ?? [])], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
     expectOk(again)
     expect(again.stdout).toContain('Already up to date')
+    expect(again.stdout).not.toContain(PNPM_INSTALLED)
     expect(tree(both.native, store)).toEqual(nativeTree)
     expect(await answers(both.native, store, `${label}-native`, opts.why)).toEqual(await answers(both.stock, store, `${label}-stock`, opts.why))
     return both
@@ -275,13 +280,50 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       expectOk(await runPnpm(['install'], { projectDir: both.stock, storeDir: store, sandbox: sandbox(`${project.label}-stock`), registry: registry.url, env: STOCK }))
       const changed = await runPnpm(['install'], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${project.label}-native`), registry: registry.url })
       expectOk(changed)
-      expect(changed.stdout).not.toContain('Already up to date')
+      expect(changed.stdout).toMatch(/^\+ extra 1\.0\.0$/m)
       expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
       const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
       expect(relative(both.native)).toEqual(relative(both.stock))
       expect(fs.existsSync(path.join(both.native, 'node_modules', 'extra'))).toBe(true)
     })
   }
+
+  it('the e2e fixture project (real npm packages): stock pnpm\'s node_modules, up to date', async () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(projectFixture, 'package.json'), 'utf8'))
+    const { dir, store } = await setUp('fixture', manifest, fs.readFileSync(path.join(projectFixture, 'pnpm-workspace.yaml'), 'utf8'))
+    const both = await expectSameAsStock(dir, store, 'fixture', { packages: countSnapshots(dir), why: 'minimist' })
+    expect(both.stockTree.some((l) => l.startsWith('node_modules/.bin/is-docker 755'))).toBe(true)
+  })
+
+  /** What the native install leaves to pnpm: no state of its own, pnpm installs, stock's tree. */
+  async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp): Promise<Compared> {
+    const { dir, store } = await setUp(label, manifest, workspace)
+    const both = await installBoth(dir, store, label)
+    expect(both.trace).toMatch(why)
+    expect(both.trace).not.toMatch(/^native install: /m)
+    // pnpm's own install from the lockfile (which ends with an "Already up to date" of its own).
+    expect(both.nativeRun.stdout).toContain(PNPM_INSTALLED)
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+    return both
+  }
+
+  it('an optional package pnpm skips on this platform: left to pnpm, stock\'s tree', async () => {
+    const both = await expectLeftToPnpm('skipped-optional', { name: 'o', version: '1.0.0', dependencies: { util: '1.0.0' }, optionalDependencies: { 'mac-only': '1.0.0' } },
+      'minimumReleaseAge: 0\n', /^native install skipped: 1 packages need pnpm \(mac-only@1\.0\.0/m)
+    expect(fs.readFileSync(path.join(both.stock, 'node_modules', '.modules.yaml'), 'utf8')).toContain('"mac-only@1.0.0"')
+  })
+
+  it('a build pnpm runs: left to pnpm, which builds it', async () => {
+    const both = await expectLeftToPnpm('allowed-build', { name: 'b', version: '1.0.0', dependencies: { builder: '1.0.0', util: '1.0.0' } },
+      'minimumReleaseAge: 0\nallowBuilds:\n  builder: true\n', /^native install skipped: builder@1\.0\.0: requires-build$/m)
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', 'builder', 'built.txt'), 'utf8')).toBe('yes')
+  })
+
+  it('a bin it cannot write as pnpm does, found after the layout: nothing recorded, so pnpm installs over it, to stock\'s tree', async () => {
+    await expectLeftToPnpm('node-bin', { name: 'n', version: '1.0.0', dependencies: { 'node-bin': '1.0.0', util: '1.0.0' } },
+      'minimumReleaseAge: 0\n', /^native install skipped: a command named node \(node-bin\)$/m)
+  })
 
   function countSnapshots (dir: string): number {
     const main = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8').split('\n---\n').at(-1)!
