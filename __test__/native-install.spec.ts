@@ -234,20 +234,24 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
 
   interface Compared { stock: string, native: string, stockTree: string[], nativeRun: PnpmRun, trace: string }
 
-  /** A stock clone and a native clone of `setUpDir`, installed with `--frozen-lockfile` from its store. */
-  async function installBoth (setUpDir: string, store: string, label: string, extraArgs: string[] = []): Promise<Compared> {
+  /**
+   * A stock clone and a native clone of `setUpDir`, installed with `--frozen-lockfile` from its
+   * store (`online`: stock's fills it from the registry stand-in).
+   */
+  async function installBoth (setUpDir: string, store: string, label: string, online = false): Promise<Compared> {
+    const from = online ? { registry: registry.url } : {}
     const stock = clone(setUpDir, `${label}-stock`)
-    expectOk(await runPnpm(['install', '--frozen-lockfile', ...extraArgs], { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK }))
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
     const native = clone(setUpDir, `${label}-native`)
     const traceFile = path.join(base, `${label}-trace.txt`)
-    const nativeRun = await runPnpm(['install', '--frozen-lockfile', ...extraArgs], { projectDir: native, storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
     expectOk(nativeRun)
     return { stock, native, stockTree: tree(stock, store), nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
   }
 
   /** The checks every project the native install takes must pass. */
-  async function expectSameAsStock (setUpDir: string, store: string, label: string, opts: { packages: number, why: string, extraArgs?: string[] }): Promise<Compared> {
-    const both = await installBoth(setUpDir, store, label, opts.extraArgs)
+  async function expectSameAsStock (setUpDir: string, store: string, label: string, opts: { packages: number, why: string, online?: boolean }): Promise<Compared> {
+    const both = await installBoth(setUpDir, store, label, opts.online)
     expect(both.trace).toMatch(new RegExp(`^native install: ${opts.packages} packages, `, 'm'))
     expect(both.nativeRun.stdout).toContain('Already up to date')
     expect(both.nativeRun.stdout).not.toContain(PNPM_INSTALLED)
@@ -256,7 +260,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
 
     // Up to date, and stays so.
-    const again = await runPnpm(['install', '--frozen-lockfile', ...(opts.extraArgs ?? [])], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
+    const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
     expectOk(again)
     expect(again.stdout).toContain('Already up to date')
     expect(again.stdout).not.toContain(PNPM_INSTALLED)
@@ -294,6 +298,45 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const both = await expectSameAsStock(dir, store, 'fixture', { packages: countSnapshots(dir), why: 'minimist' })
     expect(both.stockTree.some((l) => l.startsWith('node_modules/.bin/is-docker 755'))).toBe(true)
   })
+
+  it('the alotta-modules lockfile (1,355 real npm packages): stock pnpm\'s node_modules, up to date', async () => {
+    // The corpus benchmark/download.mjs keeps (fetched here when missing), served as tarballs.
+    const cache = path.join(repoDir, 'benchmark', '.cache', 'tarballs')
+    if (!fs.existsSync(path.join(cache, 'manifest.json'))) {
+      const download = spawnSync(process.execPath, [path.join(repoDir, 'benchmark', 'download.mjs')], { encoding: 'utf8' })
+      expect(download.status, download.stderr).toBe(0)
+    }
+    const corpus = (JSON.parse(fs.readFileSync(path.join(cache, 'manifest.json'), 'utf8')) as Array<{ name: string, version: string, file: string }>)
+    const corpusRegistry = await serveTarballs([
+      ...corpus.map((t) => ({ name: t.name, version: t.version, tarball: path.join(cache, t.file) })),
+      ...fs.readdirSync(path.join(base, 'packed')).map((f) => packedPackage(path.join(base, 'packed', f))),
+    ])
+    try {
+      // The plugin's lines pnpm writes for any project (`pnpm add --config`, then `pnpm install`)
+      // joined to the fixture's lockfile: its config dependency, and the checksum of its pnpmfile.
+      const seed = await setUp('alotta-seed', { name: 'seed', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
+      const seedLockfile = fs.readFileSync(path.join(seed.dir, 'pnpm-lock.yaml'), 'utf8')
+      const envDocument = seedLockfile.slice(0, seedLockfile.indexOf('\n---\n', 4) + 5)
+      const checksum = /^pnpmfileChecksum: .*$/m.exec(seedLockfile)![0]
+      const configDependencies = /^configDependencies:\n(?: {2}.*\n)+/m.exec(fs.readFileSync(path.join(seed.dir, 'pnpm-workspace.yaml'), 'utf8'))![0]
+      const fixture = path.join(repoDir, 'benchmark', 'fixtures', 'alotta-modules')
+      const dir = path.join(base, 'alotta')
+      fs.mkdirSync(dir)
+      fs.copyFileSync(path.join(fixture, 'package.json'), path.join(dir, 'package.json'))
+      fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `${fs.readFileSync(path.join(fixture, 'pnpm-workspace.yaml'), 'utf8')}\nminimumReleaseAge: 0\n${configDependencies}`)
+      const lockfile = fs.readFileSync(path.join(fixture, 'pnpm-lock.yaml'), 'utf8').replace('\nimporters:\n', `\n${checksum}\n\nimporters:\n`)
+      fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), envDocument + lockfile)
+      const saved = registry
+      registry = corpusRegistry
+      try {
+        await expectSameAsStock(dir, path.join(base, 'alotta-store'), 'alotta', { packages: corpus.length, why: 'webpack', online: true })
+      } finally {
+        registry = saved
+      }
+    } finally {
+      await corpusRegistry.close()
+    }
+  }, 300_000)
 
   /** What the native install leaves to pnpm: no state of its own, pnpm installs, stock's tree. */
   async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp): Promise<Compared> {
