@@ -251,29 +251,30 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   }
 
   phase('plan')
-  const { results } = await linkStoredPackages({
-    storeDir,
-    packageImportMethod: importMethod,
-    verifyStoreIntegrity: config.verifyStoreIntegrity ?? true,
-    strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
-    packages: planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) })),
-  })
-  const leftOut = results.findIndex((r) => !r.linked)
-  if (leftOut !== -1) return skip(`${planned[leftOut].depPath}: ${results[leftOut].leftOut!}`)
-
-  phase('virtual store')
+  // The root's and the hoisted links need only the plan: made while the packages are linked.
   const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
   const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath)!)
   const hoistPattern = config.hoistPattern as string[]
   const publicHoistPattern = config.publicHoistPattern as string[]
   const hoisted = hoist(lockfile, planned, { hoistPattern, publicHoistPattern })
-  await symlinkAllModules({
-    deps: [
-      { name: '', modules: modulesDir, children: { ...direct, ...hoisted.publicLinks } },
-      { name: '', modules: path.join(virtualStoreDir, 'node_modules'), children: hoisted.privateLinks },
-    ],
-  })
-  phase('hoisting')
+  const [{ results }] = await Promise.all([
+    linkStoredPackages({
+      storeDir,
+      packageImportMethod: importMethod,
+      verifyStoreIntegrity: config.verifyStoreIntegrity ?? true,
+      strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
+      packages: planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) })),
+    }),
+    symlinkAllModules({
+      deps: [
+        { name: '', modules: modulesDir, children: { ...direct, ...hoisted.publicLinks } },
+        { name: '', modules: path.join(virtualStoreDir, 'node_modules'), children: hoisted.privateLinks },
+      ],
+    }),
+  ])
+  const leftOut = results.findIndex((r) => !r.linked)
+  if (leftOut !== -1) return skip(`${planned[leftOut].depPath}: ${results[leftOut].leftOut!}`)
+  phase('virtual store, links')
   try {
     linkBins(lockfile, planned, {
       modulesDir,
