@@ -24,7 +24,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PLUGIN_NAME } from '../dist/pnpm-plugin.js'
 import { lockedPackages, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
-import { packedPackage, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
+import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 
@@ -144,18 +144,13 @@ const CLONED = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']
 describe('the native frozen install with the real pnpm 11 CLI', () => {
   let base: string
   let registry: TarballRegistry
-  const servedNames: string[] = []
+  let plugin: ServedPackage[]
 
   beforeAll(async () => {
     base = freshDir('native-install')
-    const packed = path.join(base, 'packed')
-    const out = spawnSync(process.execPath, [path.join(repoDir, 'scripts', 'pack-plugin.mjs'), packed], { encoding: 'utf8' })
-    expect(out.status, out.stderr).toBe(0)
-    const plugin = fs.readdirSync(packed).map((f) => packedPackage(path.join(packed, f)))
+    plugin = packPlugin(path.join(base, 'packed'))
     const fixture = lockedPackages().map((p) => packedPackage(p.tarball))
-    const all = [...plugin, ...fixture, ...generated]
-    servedNames.push(...all.map((p) => p.name))
-    registry = await serveTarballs(all)
+    registry = await serveTarballs([...plugin, ...fixture, ...generated])
   })
 
   afterAll(async () => {
@@ -309,7 +304,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const corpus = (JSON.parse(fs.readFileSync(path.join(cache, 'manifest.json'), 'utf8')) as Array<{ name: string, version: string, file: string }>)
     const corpusRegistry = await serveTarballs([
       ...corpus.map((t) => ({ name: t.name, version: t.version, tarball: path.join(cache, t.file) })),
-      ...fs.readdirSync(path.join(base, 'packed')).map((f) => packedPackage(path.join(base, 'packed', f))),
+      ...plugin,
     ])
     try {
       // The plugin's lines pnpm writes for any project (`pnpm add --config`, then `pnpm install`)

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/pnpm-plugin.js'
 import { platformArchABI } from '../dist/native-platform.js'
 import { copyProject, lockedPackages, nodeModulesTree, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
-import { packedPackage, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
+import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 
 const rootPkg = JSON.parse(fs.readFileSync(path.join(repoDir, 'package.json'), 'utf8'))
@@ -71,10 +71,7 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
 
   beforeAll(async () => {
     base = freshDir('pnpm-plugin')
-    const packed = path.join(base, 'packed')
-    const out = spawnSync(process.execPath, [path.join(repoDir, 'scripts', 'pack-plugin.mjs'), packed], { encoding: 'utf8' })
-    expect(out.status, out.stderr).toBe(0)
-    const tarballs = fs.readdirSync(packed).map((f) => packedPackage(path.join(packed, f)))
+    const tarballs = packPlugin(path.join(base, 'packed'))
     plugin = tarballs.find((t) => t.name === PLUGIN_NAME)!
     platform = tarballs.find((t) => t.name === platformPkg)!
     // With their metadata: the setup's plain `pnpm install` resolves.

@@ -85,33 +85,21 @@ for (const f of readdirSync(repoDir).filter((n) => n.endsWith('.node') || ['pack
 const pnpm11Dir = join(repoDir, 'node_modules', 'pnpm')
 const pnpm11Version = JSON.parse(readFileSync(join(pnpm11Dir, 'package.json'), 'utf8')).version
 
-// --- pnpm 12 ------------------------------------------------------------------------------
+// --- the references installed with npm -------------------------------------------------------
+/** `spec`'s `bin` from a private install under benchmark/.work/`dir`, made with npm on first use. */
+function ensureNpmBin (dir, spec, bin) {
+  const at = join(workDir, dir)
+  const file = join(at, 'node_modules', '.bin', bin)
+  if (!existsSync(file)) {
+    mkdirSync(at, { recursive: true })
+    writeFileSync(join(at, 'package.json'), '{"private":true}\n')
+    log(`installing ${spec} into ${relative(process.cwd(), at)}`)
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', spec], { cwd: at, stdio: 'inherit' })
+  }
+  return file
+}
 const PNPM12 = '12.21.0'
-const pnpm12Dir = join(workDir, 'pnpm12')
-function ensurePnpm12 () {
-  const bin = join(pnpm12Dir, 'node_modules', '.bin', 'pnpm')
-  if (!existsSync(bin)) {
-    mkdirSync(pnpm12Dir, { recursive: true })
-    writeFileSync(join(pnpm12Dir, 'package.json'), '{"private":true}\n')
-    log(`installing pnpm@${PNPM12} into ${relative(process.cwd(), pnpm12Dir)}`)
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', `pnpm@${PNPM12}`], { cwd: pnpm12Dir, stdio: 'inherit' })
-  }
-  return bin
-}
-
-// --- pacquet ------------------------------------------------------------------------------
 const PACQUET = '0.11.11'
-const pacquetDir = join(workDir, 'pacquet')
-function ensurePacquet () {
-  const bin = join(pacquetDir, 'node_modules', '.bin', 'pacquet')
-  if (!existsSync(bin)) {
-    mkdirSync(pacquetDir, { recursive: true })
-    writeFileSync(join(pacquetDir, 'package.json'), '{"private":true}\n')
-    log(`installing @pnpm/pacquet@${PACQUET} into ${relative(process.cwd(), pacquetDir)}`)
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', `@pnpm/pacquet@${PACQUET}`], { cwd: pacquetDir, stdio: 'inherit' })
-  }
-  return bin
-}
 
 // --- the swapped pnpm 11 copy --------------------------------------------------------------
 const { swapPnpmWorker } = await import(join(casDir, 'dist', 'pnpm-swap.js'))
@@ -259,8 +247,8 @@ const commands = {}
 for (const v of variants) {
   if (v === 'pnpm11' || v === 'pnpm11+plugin' || v === 'pnpm11+config') commands[v] = [node24, join(pnpm11Dir, 'bin', 'pnpm.mjs')]
   if (v === 'pnpm11+worker' || v === 'pnpm11+both') commands[v] = [node24, join(swappedPnpm11(), 'bin', 'pnpm.mjs')]
-  if (v === 'pnpm12') commands[v] = [ensurePnpm12()]
-  if (v === 'pacquet') commands[v] = [ensurePacquet()]
+  if (v === 'pnpm12') commands[v] = [ensureNpmBin('pnpm12', `pnpm@${PNPM12}`, 'pnpm')]
+  if (v === 'pacquet') commands[v] = [ensureNpmBin('pacquet', `@pnpm/pacquet@${PACQUET}`, 'pacquet')]
 }
 const configPlugin = variants.includes('pnpm11+config') ? await setUpConfigPlugin() : undefined
 const pnpm12Version = variants.includes('pnpm12') ? execFileSync(commands.pnpm12[0], ['--version'], { encoding: 'utf8' }).trim() : undefined
