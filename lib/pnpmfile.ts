@@ -27,6 +27,7 @@ import { checkAbsolutePath, checkObject } from './args.js'
 import { invalidArgument } from './errors.js'
 import * as cas from './index.js'
 import { installNatively, type NativeInstallConfig } from './native-install.js'
+import { DEFAULT_MAX_TARBALL_UNPACKED_SIZE, downloadToStore } from './registry-fetch.js'
 import { userAgentPnpmVersion } from './pnpm-plugin.js'
 import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
 
@@ -187,12 +188,6 @@ interface FetchOptions {
 
 const GIT_HOSTS = new Set(['codeload.github.com', 'bitbucket.org', 'gitlab.com'])
 
-/**
- * pnpm 11's default `maxTarballUnpackedSize` (4 GiB), applied when `hooks.updateConfig` did not
- * say otherwise. A tarball over the limit is delegated to pnpm's own fetcher, which reports it.
- */
-const DEFAULT_MAX_TARBALL_UNPACKED_SIZE = 4 * 1024 ** 3
-
 /** Registry tarballs: no resolution type, an http(s) URL that is not a git host's archive, a locked integrity. */
 function isRegistryTarball (resolution: TarballResolution): boolean {
   if (resolution == null || resolution.type != null || typeof resolution.tarball !== 'string') return false
@@ -220,48 +215,21 @@ export const registryTarballFetcher = {
     // pnpm 12 calls pnpmfile fetchers without a store; delegation is all it understands.
     if (cafs == null) return delegate(resolution)
     const url = resolution.tarball!
-    let writer: cas.TarballWriter | undefined
-    try {
-      // The body is piped into the writer, which extracts a big tarball while it downloads.
-      writer = cas.createTarballWriter({
-        storeDir: cafs.storeDir,
-        filesIndexFile: opts.filesIndexFile,
-        integrity: resolution.integrity,
-        url,
-        appendManifest: opts.appendManifest,
-        ignoreFilePattern: opts.ignoreFilePattern,
-        maxTarballUnpackedSize: pnpmConfig?.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
-      })
-      const res = await fetch(url, { headers: { 'accept-encoding': 'identity', 'user-agent': '@cas/native pnpmfile' } })
-      if (!res.ok) {
-        await res.body?.cancel()
-        writer.abort()
-        return delegate(resolution, url)
-      }
-      const size = Number(res.headers.get('content-length'))
-      opts.onStart?.(Number.isFinite(size) && size > 0 ? size : null, 1)
-      let received = 0
-      for await (const chunk of res.body ?? []) {
-        writer.write(chunk)
-        received += chunk.byteLength
-      }
-      if (Number.isFinite(size) && size > 0 && received !== size) {
-        writer.abort()
-        return delegate(resolution, url)
-      }
-      opts.onProgress?.(received)
-    } catch {
-      writer?.abort()
-      return delegate(resolution, url)
-    }
-    try {
-      const result = await writer.end()
-      trace(`fetch ${url}`)
-      return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
-    } catch {
-      // pnpm's fetcher downloads again, retries, and reports the error its own way.
-      return delegate(resolution, url)
-    }
+    const result = await downloadToStore({
+      url,
+      integrity: resolution.integrity!,
+      storeDir: cafs.storeDir,
+      filesIndexFile: opts.filesIndexFile,
+      maxTarballUnpackedSize: pnpmConfig?.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
+      appendManifest: opts.appendManifest,
+      ignoreFilePattern: opts.ignoreFilePattern,
+      onStart: opts.onStart,
+      onProgress: opts.onProgress,
+    })
+    // pnpm's fetcher downloads again, retries, and reports the error its own way.
+    if (result == null) return delegate(resolution, url)
+    trace(`fetch ${url}`)
+    return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
   },
 }
 
