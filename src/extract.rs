@@ -1,6 +1,7 @@
-//! A gzip'd npm tarball into the store, step for step as pnpm 11 does it (spec §3.1): integrity
-//! of the raw bytes first, then inflate, pnpm's tar walk, every file hashed and written (in
-//! parallel for big packages), the manifest, and the index row. A small tarball is inflated
+//! A gzip'd npm tarball into the store, step for step as pnpm 11 does it (docs/store-format.md,
+//! "Unpacking a tarball"): integrity of the raw bytes first, then inflate, pnpm's tar walk,
+//! every file hashed and written (in parallel for big packages), the manifest, and the index
+//! row. A small tarball is inflated
 //! into one buffer; a big one is streamed through a window ([`crate::streaming`], see
 //! [`stream_above`]), with the same outcome.
 
@@ -55,7 +56,8 @@ pub struct Timings {
 #[derive(Debug)]
 pub struct Extracted {
     pub files: Vec<ExtractedFile>,
-    /// The bundled manifest (spec §3.8), `None` when it would be `undefined` in pnpm.
+    /// The bundled manifest (docs/store-format.md, "Index rows"), `None` when it would be
+    /// `undefined` in pnpm.
     pub manifest: Option<Value>,
     pub requires_build: bool,
     pub integrity: String,

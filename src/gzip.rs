@@ -1,5 +1,5 @@
 //! Gzip detection and decompression with the outcomes of Node's `zlib.gunzipSync`, which is what
-//! pnpm uses on downloaded tarballs (contract §3.3).
+//! pnpm uses on downloaded tarballs (docs/store-format.md, "Unpacking a tarball").
 //!
 //! Node's rules that matter here: concatenated members decode as one stream; once a member has
 //! ended, a following `00` byte ends decoding and everything after it is ignored (padding);

@@ -1,5 +1,6 @@
-//! `importPackage`: putting a package from the store into a directory (store contract §7), with
-//! pnpm 11's import methods, skip rules, staging, `package.json`-last ordering and retries.
+//! `importPackage`: putting a package from the store into a directory (docs/store-format.md,
+//! "Importing a package"), with pnpm 11's import methods, skip rules, staging,
+//! `package.json`-last ordering and retries.
 //!
 //! One difference from pnpm on purpose: pnpm joins every `filesMap` key onto the target with
 //! `path.join`, so a key like `../x` writes outside the package directory. Here each key is
@@ -461,7 +462,8 @@ impl Ctx<'_> {
         }
     }
 
-    /// §7.5: the shared-dir path, the exclusive fast path, or staging + rename.
+    /// The shared-dir path, the exclusive fast path, or staging + rename (docs/store-format.md,
+    /// "Importing a package").
     fn import_indexed_dir(&self, entries: &[Entry], ops: Ops) -> Result<(), ImportError> {
         let target = &self.req.target_dir;
         if self.req.safe_to_skip && self.req.resolved_from != ResolvedFrom::LocalDir {
@@ -1005,7 +1007,8 @@ fn is_windows_reserved(s: &str) -> bool {
 }
 
 /// The quarantine attribute travels with clones and copies and is shared through hard links;
-/// Gatekeeper would refuse to load a quarantined native module (§7.7).
+/// Gatekeeper would refuse to load a quarantined native module (docs/store-format.md,
+/// "Importing a package").
 #[cfg(target_os = "macos")]
 fn remove_quarantine(target: &Path, entries: &[Entry]) {
     use std::ffi::CString;

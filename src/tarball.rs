@@ -1,5 +1,5 @@
 //! The tar reader pnpm uses for package tarballs (`parseTarball.ts`), rule for rule
-//! (contract §3.4).
+//! (docs/store-format.md, "Unpacking a tarball").
 //!
 //! pnpm does not use a general tar library: it has its own minimal parser whose quirks decide
 //! the keys of the store index (first path segment dropped, `./` normalisation, `//` replaced

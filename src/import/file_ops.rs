@@ -1,7 +1,7 @@
-//! The per-file operations of the importers (store contract §7.3) and the Node-style errors
-//! they fail with. pnpm does these with `fs.linkSync` / `fs.copyFileSync`; callers branch on
-//! the errno name and show Node's message (`ENOENT: no such file or directory, link 'a' -> 'b'`),
-//! so errors keep both.
+//! The per-file operations of the importers (docs/store-format.md, "Importing a package") and
+//! the Node-style errors they fail with. pnpm does these with `fs.linkSync` / `fs.copyFileSync`;
+//! callers branch on the errno name and show Node's message (`ENOENT: no such file or
+//! directory, link 'a' -> 'b'`), so errors keep both.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -118,7 +118,7 @@ impl Os {
     }
 }
 
-/// The per-file operations an importer is made of (§7.3, §7.4).
+/// The per-file operations an importer is made of (docs/store-format.md, "Importing a package").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileOp {
     /// Reflink, no fallback (the probes of `auto` and `clone-or-copy`). EEXIST is ignored.

@@ -383,7 +383,8 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>)> {
     v
 }
 
-/// Names of the single-entry fixtures built from the §3.4 table's names.
+/// Names of the single-entry fixtures, one per naming rule of the tar walk
+/// (docs/store-format.md, "Unpacking a tarball").
 const TABLE_NAMES: [&str; 15] = [
     "package/a.js",
     "a.js (no dir)",
