@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::cas::Cas;
+use crate::error_code::ErrorCode;
 use crate::extract::{complete_package_json, parse_package_json, ExtractError, ExtractedFile};
 use crate::manifest;
-use crate::os_error::{At, PathError};
+use crate::os_error::{At, FsSite, PathError};
 use crate::package_index::{self, PackageFileInfo, RowError, SideEffectsDiff};
 use crate::store::Store;
 use crate::store_index::IndexError;
@@ -151,16 +152,23 @@ pub enum AddDirError {
     Index(IndexError),
 }
 
-impl AddDirError {
-    /// pnpm's code. A bad `package.json` has none of its own in pnpm's worker; pnpm's git
-    /// fetcher, the usual caller, reports it as `ERR_PNPM_GIT_FETCH_FAILED`.
-    pub fn code(&self) -> String {
+impl ErrorCode for AddDirError {
+    /// A bad `package.json` has no code of its own in pnpm's worker; pnpm's git fetcher, the
+    /// usual caller, reports it as `ERR_PNPM_GIT_FETCH_FAILED`.
+    fn code(&self) -> &'static str {
         match self {
             AddDirError::Io(e) => e.code(),
-            AddDirError::AlgoMismatch(_) => "ERR_PNPM_ALGO_MISMATCH".into(),
-            AddDirError::Row(_) => "ERR_PNPM_READ_FROM_STORE".into(),
+            AddDirError::AlgoMismatch(_) => "ERR_PNPM_ALGO_MISMATCH",
+            AddDirError::Row(_) => "ERR_PNPM_READ_FROM_STORE",
             AddDirError::Index(e) => e.code(),
-            AddDirError::Manifest(_) => "ERR_PNPM_GIT_FETCH_FAILED".into(),
+            AddDirError::Manifest(_) => "ERR_PNPM_GIT_FETCH_FAILED",
+        }
+    }
+
+    fn site(&self) -> Option<FsSite> {
+        match self {
+            AddDirError::Io(e) => e.site(),
+            _ => None,
         }
     }
 }

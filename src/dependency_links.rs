@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
+use crate::error_code::ErrorCode;
 use crate::import::{self, rename_overwrite, ImportError, Stats};
 use crate::js::{self, relative, resolve};
 use crate::{os_error, platform};
@@ -27,9 +28,10 @@ pub struct SymlinkDep {
 /// A failure of `symlinkAllModules` or `hardLinkDir`, with pnpm's full code: `ERR_PNPM_<errno>`
 /// for a filesystem error, else the operation's (`ERR_PNPM_SYMLINK_FAILED`,
 /// `ERR_PNPM_INVALID_DEPENDENCY_NAME`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
 pub struct LinkError {
-    pub code: String,
+    pub code: &'static str,
     pub message: String,
     pub site: Option<Box<crate::os_error::FsSite>>,
 }
@@ -40,10 +42,20 @@ pub const SYMLINK_FAILED: &str = "ERR_PNPM_SYMLINK_FAILED";
 impl LinkError {
     pub fn symlink_failed(message: impl Into<String>) -> Self {
         LinkError {
-            code: SYMLINK_FAILED.into(),
+            code: SYMLINK_FAILED,
             message: message.into(),
             site: None,
         }
+    }
+}
+
+impl ErrorCode for LinkError {
+    fn code(&self) -> &'static str {
+        self.code
+    }
+
+    fn site(&self) -> Option<crate::os_error::FsSite> {
+        self.site.as_deref().cloned()
     }
 }
 
@@ -90,7 +102,7 @@ pub fn symlink_all_modules(deps: &[SymlinkDep], stats: &Stats) -> Result<(), Lin
 /// inside `modules`, so that no alias can escape `node_modules` or replace `.bin`/`.pnpm`.
 pub fn safe_join_modules_dir(modules: &Path, alias: &str) -> Result<PathBuf, LinkError> {
     let invalid = |resolved: Option<&Path>| LinkError {
-        code: "ERR_PNPM_INVALID_DEPENDENCY_NAME".into(),
+        code: "ERR_PNPM_INVALID_DEPENDENCY_NAME",
         message: format!(
             "Refusing to place a dependency under {} with the invalid alias {}{}",
             modules.display(),

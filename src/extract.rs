@@ -11,6 +11,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::cas::Cas;
+use crate::error_code::ErrorCode;
 use crate::feed::{Feed, FeedReader};
 use crate::package_index::{PackageFileInfo, PackageFilesIndex};
 use crate::value::Value;
@@ -66,34 +67,45 @@ pub struct Extracted {
     pub timings: Timings,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ExtractError {
+    #[error("{0}")]
     Integrity(integrity::IntegrityError),
+    #[error("{0}")]
     InvalidIgnorePattern(String),
+    #[error("{0}")]
     Gzip(gzip::GzipError),
     /// A malformed tar, or one over `maxTarballUnpackedSize` (its files' sizes, or the inflated
     /// tar past its cap: [`tarball::TarErrorKind::TooLarge`]).
-    Tar(tarball::TarError),
+    #[error("{0}")]
+    Tar(#[from] tarball::TarError),
     /// A store write that failed, with the path it failed on.
+    #[error("{0}")]
     Io(os_error::PathError),
+    #[error("{0}")]
     Manifest(String),
 }
 
-impl ExtractError {
-    /// pnpm's error code for this failure (`ERR_PNPM_…`).
-    pub fn code(&self) -> String {
+impl ErrorCode for ExtractError {
+    fn code(&self) -> &'static str {
         match self {
-            ExtractError::Integrity(e) => e.code().to_string(),
-            ExtractError::InvalidIgnorePattern(_) => "ERR_PNPM_INVALID_IGNORE_FILE_PATTERN".into(),
-            ExtractError::Gzip(e) => e.code().to_string(),
+            ExtractError::Integrity(e) => e.code(),
+            ExtractError::InvalidIgnorePattern(_) => "ERR_PNPM_INVALID_IGNORE_FILE_PATTERN",
+            ExtractError::Gzip(e) => e.code(),
             ExtractError::Io(e) => e.code(),
-            ExtractError::Tar(e) => e.code().to_string(),
-            ExtractError::Manifest(_) => "ERR_PNPM_TARBALL_EXTRACT".into(),
+            ExtractError::Tar(e) => e.code(),
+            ExtractError::Manifest(_) => "ERR_PNPM_TARBALL_EXTRACT",
         }
     }
 
-    /// What the user can do about it, where there is something (pnpm's errors carry a `hint`).
-    pub fn hint(&self) -> Option<&'static str> {
+    fn site(&self) -> Option<os_error::FsSite> {
+        match self {
+            ExtractError::Io(e) => e.site(),
+            _ => None,
+        }
+    }
+
+    fn hint(&self) -> Option<&str> {
         match self {
             ExtractError::Tar(e) if e.kind == tarball::TarErrorKind::TooLarge => {
                 Some(TOO_LARGE_HINT)
@@ -187,26 +199,6 @@ pub fn stream_above() -> u64 {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(STREAM_ABOVE)
-}
-
-impl std::fmt::Display for ExtractError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExtractError::Integrity(e) => write!(f, "{e}"),
-            ExtractError::InvalidIgnorePattern(m) | ExtractError::Manifest(m) => f.write_str(m),
-            ExtractError::Gzip(e) => write!(f, "{e}"),
-            ExtractError::Tar(e) => write!(f, "{e}"),
-            ExtractError::Io(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for ExtractError {}
-
-impl From<tarball::TarError> for ExtractError {
-    fn from(e: tarball::TarError) -> Self {
-        ExtractError::Tar(e)
-    }
 }
 
 /// Below this many files a package is hashed and written on the calling thread: splitting a

@@ -8,9 +8,10 @@
 
 use flate2::{Decompress, FlushDecompress, Status};
 use std::borrow::Cow;
-use std::fmt;
 use std::io::{self, BufRead, Read};
 use std::mem::MaybeUninit;
+
+use crate::error_code::ErrorCode;
 
 /// Hard cap on the decompressed size. pnpm's tar arithmetic is 32-bit anyway, and an npm
 /// package anywhere near this is either broken or a decompression bomb. A caller's
@@ -39,7 +40,8 @@ pub enum GzipErrorKind {
 }
 
 /// A gunzip failure, carrying the message Node's zlib error would have.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct GzipError {
     pub kind: GzipErrorKind,
     pub message: String,
@@ -52,10 +54,12 @@ impl GzipError {
             message: message.into(),
         }
     }
+}
 
+impl ErrorCode for GzipError {
     /// The code pnpm reports: Node's zlib code (or Node's `ERR_BUFFER_TOO_LARGE` for the
     /// cap) behind pnpm's `ERR_PNPM_` prefix.
-    pub fn code(&self) -> &'static str {
+    fn code(&self) -> &'static str {
         match self.kind {
             GzipErrorKind::Data => "ERR_PNPM_Z_DATA_ERROR",
             GzipErrorKind::Buf => "ERR_PNPM_Z_BUF_ERROR",
@@ -63,14 +67,6 @@ impl GzipError {
         }
     }
 }
-
-impl fmt::Display for GzipError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for GzipError {}
 
 /// pnpm's `is-gzip` test: at least 3 bytes, starting with the gzip magic and method 8.
 pub fn is_gzip(buf: &[u8]) -> bool {

@@ -8,6 +8,8 @@
 use base64::Engine as _;
 use sha2::Digest as _;
 
+use crate::error_code::ErrorCode;
+
 /// Why an integrity string was rejected or did not match.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IntegrityError {
@@ -31,15 +33,13 @@ pub enum IntegrityError {
     UnsupportedAlgorithm { algorithm: String },
 }
 
-impl IntegrityError {
-    /// pnpm's error code, with the `ERR_PNPM_` prefix.
-    pub fn code(&self) -> String {
+impl ErrorCode for IntegrityError {
+    fn code(&self) -> &'static str {
         match self {
             IntegrityError::Invalid { .. } => "ERR_PNPM_INVALID_INTEGRITY",
             IntegrityError::Mismatch { .. } => "ERR_PNPM_TARBALL_INTEGRITY",
             IntegrityError::UnsupportedAlgorithm { .. } => "ERR_PNPM_TARBALL_EXTRACT",
         }
-        .into()
     }
 }
 

@@ -11,6 +11,7 @@ mod binding;
 pub mod cas;
 pub mod dependency_links;
 pub mod digest;
+pub mod error_code;
 pub mod extract;
 pub mod feed;
 #[cfg(any(test, feature = "fuzzing"))]

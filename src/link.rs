@@ -128,7 +128,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
             .index
             .get_many(&keys)
             .map(|rows| rows.into_iter().map(Mutex::new).collect())
-            .map_err(|e| ImportError::with_code("ERR_PNPM_STORE_INDEX", e.message)),
+            .map_err(|e| ImportError::store_index(e.message)),
         _ => Ok(vec![]),
     };
     let mut row_of = Vec::with_capacity(req.packages.len());

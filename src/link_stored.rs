@@ -15,7 +15,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::dependency_links::{self, SymlinkDep};
-use crate::import::{FilesMap, ImportMethod, Imported, Stats};
+use crate::import::{FilesMap, ImportError, ImportMethod, Imported, Stats};
 use crate::link::{self, BatchPackage, BatchRequest, FilesSource};
 use crate::read_pkg::{self, ExpectedPkg, PkgRead, ReadRequest};
 use crate::store;
@@ -70,7 +70,7 @@ pub struct StoredOutcome {
 /// Reads every package's row (one batched read, checked in parallel), imports the ready ones as
 /// one batch, then links each imported package's dependencies. Fails as a whole only when the
 /// store index itself cannot be read.
-pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, String> {
+pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, ImportError> {
     let started = Instant::now();
     let store = store::open(PathBuf::from(&req.store_dir).as_path());
     let read = ReadRequest {
@@ -88,7 +88,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
     let (files, _) = read_pkg::read_pkgs_map(&store.index, &read, &keys, &expected, |_, answer| {
         ready_files(&req.store_dir, answer)
     })
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| ImportError::store_index(e.to_string()))?;
     let mut outcomes: Vec<Result<Option<Imported>, LeftOut>> = Vec::with_capacity(files.len());
     let mut ready = Vec::new();
     let mut ready_at = Vec::new();

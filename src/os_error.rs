@@ -9,6 +9,8 @@
 use std::io;
 use std::path::Path;
 
+use crate::error_code::ErrorCode;
+
 /// The POSIX errno of an OS error (`None` for other errors, and on Windows for system error
 /// codes libuv has no errno for).
 pub fn errno(e: &io::Error) -> Option<i32> {
@@ -19,58 +21,86 @@ pub fn errno(e: &io::Error) -> Option<i32> {
     Some(raw)
 }
 
-/// Each errno the store code meets: the name Node puts in `err.code` and libuv's wording of it
-/// (what Node prints after the name). Others are `EIO` with the OS's own wording.
-const ERRNOS: &[(i32, &str, &str)] = &[
-    (libc::ENOENT, "ENOENT", "no such file or directory"),
-    (libc::EACCES, "EACCES", "permission denied"),
-    (libc::EPERM, "EPERM", "operation not permitted"),
-    (libc::EEXIST, "EEXIST", "file already exists"),
-    (libc::ENOTDIR, "ENOTDIR", "not a directory"),
-    (libc::EISDIR, "EISDIR", "illegal operation on a directory"),
-    (libc::ENOTEMPTY, "ENOTEMPTY", "directory not empty"),
-    (libc::ENOSPC, "ENOSPC", "no space left on device"),
-    (libc::EROFS, "EROFS", "read-only file system"),
-    (libc::EMFILE, "EMFILE", "too many open files"),
-    (libc::ENFILE, "ENFILE", "file table overflow"),
-    (libc::EXDEV, "EXDEV", "cross-device link not permitted"),
-    (libc::EMLINK, "EMLINK", "too many links"),
-    (libc::ENAMETOOLONG, "ENAMETOOLONG", "name too long"),
-    (libc::ELOOP, "ELOOP", "too many symbolic links encountered"),
-    (libc::EBUSY, "EBUSY", "resource busy or locked"),
-    (libc::EAGAIN, "EAGAIN", "resource temporarily unavailable"),
-    (libc::EINVAL, "EINVAL", "invalid argument"),
+/// One errno the store code meets: its number, the name Node puts in `err.code`, pnpm's code
+/// for it (the name behind `ERR_PNPM_`), and libuv's wording (what Node prints after the name).
+struct Errno {
+    number: i32,
+    name: &'static str,
+    code: &'static str,
+    text: &'static str,
+}
+
+macro_rules! errno {
+    ($name:ident, $text:literal) => {
+        Errno {
+            number: libc::$name,
+            name: stringify!($name),
+            code: concat!("ERR_PNPM_", stringify!($name)),
+            text: $text,
+        }
+    };
+}
+
+/// The errnos with a name of their own; others are `EIO` with the OS's own wording.
+const ERRNOS: &[Errno] = &[
+    errno!(ENOENT, "no such file or directory"),
+    errno!(EACCES, "permission denied"),
+    errno!(EPERM, "operation not permitted"),
+    errno!(EEXIST, "file already exists"),
+    errno!(ENOTDIR, "not a directory"),
+    errno!(EISDIR, "illegal operation on a directory"),
+    errno!(ENOTEMPTY, "directory not empty"),
+    errno!(ENOSPC, "no space left on device"),
+    errno!(EROFS, "read-only file system"),
+    errno!(EMFILE, "too many open files"),
+    errno!(ENFILE, "file table overflow"),
+    errno!(EXDEV, "cross-device link not permitted"),
+    errno!(EMLINK, "too many links"),
+    errno!(ENAMETOOLONG, "name too long"),
+    errno!(ELOOP, "too many symbolic links encountered"),
+    errno!(EBUSY, "resource busy or locked"),
+    errno!(EAGAIN, "resource temporarily unavailable"),
+    errno!(EINVAL, "invalid argument"),
     // Windows reports a full quota as a system error libuv does not translate.
     #[cfg(unix)]
-    (libc::EDQUOT, "EDQUOT", "disk quota exceeded"),
+    errno!(EDQUOT, "disk quota exceeded"),
     // Linux has one number for both names; macOS and Windows have two, and `ENOTSUP` is what
     // libuv reports (`clonefile` on a volume without clones, `ERROR_NOT_SUPPORTED`).
-    (
-        libc::ENOTSUP,
-        "ENOTSUP",
-        "operation not supported on socket",
-    ),
+    errno!(ENOTSUP, "operation not supported on socket"),
 ];
 
-fn known(e: &io::Error) -> Option<&'static (i32, &'static str, &'static str)> {
+fn known(e: &io::Error) -> Option<&'static Errno> {
     let n = errno(e)?;
-    ERRNOS.iter().find(|(errno, _, _)| *errno == n)
+    ERRNOS.iter().find(|known| known.number == n)
+}
+
+/// A Windows system error libuv does not translate: Node says `UNKNOWN`.
+fn is_untranslated(e: &io::Error) -> bool {
+    cfg!(windows) && e.raw_os_error().is_some()
 }
 
 /// The errno name Node would put in `err.code`, e.g. `"ENOENT"`.
 pub fn errno_name(e: &io::Error) -> &'static str {
     match known(e) {
-        Some((_, name, _)) => name,
-        // A Windows system error libuv does not translate: Node says `UNKNOWN`.
-        None if cfg!(windows) && e.raw_os_error().is_some() => "UNKNOWN",
+        Some(known) => known.name,
+        None if is_untranslated(e) => "UNKNOWN",
         None => "EIO",
+    }
+}
+
+/// pnpm's code for an OS error: [`errno_name`] behind `ERR_PNPM_`, e.g. `"ERR_PNPM_ENOENT"`.
+pub fn pnpm_code(e: &io::Error) -> &'static str {
+    match known(e) {
+        Some(known) => known.code,
+        None if is_untranslated(e) => "ERR_PNPM_UNKNOWN",
+        None => "ERR_PNPM_EIO",
     }
 }
 
 /// The error's wording after the name, as Node prints it (`"no such file or directory"`).
 pub fn uv_text(e: &io::Error) -> String {
     match known(e) {
-        Some((_, _, text)) => text.to_string(),
+        Some(known) => known.text.to_string(),
         // An OS error libuv has no wording for: the OS's, lower-cased like libuv's. Other
         // errors carry a message of their own (paths included), kept as it is.
         None if e.raw_os_error().is_some() => e.to_string().to_lowercase(),
@@ -120,10 +150,14 @@ pub struct PathError {
     pub site: FsSite,
 }
 
-impl PathError {
-    /// pnpm's code for it: `ERR_PNPM_<errno name>`.
-    pub fn code(&self) -> String {
-        format!("ERR_PNPM_{}", errno_name(&self.error))
+impl ErrorCode for PathError {
+    /// `ERR_PNPM_<errno name>` ([`pnpm_code`]).
+    fn code(&self) -> &'static str {
+        pnpm_code(&self.error)
+    }
+
+    fn site(&self) -> Option<FsSite> {
+        Some(self.site.clone())
     }
 }
 

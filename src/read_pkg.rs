@@ -32,6 +32,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::cas::{self, is_executable};
+use crate::error_code::ErrorCode;
 use crate::manifest::{requires_build, semver_clean_loose};
 use crate::msgpackr;
 use crate::package_index::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff};
@@ -175,28 +176,25 @@ fn io_message(op: &str, path: &str, error: &io::Error) -> String {
     .message(error)
 }
 
-impl ReadError {
-    pub fn code(&self) -> String {
+impl ErrorCode for ReadError {
+    fn code(&self) -> &'static str {
         match self {
-            ReadError::UnexpectedPkgContent { .. } => {
-                "ERR_PNPM_UNEXPECTED_PKG_CONTENT_IN_STORE".into()
-            }
-            ReadError::MissingContentDigest(_) => "ERR_PNPM_MISSING_CONTENT_DIGEST".into(),
-            ReadError::Io { error, .. } => format!("ERR_PNPM_{}", os_error::errno_name(error)),
+            ReadError::UnexpectedPkgContent { .. } => "ERR_PNPM_UNEXPECTED_PKG_CONTENT_IN_STORE",
+            ReadError::MissingContentDigest(_) => "ERR_PNPM_MISSING_CONTENT_DIGEST",
+            ReadError::Io { error, .. } => os_error::pnpm_code(error),
             ReadError::Index(e) => e.code(),
-            ReadError::Other(_) => "ERR_PNPM_READ_FROM_STORE".into(),
+            ReadError::Other(_) => "ERR_PNPM_READ_FROM_STORE",
         }
     }
 
-    pub fn hint(&self) -> Option<&str> {
+    fn hint(&self) -> Option<&str> {
         match self {
             ReadError::UnexpectedPkgContent { hint, .. } => Some(hint),
             _ => None,
         }
     }
 
-    /// For a filesystem error: the call and the path it failed on.
-    pub fn site(&self) -> Option<os_error::FsSite> {
+    fn site(&self) -> Option<os_error::FsSite> {
         match self {
             ReadError::Io { op, path, .. } => Some(os_error::FsSite {
                 syscall: op.to_string(),

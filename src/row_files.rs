@@ -23,7 +23,7 @@ pub fn read_files(
     let bytes = store
         .index
         .get(key)
-        .map_err(|e| ImportError::with_code("ERR_PNPM_STORE_INDEX", e.message))?;
+        .map_err(|e| ImportError::store_index(e.message))?;
     files_from_row(store, bytes, store_dir, key, cache_key)
 }
 
@@ -50,13 +50,10 @@ pub fn files_from_row(
         )
     })?;
     let row = package_index::decode_row(&bytes).map_err(|e| {
-        ImportError::with_code(
-            "ERR_PNPM_STORE_INDEX",
-            format!(
-                "The store index entry for {} is unreadable: {e}",
-                key.replace('\t', " ")
-            ),
-        )
+        ImportError::store_index(format!(
+            "The store index entry for {} is unreadable: {e}",
+            key.replace('\t', " ")
+        ))
     })?;
     let files = to_map(store_dir, key, row.files.iter())?;
     let diff = match (cache_key, &row.side_effects) {

@@ -34,18 +34,19 @@ pub const FROZEN_STORE_WRITE: &str = "ERR_PNPM_FROZEN_STORE_WRITE";
 pub const FROZEN_STORE_WRITE_MESSAGE: &str = "Cannot write to the store index: the store is \
      read-only because frozenStore is enabled, and it is missing content this install needs";
 
-impl IndexError {
-    /// pnpm's error code for this failure: `ERR_PNPM_FROZEN_STORE_WRITE` for a write to a frozen
-    /// index, else the code Node gives every SQLite error (`ERR_SQLITE_ERROR`, prefixed).
-    pub fn code(&self) -> String {
+impl crate::error_code::ErrorCode for IndexError {
+    /// `ERR_PNPM_FROZEN_STORE_WRITE` for a write to a frozen index, else the code Node gives
+    /// every SQLite error (`ERR_SQLITE_ERROR`, prefixed).
+    fn code(&self) -> &'static str {
         if self.message == FROZEN_STORE_WRITE_MESSAGE {
             FROZEN_STORE_WRITE
         } else {
             "ERR_PNPM_ERR_SQLITE_ERROR"
         }
-        .into()
     }
+}
 
+impl IndexError {
     fn frozen_write() -> Self {
         IndexError {
             message: FROZEN_STORE_WRITE_MESSAGE.into(),

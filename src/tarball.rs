@@ -13,7 +13,8 @@
 //! in the index).
 
 use std::collections::hash_map::{Entry, HashMap};
-use std::fmt;
+
+use crate::error_code::ErrorCode;
 
 const BLOCK: usize = 512;
 const NAME: std::ops::Range<usize> = 0..100;
@@ -35,7 +36,8 @@ pub struct TarEntry {
 }
 
 /// A malformed archive, or one over the size limit given to [`parse_limited`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct TarError {
     pub kind: TarErrorKind,
     pub message: String,
@@ -59,22 +61,16 @@ impl TarError {
             message,
         }
     }
+}
 
-    pub fn code(&self) -> &'static str {
+impl ErrorCode for TarError {
+    fn code(&self) -> &'static str {
         match self.kind {
             TarErrorKind::Malformed | TarErrorKind::NotTar => "ERR_PNPM_TARBALL_EXTRACT",
             TarErrorKind::TooLarge => "ERR_PNPM_TARBALL_TOO_LARGE",
         }
     }
 }
-
-impl fmt::Display for TarError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for TarError {}
 
 /// Name overrides carried from an `x`/`L` header to the following header. Empty strings
 /// count as "none", as they are falsy in pnpm's code.

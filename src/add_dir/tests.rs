@@ -1,4 +1,5 @@
 use super::*;
+use crate::error_code::ErrorCode;
 
 fn keys(added: &AddedDir) -> Vec<&str> {
     added.files.iter().map(|f| f.path.as_str()).collect()

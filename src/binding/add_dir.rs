@@ -87,13 +87,7 @@ pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object
         "adding a directory",
         move || match run(&opts, compat) {
             Ok(done) => result(done, &opts.files_dir, opts.return_index_row),
-            Err(e) => {
-                let site = match &e {
-                    AddDirError::Io(e) => Some(e.site.clone()),
-                    _ => None,
-                };
-                failed(NativeError::new(e.code(), e.to_string()).at(site))
-            }
+            Err(e) => failed(NativeError::of(&e)),
         },
         failed,
     )

@@ -270,7 +270,7 @@ fn complete(
             timings.index_ms = ms_since(index_started);
             let result = committed
                 .map(|()| success(extracted, &files_dir, row_for_caller, timings))
-                .map_err(|e| NativeError::new(e.code(), e.message));
+                .map_err(|e| NativeError::of(&e));
             settle(deferred, result);
         }),
     );
@@ -348,12 +348,7 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
 }
 
 fn to_native_error(e: &ExtractError) -> NativeError {
-    let site = match e {
-        ExtractError::Io(e) => Some(e.site.clone()),
-        _ => None,
-    };
-    let mut error = NativeError::new(e.code(), e.to_string()).at(site);
-    error.hint = e.hint().map(str::to_string);
+    let mut error = NativeError::of(e);
     if let ExtractError::Integrity(IntegrityError::Mismatch {
         algorithm,
         expected,

@@ -234,7 +234,7 @@ fn run(opts: &ReadPkgsOptions, chunks: &Mutex<Chunks>) -> Option<NativeError> {
         }
     })
     .err()
-    .map(|e| NativeError::new(e.code(), e.message))
+    .map(|e| NativeError::of(&e))
 }
 
 fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
@@ -256,9 +256,7 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
     };
     match result {
         Err(e) => {
-            let mut error = NativeError::new(e.code(), e.to_string()).at(e.site());
-            error.hint = e.hint().map(String::from);
-            out.error = Some(error);
+            out.error = Some(NativeError::of(&e));
         }
         Ok(PkgRead::Miss { warning }) => out.warnings.extend(warning),
         Ok(PkgRead::Hit(pkg)) => {

@@ -11,7 +11,7 @@ use crate::{cas, store};
 pub fn init_store_dir(store_dir: String) -> Option<NativeError> {
     cas::init_store_dir(Path::new(&store_dir))
         .err()
-        .map(|e| NativeError::from(&e))
+        .map(|e| NativeError::of(&e))
 }
 
 /// Commits every queued index write and closes all store-index connections (pnpm's

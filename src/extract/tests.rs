@@ -1,4 +1,5 @@
 use super::*;
+use crate::error_code::ErrorCode;
 use crate::package_index::decode_row;
 use std::io::Write;
 

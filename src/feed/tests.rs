@@ -1,5 +1,6 @@
 use super::*;
 use crate::cas::Cas;
+use crate::error_code::ErrorCode;
 use crate::extract::{extract, extract_fed, ExtractError, ExtractRequest, Extracted};
 use std::io::Write;
 

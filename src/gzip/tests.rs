@@ -1,4 +1,5 @@
 use super::*;
+use crate::error_code::ErrorCode;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::io::Write;

@@ -8,14 +8,16 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::error_code::ErrorCode;
 use crate::{os_error, platform};
 
 /// An import failure: the code pnpm would give it (`ERR_PNPM_<errno>` for filesystem errors)
 /// and Node's message for it. `errno` (POSIX numbering, see `os_error::errno`) drives the retry
 /// rules.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
 pub struct ImportError {
-    pub code: String,
+    pub code: &'static str,
     pub message: String,
     pub errno: Option<i32>,
     /// For an OS error: the syscall and paths, as Node's fs errors carry them. Boxed: import
@@ -23,20 +25,28 @@ pub struct ImportError {
     pub site: Option<Box<os_error::FsSite>>,
 }
 
+/// The code of a store index that could not be read while linking.
+const STORE_INDEX: &str = "ERR_PNPM_STORE_INDEX";
+
 impl ImportError {
     /// A failure that is not an OS error: pnpm reports it as `ERR_PNPM_LINKING_FAILED`.
     pub fn linking_failed(message: impl Into<String>) -> Self {
         ImportError {
-            code: "ERR_PNPM_LINKING_FAILED".into(),
+            code: "ERR_PNPM_LINKING_FAILED",
             message: message.into(),
             errno: None,
             site: None,
         }
     }
 
-    pub fn with_code(code: &str, message: impl Into<String>) -> Self {
+    /// A failure to read the store index while linking.
+    pub fn store_index(message: impl Into<String>) -> Self {
+        ImportError::with_code(STORE_INDEX, message)
+    }
+
+    pub fn with_code(code: &'static str, message: impl Into<String>) -> Self {
         ImportError {
-            code: code.into(),
+            code,
             message: message.into(),
             errno: None,
             site: None,
@@ -47,7 +57,7 @@ impl ImportError {
     pub fn os(e: &io::Error, syscall: &str, path: &Path, dest: Option<&Path>) -> Self {
         let site = os_error::FsSite::new(syscall, path, dest);
         ImportError {
-            code: format!("ERR_PNPM_{}", os_error::errno_name(e)),
+            code: os_error::pnpm_code(e),
             message: site.message(e),
             errno: os_error::errno(e),
             site: Some(Box::new(site)),
@@ -59,13 +69,15 @@ impl ImportError {
     }
 }
 
-impl std::fmt::Display for ImportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+impl ErrorCode for ImportError {
+    fn code(&self) -> &'static str {
+        self.code
+    }
+
+    fn site(&self) -> Option<os_error::FsSite> {
+        self.site.as_deref().cloned()
     }
 }
-
-impl std::error::Error for ImportError {}
 
 /// What a per-file operation ended up doing, for the counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

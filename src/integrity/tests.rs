@@ -1,4 +1,5 @@
 use super::*;
+use crate::error_code::ErrorCode;
 
 const DATA: &[u8] = b"hello world";
 // Digests of DATA, computed with Node's crypto.hash(algo, DATA, 'base64').

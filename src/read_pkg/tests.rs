@@ -1,3 +1,4 @@
+use crate::error_code::ErrorCode;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 

@@ -1,4 +1,5 @@
 use crate::cas::Cas;
+use crate::error_code::ErrorCode;
 use crate::extract::{extract, ExtractRequest, Extracted};
 use crate::gzip::tests::noise;
 use crate::json;

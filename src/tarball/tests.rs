@@ -1,4 +1,5 @@
 use super::*;
+use crate::error_code::ErrorCode;
 
 /// A 512-byte tar header under construction; `bytes()` fills in a valid checksum.
 #[derive(Clone)]
