@@ -14,6 +14,8 @@ use crate::cas::Cas;
 use crate::error_code::ErrorCode;
 use crate::feed::{Feed, FeedReader};
 use crate::package_index::{PackageFileInfo, PackageFilesIndex};
+use crate::store::Store;
+use crate::store_index::IndexError;
 use crate::value::Value;
 use crate::{gzip, integrity, json, manifest, os_error, package_index, streaming, tarball};
 
@@ -489,6 +491,68 @@ fn set_file(files: &mut Vec<ExtractedFile>, file: ExtractedFile) {
         Some(existing) => *existing = file,
         None => files.push(file),
     }
+}
+
+/// Whether a tarball arriving chunk by chunk starts streaming now, while the rest downloads:
+/// once more than `stream_above / 32` bytes (1 MiB by default) of gzip data have arrived.
+/// Smaller tarballs are extracted whole at their end, as [`extract`] extracts a buffer.
+pub fn streams_while_fed(feed: &Feed, stream_above: u64) -> bool {
+    feed.received() as u64 > stream_above / 32 && feed.peek(gzip::is_gzip)
+}
+
+/// What to do with an extraction's index row.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RowUse {
+    /// Commit it to the store's `index.db` (under the caller's key).
+    pub write: bool,
+    /// Hand its bytes back (for a caller that writes the index itself, as pnpm's
+    /// `StoreIndex.queueWrites` does).
+    pub hand_back: bool,
+}
+
+/// An extraction whose row went where [`RowUse`] said.
+#[derive(Debug)]
+pub struct Indexed {
+    /// The extraction; its `row` is empty (the row is in the index, or in `row`).
+    pub extracted: Extracted,
+    /// The row's bytes, with [`RowUse::hand_back`].
+    pub row: Option<Vec<u8>>,
+    /// Waiting for the row to be committed (0 without [`RowUse::write`]).
+    pub index_ms: f64,
+}
+
+/// The step after [`extract`]: the row committed to `store`'s index under `key` (on the index
+/// writer thread, with every row queued beside it) and/or handed back; `done` runs once that is
+/// over, on whichever thread finished it.
+pub fn index_row(
+    store: &Store,
+    key: String,
+    mut extracted: Extracted,
+    use_row: RowUse,
+    done: impl FnOnce(Result<Indexed, IndexError>) + Send + 'static,
+) {
+    let row = std::mem::take(&mut extracted.row);
+    if !use_row.write {
+        let row = use_row.hand_back.then_some(row);
+        return done(Ok(Indexed {
+            extracted,
+            row,
+            index_ms: 0.0,
+        }));
+    }
+    let handed_back = use_row.hand_back.then(|| row.clone());
+    let started = Instant::now();
+    store.index.submit(
+        vec![(key, row)],
+        Box::new(move |committed: Result<(), IndexError>| {
+            let index_ms = ms_since(started);
+            done(committed.map(|()| Indexed {
+                extracted,
+                row: handed_back,
+                index_ms,
+            }));
+        }),
+    );
 }
 
 pub(crate) fn ms_since(t: Instant) -> f64 {

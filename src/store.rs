@@ -49,10 +49,10 @@ pub fn open(dir: &Path) -> Arc<Store> {
     handle(dir, false)
 }
 
-/// The `frozenStore` handle for `dir`: its index is opened read-only and immutable and refuses
-/// writes.
-pub fn open_frozen(dir: &Path) -> Arc<Store> {
-    handle(dir, true)
+/// [`open`], or with `frozen` (pnpm's `frozenStore`) the handle whose index is opened read-only
+/// and immutable and refuses writes.
+pub fn open_as(dir: &Path, frozen: bool) -> Arc<Store> {
+    handle(dir, frozen)
 }
 
 /// Commits every queued index write and closes every store's connections; used when pnpm

@@ -191,12 +191,7 @@ fn settle(deferred: JsDeferred<ReadPkgsChunk, Resolver>, chunk: Chunk) {
 
 /// Runs the read, handing full chunks to JS as they fill; the failure of the index, if any.
 fn run(opts: &ReadPkgsOptions, chunks: &Mutex<Chunks>) -> Option<NativeError> {
-    let dir = Path::new(&opts.store_dir);
-    let store = if opts.frozen_store {
-        store::open_frozen(dir)
-    } else {
-        store::open(dir)
-    };
+    let store = store::open_as(Path::new(&opts.store_dir), opts.frozen_store);
     let req = ReadRequest {
         store_dir: &opts.store_dir,
         verify_store_integrity: opts.verify_store_integrity,

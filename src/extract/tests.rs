@@ -349,3 +349,36 @@ fn a_gzip_bomb_stops_at_the_cap_the_limit_sets() {
         .to_string()
         .contains("its regular files reach 6291456 bytes"));
 }
+
+/// `index_row` commits the row under its key and hands the same bytes back when asked; without
+/// `write` the index stays untouched.
+#[test]
+fn index_row_writes_and_hands_back_the_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::store::open(dir.path());
+    let extracted = extract_plain(&store.cas, &tgz(&[("package/a.js", "a", 0o644)])).unwrap();
+    let row = extracted.row.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let both = RowUse {
+        write: true,
+        hand_back: true,
+    };
+    index_row(&store, "key-1".into(), extracted, both, move |r| {
+        tx.send(r).unwrap()
+    });
+    let indexed = rx.recv().unwrap().unwrap();
+    assert_eq!(indexed.row.as_deref(), Some(&row[..]));
+    assert!(indexed.extracted.row.is_empty());
+    assert_eq!(store.index.get("key-1").unwrap(), Some(row.clone()));
+
+    let extracted = extract_plain(&store.cas, &tgz(&[("package/a.js", "a", 0o644)])).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let neither = RowUse::default();
+    index_row(&store, "key-2".into(), extracted, neither, move |r| {
+        tx.send(r).unwrap()
+    });
+    let indexed = rx.recv().unwrap().unwrap();
+    assert_eq!((indexed.row, indexed.index_ms), (None, 0.0));
+    assert_eq!(store.index.get("key-2").unwrap(), None);
+    store.index.close();
+}
