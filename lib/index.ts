@@ -5,12 +5,12 @@
  * `Error`s with codes) and forwards to the native binding, where all the work happens off the
  * JS thread.
  */
-import path from 'node:path'
 import { types } from 'node:util'
 // First: turns a missing native binary into one clear error (see binding.ts).
 import './binding.js'
 import * as binding from '../index.js'
 import { PnpmError, TarballIntegrityError, invalidArgument, pnpmErrorOf } from './errors.js'
+import { blobDir } from './store-dir.js'
 import { checkAbsolutePath, checkObject, checkOptionalByteCount, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
@@ -145,7 +145,7 @@ function extractOptions (opts: TarballWriterOptions): binding.ExtractOptions {
   const ignoreFilePattern = opts.ignoreFilePattern || undefined
   return {
     storeDir: opts.storeDir,
-    filesDir: path.join(opts.storeDir, 'files'),
+    filesDir: blobDir(opts.storeDir, 'written'),
     filesIndexFile: opts.filesIndexFile,
     integrity,
     ignoreFilePattern,

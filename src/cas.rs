@@ -37,30 +37,29 @@ pub struct StoredFile {
 
 /// One store's `files/` directory.
 pub struct Cas {
-    files_dir: PathBuf,
+    /// `<storeDir>/files`, as text: store directories come from JS strings, so they are UTF-8.
+    files_dir: String,
     /// Blobs this process already wrote or verified, with their `checkedAt`. pnpm keeps the same
     /// memo per worker; re-hashing a shared LICENSE file for every package would be wasted work.
-    verified: Mutex<HashMap<String, f64>>,
+    verified: Mutex<HashMap<PathBuf, f64>>,
 }
 
 impl Cas {
     pub fn new(store_dir: &Path) -> Self {
         Cas {
-            files_dir: store_dir.join("files"),
+            files_dir: store_dir.join("files").to_string_lossy().into_owned(),
             verified: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The blob path relative to `files/`: `XX/<126 hex>[-exec]`.
-    pub fn relative_blob_path(digest: &str, executable: bool) -> String {
-        let mut out = String::with_capacity(digest.len() + 6);
-        push_blob_name(&mut out, digest, '/', executable);
-        out
-    }
-
+    /// Where the blob of `digest` is written ([`blob_path`] below this store's `files/`).
     pub fn blob_path(&self, digest: &str, executable: bool) -> PathBuf {
-        self.files_dir
-            .join(Self::relative_blob_path(digest, executable))
+        PathBuf::from(blob_path(
+            &self.files_dir,
+            std::path::MAIN_SEPARATOR,
+            digest,
+            executable,
+        ))
     }
 
     /// Hashes `bytes` and makes sure the store holds them under their digest. A failure names
@@ -68,15 +67,14 @@ impl Cas {
     pub fn write(&self, bytes: &[u8], mode: u32) -> Result<StoredFile, PathError> {
         let digest = sha512_hex(bytes);
         let executable = is_executable(mode);
-        let rel = Self::relative_blob_path(&digest, executable);
-        if let Some(&checked_at) = self.verified.lock().unwrap().get(&rel) {
+        let path = self.blob_path(&digest, executable);
+        if let Some(&checked_at) = self.verified.lock().unwrap().get(&path) {
             return Ok(StoredFile {
                 digest,
                 checked_at,
                 executable,
             });
         }
-        let path = self.files_dir.join(&rel);
         match publish_new(&path, bytes, executable) {
             Ok(()) => {}
             Err(e) if e.error.kind() == ErrorKind::AlreadyExists => {
@@ -87,7 +85,7 @@ impl Cas {
             Err(e) => return Err(e),
         }
         let checked_at = now_ms();
-        self.verified.lock().unwrap().insert(rel, checked_at);
+        self.verified.lock().unwrap().insert(path, checked_at);
         Ok(StoredFile {
             digest,
             checked_at,
@@ -106,14 +104,14 @@ pub fn files_dir(store_dir: &str, sep: char) -> String {
     format!("{store_dir}{sep}files")
 }
 
-/// A blob's full path: [`files_dir`], `sep`, and its name ([`push_blob_name`]). The one place
-/// blob paths are put together (the writer's [`Cas::blob_path`] joins the same name below its
-/// `files` directory).
-pub fn blob_path(store_dir: &str, sep: char, digest: &str, executable: bool) -> String {
-    let mut out = String::with_capacity(store_dir.len() + 7 + digest.len() + 6);
-    out.push_str(store_dir);
-    out.push(sep);
-    out.push_str("files");
+/// A blob's full path: `files_dir`, `sep`, and its name ([`push_blob_name`]). The one place
+/// blob paths are put together, for every caller: readers pass [`files_dir`] (concatenated, as
+/// pnpm's readers build it), tarball and directory results `path.join(storeDir, 'files')` as JS
+/// gave it, the writer its own `files/` ([`Cas::blob_path`]). See docs/store-format.md, "Blob
+/// paths".
+pub fn blob_path(files_dir: &str, sep: char, digest: &str, executable: bool) -> String {
+    let mut out = String::with_capacity(files_dir.len() + 1 + digest.len() + 6);
+    out.push_str(files_dir);
     out.push(sep);
     push_blob_name(&mut out, digest, sep, executable);
     out

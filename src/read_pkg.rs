@@ -463,7 +463,12 @@ pub fn equal_or_semver_equal(actual: &Value, wanted: &str) -> bool {
 /// pnpm's read-side blob path: `storeDir + sep + "files" + sep + hex[0..2] + sep + hex[2..]`,
 /// `-exec` appended for an executable mode. Not normalised (docs/store-format.md, "Blob paths").
 pub fn blob_path(store_dir: &str, digest: &str, mode: u32) -> String {
-    cas::blob_path(store_dir, SEP, digest, is_executable(mode))
+    cas::blob_path(
+        &cas::files_dir(store_dir, SEP),
+        SEP,
+        digest,
+        is_executable(mode),
+    )
 }
 
 const SEP: char = std::path::MAIN_SEPARATOR;
@@ -544,7 +549,8 @@ fn all_side_effects(row: &PackageFilesIndex) -> Option<Vec<SideEffectsEntry>> {
 /// the row (a side-effects diff often re-lists base files), failed ones are checked again.
 /// (A memo for a whole batch, behind a lock, measured slower than the stats it saved.)
 struct Verifier<'a> {
-    store_dir: &'a str,
+    /// `<storeDir><sep>files`, as pnpm's readers build it ([`cas::files_dir`]).
+    files_dir_path: String,
     algo: &'a str,
     /// Blobs that passed, as (digest, executable), borrowed from the row.
     passed: HashSet<(&'a str, bool), BuildHasherDefault<DigestHasher>>,
@@ -554,14 +560,15 @@ struct Verifier<'a> {
     /// Windows stats by path).
     #[cfg(unix)]
     files_dir: Option<std::os::fd::OwnedFd>,
-    /// Scratch for blob names.
+    /// The blob being checked, as (digest, executable), and its name.
+    blob: (&'a str, bool),
     name: String,
 }
 
 impl<'a> Verifier<'a> {
     fn new(store_dir: &'a str, algo: &'a str, tally: &'a mut Tally) -> Self {
         Verifier {
-            store_dir,
+            files_dir_path: cas::files_dir(store_dir, SEP),
             algo,
             passed: HashSet::default(),
             tally,
@@ -569,6 +576,7 @@ impl<'a> Verifier<'a> {
             files_dir: File::open(cas::files_dir(store_dir, SEP))
                 .ok()
                 .map(std::os::fd::OwnedFd::from),
+            blob: ("", false),
             name: String::with_capacity(160),
         }
     }
@@ -612,6 +620,7 @@ impl<'a> Verifier<'a> {
             if self.passed.contains(&blob) {
                 continue;
             }
+            self.blob = blob;
             self.name.clear();
             push_blob_name(&mut self.name, &info.digest, info.mode);
             if self.check_blob(info)? {
@@ -664,7 +673,8 @@ impl<'a> Verifier<'a> {
     }
 
     fn full_path(&self) -> String {
-        format!("{}{SEP}{}", cas::files_dir(self.store_dir, SEP), self.name)
+        let (digest, executable) = self.blob;
+        cas::blob_path(&self.files_dir_path, SEP, digest, executable)
     }
 
     fn check_blob(&mut self, info: &PackageFileInfo) -> Result<bool, ReadError> {

@@ -74,8 +74,9 @@ fn to_map<'a>(
     key: &str,
     files: impl Iterator<Item = &'a (String, PackageFileInfo)>,
 ) -> Result<FilesMap, ImportError> {
+    let files_dir = crate::cas::files_dir(store_dir, '/');
     files
-        .map(|(path, info)| Ok((path.clone(), blob_path(store_dir, key, path, info)?)))
+        .map(|(path, info)| Ok((path.clone(), blob_path(&files_dir, key, path, info)?)))
         .collect()
 }
 
@@ -94,10 +95,11 @@ fn side_effects_of(
         added: to_map(store_dir, key, all.iter().filter(|(_, i)| !is_link(i)))?,
         deleted: d.deleted.clone().unwrap_or_default(),
     };
+    let files_dir = crate::cas::files_dir(store_dir, '/');
     let links = all
         .iter()
         .filter(|(_, i)| is_link(i))
-        .map(|(path, info)| Ok((path.as_str(), blob_path(store_dir, key, path, info)?)))
+        .map(|(path, info)| Ok((path.as_str(), blob_path(&files_dir, key, path, info)?)))
         .collect::<Result<Vec<_>, ImportError>>()?;
     let deleted: HashSet<&str> = diff.deleted.iter().map(String::as_str).collect();
     let restored = diff.added.iter().map(|(p, _)| p.as_str()).chain(
@@ -112,8 +114,9 @@ fn side_effects_of(
     }
 }
 
+/// The blob of a file of the row below `files_dir`, or the error of a row without its digest.
 fn blob_path(
-    store_dir: &str,
+    files_dir: &str,
     key: &str,
     path: &str,
     info: &PackageFileInfo,
@@ -129,7 +132,7 @@ fn blob_path(
         ));
     }
     Ok(PathBuf::from(crate::cas::blob_path(
-        store_dir,
+        files_dir,
         '/',
         d,
         crate::cas::is_executable(info.mode),

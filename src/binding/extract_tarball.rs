@@ -328,8 +328,7 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
     let mut paths = Vec::with_capacity(files.len());
     let mut blob_paths = Vec::with_capacity(files.len());
     for file in files {
-        let mut blob = format!("{files_dir}/");
-        crate::cas::push_blob_name(&mut blob, &file.info.digest, '/', file.executable);
+        let blob = crate::cas::blob_path(files_dir, '/', &file.info.digest, file.executable);
         blob_paths.push(blob);
         paths.push(file.path);
     }

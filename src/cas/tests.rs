@@ -41,10 +41,7 @@ fn any_x_bit_makes_an_exec_twin_with_mode_755() {
 fn a_corrupt_blob_is_replaced_and_a_correct_one_kept() {
     let (dir, _) = store();
     let digest = sha512_hex(b"hello");
-    let path = dir
-        .path()
-        .join("files")
-        .join(Cas::relative_blob_path(&digest, false));
+    let path = Cas::new(dir.path()).blob_path(&digest, false);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(&path, b"hel").unwrap(); // a crashed writer's leftover
     let cas = Cas::new(dir.path());
