@@ -48,11 +48,9 @@ export interface AddFilesFromTarballOptions {
   /** pnpm's `frozenStore`: the index is read-only, so writing the row fails with `ERR_PNPM_FROZEN_STORE_WRITE`. */
   frozenStore?: boolean
   /**
-   * pnpm 11.28's `maxTarballUnpackedSize` (pnpm's default: 4 GiB): the most the tarball's regular files may add up to,
-   * in bytes. Over it: `ERR_PNPM_TARBALL_TOO_LARGE` (with a `hint`), before any blob of a small tarball is written (a big
-   * one is streamed: its earlier files may be). It also caps what a gzip'd tarball may inflate to, at
-   * `n + max(n, 1 MiB)` (a big tarball is streamed, so pnpm's default of 4 GiB lets pnpm's own bombs of padding extract as
-   * pnpm does). Default: no limit (a big tarball is streamed through a bounded window).
+   * pnpm 11.28's `maxTarballUnpackedSize`, in bytes: the most the tarball's regular files may add up to; it also caps
+   * inflating. Over it: `ERR_PNPM_TARBALL_TOO_LARGE`. Default: no limit. How each bound is counted, and the addon's
+   * other limits: docs/api.md, "Limits".
    */
   maxTarballUnpackedSize?: number
 }
