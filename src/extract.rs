@@ -524,7 +524,7 @@ pub struct Indexed {
 /// The step after [`extract`]: the row committed to `store`'s index under `key` (on the index
 /// writer thread, with every row queued beside it) and/or handed back; `done` runs once that is
 /// over, on whichever thread finished it.
-pub fn index_row(
+pub fn write_row(
     store: &Store,
     key: String,
     mut extracted: Extracted,

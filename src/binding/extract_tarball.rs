@@ -231,7 +231,7 @@ fn request<'a>(
 /// [`super::task::panic_error`], not an extraction failure).
 type Outcome = Result<Result<Extracted, ExtractError>, String>;
 
-/// Hands the extraction on to [`extract::index_row`] and settles with what it gives.
+/// Hands the extraction on to [`extract::write_row`] and settles with what it gives.
 fn complete(
     store: &store::Store,
     opts: ExtractOptions,
@@ -249,7 +249,7 @@ fn complete(
         hand_back: opts.return_index_row,
     };
     let files_dir = opts.files_dir;
-    extract::index_row(
+    extract::write_row(
         store,
         opts.files_index_file,
         extracted,

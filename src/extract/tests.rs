@@ -350,10 +350,10 @@ fn a_gzip_bomb_stops_at_the_cap_the_limit_sets() {
         .contains("its regular files reach 6291456 bytes"));
 }
 
-/// `index_row` commits the row under its key and hands the same bytes back when asked; without
+/// `write_row` commits the row under its key and hands the same bytes back when asked; without
 /// `write` the index stays untouched.
 #[test]
-fn index_row_writes_and_hands_back_the_row() {
+fn write_row_writes_and_hands_back_the_row() {
     let dir = tempfile::tempdir().unwrap();
     let store = crate::store::open(dir.path());
     let extracted = extract_plain(&store.cas, &tgz(&[("package/a.js", "a", 0o644)])).unwrap();
@@ -363,7 +363,7 @@ fn index_row_writes_and_hands_back_the_row() {
         write: true,
         hand_back: true,
     };
-    index_row(&store, "key-1".into(), extracted, both, move |r| {
+    write_row(&store, "key-1".into(), extracted, both, move |r| {
         tx.send(r).unwrap()
     });
     let indexed = rx.recv().unwrap().unwrap();
@@ -374,7 +374,7 @@ fn index_row_writes_and_hands_back_the_row() {
     let extracted = extract_plain(&store.cas, &tgz(&[("package/a.js", "a", 0o644)])).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let neither = RowUse::default();
-    index_row(&store, "key-2".into(), extracted, neither, move |r| {
+    write_row(&store, "key-2".into(), extracted, neither, move |r| {
         tx.send(r).unwrap()
     });
     let indexed = rx.recv().unwrap().unwrap();
