@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::cas::Cas;
+use crate::blob_files::Cas;
 use crate::error_code::ErrorCode;
 use crate::extract::{complete_package_json, parse_package_json, ExtractError, ExtractedFile};
+use crate::index_db::IndexError;
+use crate::index_row::{self, PackageFileInfo, RowError, SideEffectsDiff};
 use crate::manifest;
 use crate::os_error::{At, FsSite, PathError};
-use crate::package_index::{self, PackageFileInfo, RowError, SideEffectsDiff};
-use crate::store::Store;
-use crate::store_index::IndexError;
+use crate::store_handles::Store;
 use crate::symlink_entry::{self, SYMLINK_MODE};
 use crate::value::Value;
 
@@ -478,7 +478,7 @@ pub fn upload_side_effects(
     cache_key: &str,
     added: &AddedDir,
 ) -> Result<SideEffectsUpload, AddDirError> {
-    let base = package_index::decode_row(stored_row).map_err(AddDirError::Row)?;
+    let base = index_row::decode_row(stored_row).map_err(AddDirError::Row)?;
     let requires_build = base.requires_build.unwrap_or_else(|| {
         manifest::requires_build(
             added.raw_manifest.as_ref(),
@@ -487,7 +487,7 @@ pub fn upload_side_effects(
     });
     if added.has_unrecorded_symlinks {
         let row =
-            package_index::without_side_effects(stored_row, cache_key).map_err(AddDirError::Row)?;
+            index_row::without_side_effects(stored_row, cache_key).map_err(AddDirError::Row)?;
         return Ok(SideEffectsUpload {
             row,
             diff: None,
@@ -502,13 +502,12 @@ pub fn upload_side_effects(
         )));
     }
     let diff = diff_files(&base.files, &added.files, added.compat);
-    let fields = package_index::row_fields(stored_row).map_err(AddDirError::Row)?;
+    let fields = index_row::row_fields(stored_row).map_err(AddDirError::Row)?;
     let requires_prepare = fields.iter().find_map(|(k, v)| match (k.as_str(), v) {
         ("requiresPrepare", Value::Bool(b)) => Some(*b),
         _ => None,
     });
-    let row =
-        package_index::set_side_effects(fields, cache_key, &diff).map_err(AddDirError::Row)?;
+    let row = index_row::set_side_effects(fields, cache_key, &diff).map_err(AddDirError::Row)?;
     Ok(SideEffectsUpload {
         row: Some(row),
         diff: Some(diff),

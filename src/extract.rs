@@ -10,14 +10,14 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::cas::Cas;
+use crate::blob_files::Cas;
 use crate::error_code::ErrorCode;
 use crate::feed::{Feed, FeedReader};
-use crate::package_index::{PackageFileInfo, PackageFilesIndex};
-use crate::store::Store;
-use crate::store_index::IndexError;
+use crate::index_db::IndexError;
+use crate::index_row::{PackageFileInfo, PackageFilesIndex};
+use crate::store_handles::Store;
 use crate::value::Value;
-use crate::{gzip, integrity, json, manifest, os_error, package_index, streaming, tarball};
+use crate::{gzip, index_row, integrity, json, manifest, os_error, streaming, tarball};
 
 /// What a caller hands over besides the store.
 #[derive(Default)]
@@ -395,7 +395,7 @@ fn finish(
     };
     let requires_build =
         manifest::requires_build(bundled.as_ref(), files.iter().map(|f| f.path.as_str()));
-    let row = package_index::encode_row(&PackageFilesIndex {
+    let row = index_row::encode_row(&PackageFilesIndex {
         requires_build: Some(requires_build),
         // pnpm 11 writes the key even when the manifest is `undefined`.
         manifest: Some(bundled.clone().unwrap_or(Value::Undefined)),

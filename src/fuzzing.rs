@@ -10,8 +10,8 @@
 use std::collections::HashSet;
 
 use crate::gzip::{self, GzipError, GzipErrorKind};
+use crate::index_row::{self, PackageFilesIndex, SideEffectsDiff};
 use crate::msgpackr;
-use crate::package_index::{self, PackageFilesIndex, SideEffectsDiff};
 use crate::tarball::{self, TarEntry, TarError, TarErrorKind};
 use crate::value::Value;
 
@@ -192,13 +192,13 @@ pub fn check_msgpackr(bytes: &[u8]) {
             "encoding is not canonical"
         );
     }
-    let Ok(row) = package_index::decode_row(bytes) else {
+    let Ok(row) = index_row::decode_row(bytes) else {
         return;
     };
-    let packed = package_index::encode_row(&row);
-    let again = package_index::decode_row(&packed).expect("an encoded row decodes");
+    let packed = index_row::encode_row(&row);
+    let again = index_row::decode_row(&packed).expect("an encoded row decodes");
     assert!(
-        package_index::encode_row(&again) == packed,
+        index_row::encode_row(&again) == packed,
         "row encoding is not canonical"
     );
 
@@ -206,9 +206,9 @@ pub fn check_msgpackr(bytes: &[u8]) {
         deleted: Some(vec!["removed.js".into()]),
         added: None,
     };
-    let rewritten = package_index::with_side_effects(bytes, "fuzz", &diff)
+    let rewritten = index_row::with_side_effects(bytes, "fuzz", &diff)
         .expect("a decodable row takes a side-effects entry");
-    let rewritten = package_index::decode_row(&rewritten).expect("the rewritten row decodes");
+    let rewritten = index_row::decode_row(&rewritten).expect("the rewritten row decodes");
     let mut expected = row;
     let entries = expected.side_effects.get_or_insert_with(Vec::new);
     match entries.iter_mut().find(|(k, _)| k == "fuzz") {
@@ -222,7 +222,7 @@ pub fn check_msgpackr(bytes: &[u8]) {
 }
 
 fn same_row(a: &PackageFilesIndex, b: &PackageFilesIndex) -> bool {
-    package_index::encode_row(a) == package_index::encode_row(b)
+    index_row::encode_row(a) == index_row::encode_row(b)
 }
 
 /// Equality as JS sees a value after a msgpackr round trip: NaN equals NaN, and -0 equals 0

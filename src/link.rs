@@ -23,7 +23,7 @@ use crate::import::{
     ResolvedFrom, SideEffects, Stats,
 };
 use crate::row_files::files_from_row;
-use crate::store;
+use crate::store_handles;
 use crate::symlink_entry::{check_link_paths, place_symlinks, Symlinks};
 
 /// Where a batch package's files come from.
@@ -108,7 +108,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
         .packages
         .iter()
         .any(|p| matches!(p.source, FilesSource::IndexKey(_)))
-        .then(|| store::open(&req.store_dir));
+        .then(|| store_handles::open(&req.store_dir));
     let store_dir_text = req.store_dir.display().to_string();
     // First every package's file map (index reads serialise on the connection, decoding runs in
     // parallel), so that the imports can start with the biggest packages: longest first keeps

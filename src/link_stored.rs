@@ -17,8 +17,8 @@ use rayon::prelude::*;
 use crate::dependency_links::{self, SymlinkDep};
 use crate::import::{FilesMap, ImportError, ImportMethod, Imported, Stats};
 use crate::link::{self, BatchPackage, BatchRequest, FilesSource};
-use crate::read_pkg::{self, ExpectedPkg, PkgRead, ReadRequest};
-use crate::store;
+use crate::read_package::{self, ExpectedPkg, PkgRead, ReadRequest};
+use crate::store_handles;
 
 /// One package to link if the store can serve it.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ pub struct StoredOutcome {
 /// store index itself cannot be read.
 pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, ImportError> {
     let started = Instant::now();
-    let store = store::open(PathBuf::from(&req.store_dir).as_path());
+    let store = store_handles::open(PathBuf::from(&req.store_dir).as_path());
     let read = ReadRequest {
         store_dir: &req.store_dir,
         verify_store_integrity: req.verify_store_integrity,
@@ -85,10 +85,11 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         .iter()
         .map(|p| Some(p.expected.clone()))
         .collect();
-    let (files, _) = read_pkg::read_pkgs_map(&store.index, &read, &keys, &expected, |_, answer| {
-        ready_files(&req.store_dir, answer)
-    })
-    .map_err(|e| ImportError::store_index(e.to_string()))?;
+    let (files, _) =
+        read_package::read_pkgs_map(&store.index, &read, &keys, &expected, |_, answer| {
+            ready_files(&req.store_dir, answer)
+        })
+        .map_err(|e| ImportError::store_index(e.to_string()))?;
     let mut outcomes: Vec<Result<Option<Imported>, LeftOut>> = Vec::with_capacity(files.len());
     let mut ready = Vec::new();
     let mut ready_at = Vec::new();
@@ -157,7 +158,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
 /// The file map of a package that can be linked as it is, or why it cannot.
 fn ready_files(
     store_dir: &str,
-    answer: Result<PkgRead, read_pkg::ReadError>,
+    answer: Result<PkgRead, read_package::ReadError>,
 ) -> Result<FilesMap, LeftOut> {
     let pkg = match answer {
         Ok(PkgRead::Hit(pkg)) => pkg,
@@ -177,7 +178,7 @@ fn ready_files(
         .files
         .into_iter()
         .map(|(path, info)| {
-            let blob = read_pkg::blob_path(store_dir, &info.digest, info.mode);
+            let blob = read_package::blob_path(store_dir, &info.digest, info.mode);
             (path, PathBuf::from(blob))
         })
         .collect())

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use crate::import::{FilesMap, ImportError, SideEffects};
-use crate::package_index::{self, PackageFileInfo, SideEffectsDiff};
-use crate::store;
+use crate::index_row::{self, PackageFileInfo, SideEffectsDiff};
+use crate::store_handles;
 use crate::symlink_entry::{self, Symlinks};
 
 #[cfg(test)] // batches read rows with `get_many` and call `files_from_row`
@@ -15,7 +15,7 @@ use crate::symlink_entry::{self, Symlinks};
 /// its index row. Blob paths are built as pnpm's readers build them:
 /// `<storeDir>/files/<xx>/<rest>[-exec]`, executable when any x bit is set.
 pub fn read_files(
-    store: &store::Store,
+    store: &store_handles::Store,
     store_dir: &str,
     key: &str,
     cache_key: Option<&str>,
@@ -33,7 +33,7 @@ pub fn read_files(
 /// as the package's symlinks; a diff whose symlinks pnpm would not restore is dropped, as if
 /// the row had none for `cache_key` (see [`side_effects_of`]).
 pub fn files_from_row(
-    store: &store::Store,
+    store: &store_handles::Store,
     bytes: Option<Vec<u8>>,
     store_dir: &str,
     key: &str,
@@ -49,7 +49,7 @@ pub fn files_from_row(
             ),
         )
     })?;
-    let row = package_index::decode_row(&bytes).map_err(|e| {
+    let row = index_row::decode_row(&bytes).map_err(|e| {
         ImportError::store_index(format!(
             "The store index entry for {} is unreadable: {e}",
             key.replace('\t', " ")
@@ -74,7 +74,7 @@ fn to_map<'a>(
     key: &str,
     files: impl Iterator<Item = &'a (String, PackageFileInfo)>,
 ) -> Result<FilesMap, ImportError> {
-    let files_dir = crate::cas::files_dir(store_dir, '/');
+    let files_dir = crate::blob_files::files_dir(store_dir, '/');
     files
         .map(|(path, info)| Ok((path.clone(), blob_path(&files_dir, key, path, info)?)))
         .collect()
@@ -95,7 +95,7 @@ fn side_effects_of(
         added: to_map(store_dir, key, all.iter().filter(|(_, i)| !is_link(i)))?,
         deleted: d.deleted.clone().unwrap_or_default(),
     };
-    let files_dir = crate::cas::files_dir(store_dir, '/');
+    let files_dir = crate::blob_files::files_dir(store_dir, '/');
     let links = all
         .iter()
         .filter(|(_, i)| is_link(i))
@@ -131,10 +131,10 @@ fn blob_path(
             ),
         ));
     }
-    Ok(PathBuf::from(crate::cas::blob_path(
+    Ok(PathBuf::from(crate::blob_files::blob_path(
         files_dir,
         '/',
         d,
-        crate::cas::is_executable(info.mode),
+        crate::blob_files::is_executable(info.mode),
     )))
 }

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::cas::Cas;
+use crate::blob_files::Cas;
 use crate::extract::{self, ExtractError, ExtractedFile};
 use crate::gzip::{self, Gunzip, GzipError};
 use crate::tarball::{self, TarEntry, TarError, TarSource};

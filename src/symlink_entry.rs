@@ -3,7 +3,7 @@
 //! recreate safely are recorded: a relative target in normal form that stays inside the package
 //! and does not reach into a `node_modules`. Reading such entries back is [`restore_links`],
 //! for `linkPackages`' index rows (`row_files::files_from_row`) and for the pnpm worker
-//! protocol's reads (`read_pkg`); placing them after a package's files is [`place_symlinks`].
+//! protocol's reads (`read_package`); placing them after a package's files is [`place_symlinks`].
 //! See docs/store-format.md, "Index rows".
 
 use std::collections::HashSet;

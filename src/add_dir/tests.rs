@@ -187,7 +187,7 @@ fn side_effects_record_what_the_build_changed() {
         .collect();
     assert_eq!(added, ["change.js", "build/out.node"]);
     assert_eq!(upload.requires_prepare, Some(true));
-    let row = package_index::decode_row(&upload.row.unwrap()).unwrap();
+    let row = index_row::decode_row(&upload.row.unwrap()).unwrap();
     assert_eq!(row.side_effects.unwrap()[0].0, "linux;x64;node24");
 
     let unchanged = upload_side_effects(&stored, "k", &add(&cas, &pkg)).unwrap();
@@ -272,7 +272,7 @@ fn recording_symlinks_stores_their_targets_after_the_files() {
         (link.info.mode, link.info.size, link.executable),
         (SYMLINK_MODE, 3, false)
     );
-    assert_eq!(link.info.digest, crate::cas::sha512_hex(b"lib"));
+    assert_eq!(link.info.digest, crate::blob_files::sha512_hex(b"lib"));
     let blob = cas.blob_path(&link.info.digest, false);
     assert_eq!(
         fs::read_to_string(blob).unwrap(),
@@ -366,7 +366,7 @@ fn an_upload_with_an_unrecorded_symlink_removes_the_entry() {
     let unrecorded = add_recording(&cas, &pkg, None);
     let dropped = upload_side_effects(&with_entry, "k", &unrecorded).unwrap();
     assert_eq!((&dropped.diff, dropped.requires_prepare), (&None, None));
-    let row = package_index::decode_row(dropped.row.as_ref().unwrap()).unwrap();
+    let row = index_row::decode_row(dropped.row.as_ref().unwrap()).unwrap();
     assert_eq!(row.side_effects, None, "the emptied map becomes undefined");
     assert_eq!(
         crate::msgpackr::decode(dropped.row.as_ref().unwrap())
@@ -519,7 +519,7 @@ fn an_upload_of_a_package_with_bundled_dependencies_keeps_them_under_pnpm_11_28(
         diff_paths(pnpm.diff.as_ref().unwrap()),
         (vec![], vec!["build/out.js", "index.js"])
     );
-    let row = package_index::decode_row(pnpm.row.as_ref().unwrap()).unwrap();
+    let row = index_row::decode_row(pnpm.row.as_ref().unwrap()).unwrap();
     assert_eq!(row.side_effects.unwrap()[0].1, pnpm.diff.unwrap());
     let worker = upload(Compat::Worker1100);
     assert_eq!(
@@ -607,7 +607,7 @@ fn add_dir_to_store_writes_a_fresh_row_then_uploads_side_effects_into_it() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = tmp.path().join("pkg");
     write(&pkg, "package.json", r#"{"name":"p","version":"1.0.0"}"#);
-    let store = crate::store::open(&tmp.path().join("store"));
+    let store = crate::store_handles::open(&tmp.path().join("store"));
     let row = |cache_key, write_index| RowRequest {
         files_index_file: "k\tp@1.0.0",
         side_effects_cache_key: cache_key,

@@ -7,8 +7,8 @@ use napi_derive::napi;
 use super::error::NativeError;
 use super::task::spawn_settled;
 use crate::add_dir::{self, AddDirError, AddDirRequest, AddedToStore, Compat, RowRequest};
-use crate::package_index::PackageFileInfo;
-use crate::{json, pools, store};
+use crate::index_row::PackageFileInfo;
+use crate::{json, pools, store_handles};
 
 #[napi(object)]
 pub struct AddDirOptions {
@@ -94,7 +94,7 @@ pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object
 }
 
 fn run(opts: &AddDirOptions, compat: Compat) -> Result<AddedToStore, AddDirError> {
-    let store = store::open(Path::new(&opts.store_dir));
+    let store = store_handles::open(Path::new(&opts.store_dir));
     let req = AddDirRequest {
         files: opts.files.as_deref(),
         include_node_modules: opts.include_node_modules,

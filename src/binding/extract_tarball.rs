@@ -13,7 +13,7 @@ use crate::extract::{
 };
 use crate::feed::Feed;
 use crate::integrity::IntegrityError;
-use crate::{json, pools, store};
+use crate::{json, pools, store_handles};
 
 /// Where and how a tarball is extracted (the tarball itself is passed beside it, or written).
 #[napi(object)]
@@ -207,8 +207,8 @@ impl Drop for TarballWriter {
     }
 }
 
-fn open_store(opts: &ExtractOptions) -> Arc<store::Store> {
-    store::open_as(Path::new(&opts.store_dir), opts.frozen_store == Some(true))
+fn open_store(opts: &ExtractOptions) -> Arc<store_handles::Store> {
+    store_handles::open_as(Path::new(&opts.store_dir), opts.frozen_store == Some(true))
 }
 
 fn request<'a>(
@@ -233,7 +233,7 @@ type Outcome = Result<Result<Extracted, ExtractError>, String>;
 
 /// Hands the extraction on to [`extract::write_row`] and settles with what it gives.
 fn complete(
-    store: &store::Store,
+    store: &store_handles::Store,
     opts: ExtractOptions,
     outcome: Outcome,
     queued_ms: f64,
@@ -328,7 +328,7 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
     let mut paths = Vec::with_capacity(files.len());
     let mut blob_paths = Vec::with_capacity(files.len());
     for file in files {
-        let blob = crate::cas::blob_path(files_dir, '/', &file.info.digest, file.executable);
+        let blob = crate::blob_files::blob_path(files_dir, '/', &file.info.digest, file.executable);
         blob_paths.push(blob);
         paths.push(file.path);
     }

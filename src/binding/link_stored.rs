@@ -17,7 +17,7 @@ use crate::import::{ImportError, ImportMethod, Stats};
 use crate::link::Counts;
 use crate::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
 use crate::pools;
-use crate::read_pkg::ExpectedPkg;
+use crate::read_package::ExpectedPkg;
 
 #[napi(object)]
 pub struct LinkStoredOptions {

@@ -27,7 +27,10 @@ fn knows_the_algorithms_integrity_strings_and_rows_name_in_any_case() {
         assert_eq!(hex_of(&upper, b"abc").as_deref(), Some(expected), "{upper}");
     }
     assert_eq!(hex_of("Sha384", b"").unwrap().len(), 96);
-    assert_eq!(hex_of("sha512", b"").unwrap(), crate::cas::sha512_hex(b""),);
+    assert_eq!(
+        hex_of("sha512", b"").unwrap(),
+        crate::blob_files::sha512_hex(b""),
+    );
 }
 
 #[test]

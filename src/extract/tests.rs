@@ -1,6 +1,6 @@
 use super::*;
 use crate::error_code::ErrorCode;
-use crate::package_index::decode_row;
+use crate::index_row::decode_row;
 use std::io::Write;
 
 /// A gzip'd tarball of `(path, content, mode)` entries, built with the `tar` crate.
@@ -95,7 +95,7 @@ fn a_package_without_package_json_gets_the_placeholder_last() {
     assert_eq!(placeholder.size, 108);
     assert_eq!(
         placeholder.digest,
-        crate::cas::sha512_hex(manifest::PLACEHOLDER_PACKAGE_JSON)
+        crate::blob_files::sha512_hex(manifest::PLACEHOLDER_PACKAGE_JSON)
     );
     assert_eq!(extracted.manifest, None);
     assert_eq!(
@@ -121,7 +121,7 @@ fn append_manifest_stands_in_for_a_missing_one() {
     assert_eq!(paths(&extracted), ["bin/node", "package.json"]);
     assert_eq!(
         extracted.files[1].info.digest,
-        crate::cas::sha512_hex(appended.as_bytes())
+        crate::blob_files::sha512_hex(appended.as_bytes())
     );
     assert_eq!(
         extracted
@@ -154,7 +154,7 @@ fn ignored_files_are_neither_written_nor_indexed() {
     )
     .unwrap();
     assert_eq!(paths(&extracted), ["package.json"]);
-    let ignored = crate::cas::sha512_hex(b"ignored content");
+    let ignored = crate::blob_files::sha512_hex(b"ignored content");
     assert!(!dir
         .path()
         .join("files")
@@ -242,7 +242,7 @@ fn broken_package_json_fails_after_the_blobs_are_complete() {
     ]);
     let err = extract_plain(&cas, &tarball).unwrap_err();
     assert_eq!(err.code(), "ERR_PNPM_TARBALL_EXTRACT");
-    let a = crate::cas::sha512_hex(b"a");
+    let a = crate::blob_files::sha512_hex(b"a");
     assert_eq!(
         std::fs::read(dir.path().join("files").join(&a[..2]).join(&a[2..])).unwrap(),
         b"a"
@@ -355,7 +355,7 @@ fn a_gzip_bomb_stops_at_the_cap_the_limit_sets() {
 #[test]
 fn write_row_writes_and_hands_back_the_row() {
     let dir = tempfile::tempdir().unwrap();
-    let store = crate::store::open(dir.path());
+    let store = crate::store_handles::open(dir.path());
     let extracted = extract_plain(&store.cas, &tgz(&[("package/a.js", "a", 0o644)])).unwrap();
     let row = extracted.row.clone();
     let (tx, rx) = std::sync::mpsc::channel();

@@ -1,5 +1,5 @@
 use super::*;
-use crate::cas::Cas;
+use crate::blob_files::Cas;
 use crate::error_code::ErrorCode;
 use crate::extract::{extract, extract_fed, ExtractError, ExtractRequest, Extracted};
 use std::io::Write;

@@ -7,7 +7,7 @@
 //! `PROPTEST_CASES=100000 cargo test --release fuzzing` runs each property longer.
 
 use super::*;
-use crate::package_index::PackageFileInfo;
+use crate::index_row::PackageFileInfo;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -443,10 +443,9 @@ fn row() -> impl Strategy<Value = PackageFilesIndex> {
         )
 }
 
-/// The rows pnpm 11 wrote for the tarball fixtures (see `package_index`'s tests).
+/// The rows pnpm 11 wrote for the tarball fixtures (see `index_row`'s tests).
 fn pnpm_rows() -> Vec<Vec<u8>> {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/package_index/pnpm11-rows");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/index_row/pnpm11-rows");
     let mut rows: Vec<Vec<u8>> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| std::fs::read(entry.unwrap().path()).unwrap())
@@ -476,8 +475,8 @@ proptest! {
 
     #[test]
     fn rows_round_trip(row in row()) {
-        let packed = package_index::encode_row(&row);
-        let decoded = package_index::decode_row(&packed).unwrap();
+        let packed = index_row::encode_row(&row);
+        let decoded = index_row::decode_row(&packed).unwrap();
         prop_assert!(same_row(&decoded, &row));
         prop_assert_eq!(&decoded.files, &row.files);
         check_msgpackr(&packed);

@@ -2,7 +2,7 @@ use std::fs;
 use std::path::Path;
 
 use super::*;
-use crate::package_index::PackageFileInfo;
+use crate::index_row::PackageFileInfo;
 use crate::row_files::read_files;
 use crate::symlink_entry::SYMLINK_MODE;
 use crate::test_support::names;
@@ -67,7 +67,7 @@ fn batch_links_packages_then_their_symlinks() {
 
 #[test]
 fn batch_reads_file_maps_from_the_store_index() {
-    use crate::package_index::{encode_row, PackageFilesIndex};
+    use crate::index_row::{encode_row, PackageFilesIndex};
     let dir = tempfile::tempdir().unwrap();
     let store_dir = dir.path().join("v11");
     let digest = format!("ab{}", "c".repeat(126));
@@ -96,7 +96,7 @@ fn batch_reads_file_maps_from_the_store_index() {
         ],
         side_effects: None,
     };
-    let s = store::open(&store_dir);
+    let s = store_handles::open(&store_dir);
     s.index
         .write(vec![("key\tx@1".into(), encode_row(&row))])
         .unwrap();
@@ -122,8 +122,8 @@ fn batch_reads_file_maps_from_the_store_index() {
 fn store_with_side_effect_links(
     store_dir: &Path,
     links: &[(&str, &str)],
-) -> std::sync::Arc<store::Store> {
-    use crate::package_index::{encode_row, PackageFilesIndex, SideEffectsDiff};
+) -> std::sync::Arc<store_handles::Store> {
+    use crate::index_row::{encode_row, PackageFilesIndex, SideEffectsDiff};
     let mut n = 0;
     let mut blob = |text: &str| {
         n += 1;
@@ -158,7 +158,7 @@ fn store_with_side_effect_links(
             },
         )]),
     };
-    let s = store::open(store_dir);
+    let s = store_handles::open(store_dir);
     s.index
         .write(vec![("pkg".into(), encode_row(&row))])
         .unwrap();

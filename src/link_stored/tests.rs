@@ -2,7 +2,7 @@ use std::fs;
 use std::path::Path;
 
 use super::*;
-use crate::package_index::{encode_row, PackageFileInfo, PackageFilesIndex};
+use crate::index_row::{encode_row, PackageFileInfo, PackageFilesIndex};
 use crate::value::Value;
 
 /// Writes `files` as blobs and a row for `name@version` under the key `k\t<name>@<version>`.
@@ -13,7 +13,7 @@ fn add_package(
     files: &[(&str, &str)],
     requires_build: bool,
 ) -> String {
-    let s = store::open(store_dir);
+    let s = store_handles::open(store_dir);
     let files = files
         .iter()
         .map(|(path, text)| {
@@ -108,9 +108,9 @@ fn links_what_the_store_serves_and_leaves_out_the_rest() {
     );
     let renamed = add_package(&store_dir, "d", "1.0.0", &[("package.json", "{}")], false);
     fs::remove_file(
-        store::open(&store_dir)
+        store_handles::open(&store_dir)
             .cas
-            .blob_path(&crate::cas::sha512_hex(b"c only"), false),
+            .blob_path(&crate::blob_files::sha512_hex(b"c only"), false),
     )
     .unwrap();
 
@@ -157,7 +157,7 @@ fn links_what_the_store_serves_and_leaves_out_the_rest() {
     )
     .unwrap();
     assert_eq!(again.packages, vec![Ok(None)]);
-    store::open(&store_dir).index.close();
+    store_handles::open(&store_dir).index.close();
 }
 
 #[test]
@@ -182,5 +182,5 @@ fn a_failed_dependency_link_leaves_its_package_out_entirely() {
     );
     assert!(!req.packages[0].target_dir.exists());
     assert_eq!(outcome.packages[1], Ok(Some(Imported::Hardlink)));
-    store::open(&store_dir).index.close();
+    store_handles::open(&store_dir).index.close();
 }

@@ -69,7 +69,7 @@ fn modes_and_times_read_as_node_reports_them() {
         .unwrap();
     let meta = fs::metadata(&f).unwrap();
     assert_eq!(permission_bits(&meta) & 0o200, 0o200);
-    let now = crate::cas::now_ms();
+    let now = crate::blob_files::now_ms();
     assert!(
         (mtime_ms(&meta) - now).abs() < 60_000.0,
         "{}",

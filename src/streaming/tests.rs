@@ -1,4 +1,4 @@
-use crate::cas::Cas;
+use crate::blob_files::Cas;
 use crate::error_code::ErrorCode;
 use crate::extract::{extract, ExtractRequest, Extracted};
 use crate::gzip::tests::noise;

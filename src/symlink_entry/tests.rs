@@ -58,7 +58,7 @@ fn normalises_as_pnpm_11_28_does() {
 
 #[test]
 fn a_recorded_symlink_is_a_non_executable_blob() {
-    assert!(!crate::cas::is_executable(SYMLINK_MODE));
+    assert!(!crate::blob_files::is_executable(SYMLINK_MODE));
 }
 
 #[cfg(unix)]

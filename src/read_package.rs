@@ -1,6 +1,6 @@
 //! Reading packages back out of the store: pnpm 11's `readPkgFromCafs` (docs/store-format.md,
-//! "Reading and verification"), for
-//! one key or for a lockfile's worth of keys at once.
+//! "Reading and verification"), a row looked up, decoded and its blobs verified, for one key or
+//! for a lockfile's worth of keys at once.
 //!
 //! A read looks the row up in `index.db`, checks it against the package the caller expects,
 //! and maps every file to its blob path. With `verifyStoreIntegrity` each blob is checked the
@@ -31,12 +31,12 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::cas::{self, is_executable};
+use crate::blob_files::{self, is_executable};
 use crate::error_code::ErrorCode;
+use crate::index_db::{IndexError, StoreIndex};
+use crate::index_row::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff};
 use crate::manifest::{requires_build, semver_clean_loose};
 use crate::msgpackr;
-use crate::package_index::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff};
-use crate::store_index::{IndexError, StoreIndex};
 use crate::symlink_entry::{self, Symlinks};
 use crate::value::Value;
 use crate::{os_error, platform};
@@ -324,7 +324,7 @@ pub fn read_row(
     let Some(bytes) = row else {
         return Ok(PkgRead::Miss { warning: None });
     };
-    let row = match package_index::decode_row(bytes) {
+    let row = match index_row::decode_row(bytes) {
         Ok(row) => row,
         Err(e) => {
             return Ok(PkgRead::Miss {
@@ -463,8 +463,8 @@ pub fn equal_or_semver_equal(actual: &Value, wanted: &str) -> bool {
 /// pnpm's read-side blob path: `storeDir + sep + "files" + sep + hex[0..2] + sep + hex[2..]`,
 /// `-exec` appended for an executable mode. Not normalised (docs/store-format.md, "Blob paths").
 pub fn blob_path(store_dir: &str, digest: &str, mode: u32) -> String {
-    cas::blob_path(
-        &cas::files_dir(store_dir, SEP),
+    blob_files::blob_path(
+        &blob_files::files_dir(store_dir, SEP),
         SEP,
         digest,
         is_executable(mode),
@@ -473,10 +473,10 @@ pub fn blob_path(store_dir: &str, digest: &str, mode: u32) -> String {
 
 const SEP: char = std::path::MAIN_SEPARATOR;
 
-/// Appends the part of a blob path below `files/` (see [`cas::push_blob_name`]), with the
+/// Appends the part of a blob path below `files/` (see [`blob_files::push_blob_name`]), with the
 /// platform's separator, as pnpm's readers join it.
 pub fn push_blob_name(out: &mut String, digest: &str, mode: u32) {
-    cas::push_blob_name(out, digest, SEP, is_executable(mode));
+    blob_files::push_blob_name(out, digest, SEP, is_executable(mode));
 }
 
 /// pnpm 11.28's read of side-effects symlinks: each entry's links restored, or the entry
@@ -549,7 +549,7 @@ fn all_side_effects(row: &PackageFilesIndex) -> Option<Vec<SideEffectsEntry>> {
 /// the row (a side-effects diff often re-lists base files), failed ones are checked again.
 /// (A memo for a whole batch, behind a lock, measured slower than the stats it saved.)
 struct Verifier<'a> {
-    /// `<storeDir><sep>files`, as pnpm's readers build it ([`cas::files_dir`]).
+    /// `<storeDir><sep>files`, as pnpm's readers build it ([`blob_files::files_dir`]).
     files_dir_path: String,
     algo: &'a str,
     /// Blobs that passed, as (digest, executable), borrowed from the row.
@@ -568,12 +568,12 @@ struct Verifier<'a> {
 impl<'a> Verifier<'a> {
     fn new(store_dir: &'a str, algo: &'a str, tally: &'a mut Tally) -> Self {
         Verifier {
-            files_dir_path: cas::files_dir(store_dir, SEP),
+            files_dir_path: blob_files::files_dir(store_dir, SEP),
             algo,
             passed: HashSet::default(),
             tally,
             #[cfg(unix)]
-            files_dir: File::open(cas::files_dir(store_dir, SEP))
+            files_dir: File::open(blob_files::files_dir(store_dir, SEP))
                 .ok()
                 .map(std::os::fd::OwnedFd::from),
             blob: ("", false),
@@ -674,7 +674,7 @@ impl<'a> Verifier<'a> {
 
     fn full_path(&self) -> String {
         let (digest, executable) = self.blob;
-        cas::blob_path(&self.files_dir_path, SEP, digest, executable)
+        blob_files::blob_path(&self.files_dir_path, SEP, digest, executable)
     }
 
     fn check_blob(&mut self, info: &PackageFileInfo) -> Result<bool, ReadError> {
@@ -765,7 +765,7 @@ fn hash_file(algo: &str, path: &str) -> Result<Option<String>, ReadError> {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(io_error("open", path, error)),
     };
-    cas::hex_digest_of(algo, file).map_err(|error| io_error("read", path, error))
+    blob_files::hex_digest_of(algo, file).map_err(|error| io_error("read", path, error))
 }
 
 /// The row fields `decode_row` does not model, which pnpm hands back as they are:

@@ -1,5 +1,7 @@
-//! The store's SQLite package index, `<storeDir>/index.db`, opened the way pnpm 11 opens it
-//! (docs/store-format.md, "The index database") so that pnpm 11, pnpm 12 and this addon can use one store at the same time.
+//! Access to `<storeDir>/index.db`, the store's SQLite package index: rows in and out as bytes.
+//!
+//! Opened the way pnpm 11 opens it (docs/store-format.md, "The index database") so that pnpm 11,
+//! pnpm 12 and this addon can use one store at the same time.
 //!
 //! All writes of a process go through one writer thread per store that owns the only writable
 //! connection: rows submitted while a transaction is committing are gathered into the next one

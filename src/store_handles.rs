@@ -1,4 +1,6 @@
-//! One handle per store directory, shared by every call in the process: pnpm resolves many
+//! Open stores: one handle (blob files plus `index.db`) per store directory.
+//!
+//! The handle is shared by every call in the process: pnpm resolves many
 //! packages into the same store at once, and they must share the blob memo and the single index
 //! writer instead of each opening their own.
 
@@ -6,8 +8,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::cas::Cas;
-use crate::store_index::StoreIndex;
+use crate::blob_files::Cas;
+use crate::index_db::StoreIndex;
 
 pub struct Store {
     pub dir: PathBuf,

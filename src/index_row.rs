@@ -1,4 +1,5 @@
-//! The typed `index.db` row (`PackageFilesIndex`; docs/store-format.md, "Index rows").
+//! One `index.db` row's encoding: the typed row (`PackageFilesIndex`; docs/store-format.md,
+//! "Index rows") to and from its msgpackr bytes.
 //!
 //! `encode_row` writes what pnpm 11 writes for a fresh row, straight into msgpackr records
 //! without building a `Value` tree. `decode_row` reads rows from pnpm 11 and from pnpm 12 (whose

@@ -1,7 +1,7 @@
-//! The content-addressable file store: `files/XX/<rest>[-exec]` blobs named by SHA-512.
+//! The blob files of a store: `files/XX/<rest>[-exec]`, named by the SHA-512 of their content.
 //!
-//! Write semantics follow pnpm 11 (docs/store-format.md, "Writing blobs") so that pnpm and this addon can share one store:
-//! an existing blob is trusted only after re-hashing it, a new blob is created exclusively, and a
+//! Write semantics follow pnpm 11 (docs/store-format.md, "Writing blobs") so that pnpm and this
+//! addon can share one store: an existing blob is trusted only after re-hashing it, a new blob is created exclusively, and a
 //! corrupt blob is replaced through a temp file + rename so that a reader never sees it missing.
 //!
 //! One deliberate difference: pnpm creates a new blob under its final name and then writes it,

@@ -3,8 +3,8 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use super::*;
-use crate::cas::Cas;
-use crate::package_index::encode_row;
+use crate::blob_files::Cas;
+use crate::index_row::encode_row;
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -398,7 +398,7 @@ fn batch_reads_answer_in_key_order_across_statement_chunks() {
     }
 }
 
-const KEYS: usize = crate::store_index::KEYS_PER_STATEMENT;
+const KEYS: usize = crate::index_db::KEYS_PER_STATEMENT;
 
 #[test]
 fn batch_reads_sum_the_tally_and_keep_per_key_errors_apart() {
