@@ -680,54 +680,10 @@ fn quote_json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// `Number.prototype.toString()` (radix 10): the shortest digits that round-trip, laid out by
-/// ECMAScript's Number::toString rules (plain notation for exponents −7 < e < 21, otherwise
-/// `d.ddde±x`).
+/// `Number.prototype.toString()` (radix 10), as `ryu-js` writes it: the shortest digits that
+/// round-trip, laid out by ECMAScript's rules (`NaN`, `Infinity`, `-0` as `0`, `1e+21`).
 pub fn number_to_string(n: f64) -> String {
-    if n.is_nan() {
-        return "NaN".to_owned();
-    }
-    if n == 0.0 {
-        return "0".to_owned(); // also -0
-    }
-    if n.is_infinite() {
-        return if n > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddde<exp>" or "de<exp>".
-    let exp_form = format!("{:e}", n.abs());
-    let (mantissa, exp) = exp_form
-        .split_once('e')
-        .expect("LowerExp output has an exponent");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i64;
-    let n_pos = exp.parse::<i64>().expect("LowerExp exponent is an integer") + 1;
-    let mut out = String::with_capacity(k as usize + 8);
-    if n < 0.0 {
-        out.push('-');
-    }
-    if k <= n_pos && n_pos <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n_pos - k) as usize));
-    } else if 0 < n_pos && n_pos <= 21 {
-        out.push_str(&digits[..n_pos as usize]);
-        out.push('.');
-        out.push_str(&digits[n_pos as usize..]);
-    } else if -6 < n_pos && n_pos <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n_pos) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let e = n_pos - 1;
-        out.push('e');
-        out.push(if e < 0 { '-' } else { '+' });
-        out.push_str(&e.abs().to_string());
-    }
-    out
+    ryu_js::Buffer::new().format(n).to_owned()
 }
 
 #[cfg(test)]
