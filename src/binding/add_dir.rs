@@ -6,9 +6,11 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::task::spawn_settled;
-use crate::add_dir::{self, AddDirError, AddDirRequest, AddedToStore, Compat, RowRequest};
-use crate::index_row::PackageFileInfo;
-use crate::{json, pools, store_handles};
+use cas_native_core::add_dir::{
+    self, AddDirError, AddDirRequest, AddedToStore, Compat, RowRequest,
+};
+use cas_native_core::index_row::PackageFileInfo;
+use cas_native_core::{json, pools, store_handles};
 
 #[napi(object)]
 pub struct AddDirOptions {

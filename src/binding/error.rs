@@ -1,7 +1,7 @@
 use napi_derive::napi;
 
-use crate::error_code::ErrorCode;
-use crate::os_error::FsSite;
+use cas_native_core::error_code::ErrorCode;
+use cas_native_core::os_error::FsSite;
 
 /// A failure as data: `code` is pnpm's (`ERR_PNPM_…`) where pnpm has one.
 #[napi(object)]

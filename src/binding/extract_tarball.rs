@@ -8,12 +8,12 @@ use napi::{Env, JsDeferred};
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::extract::{
+use cas_native_core::extract::{
     self, ms_since, ExtractError, ExtractRequest, Extracted, ExtractedFile, Indexed, RowUse,
 };
-use crate::feed::Feed;
-use crate::integrity::IntegrityError;
-use crate::{json, pools, store_handles};
+use cas_native_core::feed::Feed;
+use cas_native_core::integrity::IntegrityError;
+use cas_native_core::{json, pools, store_handles};
 
 /// Where and how a tarball is extracted (the tarball itself is passed beside it, or written).
 #[napi(object)]
@@ -328,7 +328,12 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
     let mut paths = Vec::with_capacity(files.len());
     let mut blob_paths = Vec::with_capacity(files.len());
     for file in files {
-        let blob = crate::blob_files::blob_path(files_dir, '/', &file.info.digest, file.executable);
+        let blob = cas_native_core::blob_files::blob_path(
+            files_dir,
+            '/',
+            &file.info.digest,
+            file.executable,
+        );
         blob_paths.push(blob);
         paths.push(file.path);
     }

@@ -12,12 +12,12 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::task::spawn_settled;
-use crate::dependency_links::{self, LinkError, SymlinkDep};
-use crate::import::{
+use cas_native_core::dependency_links::{self, LinkError, SymlinkDep};
+use cas_native_core::import::{
     FilesMap, ImportError, ImportMethod, Imported, ResolvedFrom, SideEffects, Stats,
 };
-use crate::link::{self, BatchPackage, BatchRequest, Counts, FilesSource};
-use crate::pools;
+use cas_native_core::link::{self, BatchPackage, BatchRequest, Counts, FilesSource};
+use cas_native_core::pools;
 
 /// How a package was imported, as one character of a batch's result string: `k` clone,
 /// `h` hardlink, `c` copy, `-` already there.
@@ -389,8 +389,11 @@ pub fn hard_link_dir(env: &Env, src: String, dest_dirs: Vec<String>) -> napi::Re
         move || {
             let stats = Stats::default();
             let dests: Vec<PathBuf> = dest_dirs.into_iter().map(PathBuf::from).collect();
-            let result =
-                crate::hard_link_dir::hard_link_dir(PathBuf::from(src).as_path(), &dests, &stats);
+            let result = cas_native_core::hard_link_dir::hard_link_dir(
+                PathBuf::from(src).as_path(),
+                &dests,
+                &stats,
+            );
             link_result(result, &stats)
         },
         link_panic,

@@ -13,11 +13,11 @@ use super::link::{
     method_char, split_n, symlink_deps, take_warnings, LinkCounts, SymlinkDepsInput,
 };
 use super::task::spawn_settled;
-use crate::import::{ImportError, ImportMethod, Stats};
-use crate::link::Counts;
-use crate::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
-use crate::pools;
-use crate::read_package::ExpectedPkg;
+use cas_native_core::import::{ImportError, ImportMethod, Stats};
+use cas_native_core::link::Counts;
+use cas_native_core::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
+use cas_native_core::pools;
+use cas_native_core::read_package::ExpectedPkg;
 
 #[napi(object)]
 pub struct LinkStoredOptions {

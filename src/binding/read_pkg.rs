@@ -14,9 +14,9 @@ use napi::{Env, JsDeferred};
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::index_row::PackageFileInfo;
-use crate::read_package::{self, ExpectedPkg, PkgRead, ReadError, ReadRequest, Tally};
-use crate::{json, pools, store_handles};
+use cas_native_core::index_row::PackageFileInfo;
+use cas_native_core::read_package::{self, ExpectedPkg, PkgRead, ReadError, ReadRequest, Tally};
+use cas_native_core::{json, pools, store_handles};
 
 #[napi(object)]
 pub struct ExpectedPkgOptions {
@@ -264,7 +264,7 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
             out.blob_names = Some(js_text(blob_names));
             out.manifest_json = pkg
                 .manifest
-                .filter(|m| !matches!(m, crate::value::Value::Undefined))
+                .filter(|m| !matches!(m, cas_native_core::value::Value::Undefined))
                 .map(|m| json::stringify_pretty(&m));
             out.requires_build = pkg.requires_build;
             out.side_effects = pkg.side_effects.map(|entries| {

@@ -3,7 +3,7 @@ use std::path::Path;
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::{blob_files, store_handles};
+use cas_native_core::{blob_files, store_handles};
 
 /// Creates the store directory, `files/` and its 256 shard directories, as pnpm's
 /// `initStoreDir` does. Does not create `index.db`. Returns the failure, if any, as data.

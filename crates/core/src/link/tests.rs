@@ -1,10 +1,13 @@
 use std::fs;
+#[cfg(unix)] // the side-effects symlink tests below
 use std::path::Path;
 
 use super::*;
 use crate::index_row::PackageFileInfo;
 use crate::row_files::read_files;
+#[cfg(unix)]
 use crate::symlink_entry::SYMLINK_MODE;
+#[cfg(unix)]
 use crate::test_support::names;
 
 #[test]

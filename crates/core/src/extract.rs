@@ -555,7 +555,8 @@ pub fn write_row(
     );
 }
 
-pub(crate) fn ms_since(t: Instant) -> f64 {
+/// Milliseconds since `t`, as the timings report them.
+pub fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
 }
 
