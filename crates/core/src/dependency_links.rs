@@ -31,7 +31,8 @@ pub struct SymlinkDep {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct LinkError {
-    pub code: &'static str,
+    /// Read through [`ErrorCode::code`], the one way codes are exposed.
+    code: &'static str,
     pub message: String,
     pub site: Option<Box<crate::os_error::FsSite>>,
 }
@@ -62,7 +63,7 @@ impl ErrorCode for LinkError {
 impl From<ImportError> for LinkError {
     fn from(e: ImportError) -> Self {
         LinkError {
-            code: e.code,
+            code: e.code(),
             message: e.message,
             site: e.site,
         }

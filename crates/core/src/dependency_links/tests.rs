@@ -1,6 +1,7 @@
 use std::fs;
 
 use super::*;
+use crate::error_code::ErrorCode;
 use crate::test_support::names;
 
 #[test]
@@ -54,7 +55,7 @@ fn safe_join_keeps_links_strictly_inside_modules() {
         PathBuf::from("/p/node_modules/@s/x")
     );
     let err = safe_join_modules_dir(m, "../x").unwrap_err();
-    assert_eq!(err.code, "ERR_PNPM_INVALID_DEPENDENCY_NAME");
+    assert_eq!(err.code(), "ERR_PNPM_INVALID_DEPENDENCY_NAME");
     assert_eq!(
         err.message,
         "Refusing to place a dependency under /p/node_modules with the invalid alias \"../x\""
@@ -64,7 +65,7 @@ fn safe_join_keeps_links_strictly_inside_modules() {
 #[test]
 fn a_link_onto_its_own_target_fails_with_pnpms_symlink_code() {
     let err = symlink_dir(Path::new("/x/a"), Path::new("/x/./a"), &Stats::default()).unwrap_err();
-    assert_eq!(err.code, SYMLINK_FAILED);
+    assert_eq!(err.code(), SYMLINK_FAILED);
     assert_eq!(
         err.message,
         "Symlink path is the same as the target path (/x/a)"
@@ -142,5 +143,5 @@ fn symlink_all_modules_links_relatively_reuses_and_replaces() {
         .is_symlink());
     assert!(modules.join(".ignored_c").is_dir());
     let err = symlink_all_modules(&[dep(vec![("node_modules", "pkgs/a")])], &stats).unwrap_err();
-    assert_eq!(err.code, "ERR_PNPM_INVALID_DEPENDENCY_NAME");
+    assert_eq!(err.code(), "ERR_PNPM_INVALID_DEPENDENCY_NAME");
 }

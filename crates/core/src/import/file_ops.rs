@@ -17,7 +17,8 @@ use crate::{os_error, platform};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct ImportError {
-    pub code: &'static str,
+    /// Read through [`ErrorCode::code`], the one way codes are exposed.
+    code: &'static str,
     pub message: String,
     pub errno: Option<i32>,
     /// For an OS error: the syscall and paths, as Node's fs errors carry them. Boxed: import

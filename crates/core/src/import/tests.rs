@@ -1,4 +1,5 @@
 use super::*;
+use crate::error_code::ErrorCode;
 
 /// A fake store: blobs written by hand under `files/`, and a target root next to it.
 struct Fixture {
@@ -207,7 +208,7 @@ fn package_json_is_written_after_every_other_file() {
     files.push(("missing.js".into(), fx.store().join("files/aa/nope")));
     let req = fx.request("p", ImportMethod::Copy, files);
     let err = fx.import(&req).unwrap_err();
-    assert_eq!(err.code, "ERR_PNPM_ENOENT");
+    assert_eq!(err.code(), "ERR_PNPM_ENOENT");
     assert!(err
         .message
         .starts_with("ENOENT: no such file or directory, copyfile '"));
@@ -223,7 +224,7 @@ fn a_missing_blob_fails_hardlink_with_enoent() {
     let err = fx
         .import(&fx.request("p", ImportMethod::Hardlink, files))
         .unwrap_err();
-    assert_eq!(err.code, "ERR_PNPM_ENOENT");
+    assert_eq!(err.code(), "ERR_PNPM_ENOENT");
     assert!(!fx.target("p").exists());
 }
 
@@ -240,7 +241,7 @@ fn an_escaping_key_fails_before_anything_is_written() {
         let err = fx
             .import(&fx.request("p", method, files.clone()))
             .unwrap_err();
-        assert_eq!(err.code, "ERR_PNPM_UNSAFE_FILE_PATH");
+        assert_eq!(err.code(), "ERR_PNPM_UNSAFE_FILE_PATH");
         assert!(err.message.contains("\"../escaped.js\""));
     }
     assert!(!fx.dir.path().join("nm").exists());
@@ -252,7 +253,7 @@ fn an_empty_map_and_an_unknown_method_fail_like_pnpm() {
     let err = fx
         .import(&fx.request("p", ImportMethod::Copy, vec![]))
         .unwrap_err();
-    assert_eq!(err.code, "ERR_PNPM_LINKING_FAILED");
+    assert_eq!(err.code(), "ERR_PNPM_LINKING_FAILED");
     assert_eq!(
         err.message,
         "pickFileFromFilesMap cannot pick a file from an empty FilesMap"
@@ -269,7 +270,7 @@ fn a_target_that_is_a_file() {
     let err = fx
         .import(&fx.request("f", ImportMethod::Hardlink, fx.files()))
         .unwrap_err();
-    assert_eq!(err.code, "ERR_PNPM_ENOTDIR");
+    assert_eq!(err.code(), "ERR_PNPM_ENOTDIR");
     assert_eq!(fs::read(fx.target("f")).unwrap(), b"i am a file");
     // copy (as pnpm's copy importer does) replaces it with the package.
     fx.import(&fx.request("f", ImportMethod::Copy, fx.files()))

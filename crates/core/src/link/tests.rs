@@ -3,6 +3,7 @@ use std::fs;
 use std::path::Path;
 
 use super::*;
+use crate::error_code::ErrorCode;
 use crate::index_row::PackageFileInfo;
 use crate::row_files::read_files;
 #[cfg(unix)]
@@ -115,7 +116,7 @@ fn batch_reads_file_maps_from_the_store_index() {
         PathBuf::from(format!("{store_dir_text}/files/ab/{}-exec", &digest[2..]))
     );
     let err = read_files(&s, &store_dir_text, "nope\tx@1", None).unwrap_err();
-    assert_eq!(err.code, "ERR_PNPM_MISSING_INDEX_ROW");
+    assert_eq!(err.code(), "ERR_PNPM_MISSING_INDEX_ROW");
     s.index.close();
 }
 
@@ -346,7 +347,7 @@ fn a_handed_over_symlink_below_another_symlink_is_refused() {
         &[("lib", "sub"), ("lib/x", "../package.json")],
     )
     .unwrap_err();
-    assert_eq!(err.code, "ERR_PNPM_LINKING_FAILED");
+    assert_eq!(err.code(), "ERR_PNPM_LINKING_FAILED");
     assert!(err.message.contains("below the symlink"), "{}", err.message);
     assert!(!target.join("sub/x").exists());
 }
@@ -359,7 +360,7 @@ fn a_handed_over_symlink_path_that_leaves_the_package_is_refused() {
         let target = dir.path().join("node_modules/pkg");
         let err =
             link_map_with_symlinks(dir.path(), &target, &[(bad, "package.json")]).unwrap_err();
-        assert_eq!(err.code, "ERR_PNPM_UNSAFE_FILE_PATH", "{bad:?}");
+        assert_eq!(err.code(), "ERR_PNPM_UNSAFE_FILE_PATH", "{bad:?}");
         assert!(!target.exists(), "{bad:?}: nothing is written");
     }
 }
