@@ -9,7 +9,7 @@ import { types } from 'node:util'
 // First: turns a missing native binary into one clear error (see binding.ts).
 import './binding.js'
 import * as binding from '../index.js'
-import { PnpmError, TarballIntegrityError, invalidArgument, pnpmErrorOf } from './errors.js'
+import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir } from './store-dir.js'
 import { checkAbsolutePath, checkObject, checkOptionalByteCount, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 
@@ -187,17 +187,8 @@ export function closeStores (): void {
 function extractError (error: binding.NativeError, url: string | undefined, filesIndexFile: string): Error {
   // pnpm's worker rejects with the index's own error when committing the row throws.
   if (error.code === 'ERR_PNPM_FROZEN_STORE_WRITE') return pnpmErrorOf(error)
-  if (error.code === 'ERR_PNPM_TARBALL_INTEGRITY') {
-    return new TarballIntegrityError({
-      found: error.found!,
-      expected: error.expected!,
-      algorithm: error.algorithm!,
-      url,
-      filesIndexFile,
-    })
-  }
   const from = url == null ? '' : ` from "${url}"`
-  return pnpmErrorOf(error, `Failed to add tarball${from} to store: ${error.message}`)
+  return pnpmErrorOf(error, `Failed to add tarball${from} to store: ${error.message}`, { url, filesIndexFile })
 }
 
 /** V8's own message for an invalid pattern, so the error reads as pnpm's does. */
