@@ -115,7 +115,7 @@ function newestMtime(entry: string): number {
  */
 function releaseBinary(tmp: string): { file: string, how: string } {
   const atRoot = path.join(repo, binaryFile)
-  const inputs = ['src', 'Cargo.toml', 'Cargo.lock', 'build.rs'].map((f) => path.join(repo, f)).filter((f) => existsSync(f))
+  const inputs = ['src', 'crates', 'Cargo.toml', 'Cargo.lock', 'build.rs'].map((f) => path.join(repo, f)).filter((f) => existsSync(f))
   if (existsSync(atRoot) && isStripped(atRoot) && statSync(atRoot).mtimeMs >= Math.max(...inputs.map(newestMtime))) {
     return { file: atRoot, how: 'reused the release build at the repository root' }
   }

@@ -6,6 +6,7 @@ import path from 'node:path'
 import * as binding from '../index.js'
 import { checkAbsolutePath, checkObject, checkOptionalEnum, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 import { invalidArgument, pnpmErrorOf } from './errors.js'
+import { blobDir } from './store-dir.js'
 import type { StoredSideEffectsDiff } from './read.js'
 
 /** Whose `addFilesFromDir` the function reproduces (its `compat` option). */
@@ -90,7 +91,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
   const sideEffectsCacheKey = opts.sideEffectsCacheKey || undefined
   const raw = await binding.addFilesFromDir({
     storeDir: opts.storeDir,
-    filesDir: path.join(opts.storeDir, 'files'),
+    filesDir: blobDir(opts.storeDir, 'written'),
     dir: opts.dir,
     filesIndexFile: opts.filesIndexFile,
     sideEffectsCacheKey,

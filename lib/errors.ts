@@ -84,14 +84,28 @@ export interface NativeFailure {
   syscall?: string | null
   path?: string | null
   dest?: string | null
+  /** Integrity mismatches: what `TarballIntegrityError` carries. */
+  expected?: string | null
+  found?: string | null
+  algorithm?: string | null
 }
 
 /**
  * A native failure as a `PnpmError` with the code the native side decided (`message` replaces
  * the native one when given), with Node's `syscall`, `path` and `dest` properties when it is a
- * filesystem error. The one place native errors become JS errors.
+ * filesystem error; an integrity mismatch is a `TarballIntegrityError` naming `tarball`. The one
+ * place native errors become JS errors.
  */
-export function pnpmErrorOf (failure: NativeFailure, message = failure.message): PnpmError {
+export function pnpmErrorOf (failure: NativeFailure, message = failure.message, tarball: { url?: string, filesIndexFile?: string } = {}): PnpmError {
+  if (failure.code === 'ERR_PNPM_TARBALL_INTEGRITY' && failure.expected != null) {
+    return new TarballIntegrityError({
+      found: failure.found!,
+      expected: failure.expected,
+      algorithm: failure.algorithm!,
+      url: tarball.url,
+      filesIndexFile: tarball.filesIndexFile,
+    })
+  }
   const err = new PnpmError(failure.code as `ERR_PNPM_${string}`, message, { hint: failure.hint ?? undefined })
   if (failure.syscall != null) err.syscall = failure.syscall
   if (failure.path != null) err.path = failure.path

@@ -5,12 +5,12 @@
  * `Error`s with codes) and forwards to the native binding, where all the work happens off the
  * JS thread.
  */
-import path from 'node:path'
 import { types } from 'node:util'
 // First: turns a missing native binary into one clear error (see binding.ts).
 import './binding.js'
 import * as binding from '../index.js'
-import { PnpmError, TarballIntegrityError, invalidArgument, pnpmErrorOf } from './errors.js'
+import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
+import { blobDir } from './store-dir.js'
 import { checkAbsolutePath, checkObject, checkOptionalByteCount, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
@@ -48,11 +48,9 @@ export interface AddFilesFromTarballOptions {
   /** pnpm's `frozenStore`: the index is read-only, so writing the row fails with `ERR_PNPM_FROZEN_STORE_WRITE`. */
   frozenStore?: boolean
   /**
-   * pnpm 11.28's `maxTarballUnpackedSize` (pnpm's default: 4 GiB): the most the tarball's regular files may add up to,
-   * in bytes. Over it: `ERR_PNPM_TARBALL_TOO_LARGE` (with a `hint`), before any blob of a small tarball is written (a big
-   * one is streamed: its earlier files may be). It also caps what a gzip'd tarball may inflate to, at
-   * `n + max(n, 1 MiB)` (a big tarball is streamed, so pnpm's default of 4 GiB lets pnpm's own bombs of padding extract as
-   * pnpm does). Default: no limit (a big tarball is streamed through a bounded window).
+   * pnpm 11.28's `maxTarballUnpackedSize`, in bytes: the most the tarball's regular files may add up to; it also caps
+   * inflating. Over it: `ERR_PNPM_TARBALL_TOO_LARGE`. Default: no limit. How each bound is counted, and the addon's
+   * other limits: docs/api.md, "Limits".
    */
   maxTarballUnpackedSize?: number
 }
@@ -145,7 +143,7 @@ function extractOptions (opts: TarballWriterOptions): binding.ExtractOptions {
   const ignoreFilePattern = opts.ignoreFilePattern || undefined
   return {
     storeDir: opts.storeDir,
-    filesDir: path.join(opts.storeDir, 'files'),
+    filesDir: blobDir(opts.storeDir, 'written'),
     filesIndexFile: opts.filesIndexFile,
     integrity,
     ignoreFilePattern,
@@ -189,17 +187,8 @@ export function closeStores (): void {
 function extractError (error: binding.NativeError, url: string | undefined, filesIndexFile: string): Error {
   // pnpm's worker rejects with the index's own error when committing the row throws.
   if (error.code === 'ERR_PNPM_FROZEN_STORE_WRITE') return pnpmErrorOf(error)
-  if (error.code === 'ERR_PNPM_TARBALL_INTEGRITY') {
-    return new TarballIntegrityError({
-      found: error.found!,
-      expected: error.expected!,
-      algorithm: error.algorithm!,
-      url,
-      filesIndexFile,
-    })
-  }
   const from = url == null ? '' : ` from "${url}"`
-  return pnpmErrorOf(error, `Failed to add tarball${from} to store: ${error.message}`)
+  return pnpmErrorOf(error, `Failed to add tarball${from} to store: ${error.message}`, { url, filesIndexFile })
 }
 
 /** V8's own message for an invalid pattern, so the error reads as pnpm's does. */

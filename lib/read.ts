@@ -3,11 +3,10 @@
  * shapes, and a batch form for a lockfile's worth of keys. The native side answers with compact
  * arrays; the `Map`s pnpm's API hands out are built here.
  */
-import path from 'node:path'
 import * as binding from '../index.js'
 import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalObject } from './args.js'
 import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
-import { checkStoreDirExists } from './store-dir.js'
+import { blobDir, checkStoreDirExists } from './store-dir.js'
 
 export interface ReadPkgFromCafsContext {
   /**
@@ -276,8 +275,7 @@ function filesMapOf (count: number, joinedPaths: string, joinedNames: string, pr
 
 function toResult (entry: binding.ReadPkgEntry, storeDir: string, verify: boolean, symlinks: boolean): ReadPkgFromCafsResult {
   if (!entry.found) return { verified: false, pkgFilesIndex: null }
-  // pnpm builds read-side blob paths by concatenation, without normalising storeDir.
-  const prefix = `${storeDir}${path.sep}files${path.sep}`
+  const prefix = blobDir(storeDir, 'read')
   let sideEffectsMaps: ReadPackageFilesResponse['sideEffectsMaps']
   let sideEffectsDiffs: ReadPackageFilesResponse['sideEffectsDiffs']
   if (entry.sideEffects != null) {

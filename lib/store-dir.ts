@@ -6,6 +6,7 @@
  * it, as pnpm does (`readCreatingStoreDir`).
  */
 import fs from 'node:fs'
+import path from 'node:path'
 import { PnpmError } from './errors.js'
 
 /** Fails with `ERR_PNPM_ENOENT` (or `ERR_PNPM_ENOTDIR`), naming the directory, unless `storeDir` is one. */
@@ -43,4 +44,14 @@ export async function readCreatingStoreDir<T> (storeDir: string, frozenStore: bo
     fs.mkdirSync(storeDir, { recursive: true })
     return read()
   }
+}
+
+/**
+ * The two ways pnpm names where blobs are (docs/store-format.md, "Blob paths"), each built here
+ * and nowhere else. `written`: `path.join(storeDir, 'files')`, as pnpm's writers name it; the
+ * addon joins blob names below it for tarball and directory results. `read`: what pnpm's readers
+ * put before a blob's name, `storeDir + sep + 'files' + sep`, concatenated, not normalised.
+ */
+export function blobDir (storeDir: string, as: 'written' | 'read'): string {
+  return as === 'written' ? path.join(storeDir, 'files') : `${storeDir}${path.sep}files${path.sep}`
 }

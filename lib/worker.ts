@@ -15,7 +15,7 @@ import path from 'node:path'
 import * as cas from './index.js'
 import { checkObject, checkString } from './args.js'
 import { PnpmError, invalidArgument } from './errors.js'
-import { readCreatingStoreDir } from './store-dir.js'
+import { blobDir, readCreatingStoreDir } from './store-dir.js'
 
 /** The error a tarball whose bytes do not match its `integrity` rejects with (`ERR_PNPM_TARBALL_INTEGRITY`), as pnpm's. */
 export { TarballIntegrityError } from './errors.js'
@@ -130,7 +130,7 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
   })
   storeIndex.queueWrites!([{ key: opts.filesIndexFile, buffer: result.indexRow! }])
   return {
-    filesMap: rebase(result.filesMap, path.join(storeDir, 'files'), path.join(opts.storeDir, 'files')),
+    filesMap: rebase(result.filesMap, blobDir(storeDir, 'written'), blobDir(opts.storeDir, 'written')),
     manifest: result.manifest,
     requiresBuild: result.requiresBuild,
     integrity: result.integrity,
@@ -166,7 +166,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
   // Written before resolving, so that a read right after sees the row (pnpm does the same).
   if (result.indexRow != null) storeIndex.setRawMany!([{ key: opts.filesIndexFile, buffer: result.indexRow }])
   return {
-    filesMap: rebase(result.filesMap, path.join(storeDir, 'files'), path.join(opts.storeDir, 'files')),
+    filesMap: rebase(result.filesMap, blobDir(storeDir, 'written'), blobDir(opts.storeDir, 'written')),
     manifest: result.manifest,
     requiresBuild: result.requiresBuild,
     requiresPrepare: result.requiresPrepare,
@@ -210,9 +210,8 @@ export async function readPkgFromCafs (
     for (const message of result.warnings) warn(message)
   }
   if ('files' in result && storeDir !== ctx.storeDir) {
-    // Read-side blob paths are `${storeDir}/files/…`, with storeDir as given (pnpm concatenates).
-    const from = `${storeDir}${path.sep}files${path.sep}`
-    const to = `${ctx.storeDir}${path.sep}files${path.sep}`
+    const from = blobDir(storeDir, 'read')
+    const to = blobDir(ctx.storeDir, 'read')
     rebase(result.files.filesMap, from, to)
     for (const diff of result.files.sideEffectsMaps?.values() ?? []) if (diff.added != null) rebase(diff.added, from, to)
   }

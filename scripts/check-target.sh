@@ -29,9 +29,9 @@ done
 
 copy="$(mktemp -d "${TMPDIR:-/tmp}/cas-native-check.XXXXXX")"
 trap 'rm -rf "$copy"' EXIT
-(cd "$root" && tar -cf - Cargo.toml Cargo.lock build.rs src) | tar -xf - -C "$copy"
-sed -i.orig 's/^rusqlite = { version = "\([^"]*\)", features = \["bundled"\] }$/rusqlite = { version = "\1" }/' "$copy/Cargo.toml"
-if grep -q '"bundled"' "$copy/Cargo.toml"; then
+(cd "$root" && tar -cf - Cargo.toml Cargo.lock build.rs src crates) | tar -xf - -C "$copy"
+sed -i.orig 's/^rusqlite = { version = "\([^"]*\)", features = \["bundled"\] }$/rusqlite = { version = "\1" }/' "$copy/crates/core/Cargo.toml"
+if grep -q '"bundled"' "$copy/crates/core/Cargo.toml"; then
   echo "check-target: could not turn off rusqlite's bundled feature in the copy of Cargo.toml" >&2
   exit 1
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzing, not part of `npm test` or CI (see RELIABILITY.md, "Fuzzing"):
-#   1. the property tests of src/fuzzing/tests.rs with many more cases than `cargo test` runs;
+#   1. the property tests of crates/core/src/fuzzing/tests.rs with many more cases than `cargo test` runs;
 #   2. each libFuzzer target of fuzz/ (tar, gzip, msgpackr) in turn, for a fixed time, on
 #      corpora seeded from the test fixtures.
 #
@@ -53,11 +53,11 @@ for tgz in __test__/fixtures/tarballs/*.tgz __test__/fixtures/tarballs/synthetic
   cp "$tgz" "$seeds/gzip/$name.tgz"
   gzip -dc < "$tgz" > "$seeds/tar/$name.tar"
 done
-cp src/package_index/pnpm11-rows/*.msgpack "$seeds/msgpackr/"
+cp crates/core/src/index_row/pnpm11-rows/*.msgpack "$seeds/msgpackr/"
 
 failed=0
 echo "== property tests, $cases cases each"
-if ! PROPTEST_CASES=$cases nice -n 10 cargo test --quiet --lib fuzzing; then
+if ! PROPTEST_CASES=$cases nice -n 10 cargo test --quiet -p cas-native-core --lib fuzzing; then
   failed=1
 fi
 

@@ -1,5 +1,6 @@
-//! The napi layer: converts JS arguments into the plain Rust requests of the modules above and
-//! their results back, nothing else. Lint exceptions napi's macros force stay in here.
+//! The napi layer: converts JS arguments into the plain Rust requests of `cas-native-core`
+//! (`crates/core`) and their results back, nothing else. Lint exceptions napi's macros force
+//! stay in here.
 //!
 //! Failures cross the boundary as data (`{ error: { code, message, … } }`) rather than as
 //! rejected promises: napi errors can carry only a message and a status, while pnpm's callers

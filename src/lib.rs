@@ -1,42 +1,5 @@
-//! `@cas/native`: pnpm's content-addressable store work done in Rust.
-//!
-//! The modules below are plain Rust with their own tests; `binding` is the only napi-aware
-//! layer and does nothing but convert arguments, results and errors.
+//! `@cas/native`: the napi crate. All the store work is in `cas-native-core` (`crates/core`),
+//! plain Rust that knows nothing of Node; [`binding`] only converts between the two.
 #![deny(clippy::all)]
 
-pub mod add_dir;
-// Left out of fuzzing builds: libFuzzer binaries are executables, with no Node to provide napi.
-#[cfg(not(feature = "fuzzing"))]
 mod binding;
-pub mod cas;
-pub mod dependency_links;
-pub mod digest;
-pub mod extract;
-pub mod feed;
-#[cfg(any(test, feature = "fuzzing"))]
-pub mod fuzzing;
-pub mod gzip;
-pub mod hard_link_dir;
-pub mod import;
-pub mod integrity;
-pub mod js;
-pub mod json;
-pub mod link;
-pub mod link_stored;
-pub mod manifest;
-pub mod msgpackr;
-pub mod os_error;
-pub mod package_index;
-pub mod platform;
-pub mod pools;
-pub mod read_pkg;
-pub mod row_files;
-pub mod store;
-pub mod store_index;
-pub mod streaming;
-pub mod symlink_entry;
-pub mod tarball;
-#[cfg(test)]
-mod test_support;
-pub mod value;
-pub mod yaml_document;

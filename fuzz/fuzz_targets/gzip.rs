@@ -3,7 +3,7 @@
 //! with the split, level and cuts taken from the input's last bytes.
 #![no_main]
 
-use cas_native::fuzzing::{check_gunzip, check_gzip_round_trip};
+use cas_native_core::fuzzing::{check_gunzip, check_gzip_round_trip};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 //! mutated header fields reach the rules behind the checksum test.
 #![no_main]
 
-use cas_native::fuzzing::{check_tar, fix_tar_checksums};
+use cas_native_core::fuzzing::{check_tar, fix_tar_checksums};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

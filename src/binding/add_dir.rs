@@ -6,9 +6,11 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::task::spawn_settled;
-use crate::add_dir::{self, AddDirError, AddDirRequest, AddedToStore, Compat, RowRequest};
-use crate::package_index::PackageFileInfo;
-use crate::{json, pools, store};
+use cas_native_core::add_dir::{
+    self, AddDirError, AddDirRequest, AddedToStore, Compat, RowRequest,
+};
+use cas_native_core::index_row::PackageFileInfo;
+use cas_native_core::{json, pools, store_handles};
 
 #[napi(object)]
 pub struct AddDirOptions {
@@ -87,20 +89,14 @@ pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object
         "adding a directory",
         move || match run(&opts, compat) {
             Ok(done) => result(done, &opts.files_dir, opts.return_index_row),
-            Err(e) => {
-                let site = match &e {
-                    AddDirError::Io(e) => Some(e.site.clone()),
-                    _ => None,
-                };
-                failed(NativeError::new(e.code(), e.to_string()).at(site))
-            }
+            Err(e) => failed(NativeError::of(&e)),
         },
         failed,
     )
 }
 
 fn run(opts: &AddDirOptions, compat: Compat) -> Result<AddedToStore, AddDirError> {
-    let store = store::open(Path::new(&opts.store_dir));
+    let store = store_handles::open(Path::new(&opts.store_dir));
     let req = AddDirRequest {
         files: opts.files.as_deref(),
         include_node_modules: opts.include_node_modules,

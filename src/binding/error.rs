@@ -1,6 +1,7 @@
 use napi_derive::napi;
 
-use crate::os_error::{FsSite, PathError};
+use cas_native_core::error_code::ErrorCode;
+use cas_native_core::os_error::FsSite;
 
 /// A failure as data: `code` is pnpm's (`ERR_PNPM_…`) where pnpm has one.
 #[napi(object)]
@@ -23,7 +24,15 @@ pub struct NativeError {
 }
 
 impl NativeError {
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+    /// A failure of the crate as JS sees it: the code, message, site and hint it decided.
+    pub fn of(e: &impl ErrorCode) -> Self {
+        let mut error = NativeError::new(e.code(), e.to_string()).at(e.site());
+        error.hint = e.hint().map(str::to_string);
+        error
+    }
+
+    /// A failure that is not one of the crate's errors (a panic: `task::panic_error`).
+    pub(super) fn new(code: &'static str, message: impl Into<String>) -> Self {
         NativeError {
             code: code.into(),
             message: message.into(),
@@ -32,18 +41,12 @@ impl NativeError {
     }
 
     /// With the syscall and paths of a filesystem error, if it is one.
-    pub fn at(mut self, site: Option<FsSite>) -> Self {
+    fn at(mut self, site: Option<FsSite>) -> Self {
         if let Some(site) = site {
             self.syscall = Some(site.syscall);
             self.path = Some(site.path);
             self.dest = site.dest;
         }
         self
-    }
-}
-
-impl From<&PathError> for NativeError {
-    fn from(e: &PathError) -> Self {
-        NativeError::new(e.code(), e.to_string()).at(Some(e.site.clone()))
     }
 }

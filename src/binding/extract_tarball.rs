@@ -8,11 +8,12 @@ use napi::{Env, JsDeferred};
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::extract::{self, ms_since, ExtractError, ExtractRequest, Extracted, ExtractedFile};
-use crate::feed::Feed;
-use crate::integrity::IntegrityError;
-use crate::store_index::IndexError;
-use crate::{gzip, json, pools, store};
+use cas_native_core::extract::{
+    self, ms_since, ExtractError, ExtractRequest, Extracted, ExtractedFile, Indexed, RowUse,
+};
+use cas_native_core::feed::Feed;
+use cas_native_core::integrity::IntegrityError;
+use cas_native_core::{json, pools, store_handles};
 
 /// Where and how a tarball is extracted (the tarball itself is passed beside it, or written).
 #[napi(object)]
@@ -136,10 +137,7 @@ impl TarballWriter {
             return;
         }
         self.feed.push(&chunk);
-        if self.streaming.is_none()
-            && self.feed.received() as u64 > self.stream_above / 32
-            && self.feed.peek(gzip::is_gzip)
-        {
+        if self.streaming.is_none() && extract::streams_while_fed(&self.feed, self.stream_above) {
             let (opts, feed, stream_above) =
                 (self.opts.clone(), self.feed.clone(), self.stream_above);
             self.streaming = Some(std::thread::spawn(move || {
@@ -209,12 +207,8 @@ impl Drop for TarballWriter {
     }
 }
 
-fn open_store(opts: &ExtractOptions) -> Arc<store::Store> {
-    if opts.frozen_store == Some(true) {
-        store::open_frozen(Path::new(&opts.store_dir))
-    } else {
-        store::open(Path::new(&opts.store_dir))
-    }
+fn open_store(opts: &ExtractOptions) -> Arc<store_handles::Store> {
+    store_handles::open_as(Path::new(&opts.store_dir), opts.frozen_store == Some(true))
 }
 
 fn request<'a>(
@@ -237,42 +231,35 @@ fn request<'a>(
 /// [`super::task::panic_error`], not an extraction failure).
 type Outcome = Result<Result<Extracted, ExtractError>, String>;
 
-/// Commits the row (with `writeIndex`) and settles.
+/// Hands the extraction on to [`extract::write_row`] and settles with what it gives.
 fn complete(
-    store: &store::Store,
+    store: &store_handles::Store,
     opts: ExtractOptions,
     outcome: Outcome,
     queued_ms: f64,
     deferred: JsDeferred<ExtractResult, Resolver>,
 ) {
-    let mut timings = ExtractTimings {
-        queued_ms,
-        ..Default::default()
-    };
-    let mut extracted = match outcome {
+    let extracted = match outcome {
         Ok(Ok(extracted)) => extracted,
         Ok(Err(e)) => return settle(deferred, Err(to_native_error(&e))),
         Err(panic) => return settle(deferred, Err(super::task::panic_error(panic))),
     };
-    timings.inflate_ms = extracted.timings.inflate_ms;
-    timings.hash_write_ms = extracted.timings.hash_write_ms;
+    let use_row = RowUse {
+        write: opts.write_index,
+        hand_back: opts.return_index_row,
+    };
     let files_dir = opts.files_dir;
-    let row_for_caller = opts.return_index_row.then(|| extracted.row.clone());
-    if !opts.write_index {
-        let result = success(extracted, &files_dir, row_for_caller, timings);
-        return settle(deferred, Ok(result));
-    }
-    let row = std::mem::take(&mut extracted.row);
-    let index_started = Instant::now();
-    store.index.submit(
-        vec![(opts.files_index_file, row)],
-        Box::new(move |committed: Result<(), IndexError>| {
-            timings.index_ms = ms_since(index_started);
-            let result = committed
-                .map(|()| success(extracted, &files_dir, row_for_caller, timings))
-                .map_err(|e| NativeError::new(e.code(), e.message));
+    extract::write_row(
+        store,
+        opts.files_index_file,
+        extracted,
+        use_row,
+        move |indexed| {
+            let result = indexed
+                .map(|indexed| success(indexed, &files_dir, queued_ms))
+                .map_err(|e| NativeError::of(&e));
             settle(deferred, result);
-        }),
+        },
     );
 }
 
@@ -315,12 +302,14 @@ struct Success {
     timings: ExtractTimings,
 }
 
-fn success(
-    extracted: Extracted,
-    files_dir: &str,
-    index_row: Option<Vec<u8>>,
-    timings: ExtractTimings,
-) -> Success {
+fn success(indexed: Indexed, files_dir: &str, queued_ms: f64) -> Success {
+    let extracted = indexed.extracted;
+    let timings = ExtractTimings {
+        queued_ms,
+        inflate_ms: extracted.timings.inflate_ms,
+        hash_write_ms: extracted.timings.hash_write_ms,
+        index_ms: indexed.index_ms,
+    };
     let (paths, blob_paths) = file_paths(extracted.files, files_dir);
     Success {
         paths,
@@ -328,7 +317,7 @@ fn success(
         manifest_json: extracted.manifest.as_ref().map(json::stringify_pretty),
         requires_build: extracted.requires_build,
         integrity: extracted.integrity,
-        index_row,
+        index_row: indexed.row,
         timings,
     }
 }
@@ -339,8 +328,12 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
     let mut paths = Vec::with_capacity(files.len());
     let mut blob_paths = Vec::with_capacity(files.len());
     for file in files {
-        let mut blob = format!("{files_dir}/");
-        crate::cas::push_blob_name(&mut blob, &file.info.digest, '/', file.executable);
+        let blob = cas_native_core::blob_files::blob_path(
+            files_dir,
+            '/',
+            &file.info.digest,
+            file.executable,
+        );
         blob_paths.push(blob);
         paths.push(file.path);
     }
@@ -348,12 +341,7 @@ pub(super) fn file_paths(files: Vec<ExtractedFile>, files_dir: &str) -> (Vec<Str
 }
 
 fn to_native_error(e: &ExtractError) -> NativeError {
-    let site = match e {
-        ExtractError::Io(e) => Some(e.site.clone()),
-        _ => None,
-    };
-    let mut error = NativeError::new(e.code(), e.to_string()).at(site);
-    error.hint = e.hint().map(str::to_string);
+    let mut error = NativeError::of(e);
     if let ExtractError::Integrity(IntegrityError::Mismatch {
         algorithm,
         expected,

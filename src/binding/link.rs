@@ -12,12 +12,12 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::task::spawn_settled;
-use crate::dependency_links::{self, LinkError, SymlinkDep};
-use crate::import::{
+use cas_native_core::dependency_links::{self, LinkError, SymlinkDep};
+use cas_native_core::import::{
     FilesMap, ImportError, ImportMethod, Imported, ResolvedFrom, SideEffects, Stats,
 };
-use crate::link::{self, BatchPackage, BatchRequest, Counts, FilesSource};
-use crate::pools;
+use cas_native_core::link::{self, BatchPackage, BatchRequest, Counts, FilesSource};
+use cas_native_core::pools;
 
 /// How a package was imported, as one character of a batch's result string: `k` clone,
 /// `h` hardlink, `c` copy, `-` already there.
@@ -28,14 +28,6 @@ pub(super) fn method_char(imported: Option<Imported>) -> char {
         Some(Imported::Copy) => 'c',
         None => '-',
     }
-}
-
-pub(super) fn import_error(e: ImportError) -> NativeError {
-    NativeError::new(e.code, e.message).at(e.site.map(|site| *site))
-}
-
-fn link_error(e: LinkError) -> NativeError {
-    NativeError::new(e.code, e.message).at(e.site.map(|site| *site))
 }
 
 pub(super) fn files_map(paths: Vec<String>, blobs: Vec<String>) -> FilesMap {
@@ -281,19 +273,19 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
             let started = Instant::now();
             let method = match ImportMethod::parse(&opts.package_import_method) {
                 Ok(m) => m,
-                Err(e) => return fail(import_error(e), None),
+                Err(e) => return fail(NativeError::of(&e), None),
             };
             let (mut packages, symlinks) = match compact_packages(&opts)
                 .and_then(|p| Ok((p, symlink_deps(&opts.symlinks)?)))
             {
                 Ok(parsed) => parsed,
-                Err(e) => return fail(import_error(e), None),
+                Err(e) => return fail(NativeError::of(&e), None),
             };
             let offset = packages.len();
             for (i, p) in opts.packages.into_iter().enumerate() {
                 match batch_package(p) {
                     Ok(p) => packages.push(p),
-                    Err(e) => return fail(import_error(e), Some((offset + i) as u32)),
+                    Err(e) => return fail(NativeError::of(&e), Some((offset + i) as u32)),
                 }
             }
             let req = BatchRequest {
@@ -316,7 +308,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                     }
                     Err(e) => {
                         if error.is_none() {
-                            error = Some(import_error(e));
+                            error = Some(NativeError::of(&e));
                             error_index = Some(i as u32);
                         }
                         import_methods.push('-');
@@ -326,7 +318,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
             }
             let mut symlink_error = false;
             if let (None, Err(e)) = (&error, outcome.symlinks) {
-                error = Some(link_error(e));
+                error = Some(NativeError::of(&e));
                 symlink_error = true;
             }
             LinkPackagesResult {
@@ -355,7 +347,7 @@ pub struct LinkResult {
 
 fn link_result(result: Result<(), LinkError>, stats: &Stats) -> LinkResult {
     LinkResult {
-        error: result.err().map(link_error),
+        error: result.err().map(|e| NativeError::of(&e)),
         counts: Counts::of(stats).into(),
         warnings: take_warnings(stats),
     }
@@ -397,8 +389,11 @@ pub fn hard_link_dir(env: &Env, src: String, dest_dirs: Vec<String>) -> napi::Re
         move || {
             let stats = Stats::default();
             let dests: Vec<PathBuf> = dest_dirs.into_iter().map(PathBuf::from).collect();
-            let result =
-                crate::hard_link_dir::hard_link_dir(PathBuf::from(src).as_path(), &dests, &stats);
+            let result = cas_native_core::hard_link_dir::hard_link_dir(
+                PathBuf::from(src).as_path(),
+                &dests,
+                &stats,
+            );
             link_result(result, &stats)
         },
         link_panic,

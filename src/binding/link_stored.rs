@@ -10,14 +10,14 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::link::{
-    import_error, method_char, split_n, symlink_deps, take_warnings, LinkCounts, SymlinkDepsInput,
+    method_char, split_n, symlink_deps, take_warnings, LinkCounts, SymlinkDepsInput,
 };
 use super::task::spawn_settled;
-use crate::import::{ImportError, ImportMethod, Stats};
-use crate::link::Counts;
-use crate::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
-use crate::pools;
-use crate::read_pkg::ExpectedPkg;
+use cas_native_core::import::{ImportError, ImportMethod, Stats};
+use cas_native_core::link::Counts;
+use cas_native_core::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
+use cas_native_core::pools;
+use cas_native_core::read_package::ExpectedPkg;
 
 #[napi(object)]
 pub struct LinkStoredOptions {
@@ -122,12 +122,12 @@ pub fn link_stored_packages(env: &Env, opts: LinkStoredOptions) -> napi::Result<
             let started = Instant::now();
             let req = match request(opts) {
                 Ok(req) => req,
-                Err(e) => return failed(import_error(e)),
+                Err(e) => return failed(NativeError::of(&e)),
             };
             let stats = Stats::default();
             let outcome = match link_stored::link_stored(&req, &stats) {
                 Ok(outcome) => outcome,
-                Err(message) => return failed(NativeError::new("ERR_PNPM_STORE_INDEX", message)),
+                Err(e) => return failed(NativeError::of(&e)),
             };
             let mut outcomes = String::with_capacity(outcome.packages.len());
             let mut reasons = Vec::new();

@@ -14,9 +14,9 @@ use napi::{Env, JsDeferred};
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::package_index::PackageFileInfo;
-use crate::read_pkg::{self, ExpectedPkg, PkgRead, ReadError, ReadRequest, Tally};
-use crate::{json, pools, store};
+use cas_native_core::index_row::PackageFileInfo;
+use cas_native_core::read_package::{self, ExpectedPkg, PkgRead, ReadError, ReadRequest, Tally};
+use cas_native_core::{json, pools, store_handles};
 
 #[napi(object)]
 pub struct ExpectedPkgOptions {
@@ -191,12 +191,7 @@ fn settle(deferred: JsDeferred<ReadPkgsChunk, Resolver>, chunk: Chunk) {
 
 /// Runs the read, handing full chunks to JS as they fill; the failure of the index, if any.
 fn run(opts: &ReadPkgsOptions, chunks: &Mutex<Chunks>) -> Option<NativeError> {
-    let dir = Path::new(&opts.store_dir);
-    let store = if opts.frozen_store {
-        store::open_frozen(dir)
-    } else {
-        store::open(dir)
-    };
+    let store = store_handles::open_as(Path::new(&opts.store_dir), opts.frozen_store);
     let req = ReadRequest {
         store_dir: &opts.store_dir,
         verify_store_integrity: opts.verify_store_integrity,
@@ -217,7 +212,7 @@ fn run(opts: &ReadPkgsOptions, chunks: &Mutex<Chunks>) -> Option<NativeError> {
         .collect();
     // Answers become their JS-bound form on the pool threads, in parallel; every full chunk
     // goes to JS at once, except the last promise, which waits for the end of the call.
-    read_pkg::read_pkgs_each(&store.index, &req, &keys, &expected, |i, result, tally| {
+    read_package::read_pkgs_each(&store.index, &req, &keys, &expected, |i, result, tally| {
         let mut entry = entry(result);
         entry.verified_files = tally.files;
         entry.verified_ms = tally.ms;
@@ -234,7 +229,7 @@ fn run(opts: &ReadPkgsOptions, chunks: &Mutex<Chunks>) -> Option<NativeError> {
         }
     })
     .err()
-    .map(|e| NativeError::new(e.code(), e.message))
+    .map(|e| NativeError::of(&e))
 }
 
 fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
@@ -256,9 +251,7 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
     };
     match result {
         Err(e) => {
-            let mut error = NativeError::new(e.code(), e.to_string()).at(e.site());
-            error.hint = e.hint().map(String::from);
-            out.error = Some(error);
+            out.error = Some(NativeError::of(&e));
         }
         Ok(PkgRead::Miss { warning }) => out.warnings.extend(warning),
         Ok(PkgRead::Hit(pkg)) => {
@@ -271,7 +264,7 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
             out.blob_names = Some(js_text(blob_names));
             out.manifest_json = pkg
                 .manifest
-                .filter(|m| !matches!(m, crate::value::Value::Undefined))
+                .filter(|m| !matches!(m, cas_native_core::value::Value::Undefined))
                 .map(|m| json::stringify_pretty(&m));
             out.requires_build = pkg.requires_build;
             out.side_effects = pkg.side_effects.map(|entries| {
@@ -286,7 +279,7 @@ fn entry(result: Result<PkgRead, ReadError>) -> ReadPkgEntry {
                                 a.iter()
                                     .map(|(_, i)| {
                                         let mut name = String::new();
-                                        read_pkg::push_blob_name(&mut name, &i.digest, i.mode);
+                                        read_package::push_blob_name(&mut name, &i.digest, i.mode);
                                         name
                                     })
                                     .collect()
@@ -340,7 +333,7 @@ fn joined(files: &[(String, PackageFileInfo)]) -> (String, String) {
             names.push('\0');
         }
         paths.push_str(path);
-        read_pkg::push_blob_name(&mut names, &info.digest, info.mode);
+        read_package::push_blob_name(&mut names, &info.digest, info.mode);
     }
     (paths, names)
 }

@@ -7,7 +7,7 @@ use napi::sys;
 use napi_derive::napi;
 
 use super::error::NativeError;
-use crate::yaml_document::{self, Yaml};
+use cas_native_core::yaml_document::{self, Yaml};
 
 /// One YAML node on its way to JS.
 pub struct JsYaml(Yaml);
@@ -77,7 +77,7 @@ pub fn parse_yaml_documents(text: String) -> ParsedYaml {
         },
         Err(e) => ParsedYaml {
             documents: None,
-            error: Some(NativeError::new(e.code(), e.to_string())),
+            error: Some(NativeError::of(&e)),
         },
     }
 }

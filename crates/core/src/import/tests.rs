@@ -1,0 +1,499 @@
+use super::*;
+use crate::error_code::ErrorCode;
+
+/// A fake store: blobs written by hand under `files/`, and a target root next to it.
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("store/files/aa")).unwrap();
+        Fixture { dir }
+    }
+
+    fn store(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+
+    fn blob(&self, name: &str, content: &str, mode: u32) -> PathBuf {
+        let p = self.dir.path().join("store/files/aa").join(name);
+        fs::write(&p, content).unwrap();
+        // Windows files have no mode to set.
+        #[cfg(unix)]
+        fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+        #[cfg(not(unix))]
+        let _ = mode;
+        p
+    }
+
+    fn target(&self, name: &str) -> PathBuf {
+        self.dir.path().join("nm").join(name)
+    }
+
+    /// package.json, an executable bin and a nested file.
+    fn files(&self) -> FilesMap {
+        vec![
+            (
+                "package.json".into(),
+                self.blob("pkg", r#"{"name":"x"}"#, 0o644),
+            ),
+            (
+                "bin/cli.js".into(),
+                self.blob("cli-exec", "#!/bin/sh\n", 0o755),
+            ),
+            ("lib/deep/a.js".into(), self.blob("a", "a", 0o644)),
+        ]
+    }
+
+    fn request(&self, target: &str, method: ImportMethod, files: FilesMap) -> ImportRequest {
+        ImportRequest {
+            target_dir: self.target(target),
+            files,
+            resolved_from: ResolvedFrom::Store,
+            method,
+            will_be_built: false,
+            force: false,
+            keep_modules_dir: false,
+            disable_relink_local_dir_deps: false,
+            safe_to_skip: false,
+        }
+    }
+
+    fn import(&self, req: &ImportRequest) -> Result<Option<Imported>, ImportError> {
+        import_package(&self.store(), req, &Stats::default())
+    }
+}
+
+/// The inode (Windows: the file index).
+fn ino(p: &Path) -> u64 {
+    platform::file_id(p, &fs::metadata(p).unwrap()).unwrap().ino
+}
+
+fn mode(p: &Path) -> u32 {
+    platform::permission_bits(&fs::metadata(p).unwrap()) & 0o777
+}
+
+fn entries_of(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn keys_are_normalised_like_path_join_and_may_not_leave_the_target() {
+    assert_eq!(normalize_key("a/b.js").as_deref(), Some("a/b.js"));
+    assert_eq!(normalize_key("./x/../y.js").as_deref(), Some("y.js"));
+    assert_eq!(normalize_key("/abs.js").as_deref(), Some("abs.js"));
+    assert_eq!(normalize_key("a//b").as_deref(), Some("a/b"));
+    // `\` separates only on Windows, as in Node's `path.join` there; elsewhere it is a file name.
+    if cfg!(windows) {
+        assert_eq!(normalize_key("a\\b.js").as_deref(), Some("a/b.js"));
+        assert_eq!(normalize_key("..\\..\\x"), None);
+    } else {
+        assert_eq!(normalize_key("a\\b.js").as_deref(), Some("a\\b.js"));
+        assert_eq!(normalize_key("..\\..\\x").as_deref(), Some("..\\..\\x"));
+    }
+    for bad in ["../x", "a/../../x", "..", ".", "", "a/..", "x\0y"] {
+        assert_eq!(normalize_key(bad), None, "{bad:?}");
+    }
+}
+
+#[test]
+fn hardlink_shares_the_blob_inode_and_keeps_modes() {
+    let fx = Fixture::new();
+    let files = fx.files();
+    let req = fx.request("p", ImportMethod::Hardlink, files.clone());
+    assert_eq!(fx.import(&req).unwrap(), Some(Imported::Hardlink));
+    let t = fx.target("p");
+    for (k, blob) in &files {
+        assert_eq!(ino(&t.join(k)), ino(blob), "{k}");
+    }
+    if cfg!(unix) {
+        assert_eq!(mode(&t.join("bin/cli.js")), 0o755);
+    }
+    // Second time: the marker is the store's blob, nothing is done.
+    assert_eq!(fx.import(&req).unwrap(), None);
+    // force re-imports.
+    let forced = ImportRequest { force: true, ..req };
+    assert_eq!(fx.import(&forced).unwrap(), Some(Imported::Hardlink));
+}
+
+#[test]
+fn hardlink_relinks_when_the_marker_is_another_file() {
+    let fx = Fixture::new();
+    let req = fx.request("p", ImportMethod::Hardlink, fx.files());
+    fx.import(&req).unwrap();
+    let pkg = fx.target("p").join("package.json");
+    fs::remove_file(&pkg).unwrap();
+    fs::write(&pkg, "{}").unwrap();
+    fs::write(fx.target("p").join("stray.js"), "").unwrap();
+    assert_eq!(fx.import(&req).unwrap(), Some(Imported::Hardlink));
+    assert_eq!(ino(&pkg), ino(&req.files[0].1));
+    // Replaced wholesale: the stray file is gone.
+    assert_eq!(entries_of(&fx.target("p")), ["bin", "lib", "package.json"]);
+}
+
+#[test]
+fn copy_makes_independent_files_with_the_blob_modes() {
+    let fx = Fixture::new();
+    let files = fx.files();
+    let req = fx.request("p", ImportMethod::Copy, files.clone());
+    let stats = Stats::default();
+    assert_eq!(
+        import_package(&fx.store(), &req, &stats).unwrap(),
+        Some(Imported::Copy)
+    );
+    let t = fx.target("p");
+    for (k, blob) in &files {
+        assert_ne!(ino(&t.join(k)), ino(blob));
+        assert_eq!(fs::read(t.join(k)).unwrap(), fs::read(blob).unwrap());
+        assert_eq!(mode(&t.join(k)), mode(blob));
+    }
+    assert_eq!(Stats::get(&stats.files_copied), 3);
+    // Skipped when package.json exists, whatever it holds.
+    assert_eq!(fx.import(&req).unwrap(), None);
+}
+
+#[test]
+fn clone_without_reflinks_falls_back_to_copy_and_auto_ends_on_hardlink() {
+    let fx = Fixture::new();
+    let req = fx.request("c", ImportMethod::Clone, fx.files());
+    assert_eq!(fx.import(&req).unwrap(), Some(Imported::Clone));
+    assert_eq!(
+        fs::read(fx.target("c").join("lib/deep/a.js")).unwrap(),
+        b"a"
+    );
+    // This machine's filesystems have no reflinks (FICLONE → ENOTSUP).
+    let auto = fx.request("a", ImportMethod::Auto, fx.files());
+    let got = fx.import(&auto).unwrap();
+    if got == Some(Imported::Hardlink) {
+        assert_eq!(
+            ino(&fx.target("a").join("package.json")),
+            ino(&auto.files[0].1)
+        );
+        // Decided for good: the next package is hard-linked without probing.
+        let next = fx.request("b", ImportMethod::Auto, fx.files());
+        assert_eq!(fx.import(&next).unwrap(), Some(Imported::Hardlink));
+    } else {
+        assert_eq!(got, Some(Imported::Clone), "a reflink-capable filesystem");
+    }
+}
+
+#[test]
+fn a_package_that_will_be_built_is_never_hard_linked() {
+    let fx = Fixture::new();
+    let mut req = fx.request("b", ImportMethod::Hardlink, fx.files());
+    req.will_be_built = true;
+    let got = fx.import(&req).unwrap().unwrap();
+    assert_ne!(got, Imported::Hardlink);
+    assert_ne!(
+        ino(&fx.target("b").join("package.json")),
+        ino(&req.files[0].1)
+    );
+}
+
+#[test]
+fn package_json_is_written_after_every_other_file() {
+    let fx = Fixture::new();
+    // Many files so that the parallel path runs; the last one's blob is missing.
+    let mut files: FilesMap = (0..100)
+        .map(|i| (format!("f{i}.js"), fx.blob(&format!("b{i}"), "x", 0o644)))
+        .collect();
+    files.insert(0, ("package.json".into(), fx.blob("pkg", "{}", 0o644)));
+    files.push(("missing.js".into(), fx.store().join("files/aa/nope")));
+    let req = fx.request("p", ImportMethod::Copy, files);
+    let err = fx.import(&req).unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_ENOENT");
+    assert!(err
+        .message
+        .starts_with("ENOENT: no such file or directory, copyfile '"));
+    // Nothing is left behind: no target, no staging dir.
+    assert_eq!(entries_of(&fx.dir.path().join("nm")), Vec::<String>::new());
+}
+
+#[test]
+fn a_missing_blob_fails_hardlink_with_enoent() {
+    let fx = Fixture::new();
+    let mut files = fx.files();
+    files.push(("gone.js".into(), fx.store().join("files/aa/gone")));
+    let err = fx
+        .import(&fx.request("p", ImportMethod::Hardlink, files))
+        .unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_ENOENT");
+    assert!(!fx.target("p").exists());
+}
+
+#[test]
+fn an_escaping_key_fails_before_anything_is_written() {
+    let fx = Fixture::new();
+    let mut files = fx.files();
+    files.push(("../escaped.js".into(), fx.blob("e", "e", 0o644)));
+    for method in [
+        ImportMethod::Hardlink,
+        ImportMethod::Copy,
+        ImportMethod::Auto,
+    ] {
+        let err = fx
+            .import(&fx.request("p", method, files.clone()))
+            .unwrap_err();
+        assert_eq!(err.code(), "ERR_PNPM_UNSAFE_FILE_PATH");
+        assert!(err.message.contains("\"../escaped.js\""));
+    }
+    assert!(!fx.dir.path().join("nm").exists());
+}
+
+#[test]
+fn an_empty_map_and_an_unknown_method_fail_like_pnpm() {
+    let fx = Fixture::new();
+    let err = fx
+        .import(&fx.request("p", ImportMethod::Copy, vec![]))
+        .unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_LINKING_FAILED");
+    assert_eq!(
+        err.message,
+        "pickFileFromFilesMap cannot pick a file from an empty FilesMap"
+    );
+    let err = ImportMethod::parse("symlink").unwrap_err();
+    assert_eq!(err.message, "Unknown package import method symlink");
+}
+
+#[test]
+fn a_target_that_is_a_file() {
+    let fx = Fixture::new();
+    fs::create_dir_all(fx.dir.path().join("nm")).unwrap();
+    fs::write(fx.target("f"), "i am a file").unwrap();
+    let err = fx
+        .import(&fx.request("f", ImportMethod::Hardlink, fx.files()))
+        .unwrap_err();
+    assert_eq!(err.code(), "ERR_PNPM_ENOTDIR");
+    assert_eq!(fs::read(fx.target("f")).unwrap(), b"i am a file");
+    // copy (as pnpm's copy importer does) replaces it with the package.
+    fx.import(&fx.request("f", ImportMethod::Copy, fx.files()))
+        .unwrap();
+    assert!(fx.target("f").join("package.json").is_file());
+}
+
+#[test]
+fn an_existing_incomplete_target_is_replaced_through_staging() {
+    let fx = Fixture::new();
+    let t = fx.target("p");
+    fs::create_dir_all(t.join("lib")).unwrap();
+    fs::write(t.join("lib/partial.js"), "half").unwrap();
+    let req = fx.request("p", ImportMethod::Hardlink, fx.files());
+    assert_eq!(fx.import(&req).unwrap(), Some(Imported::Hardlink));
+    assert_eq!(entries_of(&t), ["bin", "lib", "package.json"]);
+    assert_eq!(entries_of(&t.join("lib")), ["deep"]);
+    // No staging or swap leftovers next to it.
+    assert_eq!(entries_of(&fx.dir.path().join("nm")), ["p"]);
+}
+
+#[test]
+fn keep_modules_dir_moves_the_old_node_modules_into_the_new_import() {
+    let fx = Fixture::new();
+    let t = fx.target("p");
+    fs::create_dir_all(t.join("node_modules/dep")).unwrap();
+    fs::write(t.join("node_modules/dep/index.js"), "dep").unwrap();
+    let mut req = fx.request("p", ImportMethod::Copy, fx.files());
+    req.keep_modules_dir = true;
+    req.force = true;
+    fx.import(&req).unwrap();
+    assert_eq!(
+        fs::read(t.join("node_modules/dep/index.js")).unwrap(),
+        b"dep"
+    );
+    assert!(t.join("package.json").is_file());
+    // Without keepModulesDir the old node_modules goes with the rest.
+    req.keep_modules_dir = false;
+    fx.import(&req).unwrap();
+    assert!(!t.join("node_modules").exists());
+}
+
+#[test]
+fn keep_modules_dir_merges_when_the_package_ships_node_modules() {
+    let fx = Fixture::new();
+    let t = fx.target("p");
+    fs::create_dir_all(t.join("node_modules/old")).unwrap();
+    fs::create_dir_all(t.join("node_modules/bundled")).unwrap();
+    fs::write(t.join("node_modules/bundled/x"), "old").unwrap();
+    let mut files = fx.files();
+    files.push((
+        "node_modules/bundled/x".into(),
+        fx.blob("bundled", "new", 0o644),
+    ));
+    let mut req = fx.request("p", ImportMethod::Copy, files);
+    req.keep_modules_dir = true;
+    req.force = true;
+    fx.import(&req).unwrap();
+    assert_eq!(entries_of(&t.join("node_modules")), ["bundled", "old"]);
+    assert_eq!(fs::read(t.join("node_modules/bundled/x")).unwrap(), b"new");
+}
+
+#[test]
+fn side_effects_overlay_puts_added_first_and_drops_deleted() {
+    let p = |s: &str| PathBuf::from(s);
+    let base: FilesMap = vec![
+        ("package.json".into(), p("/s/pkg")),
+        ("a.js".into(), p("/s/a")),
+        ("b.js".into(), p("/s/b")),
+    ];
+    let diff = SideEffects {
+        added: vec![
+            ("build/out.node".into(), p("/s/out")),
+            ("a.js".into(), p("/s/a2")),
+        ],
+        deleted: vec!["b.js".into()],
+    };
+    let got = apply_side_effects(&base, &diff);
+    assert_eq!(
+        got,
+        vec![
+            ("build/out.node".to_string(), p("/s/out")),
+            ("a.js".to_string(), p("/s/a2")),
+            ("package.json".to_string(), p("/s/pkg")),
+        ]
+    );
+}
+
+#[test]
+fn sanitize_filename_follows_sanitize_filename_1_6() {
+    assert_eq!(sanitize_filename("a<b>c:d\"e|f?g*h\\i"), "abcdefghi");
+    assert_eq!(sanitize_filename("con"), "");
+    assert_eq!(sanitize_filename("COM1.txt"), "");
+    assert_eq!(sanitize_filename("console"), "console");
+    assert_eq!(sanitize_filename("..."), "");
+    assert_eq!(sanitize_filename("name. . "), "name");
+    assert_eq!(sanitize_filename("tab\there\u{85}"), "tabhere");
+    assert_eq!(sanitize_filename(&"é".repeat(200)).len(), 254);
+}
+
+#[test]
+fn case_duplicates_are_dropped_on_eexist() {
+    let fx = Fixture::new();
+    let files = fx.files();
+    let req = fx.request("p", ImportMethod::Copy, files);
+    let stats = Stats::default();
+    let ctx = Ctx {
+        req: &req,
+        stats: &stats,
+    };
+    let entries = check_entries(
+        &req.target_dir,
+        &vec![
+            ("README.md".into(), PathBuf::from("/s/1")),
+            ("readme.md".into(), PathBuf::from("/s/2")),
+            ("a.js".into(), PathBuf::from("/s/3")),
+        ],
+    )
+    .unwrap();
+    let eexist = ImportError::os(
+        &io::Error::from_raw_os_error(libc::EEXIST),
+        "link",
+        Path::new("/s/2"),
+        None,
+    );
+    let fixed = ctx.fixed_file_map(&eexist, &entries).unwrap();
+    let keys: Vec<_> = fixed.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(keys, ["README.md", "a.js"]);
+    assert!(stats.warnings.lock().unwrap()[0].contains("[\"readme.md\"]"));
+    // Nothing to drop: not handled.
+    assert!(ctx.fixed_file_map(&eexist, &fixed).is_none());
+}
+
+#[test]
+fn safe_to_skip_adopts_a_complete_dir_and_repairs_a_broken_one() {
+    let fx = Fixture::new();
+    let mut req = fx.request("shared", ImportMethod::Hardlink, fx.files());
+    req.safe_to_skip = true;
+    req.force = true;
+    fx.import(&req).unwrap();
+    let t = fx.target("shared");
+    // Break it three ways: a truncated file, a directory where a file must be, a symlink.
+    fs::remove_file(t.join("lib/deep/a.js")).unwrap();
+    fs::write(t.join("lib/deep/a.js"), "").unwrap();
+    fs::remove_file(t.join("bin/cli.js")).unwrap();
+    fs::create_dir(t.join("bin/cli.js")).unwrap();
+    fs::remove_file(t.join("package.json")).unwrap();
+    // (File symlinks need Developer Mode or administrator rights on Windows: a missing file.)
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&req.files[0].1, t.join("package.json")).unwrap();
+    fs::write(t.join("extra.txt"), "kept").unwrap();
+    fx.import(&req).unwrap();
+    for (k, blob) in &req.files {
+        assert!(file_matches(&t.join(k), blob), "{k}");
+    }
+    // Files not in the map are left alone in a shared dir.
+    assert_eq!(fs::read(t.join("extra.txt")).unwrap(), b"kept");
+}
+
+#[test]
+fn rename_overwrite_replaces_a_non_empty_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    fs::create_dir_all(a.join("new")).unwrap();
+    fs::create_dir_all(b.join("old")).unwrap();
+    rename_overwrite(&a, &b).unwrap();
+    assert_eq!(entries_of(dir.path()), ["b"]);
+    assert_eq!(entries_of(&b), ["new"]);
+}
+
+#[test]
+fn safe_to_skip_two_concurrent_importers_both_succeed_with_one_complete_dir() {
+    let fx = Fixture::new();
+    let mut files = fx.files();
+    for i in 0..200 {
+        files.push((
+            format!("lib/f{i}.js"),
+            fx.blob(&format!("f{i}"), &i.to_string(), 0o644),
+        ));
+    }
+    let mut req = fx.request("shared", ImportMethod::Hardlink, files);
+    req.safe_to_skip = true;
+    req.force = true;
+    for round in 0..5 {
+        let _ = fs::remove_dir_all(fx.target("shared"));
+        std::thread::scope(|s| {
+            let a = s.spawn(|| fx.import(&req));
+            let b = s.spawn(|| fx.import(&req));
+            assert!(a.join().unwrap().is_ok(), "round {round}");
+            assert!(b.join().unwrap().is_ok(), "round {round}");
+        });
+        for (k, blob) in &req.files {
+            assert!(file_matches(&fx.target("shared").join(k), blob), "{k}");
+        }
+        // Nothing but the shared dir: no staging or temp leftovers, inside or next to it.
+        assert_eq!(entries_of(&fx.dir.path().join("nm")), ["shared"]);
+        for sub in ["", "lib", "bin"] {
+            let names = entries_of(&fx.target("shared").join(sub));
+            assert!(names.iter().all(|n| !n.contains("_tmp_")), "{names:?}");
+        }
+    }
+}
+
+#[test]
+fn clone_decisions_follow_pnpms_importer_on_each_platform() {
+    // `auto` probes a clone first except on Windows.
+    assert!(Os::Linux.auto_tries_clone());
+    assert!(Os::Darwin.auto_tries_clone());
+    assert!(!Os::Win32.auto_tries_clone());
+    // The clone importer copies after ENOTSUP, except on macOS, where pnpm's clone errors carry
+    // no code and fail the import; no other error is a reason to copy.
+    let enotsup = Some(libc::ENOTSUP);
+    assert!(Os::Linux.clone_falls_back(enotsup));
+    assert!(Os::Win32.clone_falls_back(enotsup));
+    assert!(!Os::Darwin.clone_falls_back(enotsup));
+    for other in [
+        Some(libc::EXDEV),
+        Some(libc::EACCES),
+        Some(libc::ENOENT),
+        None,
+    ] {
+        for os in [Os::Linux, Os::Darwin, Os::Win32] {
+            assert!(!os.clone_falls_back(other), "{os:?} {other:?}");
+        }
+    }
+}

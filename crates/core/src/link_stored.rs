@@ -1,0 +1,203 @@
+//! Linking the packages the store can serve as they are, and leaving the others out.
+//!
+//! This is what lets the pnpm plugin lay out a lockfile's virtual store before pnpm's own
+//! install runs (`hooks.preResolution`): pnpm then skips every package that is already in
+//! place, and installs the rest its own way. So a package is linked here only when pnpm, had it
+//! installed the package itself, would have done exactly that: its row reads back as
+//! `readPkgFromCafs` reads it (expected name and version, blob verification when asked), and it
+//! will not run build scripts. Anything else (no row, a blob that fails verification, a build
+//! to run, an unreadable row, an import or symlink that fails) is left out with its reason and
+//! its directory removed (`package.json`, written last, first), so pnpm still sees it as missing.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::dependency_links::{self, SymlinkDep};
+use crate::import::{FilesMap, ImportError, ImportMethod, Imported, Stats};
+use crate::link::{self, BatchPackage, BatchRequest, FilesSource};
+use crate::read_package::{self, ExpectedPkg, PkgRead, ReadRequest};
+use crate::store_handles;
+
+/// One package to link if the store can serve it.
+#[derive(Debug, Clone)]
+pub struct StoredPackage {
+    /// The store-index key (`<integrity>\t<name>@<version>`).
+    pub key: String,
+    /// What the row's manifest must name, as pnpm checks it on read.
+    pub expected: ExpectedPkg,
+    pub target_dir: PathBuf,
+    /// Its dependency links (`modules` is the `node_modules` dir the package sits in).
+    pub deps: SymlinkDep,
+    /// pnpm will not run its build scripts (they are denied, or scripts are off), so a row
+    /// that requires a build does not leave it out.
+    pub build_ignored: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct StoredRequest {
+    /// As the caller gave it: blob paths are concatenated onto it, as pnpm's readers do.
+    pub store_dir: String,
+    pub method: ImportMethod,
+    pub verify_store_integrity: bool,
+    pub strict_store_pkg_content_check: bool,
+    pub packages: Vec<StoredPackage>,
+}
+
+/// Why a package was left out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LeftOut {
+    /// The index has no (readable) row for its key.
+    NotInStore,
+    /// A blob is missing or differs; pnpm re-fetches such a package.
+    Unverified,
+    /// It would run build scripts, which only pnpm decides about and runs.
+    RequiresBuild,
+    /// Reading it failed, or it read with a warning (e.g. a name mismatch): pnpm reports it.
+    Unreadable(String),
+    /// Importing it or linking its dependencies failed; what was made was removed.
+    Failed(String),
+}
+
+#[derive(Debug)]
+pub struct StoredOutcome {
+    /// One per package, in request order: how it was imported (`None`: it was already there),
+    /// or why it was left out.
+    pub packages: Vec<Result<Option<Imported>, LeftOut>>,
+    /// The linked packages whose row requires a build that was ignored (`build_ignored`), by
+    /// index: pnpm records them in `.modules.yaml`.
+    pub builds_ignored: Vec<usize>,
+    pub read_ms: f64,
+    pub import_ms: f64,
+    pub symlink_ms: f64,
+}
+
+/// Reads every package's row (one batched read, checked in parallel), imports the ready ones as
+/// one batch, then links each imported package's dependencies. Fails as a whole only when the
+/// store index itself cannot be read.
+pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, ImportError> {
+    let started = Instant::now();
+    let store = store_handles::open(PathBuf::from(&req.store_dir).as_path());
+    let read = ReadRequest {
+        store_dir: &req.store_dir,
+        verify_store_integrity: req.verify_store_integrity,
+        strict_store_pkg_content_check: req.strict_store_pkg_content_check,
+        side_effects_symlinks: false,
+    };
+    let keys: Vec<&str> = req.packages.iter().map(|p| p.key.as_str()).collect();
+    let expected: Vec<Option<ExpectedPkg>> = req
+        .packages
+        .iter()
+        .map(|p| Some(p.expected.clone()))
+        .collect();
+    let (files, _) =
+        read_package::read_pkgs_map(&store.index, &read, &keys, &expected, |i, answer| {
+            ready_files(&req.store_dir, answer, req.packages[i].build_ignored)
+        })
+        .map_err(|e| ImportError::store_index(e.to_string()))?;
+    let mut outcomes: Vec<Result<Option<Imported>, LeftOut>> = Vec::with_capacity(files.len());
+    let mut ready = Vec::new();
+    let mut ready_at = Vec::new();
+    let mut builds_ignored = Vec::new();
+    for (i, files) in files.into_iter().enumerate() {
+        match files {
+            Ok((files, requires_build)) => {
+                if requires_build {
+                    builds_ignored.push(i);
+                }
+                outcomes.push(Ok(None));
+                ready_at.push(i);
+                ready.push(BatchPackage::from_store(
+                    req.packages[i].target_dir.clone(),
+                    FilesSource::Map {
+                        files,
+                        side_effects: vec![],
+                        symlinks: vec![],
+                    },
+                ));
+            }
+            Err(left_out) => outcomes.push(Err(left_out)),
+        }
+    }
+    let read_ms = started.elapsed().as_secs_f64() * 1000.0;
+
+    let batch = BatchRequest {
+        store_dir: PathBuf::from(&req.store_dir),
+        method: req.method,
+        packages: ready,
+        symlinks: vec![],
+    };
+    let imported = link::link_batch(batch, stats);
+    for (&i, result) in ready_at.iter().zip(imported.packages) {
+        outcomes[i] = result
+            .map(|p| p.imported)
+            .map_err(|e| LeftOut::Failed(e.message));
+    }
+
+    // Dependency links per package, so that one failure leaves out only its own package.
+    let started = Instant::now();
+    let linked: Vec<(usize, Result<(), String>)> = (0..outcomes.len())
+        .into_par_iter()
+        .filter(|&i| outcomes[i].is_ok())
+        .map(|i| {
+            let dep = &req.packages[i].deps;
+            let result = dependency_links::symlink_all_modules(std::slice::from_ref(dep), stats)
+                .map_err(|e| e.message);
+            (i, result)
+        })
+        .collect();
+    for (i, result) in linked {
+        if let Err(message) = result {
+            // pnpm must not find it in place: its completeness marker goes first, so that even a
+            // removal cut short leaves a directory pnpm's importer takes as incomplete.
+            let target = &req.packages[i].target_dir;
+            let _ = std::fs::remove_file(target.join("package.json"));
+            let _ = std::fs::remove_dir_all(target);
+            outcomes[i] = Err(LeftOut::Failed(message));
+        }
+    }
+    builds_ignored.retain(|&i| outcomes[i].is_ok());
+    Ok(StoredOutcome {
+        packages: outcomes,
+        builds_ignored,
+        read_ms,
+        import_ms: imported.import_ms,
+        symlink_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+/// The file map of a package that can be linked as it is, and whether its row requires a
+/// build (then ignored), or why it cannot.
+fn ready_files(
+    store_dir: &str,
+    answer: Result<PkgRead, read_package::ReadError>,
+    build_ignored: bool,
+) -> Result<(FilesMap, bool), LeftOut> {
+    let pkg = match answer {
+        Ok(PkgRead::Hit(pkg)) => pkg,
+        Ok(PkgRead::Miss { .. }) => return Err(LeftOut::NotInStore),
+        Err(e) => return Err(LeftOut::Unreadable(e.to_string())),
+    };
+    if !pkg.verified {
+        return Err(LeftOut::Unverified);
+    }
+    if pkg.requires_build && !build_ignored {
+        return Err(LeftOut::RequiresBuild);
+    }
+    if let Some(warning) = pkg.warnings.into_iter().next() {
+        return Err(LeftOut::Unreadable(warning));
+    }
+    let files = pkg
+        .files
+        .into_iter()
+        .map(|(path, info)| {
+            let blob = read_package::blob_path(store_dir, &info.digest, info.mode);
+            (path, PathBuf::from(blob))
+        })
+        .collect();
+    Ok((files, pkg.requires_build))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,206 @@
+use std::fs;
+use std::path::Path;
+
+use super::*;
+use crate::index_row::{encode_row, PackageFileInfo, PackageFilesIndex};
+use crate::value::Value;
+
+/// Writes `files` as blobs and a row for `name@version` under the key `k\t<name>@<version>`.
+fn add_package(
+    store_dir: &Path,
+    name: &str,
+    version: &str,
+    files: &[(&str, &str)],
+    requires_build: bool,
+) -> String {
+    let s = store_handles::open(store_dir);
+    let files = files
+        .iter()
+        .map(|(path, text)| {
+            let stored = s.cas.write(text.as_bytes(), 0o644).unwrap();
+            let info = PackageFileInfo {
+                checked_at: Some(stored.checked_at),
+                digest: stored.digest,
+                mode: 0o644,
+                size: text.len() as u64,
+            };
+            (path.to_string(), info)
+        })
+        .collect();
+    let row = PackageFilesIndex {
+        requires_build: Some(requires_build),
+        manifest: Some(Value::Object(vec![
+            ("name".into(), Value::String(name.into())),
+            ("version".into(), Value::String(version.into())),
+        ])),
+        algo: "sha512".into(),
+        files,
+        side_effects: None,
+    };
+    let key = format!("k\t{name}@{version}");
+    s.index
+        .write(vec![(key.clone(), encode_row(&row))])
+        .unwrap();
+    key
+}
+
+fn package(
+    project: &Path,
+    key: &str,
+    name: &str,
+    version: &str,
+    deps: &[(&str, &str)],
+) -> StoredPackage {
+    let vstore = project.join("node_modules/.pnpm");
+    let modules = vstore.join(format!("{name}@{version}/node_modules"));
+    StoredPackage {
+        key: key.into(),
+        expected: ExpectedPkg {
+            name: Some(name.into()),
+            version: Some(version.into()),
+        },
+        target_dir: modules.join(name),
+        deps: SymlinkDep {
+            children: deps
+                .iter()
+                .map(|(alias, dir)| {
+                    (
+                        alias.to_string(),
+                        vstore.join(dir).join("node_modules").join(alias),
+                    )
+                })
+                .collect(),
+            modules,
+            name: name.into(),
+        },
+        build_ignored: false,
+    }
+}
+
+fn request(store_dir: &Path, packages: Vec<StoredPackage>) -> StoredRequest {
+    StoredRequest {
+        store_dir: store_dir.display().to_string(),
+        method: ImportMethod::Hardlink,
+        verify_store_integrity: true,
+        strict_store_pkg_content_check: true,
+        packages,
+    }
+}
+
+#[test]
+fn links_what_the_store_serves_and_leaves_out_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store/v11");
+    let project = dir.path().join("project");
+    let a = add_package(
+        &store_dir,
+        "a",
+        "1.0.0",
+        &[("package.json", "{\"name\":\"a\"}"), ("index.js", "a")],
+        false,
+    );
+    let built = add_package(&store_dir, "b", "1.0.0", &[("package.json", "{}")], true);
+    let unverified = add_package(
+        &store_dir,
+        "c",
+        "1.0.0",
+        &[("package.json", "{}"), ("gone.js", "c only")],
+        false,
+    );
+    let renamed = add_package(&store_dir, "d", "1.0.0", &[("package.json", "{}")], false);
+    fs::remove_file(
+        store_handles::open(&store_dir)
+            .cas
+            .blob_path(&crate::blob_files::sha512_hex(b"c only"), false),
+    )
+    .unwrap();
+
+    let req = request(
+        &store_dir,
+        vec![
+            package(&project, &a, "a", "1.0.0", &[("b", "b@1.0.0")]),
+            package(&project, &built, "b", "1.0.0", &[]),
+            package(&project, &unverified, "c", "1.0.0", &[]),
+            package(&project, &renamed, "not-d", "1.0.0", &[]),
+            package(&project, "k\tmissing@1.0.0", "missing", "1.0.0", &[]),
+        ],
+    );
+    let stats = Stats::default();
+    let outcome = link_stored(&req, &stats).unwrap();
+    assert_eq!(outcome.packages[0], Ok(Some(Imported::Hardlink)));
+    assert_eq!(outcome.packages[1], Err(LeftOut::RequiresBuild));
+    assert_eq!(outcome.packages[2], Err(LeftOut::Unverified));
+    assert!(
+        matches!(&outcome.packages[3], Err(LeftOut::Unreadable(m)) if m.contains("mismatch")),
+        "{:?}",
+        outcome.packages[3]
+    );
+    assert_eq!(outcome.packages[4], Err(LeftOut::NotInStore));
+    assert!(outcome.builds_ignored.is_empty());
+
+    let a_dir = &req.packages[0].target_dir;
+    assert_eq!(fs::read_to_string(a_dir.join("index.js")).unwrap(), "a");
+    // Its dependency link is there, even though b itself was left for pnpm to install.
+    assert_eq!(
+        fs::read_link(a_dir.parent().unwrap().join("b")).unwrap(),
+        Path::new("../../b@1.0.0/node_modules/b")
+    );
+    for left_out in &req.packages[1..] {
+        assert!(
+            !left_out.target_dir.exists(),
+            "{}",
+            left_out.target_dir.display()
+        );
+    }
+    // A second run finds `a` in place.
+    let again = link_stored(
+        &request(&store_dir, req.packages[..1].to_vec()),
+        &Stats::default(),
+    )
+    .unwrap();
+    assert_eq!(again.packages, vec![Ok(None)]);
+    store_handles::open(&store_dir).index.close();
+}
+
+#[test]
+fn a_failed_dependency_link_leaves_its_package_out_entirely() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store/v11");
+    let project = dir.path().join("project");
+    let a = add_package(&store_dir, "a", "1.0.0", &[("package.json", "{}")], false);
+    let e = add_package(&store_dir, "e", "1.0.0", &[("package.json", "{}")], false);
+    let req = request(
+        &store_dir,
+        vec![
+            package(&project, &a, "a", "1.0.0", &[("../escape", "x@1")]),
+            package(&project, &e, "e", "1.0.0", &[]),
+        ],
+    );
+    let outcome = link_stored(&req, &Stats::default()).unwrap();
+    assert!(
+        matches!(&outcome.packages[0], Err(LeftOut::Failed(m)) if m.contains("invalid alias")),
+        "{:?}",
+        outcome.packages[0]
+    );
+    assert!(!req.packages[0].target_dir.exists());
+    assert_eq!(outcome.packages[1], Ok(Some(Imported::Hardlink)));
+    store_handles::open(&store_dir).index.close();
+}
+
+#[test]
+fn a_package_whose_build_pnpm_ignores_is_linked_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
+    let project = dir.path().join("project");
+    let built = add_package(&store_dir, "b", "1.0.0", &[("package.json", "{}")], true);
+    let plain = add_package(&store_dir, "a", "1.0.0", &[("package.json", "{}")], false);
+    let mut ignored = package(&project, &built, "b", "1.0.0", &[]);
+    ignored.build_ignored = true;
+    let mut plain = package(&project, &plain, "a", "1.0.0", &[]);
+    plain.build_ignored = true;
+    let req = request(&store_dir, vec![plain, ignored]);
+    let outcome = link_stored(&req, &Stats::default()).unwrap();
+    assert_eq!(outcome.packages[1], Ok(Some(Imported::Hardlink)));
+    assert!(req.packages[1].target_dir.join("package.json").exists());
+    assert_eq!(outcome.builds_ignored, [1]);
+}
