@@ -287,6 +287,27 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     })
   }
 
+  it('a cold store: the packages are downloaded from the registry pnpm is configured with, then installed natively: stock\'s tree, up to date', async () => {
+    const project = PROJECTS[0]
+    const { dir } = await setUp('cold', project.manifest, project.workspace)
+    const online = { registry: registry.url }
+    const stock = clone(dir, 'cold-stock')
+    const stockStore = path.join(base, 'cold-stock-store')
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: stockStore, sandbox: sandbox('cold-stock'), env: STOCK, ...online }))
+    const native = clone(dir, 'cold-native')
+    const nativeStore = path.join(base, 'cold-native-store')
+    const traceFile = path.join(base, 'cold-trace.txt')
+    const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: nativeStore, sandbox: sandbox('cold-native'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
+    expectOk(run)
+    const trace = fs.readFileSync(traceFile, 'utf8')
+    expect(trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*downloaded`, 'm'))
+    expect(trace.split('\n').filter((l) => l.startsWith(`fetch ${registry.url}`))).toHaveLength(countSnapshots(dir))
+    expect(run.stdout).toContain('Already up to date')
+    expect(run.stdout).not.toContain(PNPM_INSTALLED)
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(native, nativeStore)).toEqual(relative(stock, stockStore))
+  })
+
   it('the e2e fixture project (real npm packages): stock pnpm\'s node_modules, up to date', async () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(projectFixture, 'package.json'), 'utf8'))
     const { dir, store } = await setUp('fixture', manifest, fs.readFileSync(path.join(projectFixture, 'pnpm-workspace.yaml'), 'utf8'))

@@ -4,8 +4,9 @@
  * on 127.0.0.1, added with `pnpm add --config @cas/pnpm-plugin-native` and one `pnpm install`
  * (the README's setup), then a fresh copy of the project (package.json, lockfile,
  * pnpm-workspace.yaml, no node_modules) installed with `pnpm install --frozen-lockfile` by the
- * real pnpm 11 CLI: from a warm store (the native install lays out everything and pnpm finds it up to date), from a cold one (the
- * plugin's fetcher downloads and extracts them), and without the platform package (one warning,
+ * real pnpm 11 CLI: from a warm store (the native install lays out everything and pnpm finds it
+ * up to date), from a cold one (the native install downloads and extracts them first), and
+ * without the platform package (one warning,
  * stock pnpm's install). No NODE_PATH, no path into this checkout.
  *
  * Plus the entry point's decisions (`createPlugin`) for the pnpms and failures an e2e run here
@@ -145,16 +146,19 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(setUpDir, 'pnpm-lock.yaml'), 'utf8'))
   })
 
-  it('a fresh clone, cold store: the plugin\'s fetcher downloads and extracts every package, the tree is stock pnpm\'s', async () => {
+  it('a fresh clone, cold store: the native install downloads and extracts every package, pnpm finds it up to date, the tree is stock pnpm\'s', async () => {
     const dir = cloneOf(setUpDir, 'cold')
     const storeDir = path.join(base, 'cold-store')
     const traceFile = path.join(base, 'trace-cold.txt')
     const before = registry.requests.length
     const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: dir, storeDir, sandbox: path.join(base, 'cold-sandbox'), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
     expectOk(run)
-    const fetched = fs.readFileSync(traceFile, 'utf8').split('\n').filter((l) => l.startsWith('fetch '))
+    const trace = fs.readFileSync(traceFile, 'utf8')
+    expect(trace).toMatch(new RegExp(`^native install: ${packages.length} packages, `, 'm'))
+    expect(run.stdout).toContain('Already up to date')
+    const fetched = trace.split('\n').filter((l) => l.startsWith('fetch '))
     expect(fetched.map((l) => l.slice('fetch '.length)).sort()).toEqual(packages.map((p) => `${registry.url}${p.name}/-/${p.name.split('/').pop()}-${p.version}.tgz`).sort())
-    // pnpm installed the config dependencies itself (its user agent); the plugin fetched the rest.
+    // pnpm installed the config dependencies itself (its user agent); the plugin downloaded the rest.
     const tarballs = registry.requests.slice(before).filter((r) => r.url.endsWith('.tgz'))
     expect(tarballs.filter((r) => r.userAgent === '@cas/native pnpmfile')).toHaveLength(packages.length)
     expect(tree(dir, storeDir)).toEqual(reference)

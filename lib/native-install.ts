@@ -13,10 +13,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
-import { linkStoredPackages, symlinkAllModules, type PackageImportMethod } from './import.js'
+import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type StoredPackageResult } from './import.js'
 import { installableHere, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
+import { DEFAULT_MAX_TARBALL_UNPACKED_SIZE, downloadToStore } from './registry-fetch.js'
 import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
 import { hoist, rootDependencies } from './hoist.js'
 import { linkBins, UnsupportedShim } from './bin-links.js'
@@ -64,6 +65,8 @@ export interface NativeInstallSummary {
   ms: number
   /** Milliseconds since the start at the end of each phase that ran, in order. */
   phases: Record<string, number>
+  /** The tarballs it downloaded into the store (a cold store), whether or not it then installed. */
+  downloaded: string[]
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
@@ -150,12 +153,59 @@ function storeDirOf (config: NativeInstallConfig, rootDir: string): string | und
   if (config.storeDir != null) return path.join(path.resolve(rootDir, config.storeDir), 'v11')
   if (config.pnpmHomeDir == null) return undefined
   const store = path.join(config.pnpmHomeDir, 'store', 'v11')
+  // pnpm keeps its default store on the project's disk (elsewhere it picks another place).
+  let existing = store
+  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) existing = path.dirname(existing)
   try {
-    // pnpm keeps its default store on the project's disk (elsewhere it picks another place).
-    return fs.statSync(store).dev === fs.statSync(rootDir).dev ? store : undefined
+    return fs.statSync(existing).dev === fs.statSync(rootDir).dev ? store : undefined
   } catch {
     return undefined
   }
+}
+
+/** Settings under which a download needs more than Node's `fetch` gives (credentials, proxies, certificates). */
+const NETWORK_SETTINGS = ['httpProxy', 'httpsProxy', 'proxy', 'ca', 'cafile', 'cert', 'key', 'localAddress'] as const
+
+/** Why the packages the store lacks cannot be downloaded here (`undefined`: they can); pnpm downloads them then. */
+function downloadUnsupported (config: NativeInstallConfig): string | undefined {
+  if (config.offline === true) return '--offline'
+  if (Object.keys((config.configByUri ?? {}) as object).length > 0) return 'registry credentials are configured'
+  const set = NETWORK_SETTINGS.find((k) => config[k] != null && config[k] !== '')
+  if (set != null) return `${set} is set`
+  if (config.strictSsl === false) return 'strictSsl false'
+  return undefined
+}
+
+/** Where pnpm downloads a registry package from: its scope's registry, else the default one. */
+function tarballUrl (name: string, version: string, config: NativeInstallConfig): string {
+  const byScope = (config.registriesByScope ?? {}) as Record<string, string>
+  const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined
+  let registry = (scope != null ? byScope[scope] : undefined) ?? byScope.default ?? (config.registry as string | undefined) ?? 'https://registry.npmjs.org/'
+  if (!registry.endsWith('/')) registry += '/'
+  return `${registry}${name}/-/${name.slice(name.lastIndexOf('/') + 1)}-${version}.tgz`
+}
+
+/** Downloads `packages` into the store, `limit` at a time, each URL to `downloaded`; the first that fails, if any. */
+async function downloadAll (packages: PlannedPackage[], storeDir: string, config: NativeInstallConfig, limit: number, downloaded: string[]): Promise<string | undefined> {
+  let next = 0
+  let failed: string | undefined
+  const worker = async (): Promise<void> => {
+    while (failed == null && next < packages.length) {
+      const p = packages[next++]
+      const url = tarballUrl(p.name, p.version, config)
+      const result = await downloadToStore({
+        url,
+        integrity: p.filesIndexFile.slice(0, p.filesIndexFile.indexOf('\t')),
+        storeDir,
+        filesIndexFile: p.filesIndexFile,
+        maxTarballUnpackedSize: typeof config.maxTarballUnpackedSize === 'number' ? config.maxTarballUnpackedSize : DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
+      })
+      if (result == null) failed ??= url
+      else downloaded.push(url)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, packages.length) }, worker))
+  return failed
 }
 
 /** `node_modules` is empty but for what pnpm put there before any hook (config dependencies). */
@@ -216,8 +266,9 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const started = performance.now()
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
+  const downloaded: string[] = []
   const done = (installed: boolean, packages: number, skipped?: string): NativeInstallSummary =>
-    ({ installed, packages, ms: performance.now() - started, phases, ...(skipped != null ? { skipped } : {}) })
+    ({ installed, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}) })
   const skip = (why: string): NativeInstallSummary => done(false, 0, why)
 
   const why = configUnsupported(config, pnpmVersion)
@@ -233,7 +284,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const stale = lockfileUnsupported(lockfile, manifest, config, rootDir)
   if (stale != null) return skip(stale)
   const storeDir = storeDirOf(config, rootDir)
-  if (storeDir == null || !fs.existsSync(path.join(storeDir, 'index.db'))) return skip('no store to link from')
+  if (storeDir == null) return skip('the store is not known before pnpm picks it')
 
   phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
@@ -257,14 +308,18 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const hoistPattern = config.hoistPattern as string[]
   const publicHoistPattern = config.publicHoistPattern as string[]
   const hoisted = hoist(lockfile, planned, { hoistPattern, publicHoistPattern })
-  const [{ results }] = await Promise.all([
-    linkStoredPackages({
-      storeDir,
-      packageImportMethod: importMethod,
-      verifyStoreIntegrity: config.verifyStoreIntegrity ?? true,
-      strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
-      packages: planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) })),
-    }),
+  const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
+  const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
+    storeDir,
+    packageImportMethod: importMethod,
+    verifyStoreIntegrity: config.verifyStoreIntegrity ?? true,
+    strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
+    packages: some,
+  })).results
+  // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
+  const storeExists = fs.existsSync(storeDir)
+  const [results] = await Promise.all([
+    storeExists ? link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' })),
     symlinkAllModules({
       deps: [
         { name: '', modules: modulesDir, children: { ...direct, ...hoisted.publicLinks } },
@@ -272,8 +327,22 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
       ],
     }),
   ])
-  const leftOut = results.findIndex((r) => !r.linked)
-  if (leftOut !== -1) return skip(`${planned[leftOut].depPath}: ${results[leftOut].leftOut!}`)
+  const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
+  if (cannot !== -1) return skip(`${planned[cannot].depPath}: ${results[cannot].leftOut!}`)
+  const missing = results.flatMap((r, i) => r.linked ? [] : [i])
+  if (missing.length > 0) {
+    // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
+    phase('linked from the store')
+    const why = downloadUnsupported(config)
+    if (why != null) return skip(`${missing.length} packages are not in the store, and ${why}`)
+    const failed = await downloadAll(missing.map((i) => planned[i]), storeDir, config, typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16, downloaded)
+    if (failed != null) return skip(`${failed} did not download`)
+    phase('downloaded')
+    const second = await link(missing.map((i) => packages[i]))
+    const notLinked = second.findIndex((r) => !r.linked)
+    if (notLinked !== -1) return skip(`${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}`)
+    missing.forEach((at, k) => { results[at] = second[k] })
+  }
   phase('virtual store, links')
   try {
     linkBins(lockfile, planned, {

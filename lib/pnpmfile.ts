@@ -243,6 +243,7 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
     try {
       const settings = config as NativeInstallConfig
       const summary = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
+      for (const url of summary.downloaded) trace(`fetch ${url}`)
       trace(summary.installed
         ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms (${Object.entries(summary.phases).map(([k, v]) => `${k} ${v}`).join(', ')})`
         : `native install skipped: ${summary.skipped!}`)
