@@ -285,6 +285,8 @@ export interface LinkStoredOptions {
   targetDirs: string
   /** One dep per package, in package order: its dependency links. */
   symlinks: SymlinkDepsInput
+  /** Per package: pnpm will not run its build scripts (see `StoredPackage::build_ignored`). */
+  buildsIgnored?: Array<boolean>
 }
 
 /**
@@ -302,6 +304,8 @@ export interface LinkStoredResult {
    * `r` unreadable, `f` import or dependency links failed.
    */
   outcomes: string
+  /** Linked packages whose ignored build their row requires, by index. */
+  buildsIgnored: Array<number>
   /** For each `r` and `f`, in package order: why. */
   reasons: Array<string>
   counts: LinkCounts
@@ -329,6 +333,15 @@ export interface NativeError {
   path?: string
   dest?: string
 }
+
+/** Only ever returned to JS. */
+export interface ParsedYaml {
+  documents?: unknown[]
+  error?: NativeError
+}
+
+/** Parses every document of a YAML text; a syntax error comes back as data. */
+export declare function parseYamlDocuments(text: string): ParsedYaml
 
 export interface QuarantineEntry {
   cacheKey: string

@@ -843,5 +843,6 @@ module.exports.hardLinkDir = nativeBinding.hardLinkDir
 module.exports.initStoreDir = nativeBinding.initStoreDir
 module.exports.linkPackages = nativeBinding.linkPackages
 module.exports.linkStoredPackages = nativeBinding.linkStoredPackages
+module.exports.parseYamlDocuments = nativeBinding.parseYamlDocuments
 module.exports.readPkgs = nativeBinding.readPkgs
 module.exports.symlinkAllModules = nativeBinding.symlinkAllModules

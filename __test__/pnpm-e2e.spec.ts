@@ -100,7 +100,8 @@ describe('pnpm 11 CLI, --frozen-lockfile --offline', () => {
       projectDir,
       storeDir,
       sandbox: path.join(base, `sandbox-${label}`),
-      env: { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile, CAS_NATIVE_PACKAGE_IMPORT_METHOD: 'copy', ...env },
+      // The head start and the importer hook (native-install.spec.ts has the native install).
+      env: { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile, CAS_NATIVE_PACKAGE_IMPORT_METHOD: 'copy', CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_IMPORTER: '1', ...env },
     })
     expectOk(run)
     expectSameInstall(projectDir, storeDir)

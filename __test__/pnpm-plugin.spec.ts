@@ -4,8 +4,9 @@
  * on 127.0.0.1, added with `pnpm add --config @cas/pnpm-plugin-native` and one `pnpm install`
  * (the README's setup), then a fresh copy of the project (package.json, lockfile,
  * pnpm-workspace.yaml, no node_modules) installed with `pnpm install --frozen-lockfile` by the
- * real pnpm 11 CLI: from a warm store (the head start links the packages), from a cold one (the
- * plugin's fetcher downloads and extracts them), and without the platform package (one warning,
+ * real pnpm 11 CLI: from a warm store (the native install lays out everything and pnpm finds it
+ * up to date), from a cold one (the native install downloads and extracts them first), and
+ * without the platform package (one warning,
  * stock pnpm's install). No NODE_PATH, no path into this checkout.
  *
  * Plus the entry point's decisions (`createPlugin`) for the pnpms and failures an e2e run here
@@ -18,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/pnpm-plugin.js'
 import { platformArchABI } from '../dist/native-platform.js'
 import { copyProject, lockedPackages, nodeModulesTree, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
-import { packedPackage, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
+import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 
 const rootPkg = JSON.parse(fs.readFileSync(path.join(repoDir, 'package.json'), 'utf8'))
@@ -71,10 +72,7 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
 
   beforeAll(async () => {
     base = freshDir('pnpm-plugin')
-    const packed = path.join(base, 'packed')
-    const out = spawnSync(process.execPath, [path.join(repoDir, 'scripts', 'pack-plugin.mjs'), packed], { encoding: 'utf8' })
-    expect(out.status, out.stderr).toBe(0)
-    const tarballs = fs.readdirSync(packed).map((f) => packedPackage(path.join(packed, f)))
+    const tarballs = packPlugin(path.join(base, 'packed'))
     plugin = tarballs.find((t) => t.name === PLUGIN_NAME)!
     platform = tarballs.find((t) => t.name === platformPkg)!
     // With their metadata: the setup's plain `pnpm install` resolves.
@@ -126,37 +124,41 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(setUpDir, 'node_modules', '.pnpm', 'lock.yaml'), 'utf8')).toContain(fixtureLockfileTail)
   })
 
-  it('a fresh clone, warm store, --frozen-lockfile --offline: the head start links every package, the tree is stock pnpm\'s', async () => {
+  it('a fresh clone, warm store, --frozen-lockfile --offline: the native install lays out every package, pnpm finds it up to date, the tree is stock pnpm\'s', async () => {
     const dir = cloneOf(setUpDir, 'warm')
     const traceFile = path.join(base, 'trace-warm.txt')
     const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: dir, storeDir: setUpStore, sandbox: path.join(base, 'warm-sandbox'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
     expectOk(run)
     expect(run.stdout + run.stderr).not.toContain(WARNING)
+    expect(run.stdout).toContain('Already up to date')
     const trace = fs.readFileSync(traceFile, 'utf8')
-    expect(trace).toMatch(new RegExp(`^prelink ${packages.length} linked, 0 left to pnpm`, 'm'))
+    expect(trace).toMatch(new RegExp(`^native install: ${packages.length} packages, `, 'm'))
     expect(tree(dir, setUpStore)).toEqual(reference)
   })
 
-  it('a fresh clone in CI (CI=true, plain pnpm install, which pnpm 11 runs frozen there): the head start too', async () => {
+  it('a fresh clone in CI (CI=true, plain pnpm install, which pnpm 11 runs frozen there): the native install too', async () => {
     const dir = cloneOf(setUpDir, 'ci')
     const traceFile = path.join(base, 'trace-ci.txt')
     const run = await runPnpm(['install'], { projectDir: dir, storeDir: setUpStore, sandbox: path.join(base, 'ci-sandbox'), env: { CI: 'true', CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
     expectOk(run)
-    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^prelink ${packages.length} linked, 0 left to pnpm`, 'm'))
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^native install: ${packages.length} packages, `, 'm'))
     expect(tree(dir, setUpStore)).toEqual(reference)
     expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(setUpDir, 'pnpm-lock.yaml'), 'utf8'))
   })
 
-  it('a fresh clone, cold store: the plugin\'s fetcher downloads and extracts every package, the tree is stock pnpm\'s', async () => {
+  it('a fresh clone, cold store: the native install downloads and extracts every package, pnpm finds it up to date, the tree is stock pnpm\'s', async () => {
     const dir = cloneOf(setUpDir, 'cold')
     const storeDir = path.join(base, 'cold-store')
     const traceFile = path.join(base, 'trace-cold.txt')
     const before = registry.requests.length
     const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: dir, storeDir, sandbox: path.join(base, 'cold-sandbox'), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
     expectOk(run)
-    const fetched = fs.readFileSync(traceFile, 'utf8').split('\n').filter((l) => l.startsWith('fetch '))
+    const trace = fs.readFileSync(traceFile, 'utf8')
+    expect(trace).toMatch(new RegExp(`^native install: ${packages.length} packages, `, 'm'))
+    expect(run.stdout).toContain('Already up to date')
+    const fetched = trace.split('\n').filter((l) => l.startsWith('fetch '))
     expect(fetched.map((l) => l.slice('fetch '.length)).sort()).toEqual(packages.map((p) => `${registry.url}${p.name}/-/${p.name.split('/').pop()}-${p.version}.tgz`).sort())
-    // pnpm installed the config dependencies itself (its user agent); the plugin fetched the rest.
+    // pnpm installed the config dependencies itself (its user agent); the plugin downloaded the rest.
     const tarballs = registry.requests.slice(before).filter((r) => r.url.endsWith('.tgz'))
     expect(tarballs.filter((r) => r.userAgent === '@cas/native pnpmfile')).toHaveLength(packages.length)
     expect(tree(dir, storeDir)).toEqual(reference)

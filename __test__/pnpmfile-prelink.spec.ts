@@ -144,7 +144,9 @@ async function casStore (label: string, packages: Generated[] = stored): Promise
 }
 
 async function install (projectDir: string, storeDir: string, env: Record<string, string> = {}, extraArgs: string[] = []): Promise<void> {
-  const run = await pnpmInstall({ projectDir, storeDir, sandbox: `${projectDir}-sandbox`, registry: registry.url, env, extraArgs })
+  // The head start with the importer hook, the native install off (native-install.spec.ts has it).
+  const plugin = env.NODE_PATH != null ? { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_IMPORTER: '1' } : {}
+  const run = await pnpmInstall({ projectDir, storeDir, sandbox: `${projectDir}-sandbox`, registry: registry.url, env: { ...plugin, ...env }, extraArgs })
   expect(run.code, `pnpm failed:\n${run.stdout}\n${run.stderr}`).toBe(0)
 }
 

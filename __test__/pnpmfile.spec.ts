@@ -24,8 +24,9 @@ let filled: FilledStore
 beforeAll(async () => { filled = await storeFilledByPnpm('pnpmfile') }, 120_000)
 
 describe('hooks.importPackage', () => {
-  it('exports what pnpm looks for in a pnpmfile', () => {
-    expect(typeof pnpmfile.hooks.importPackage).toBe('function')
+  it('exports what pnpm looks for in a pnpmfile; the importer only on request (pnpm warns about the hook)', () => {
+    expect('importPackage' in pnpmfile.hooks).toBe(false)
+    expect(typeof pnpmfile.importIndexedPackage).toBe('function')
     expect(pnpmfile.fetchers).toHaveLength(1)
     expect(typeof pnpmfile.fetchers[0].canFetch).toBe('function')
     expect(typeof pnpmfile.fetchers[0].fetch).toBe('function')
@@ -39,9 +40,10 @@ describe('hooks.importPackage', () => {
     const hooksOf = (args: string[], env: Record<string, string> = {}) => execFileSync(process.execPath,
       ['-e', 'console.log(Object.keys(require(process.argv[1]).hooks).join(" "))', path.join(repoDir, 'dist/pnpmfile.js'), ...args],
       { env: { ...process.env, ...env }, encoding: 'utf8' }).trim()
-    expect(hooksOf(['install', '--frozen-lockfile'])).toBe('updateConfig preResolution importPackage')
-    expect(hooksOf(['add', 'is-docker'])).toBe('updateConfig importPackage')
-    expect(hooksOf(['i'], { CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_IMPORTER: '0' })).toBe('updateConfig')
+    expect(hooksOf(['install', '--frozen-lockfile'])).toBe('updateConfig preResolution')
+    expect(hooksOf(['install'], { CAS_NATIVE_PNPMFILE_IMPORTER: '1' })).toBe('updateConfig preResolution importPackage')
+    expect(hooksOf(['add', 'is-docker'], { CAS_NATIVE_PNPMFILE_IMPORTER: '1' })).toBe('updateConfig importPackage')
+    expect(hooksOf(['i'], { CAS_NATIVE_PNPMFILE_PRELINK: '0' })).toBe('updateConfig')
   })
 
   it('offers its head start (hooks.preResolution) to pnpm install and pnpm i only', () => {
@@ -55,7 +57,7 @@ describe('hooks.importPackage', () => {
   it('imports concurrent calls (one batch) as importPackage would, then skips them', async () => {
     const root = freshDir('hook')
     const opts = (filesMap: Map<string, string>) => ({ filesMap, force: false, resolvedFrom: 'store' as const, keepModulesDir: false })
-    const results = await Promise.all(filled.packages.map((p) => pnpmfile.hooks.importPackage(path.join(root, 'hook', p.id), opts(p.filesMap))))
+    const results = await Promise.all(filled.packages.map((p) => pnpmfile.importIndexedPackage(path.join(root, 'hook', p.id), opts(p.filesMap))))
     for (const r of results) expect(['clone', 'hardlink', 'copy']).toContain(r)
     // The same trees importPackage makes.
     for (const p of filled.packages) {
@@ -64,7 +66,7 @@ describe('hooks.importPackage', () => {
       expect(comparable(snapshotTree(path.join(root, 'hook', p.id)))).toEqual(comparable(snapshotTree(ref)))
     }
     // Already there: nothing done.
-    const again = await Promise.all(filled.packages.map((p) => pnpmfile.hooks.importPackage(path.join(root, 'hook', p.id), opts(p.filesMap))))
+    const again = await Promise.all(filled.packages.map((p) => pnpmfile.importIndexedPackage(path.join(root, 'hook', p.id), opts(p.filesMap))))
     expect(again).toEqual(filled.packages.map(() => undefined))
   })
 
@@ -72,8 +74,8 @@ describe('hooks.importPackage', () => {
     const root = freshDir('hook-fail')
     const opts = (filesMap: Map<string, string>) => ({ filesMap, force: false, resolvedFrom: 'store' as const, keepModulesDir: false })
     const bad = path.join(root, 'bad')
-    const calls = filled.packages.map((p) => pnpmfile.hooks.importPackage(path.join(root, p.id), opts(p.filesMap)))
-    const failing = pnpmfile.hooks.importPackage(bad, opts(new Map([['index.js', path.join(filled.storeDir, 'files', '00', 'missing')]])))
+    const calls = filled.packages.map((p) => pnpmfile.importIndexedPackage(path.join(root, p.id), opts(p.filesMap)))
+    const failing = pnpmfile.importIndexedPackage(bad, opts(new Map([['index.js', path.join(filled.storeDir, 'files', '00', 'missing')]])))
     const [, error] = await Promise.all([Promise.all(calls), failing.then(() => null, (e) => e)])
     expect(error).toMatchObject({ code: 'ERR_PNPM_ENOENT' })
     expect(error.message).toContain(`[importPackage ${bad}]`)
@@ -87,7 +89,7 @@ describe('hooks.importPackage', () => {
     fs.writeFileSync(path.join(dir, 'x.js'), '1\n')
     const { filesMap } = await cas.addFilesFromDir({ storeDir, dir, filesIndexFile: 'b' })
     const to = path.join(freshDir('hook-build'), 'b')
-    const method = await pnpmfile.hooks.importPackage(to, { filesMap, force: false, resolvedFrom: 'store', keepModulesDir: false })
+    const method = await pnpmfile.importIndexedPackage(to, { filesMap, force: false, resolvedFrom: 'store', keepModulesDir: false })
     expect(['clone', 'copy']).toContain(method)
     expect(fs.statSync(path.join(to, 'x.js')).nlink).toBe(1)
     cas.closeStores()
@@ -97,19 +99,19 @@ describe('hooks.importPackage', () => {
     const root = freshDir('hook-symlinks')
     const p = filled.packages[0]
     const linked = path.join(root, 'linked')
-    await pnpmfile.hooks.importPackage(linked, { filesMap: p.filesMap, force: false, resolvedFrom: 'store', symlinks: new Map([['alias.json', 'package.json'], ['lib/up.json', '../package.json']]) })
+    await pnpmfile.importIndexedPackage(linked, { filesMap: p.filesMap, force: false, resolvedFrom: 'store', symlinks: new Map([['alias.json', 'package.json'], ['lib/up.json', '../package.json']]) })
     expect(fs.readlinkSync(path.join(linked, 'alias.json'))).toBe('package.json')
     expect(fs.readFileSync(path.join(linked, 'lib/up.json'), 'utf8')).toBe(fs.readFileSync(path.join(linked, 'package.json'), 'utf8'))
     // `out` → `.`, then `out/x` would be written through it as the package's own `x`: refused
     // (the TS placement this replaced wrote it).
     const refused = path.join(root, 'refused')
-    const error = await pnpmfile.hooks.importPackage(refused, { filesMap: p.filesMap, force: false, resolvedFrom: 'store', symlinks: new Map([['out', '.'], ['out/x', '../package.json']]) }).then(() => null, (e) => e)
+    const error = await pnpmfile.importIndexedPackage(refused, { filesMap: p.filesMap, force: false, resolvedFrom: 'store', symlinks: new Map([['out', '.'], ['out/x', '../package.json']]) }).then(() => null, (e) => e)
     expect(error).toMatchObject({ code: 'ERR_PNPM_LINKING_FAILED' })
     expect(error.message).toContain(`[importPackage ${refused}] Cannot create the symlink ${path.join(refused, 'out/x')} below the symlink ${path.join(refused, 'out')}`)
     expect(fs.readdirSync(refused)).not.toContain('x')
     // A link path that leaves the package is refused before anything is written.
     const escaping = path.join(root, 'escaping')
-    await expect(pnpmfile.hooks.importPackage(escaping, { filesMap: p.filesMap, force: false, resolvedFrom: 'store', symlinks: new Map([['../x', 'package.json']]) }))
+    await expect(pnpmfile.importIndexedPackage(escaping, { filesMap: p.filesMap, force: false, resolvedFrom: 'store', symlinks: new Map([['../x', 'package.json']]) }))
       .rejects.toMatchObject({ code: 'ERR_PNPM_UNSAFE_FILE_PATH' })
     expect(fs.existsSync(escaping)).toBe(false)
     expect(fs.existsSync(path.join(root, 'x'))).toBe(false)

@@ -19,7 +19,11 @@
  *                    run is a fresh clone whose pnpm installs the plugin itself (from the store
  *                    when warm, from the stand-in when cold). No path, no NODE_PATH;
  *   pnpm12         — the `pnpm@12` npm package (pnpm's Rust CLI), for reference, installed into
- *                    benchmark/.work/pnpm12 with npm on first use.
+ *                    benchmark/.work/pnpm12 with npm on first use;
+ *   pacquet        — the `@pnpm/pacquet` binary alone (`pacquet install --frozen-lockfile`; the engine
+ *                    `pnpm add --config @pnpm/pacquet` hands pnpm 11's installs to), for reference,
+ *                    installed into benchmark/.work/pacquet with npm on first use; the store dir goes
+ *                    into the project's pnpm-workspace.yaml (its CLI has no flag for it).
  *
  * The store is filled once per benchmark run, untimed, by `@cas/native` from the corpus
  * `node benchmark/download.mjs` fetched (all four read the same store: pnpm 11 and 12 share the
@@ -61,7 +65,7 @@ const { values: opts } = parseArgs({
 })
 const rounds = Number.parseInt(opts.rounds, 10)
 if (!(rounds >= 1)) throw new Error(`--rounds must be a positive integer, got ${opts.rounds}`)
-const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both', 'pnpm11+config', 'pnpm12']
+const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both', 'pnpm11+config', 'pnpm12', 'pacquet']
 const variants = opts.only == null ? ALL : opts.only.split(',')
 for (const v of variants) if (!ALL.includes(v)) throw new Error(`unknown variant ${v}; one of ${ALL.join(', ')}`)
 const log = (...a) => console.error(...a)
@@ -81,19 +85,21 @@ for (const f of readdirSync(repoDir).filter((n) => n.endsWith('.node') || ['pack
 const pnpm11Dir = join(repoDir, 'node_modules', 'pnpm')
 const pnpm11Version = JSON.parse(readFileSync(join(pnpm11Dir, 'package.json'), 'utf8')).version
 
-// --- pnpm 12 ------------------------------------------------------------------------------
-const PNPM12 = '12.21.0'
-const pnpm12Dir = join(workDir, 'pnpm12')
-function ensurePnpm12 () {
-  const bin = join(pnpm12Dir, 'node_modules', '.bin', 'pnpm')
-  if (!existsSync(bin)) {
-    mkdirSync(pnpm12Dir, { recursive: true })
-    writeFileSync(join(pnpm12Dir, 'package.json'), '{"private":true}\n')
-    log(`installing pnpm@${PNPM12} into ${relative(process.cwd(), pnpm12Dir)}`)
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', `pnpm@${PNPM12}`], { cwd: pnpm12Dir, stdio: 'inherit' })
+// --- the references installed with npm -------------------------------------------------------
+/** `spec`'s `bin` from a private install under benchmark/.work/`dir`, made with npm on first use. */
+function ensureNpmBin (dir, spec, bin) {
+  const at = join(workDir, dir)
+  const file = join(at, 'node_modules', '.bin', bin)
+  if (!existsSync(file)) {
+    mkdirSync(at, { recursive: true })
+    writeFileSync(join(at, 'package.json'), '{"private":true}\n')
+    log(`installing ${spec} into ${relative(process.cwd(), at)}`)
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', spec], { cwd: at, stdio: 'inherit' })
   }
-  return bin
+  return file
 }
+const PNPM12 = '12.21.0'
+const PACQUET = '0.11.11'
 
 // --- the swapped pnpm 11 copy --------------------------------------------------------------
 const { swapPnpmWorker } = await import(join(casDir, 'dist', 'pnpm-swap.js'))
@@ -241,7 +247,8 @@ const commands = {}
 for (const v of variants) {
   if (v === 'pnpm11' || v === 'pnpm11+plugin' || v === 'pnpm11+config') commands[v] = [node24, join(pnpm11Dir, 'bin', 'pnpm.mjs')]
   if (v === 'pnpm11+worker' || v === 'pnpm11+both') commands[v] = [node24, join(swappedPnpm11(), 'bin', 'pnpm.mjs')]
-  if (v === 'pnpm12') commands[v] = [ensurePnpm12()]
+  if (v === 'pnpm12') commands[v] = [ensureNpmBin('pnpm12', `pnpm@${PNPM12}`, 'pnpm')]
+  if (v === 'pacquet') commands[v] = [ensureNpmBin('pacquet', `@pnpm/pacquet@${PACQUET}`, 'pacquet')]
 }
 const configPlugin = variants.includes('pnpm11+config') ? await setUpConfigPlugin() : undefined
 const pnpm12Version = variants.includes('pnpm12') ? execFileSync(commands.pnpm12[0], ['--version'], { encoding: 'utf8' }).trim() : undefined
@@ -271,8 +278,12 @@ function install (variant, extraEnv = {}) {
   const [cmd, ...pre] = commands[variant]
   // Cold: a new, empty store for every run.
   const store = opts.cold ? join(runDir, 'stores', `${projectCounter}`) : storeDir
-  const args = [...pre, 'install', '--frozen-lockfile', ...(opts.cold ? [] : ['--offline']), `--store-dir=${store}`,
+  let args = [...pre, 'install', '--frozen-lockfile', ...(opts.cold ? [] : ['--offline']), `--store-dir=${store}`,
     '--config.ignore-scripts=true', '--config.update-notifier=false', `--config.registry=${registry}`, '--reporter=append-only']
+  if (variant === 'pacquet') {
+    writeFileSync(join(projectDir, 'pnpm-workspace.yaml'), `${workspaceYaml}storeDir: ${store}\nregistry: ${registry}\n`)
+    args = ['install', '--frozen-lockfile', ...(opts.cold ? [] : ['--offline']), '--ignore-scripts', '--reporter=append-only']
+  }
   execFileSync('sync')
   return new Promise((resolve) => {
     const env = { ...sandboxEnv(variant), ...extraEnv } // makes directories: outside the timed window
@@ -290,12 +301,18 @@ function install (variant, extraEnv = {}) {
   })
 }
 
-/** What must match stock pnpm 11's install: the virtual store's entries and the direct dependencies. */
-function shape (projectDir) {
+/**
+ * What must match stock pnpm 11's install: the virtual store's entries and the direct
+ * dependencies. pacquet 0.11 names the virtual-store directories of packages with peers the way
+ * older pnpm did: for it, only how many there are.
+ */
+function shape (projectDir, variant) {
   const list = (d) => existsSync(d) ? readdirSync(d).filter((n) => !n.startsWith('.')).sort() : []
   const pnpmDir = join(projectDir, 'node_modules', '.pnpm')
-  return { virtualStore: list(pnpmDir).filter((n) => n !== 'node_modules' && n !== 'lock.yaml'), direct: list(join(projectDir, 'node_modules')) }
+  const virtualStore = list(pnpmDir).filter((n) => n !== 'node_modules' && n !== 'lock.yaml')
+  return { virtualStore: variant === 'pacquet' ? virtualStore.length : virtualStore, direct: list(join(projectDir, 'node_modules')) }
 }
+const sameShape = (s, variant) => JSON.stringify(s) === JSON.stringify(variant === 'pacquet' ? { ...reference, virtualStore: reference.virtualStore.length } : reference)
 
 const loadBefore = loadLine(' / ')
 const failures = []
@@ -309,13 +326,15 @@ for (const v of variants) {
   if (r.code !== 0) failures.push(`${v} warm-up exited ${r.code}: ${r.output.slice(-2000)}`)
   if (v === 'pnpm11+config') {
     const lines = existsSync(trace) ? readFileSync(trace, 'utf8').split('\n') : []
-    const did = opts.cold ? lines.filter((l) => l.startsWith('fetch ')).length : Number(/^prelink (\d+) linked/m.exec(lines.join('\n'))?.[1] ?? 0)
-    log(`warm-up ${v}: the plugin ${opts.cold ? 'fetched' : 'linked ahead'} ${did} packages`)
+    const text = lines.join('\n')
+    const native = /^native install: (\d+) packages/m.exec(text)?.[1]
+    const did = opts.cold ? lines.filter((l) => l.startsWith('fetch ')).length : Number(native ?? /^prelink (\d+) linked/m.exec(text)?.[1] ?? 0)
+    log(`warm-up ${v}: the plugin ${opts.cold ? 'fetched' : native != null ? 'installed natively' : 'linked ahead'} ${did} packages${native == null && !opts.cold ? ` (${/^native install skipped: .*$/m.exec(text)?.[0] ?? 'no native install'})` : ''}`)
     if (did === 0) failures.push(`${v}: the plugin did nothing (trace ${trace}): ${r.output.slice(-2000)}`)
   }
-  const s = shape(r.projectDir)
+  const s = shape(r.projectDir, v)
   reference ??= s
-  if (JSON.stringify(s) !== JSON.stringify(reference)) failures.push(`${v}: node_modules differs from ${variants[0]}'s (${s.virtualStore.length} vs ${reference.virtualStore.length} virtual-store entries)`)
+  if (!sameShape(s, v)) failures.push(`${v}: node_modules differs from ${variants[0]}'s`)
 }
 if (failures.length === 0) {
   for (let round = 0; round < rounds; round++) {
@@ -323,7 +342,7 @@ if (failures.length === 0) {
     for (const v of order) {
       const r = await install(v)
       if (r.code !== 0) failures.push(`${v} round ${round} exited ${r.code}: ${r.output.slice(-3000)}`)
-      else if (JSON.stringify(shape(r.projectDir)) !== JSON.stringify(reference)) failures.push(`${v} round ${round}: node_modules differs`)
+      else if (!sameShape(shape(r.projectDir, v), v)) failures.push(`${v} round ${round}: node_modules differs`)
       times[v].push(r.ms)
       log(`round ${round + 1}/${rounds} ${v}: ${r.ms.toFixed(0)} ms`)
     }
@@ -339,6 +358,7 @@ const labels = {
   'pnpm11+both': `pnpm ${pnpm11Version} + swapped worker + pnpmfile`,
   'pnpm11+config': `pnpm ${pnpm11Version} + \`@cas/pnpm-plugin-native\` (config dependency, as users install it)`,
   pnpm12: `pnpm ${pnpm12Version} (Rust CLI)`,
+  pacquet: `\`@pnpm/pacquet\` ${PACQUET} binary alone`,
 }
 const lines = []
 const out = (s = '') => lines.push(s)

@@ -286,6 +286,11 @@ export interface StoredPackage {
   targetDir: string
   /** Its dependency links: alias → absolute directory of the package linked to. */
   children?: Record<string, string>
+  /**
+   * pnpm will not run its build scripts (denied by `allowBuilds`, or scripts are off), so a
+   * row that requires a build does not leave it out (default `false`).
+   */
+  buildIgnored?: boolean
 }
 
 export interface LinkStoredPackagesOptions {
@@ -309,6 +314,8 @@ export interface StoredPackageResult {
   leftOut?: LeftOutReason
   /** For `unreadable` and `failed`: the error. */
   reason?: string
+  /** Linked although its row requires a build, which `buildIgnored` said pnpm ignores. */
+  buildIgnored?: boolean
 }
 
 export interface LinkStoredPackagesResult {
@@ -346,6 +353,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     checkString(`${name}.name`, p.name)
     checkString(`${name}.version`, p.version)
     checkAbsolutePath(`${name}.targetDir`, p.targetDir)
+    checkOptionalBoolean(`${name}.buildIgnored`, p.buildIgnored)
     // On Windows a path may separate with `\`, also inside a scoped name.
     const slashed = process.platform === 'win32' ? p.targetDir.replace(/\\/g, '/') : p.targetDir
     if (!slashed.endsWith(`/${p.name}`)) {
@@ -367,6 +375,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     versions: opts.packages.map((p) => p.version).join('\0'),
     targetDirs: opts.packages.map((p) => p.targetDir).join('\0'),
     symlinks,
+    buildsIgnored: opts.packages.some((p) => p.buildIgnored === true) ? opts.packages.map((p) => p.buildIgnored === true) : undefined,
   })
   if (raw.error != null) throw pnpmErrorOf(raw.error)
   let reason = 0
@@ -375,6 +384,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     if (leftOut == null) return { linked: true, importMethod: METHODS[c] }
     return { linked: false, leftOut, ...(c === 'r' || c === 'f' ? { reason: raw.reasons[reason++] } : {}) }
   })
+  for (const i of raw.buildsIgnored) results[i].buildIgnored = true
   return { results, counts: raw.counts, warnings: raw.warnings, readMs: raw.readMs, importMs: raw.importMs, symlinkMs: raw.symlinkMs, totalMs: raw.totalMs }
 }
 

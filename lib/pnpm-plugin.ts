@@ -17,7 +17,7 @@ export const PLUGIN_NAME = '@cas/pnpm-plugin-native'
 /** What pnpm reads from a pnpmfile: the parts of `pnpmfile.ts` this entry passes on or wraps. */
 export interface PnpmfileModule {
   hooks: {
-    updateConfig?: <T extends object>(config: T) => T
+    updateConfig?: <T extends object>(config: T) => T | Promise<T>
     preResolution?: (ctx: never) => Promise<void>
     importPackage?: unknown
   }

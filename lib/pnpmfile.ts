@@ -26,6 +26,9 @@ import path from 'node:path'
 import { checkAbsolutePath, checkObject } from './args.js'
 import { invalidArgument } from './errors.js'
 import * as cas from './index.js'
+import { installNatively, type NativeInstallConfig } from './native-install.js'
+import { DEFAULT_MAX_TARBALL_UNPACKED_SIZE, downloadToStore } from './registry-fetch.js'
+import { userAgentPnpmVersion } from './pnpm-plugin.js'
 import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
@@ -185,12 +188,6 @@ interface FetchOptions {
 
 const GIT_HOSTS = new Set(['codeload.github.com', 'bitbucket.org', 'gitlab.com'])
 
-/**
- * pnpm 11's default `maxTarballUnpackedSize` (4 GiB), applied when `hooks.updateConfig` did not
- * say otherwise. A tarball over the limit is delegated to pnpm's own fetcher, which reports it.
- */
-const DEFAULT_MAX_TARBALL_UNPACKED_SIZE = 4 * 1024 ** 3
-
 /** Registry tarballs: no resolution type, an http(s) URL that is not a git host's archive, a locked integrity. */
 function isRegistryTarball (resolution: TarballResolution): boolean {
   if (resolution == null || resolution.type != null || typeof resolution.tarball !== 'string') return false
@@ -218,54 +215,43 @@ export const registryTarballFetcher = {
     // pnpm 12 calls pnpmfile fetchers without a store; delegation is all it understands.
     if (cafs == null) return delegate(resolution)
     const url = resolution.tarball!
-    let writer: cas.TarballWriter | undefined
-    try {
-      // The body is piped into the writer, which extracts a big tarball while it downloads.
-      writer = cas.createTarballWriter({
-        storeDir: cafs.storeDir,
-        filesIndexFile: opts.filesIndexFile,
-        integrity: resolution.integrity,
-        url,
-        appendManifest: opts.appendManifest,
-        ignoreFilePattern: opts.ignoreFilePattern,
-        maxTarballUnpackedSize: pnpmConfig?.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
-      })
-      const res = await fetch(url, { headers: { 'accept-encoding': 'identity', 'user-agent': '@cas/native pnpmfile' } })
-      if (!res.ok) {
-        await res.body?.cancel()
-        writer.abort()
-        return delegate(resolution, url)
-      }
-      const size = Number(res.headers.get('content-length'))
-      opts.onStart?.(Number.isFinite(size) && size > 0 ? size : null, 1)
-      let received = 0
-      for await (const chunk of res.body ?? []) {
-        writer.write(chunk)
-        received += chunk.byteLength
-      }
-      if (Number.isFinite(size) && size > 0 && received !== size) {
-        writer.abort()
-        return delegate(resolution, url)
-      }
-      opts.onProgress?.(received)
-    } catch {
-      writer?.abort()
-      return delegate(resolution, url)
-    }
-    try {
-      const result = await writer.end()
-      trace(`fetch ${url}`)
-      return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
-    } catch {
-      // pnpm's fetcher downloads again, retries, and reports the error its own way.
-      return delegate(resolution, url)
-    }
+    const result = await downloadToStore({
+      url,
+      integrity: resolution.integrity!,
+      storeDir: cafs.storeDir,
+      filesIndexFile: opts.filesIndexFile,
+      maxTarballUnpackedSize: pnpmConfig?.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
+      appendManifest: opts.appendManifest,
+      ignoreFilePattern: opts.ignoreFilePattern,
+      onStart: opts.onStart,
+      onProgress: opts.onProgress,
+    })
+    // pnpm's fetcher downloads again, retries, and reports the error its own way.
+    if (result == null) return delegate(resolution, url)
+    trace(`fetch ${url}`)
+    return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
   },
 }
 
-/** Remembers the settings `preResolution` and the importer need; changes nothing. */
-function updateConfig<T extends object> (config: T): T {
+/**
+ * Remembers the settings `preResolution` and the importer need, and, for `pnpm install`, runs
+ * the native install (it decides whether it can); changes no setting.
+ */
+async function updateConfig<T extends object> (config: T): Promise<T> {
   pnpmConfig = config
+  if (startedToInstall() && process.env.CAS_NATIVE_INSTALL !== '0') {
+    try {
+      const settings = config as NativeInstallConfig
+      const summary = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
+      for (const url of summary.downloaded) trace(`fetch ${url}`)
+      trace(summary.installed
+        ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms (${Object.entries(summary.phases).map(([k, v]) => `${k} ${v}`).join(', ')})`
+        : `native install skipped: ${summary.skipped!}`)
+    } catch (err) {
+      // Nothing recorded: pnpm installs as if it had not run.
+      trace(`native install failed: ${(err as Error).message}`)
+    }
+  }
   return config
 }
 
@@ -291,8 +277,9 @@ export const hooks = {
   updateConfig,
   ...(startedToInstall() && process.env.CAS_NATIVE_PNPMFILE_PRELINK !== '0' ? { preResolution } : {}),
   // pnpm 11.28 warns on every install that this hook is deprecated (it keeps pnpm's own
-  // parallel importer out); `CAS_NATIVE_PNPMFILE_IMPORTER=0` leaves importing to pnpm.
-  ...(process.env.CAS_NATIVE_PNPMFILE_IMPORTER !== '0' ? { importPackage: importIndexedPackage } : {}),
+  // parallel importer out), so it is opt-in: `CAS_NATIVE_PNPMFILE_IMPORTER=1` imports what the
+  // native install leaves to pnpm natively too.
+  ...(process.env.CAS_NATIVE_PNPMFILE_IMPORTER === '1' ? { importPackage: importIndexedPackage } : {}),
 }
 
 export const fetchers = [registryTarballFetcher]

@@ -141,11 +141,13 @@ export function installsFrozen (config: PnpmConfig, existsNonEmptyWantedLockfile
   return ifExists && existsNonEmptyWantedLockfile
 }
 
-/** Why this install is not one the head start knows how to lay out (`undefined`: it is). */
-function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext): string | undefined {
-  if (config == null) return 'pnpm did not call hooks.updateConfig'
-  // Only pnpm's install from the lockfile as it is: resolving installs link only what is new.
-  if (!installsFrozen(config, ctx.existsNonEmptyWantedLockfile)) return 'not a --frozen-lockfile install'
+/**
+ * Why the settings ask for a layout neither the head start nor the native install lays out
+ * (`undefined`: they do not): only pnpm 11's isolated layout, with a virtual store per project,
+ * the whole workspace installed from its lockfile as it is (resolving installs link only what
+ * is new), and something to write.
+ */
+export function layoutUnsupported (config: PnpmConfig): string | undefined {
   if (config.dryRun === true || config.resolutionOnly === true) return 'nothing is to be written'
   if ((config.nodeLinker ?? 'isolated') !== 'isolated') return `nodeLinker ${config.nodeLinker}`
   if (config.enableGlobalVirtualStore === true) return 'enableGlobalVirtualStore'
@@ -154,15 +156,24 @@ function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext)
   if (config.force === true) return '--force'
   if (config.lockfileOnly === true) return '--lockfile-only'
   if ((config.filter?.length ?? 0) > 0 || (config.filterProd?.length ?? 0) > 0) return '--filter'
-  // Installing only the current project of a workspace: the other projects' packages are not wanted.
-  if (config.recursiveInstall === false && Object.keys(ctx.wantedLockfile.importers ?? {}).length > 1) return 'recursiveInstall false'
   if (config.sharedWorkspaceLockfile === false) return 'sharedWorkspaceLockfile false'
-  if (config.lockfileDir != null && path.resolve(config.lockfileDir) !== path.resolve(ctx.lockfileDir)) return 'another lockfile dir'
   if (config.symlink === false) return 'symlink false'
   if (config.virtualStoreOnly === true) return 'virtualStoreOnly'
   // pacquet (pnpm's Rust engine, declared in configDependencies) takes the install over and
   // reads the current lockfile from disk, not pnpm's copy this would add to.
   if (config.configDependencies?.pacquet != null || config.configDependencies?.['@pnpm/pacquet'] != null) return 'pacquet installs'
+  return undefined
+}
+
+/** Why this install is not one the head start knows how to lay out (`undefined`: it is). */
+function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext): string | undefined {
+  if (config == null) return 'pnpm did not call hooks.updateConfig'
+  if (!installsFrozen(config, ctx.existsNonEmptyWantedLockfile)) return 'not a --frozen-lockfile install'
+  const layout = layoutUnsupported(config)
+  if (layout != null) return layout
+  // Installing only the current project of a workspace: the other projects' packages are not wanted.
+  if (config.recursiveInstall === false && Object.keys(ctx.wantedLockfile.importers ?? {}).length > 1) return 'recursiveInstall false'
+  if (config.lockfileDir != null && path.resolve(config.lockfileDir) !== path.resolve(ctx.lockfileDir)) return 'another lockfile dir'
   if (!ctx.existsNonEmptyWantedLockfile) return 'no lockfile'
   if (!pnpmRelinksCurrentPackages(config, ctx)) return 'pnpm would not relink packages found in place (same hoist patterns as the last install)'
   return undefined

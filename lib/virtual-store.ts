@@ -45,6 +45,13 @@ export interface LayoutOptions {
   include: Record<DependencyGroup, boolean>
   /** With `engineStrict`, packages declaring `engines` are left to pnpm, which may refuse them. */
   engineStrict?: boolean
+  /**
+   * Whether a platform-specific package (`os`/`cpu`/`libc`) can be installed here. Without
+   * it, such packages, optional ones and their optional dependencies are left to pnpm; with it
+   * (the native install, which lays out everything or nothing) they are planned like any other
+   * when installable, their optional dependencies linked.
+   */
+  installable?: (snapshot: PackageSnapshot) => boolean
 }
 
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
@@ -100,12 +107,21 @@ export function refToDepPath (alias: string, ref: string): string {
 function needsPnpm (depPath: string, snapshot: PackageSnapshot, opts: LayoutOptions): boolean {
   const resolution = snapshot.resolution ?? {}
   const plainRegistry = typeof resolution.integrity === 'string' && Object.keys(resolution).length === 1
-  return !plainRegistry ||
+  const platformBound = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
+  const pnpmDecides = opts.installable == null
+    ? platformBound || snapshot.optional === true || snapshot.optionalDependencies != null
+    : platformBound && !opts.installable(snapshot)
+  return !plainRegistry || pnpmDecides ||
     depPath.includes('patch_hash=') || snapshot.patched === true ||
-    snapshot.os != null || snapshot.cpu != null || snapshot.libc != null ||
-    snapshot.optional === true || snapshot.optionalDependencies != null ||
     (opts.engineStrict === true && snapshot.engines != null) ||
-    Object.entries(snapshot.dependencies ?? {}).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null)
+    Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null)
+}
+
+/** The dependencies a package is linked to: its optional ones too when every package is planned. */
+function dependenciesOf (snapshot: PackageSnapshot, opts: LayoutOptions): Record<string, string> {
+  return opts.installable == null || snapshot.optionalDependencies == null
+    ? snapshot.dependencies ?? {}
+    : { ...snapshot.dependencies, ...snapshot.optionalDependencies }
 }
 
 /** Every dependency path reachable from the importers through the included groups. */
@@ -139,6 +155,15 @@ function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, b
  * store-index keys and dependency links, in lockfile order.
  */
 export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): PlannedPackage[] {
+  return plan(lockfile, opts).planned
+}
+
+/** Every package the importers reach: the planned ones, and the dependency paths of the rest. */
+export function planWholeVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): { planned: PlannedPackage[], notPlanned: string[] } {
+  return plan(lockfile, opts)
+}
+
+function plan (lockfile: LockfileObject, opts: LayoutOptions): { planned: PlannedPackage[], notPlanned: string[] } {
   // A package is the target of many dependency links: its directory is computed once.
   const dirs = new Map<string, string>()
   const dirOf = (depPath: string, name: string): string => {
@@ -151,15 +176,19 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
   }
   const wanted = reachable(lockfile, opts.include)
   const planned: PlannedPackage[] = []
+  const notPlanned: string[] = [...wanted].filter((depPath) => lockfile.packages?.[depPath] == null)
   for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
-    if (!wanted.has(depPath) || needsPnpm(depPath, snapshot, opts)) continue
+    if (!wanted.has(depPath)) continue
     const parsed = parseRegistryDepPath(depPath)
-    if (parsed == null) continue
+    if (parsed == null || needsPnpm(depPath, snapshot, opts)) {
+      notPlanned.push(depPath)
+      continue
+    }
     // As pnpm names it: the name from the path, the version the snapshot's if it has one.
     const name = parsed.name
     const version = snapshot.version ?? parsed.version
     const children: Record<string, string> = {}
-    for (const [alias, ref] of Object.entries(snapshot.dependencies ?? {})) {
+    for (const [alias, ref] of Object.entries(dependenciesOf(snapshot, opts))) {
       const child = refToDepPath(alias, ref)
       children[alias] = dirOf(child, parseRegistryDepPath(child)!.name)
     }
@@ -172,5 +201,5 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
       children,
     })
   }
-  return planned
+  return { planned, notPlanned }
 }

@@ -18,3 +18,4 @@ mod link_stored;
 mod read_pkg;
 mod store_dir;
 mod task;
+mod yaml;

@@ -95,7 +95,8 @@ function pnpmEnv (sandbox: string, extra: Record<string, string> = {}): Record<s
 /**
  * Any pnpm command in `projectDir` with the store at `storeDir` (the unversioned dir: pnpm adds
  * `v11`), in a clean environment (`pnpmEnv`). Default: `--offline` with an unreachable
- * registry; with a registry URL: online against it.
+ * registry; with a registry URL: online against it. `query`: a command that takes none of
+ * those options as flags (`ls`, `why`): the same settings as `--config.*`.
  */
 export async function runPnpm (command: string[], opts: {
   projectDir: string
@@ -104,15 +105,25 @@ export async function runPnpm (command: string[], opts: {
   pnpmDir?: string
   env?: Record<string, string>
   registry?: string
+  query?: boolean
 }): Promise<PnpmRun> {
   const args = [
     path.join(opts.pnpmDir ?? pnpmPackageDir, 'bin', 'pnpm.mjs'),
     ...command,
-    ...(opts.registry == null ? ['--offline', '--config.registry=http://127.0.0.1:9/'] : [`--config.registry=${opts.registry}`]),
-    `--store-dir=${opts.storeDir}`,
-    `--cache-dir=${path.join(opts.sandbox, 'cache')}`,
-    '--config.update-notifier=false',
-    '--reporter=append-only',
+    ...(opts.query === true
+      ? [
+          `--config.registry=${opts.registry ?? 'http://127.0.0.1:9/'}`,
+          ...(opts.registry == null ? ['--config.offline=true'] : []),
+          `--config.store-dir=${opts.storeDir}`,
+          `--config.cache-dir=${path.join(opts.sandbox, 'cache')}`,
+        ]
+      : [
+          ...(opts.registry == null ? ['--offline', '--config.registry=http://127.0.0.1:9/'] : [`--config.registry=${opts.registry}`]),
+          `--store-dir=${opts.storeDir}`,
+          `--cache-dir=${path.join(opts.sandbox, 'cache')}`,
+          '--config.update-notifier=false',
+          '--reporter=append-only',
+        ]),
   ]
   return new Promise((resolve, reject) => {
     const child = spawn(node24, args, { cwd: opts.projectDir, env: pnpmEnv(opts.sandbox, opts.env), stdio: ['ignore', 'pipe', 'pipe'] })

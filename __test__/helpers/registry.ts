@@ -10,6 +10,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import path from 'node:path'
 
 export interface ServedPackage {
   name: string
@@ -34,6 +35,16 @@ export function manifestOf (tarball: string): Record<string, unknown> {
   const entry = list.stdout.split('\n').find((f) => /^[^/]+\/package\.json$/.test(f))
   if (list.status !== 0 || entry == null) throw new Error(`${tarball}: no package.json at its root`)
   return JSON.parse(spawnSync('tar', ['-xzOf', tarball, entry], { encoding: 'utf8' }).stdout)
+}
+
+/**
+ * `scripts/pack-plugin.mjs` into `dir`: the plugin and this machine's platform package, as the
+ * release publishes them, each with its manifest.
+ */
+export function packPlugin (dir: string): ServedPackage[] {
+  const out = spawnSync(process.execPath, [path.join(import.meta.dirname, '..', '..', 'scripts', 'pack-plugin.mjs'), dir], { encoding: 'utf8' })
+  if (out.status !== 0) throw new Error(`pack-plugin failed: ${out.stderr}`)
+  return fs.readdirSync(dir).map((f) => packedPackage(path.join(dir, f)))
 }
 
 /** A packed tarball served with its own manifest. */

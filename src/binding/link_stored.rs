@@ -34,6 +34,8 @@ pub struct LinkStoredOptions {
     pub target_dirs: String,
     /// One dep per package, in package order: its dependency links.
     pub symlinks: SymlinkDepsInput,
+    /// Per package: pnpm will not run its build scripts (see `StoredPackage::build_ignored`).
+    pub builds_ignored: Option<Vec<bool>>,
 }
 
 #[napi(object)]
@@ -44,6 +46,8 @@ pub struct LinkStoredResult {
     /// there. Left out: `m` not in the store, `v` failed verification, `b` requires a build,
     /// `r` unreadable, `f` import or dependency links failed.
     pub outcomes: String,
+    /// Linked packages whose ignored build their row requires, by index.
+    pub builds_ignored: Vec<u32>,
     /// For each `r` and `f`, in package order: why.
     pub reasons: Vec<String>,
     pub counts: LinkCounts,
@@ -61,6 +65,7 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
     let versions = split_n(&opts.versions, n)?;
     let targets = split_n(&opts.target_dirs, n)?;
     let deps = symlink_deps(&opts.symlinks)?;
+    let builds_ignored = opts.builds_ignored.unwrap_or_default();
     if deps.len() != n {
         return Err(ImportError::linking_failed(format!(
             "malformed batch: expected {n} symlink deps, got {}",
@@ -78,6 +83,7 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
             },
             target_dir: PathBuf::from(targets[i]),
             deps,
+            build_ignored: builds_ignored.get(i).copied().unwrap_or(false),
         })
         .collect();
     Ok(StoredRequest {
@@ -93,6 +99,7 @@ fn failed(error: NativeError) -> LinkStoredResult {
     LinkStoredResult {
         error: Some(error),
         outcomes: String::new(),
+        builds_ignored: vec![],
         reasons: vec![],
         counts: LinkCounts::default(),
         warnings: vec![],
@@ -143,6 +150,7 @@ pub fn link_stored_packages(env: &Env, opts: LinkStoredOptions) -> napi::Result<
             LinkStoredResult {
                 error: None,
                 outcomes,
+                builds_ignored: outcome.builds_ignored.iter().map(|&i| i as u32).collect(),
                 reasons,
                 counts: Counts::of(&stats).into(),
                 warnings: take_warnings(&stats),

@@ -38,3 +38,4 @@ pub mod tarball;
 #[cfg(test)]
 mod test_support;
 pub mod value;
+pub mod yaml_document;

@@ -30,6 +30,9 @@ pub struct StoredPackage {
     pub target_dir: PathBuf,
     /// Its dependency links (`modules` is the `node_modules` dir the package sits in).
     pub deps: SymlinkDep,
+    /// pnpm will not run its build scripts (they are denied, or scripts are off), so a row
+    /// that requires a build does not leave it out.
+    pub build_ignored: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -62,6 +65,9 @@ pub struct StoredOutcome {
     /// One per package, in request order: how it was imported (`None`: it was already there),
     /// or why it was left out.
     pub packages: Vec<Result<Option<Imported>, LeftOut>>,
+    /// The linked packages whose row requires a build that was ignored (`build_ignored`), by
+    /// index: pnpm records them in `.modules.yaml`.
+    pub builds_ignored: Vec<usize>,
     pub read_ms: f64,
     pub import_ms: f64,
     pub symlink_ms: f64,
@@ -86,16 +92,20 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         .map(|p| Some(p.expected.clone()))
         .collect();
     let (files, _) =
-        read_package::read_pkgs_map(&store.index, &read, &keys, &expected, |_, answer| {
-            ready_files(&req.store_dir, answer)
+        read_package::read_pkgs_map(&store.index, &read, &keys, &expected, |i, answer| {
+            ready_files(&req.store_dir, answer, req.packages[i].build_ignored)
         })
         .map_err(|e| ImportError::store_index(e.to_string()))?;
     let mut outcomes: Vec<Result<Option<Imported>, LeftOut>> = Vec::with_capacity(files.len());
     let mut ready = Vec::new();
     let mut ready_at = Vec::new();
+    let mut builds_ignored = Vec::new();
     for (i, files) in files.into_iter().enumerate() {
         match files {
-            Ok(files) => {
+            Ok((files, requires_build)) => {
+                if requires_build {
+                    builds_ignored.push(i);
+                }
                 outcomes.push(Ok(None));
                 ready_at.push(i);
                 ready.push(BatchPackage::from_store(
@@ -147,19 +157,23 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
             outcomes[i] = Err(LeftOut::Failed(message));
         }
     }
+    builds_ignored.retain(|&i| outcomes[i].is_ok());
     Ok(StoredOutcome {
         packages: outcomes,
+        builds_ignored,
         read_ms,
         import_ms: imported.import_ms,
         symlink_ms: started.elapsed().as_secs_f64() * 1000.0,
     })
 }
 
-/// The file map of a package that can be linked as it is, or why it cannot.
+/// The file map of a package that can be linked as it is, and whether its row requires a
+/// build (then ignored), or why it cannot.
 fn ready_files(
     store_dir: &str,
     answer: Result<PkgRead, read_package::ReadError>,
-) -> Result<FilesMap, LeftOut> {
+    build_ignored: bool,
+) -> Result<(FilesMap, bool), LeftOut> {
     let pkg = match answer {
         Ok(PkgRead::Hit(pkg)) => pkg,
         Ok(PkgRead::Miss { .. }) => return Err(LeftOut::NotInStore),
@@ -168,20 +182,21 @@ fn ready_files(
     if !pkg.verified {
         return Err(LeftOut::Unverified);
     }
-    if pkg.requires_build {
+    if pkg.requires_build && !build_ignored {
         return Err(LeftOut::RequiresBuild);
     }
     if let Some(warning) = pkg.warnings.into_iter().next() {
         return Err(LeftOut::Unreadable(warning));
     }
-    Ok(pkg
+    let files = pkg
         .files
         .into_iter()
         .map(|(path, info)| {
             let blob = read_package::blob_path(store_dir, &info.digest, info.mode);
             (path, PathBuf::from(blob))
         })
-        .collect())
+        .collect();
+    Ok((files, pkg.requires_build))
 }
 
 #[cfg(test)]

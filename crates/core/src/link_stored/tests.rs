@@ -73,6 +73,7 @@ fn package(
             modules,
             name: name.into(),
         },
+        build_ignored: false,
     }
 }
 
@@ -135,6 +136,7 @@ fn links_what_the_store_serves_and_leaves_out_the_rest() {
         outcome.packages[3]
     );
     assert_eq!(outcome.packages[4], Err(LeftOut::NotInStore));
+    assert!(outcome.builds_ignored.is_empty());
 
     let a_dir = &req.packages[0].target_dir;
     assert_eq!(fs::read_to_string(a_dir.join("index.js")).unwrap(), "a");
@@ -183,4 +185,22 @@ fn a_failed_dependency_link_leaves_its_package_out_entirely() {
     assert!(!req.packages[0].target_dir.exists());
     assert_eq!(outcome.packages[1], Ok(Some(Imported::Hardlink)));
     store_handles::open(&store_dir).index.close();
+}
+
+#[test]
+fn a_package_whose_build_pnpm_ignores_is_linked_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
+    let project = dir.path().join("project");
+    let built = add_package(&store_dir, "b", "1.0.0", &[("package.json", "{}")], true);
+    let plain = add_package(&store_dir, "a", "1.0.0", &[("package.json", "{}")], false);
+    let mut ignored = package(&project, &built, "b", "1.0.0", &[]);
+    ignored.build_ignored = true;
+    let mut plain = package(&project, &plain, "a", "1.0.0", &[]);
+    plain.build_ignored = true;
+    let req = request(&store_dir, vec![plain, ignored]);
+    let outcome = link_stored(&req, &Stats::default()).unwrap();
+    assert_eq!(outcome.packages[1], Ok(Some(Imported::Hardlink)));
+    assert!(req.packages[1].target_dir.join("package.json").exists());
+    assert_eq!(outcome.builds_ignored, [1]);
 }

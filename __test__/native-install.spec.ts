@@ -1,0 +1,391 @@
+/**
+ * The native frozen install against stock pnpm 11.28.11, with the real CLI and the plugin as
+ * users get it: packed with this machine's platform package, served by a registry stand-in on
+ * 127.0.0.1, added with `pnpm add --config`, then fresh clones installed with
+ * `pnpm install --frozen-lockfile`. The stock reference is a clone of the same project whose
+ * plugin is switched off by its environment (`CAS_NATIVE_INSTALL=0`, no head start, no fetcher),
+ * so that everything in it is pnpm's own work, with the same pnpmfile and lockfile.
+ *
+ * For each project: the whole `node_modules` (every file, mode, symlink and `.bin` shim, and the
+ * state files with only their timestamps left out) equals stock's; pnpm says "Already up to
+ * date"; a second install changes nothing; `pnpm ls` and `pnpm why` answer as for stock; a
+ * changed package.json then makes pnpm resolve and link normally, to stock's result. Projects:
+ * the e2e fixture (real npm packages), two generated ones (peer dependencies, aliases, bins of
+ * every kind, bundled dependencies, hoisting and bin-name conflicts, an ignored build), and the
+ * alotta-modules lockfile (1,355 real packages, `benchmark/download.mjs`'s corpus). Then the
+ * installs it leaves to pnpm, untouched: a skipped optional package, a build pnpm runs, and a
+ * bin it cannot write (found after the layout, so it also shows that an install stopped halfway
+ * is not taken for up to date).
+ */
+import { spawnSync } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PLUGIN_NAME } from '../dist/pnpm-plugin.js'
+import { lockedPackages, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
+import { freshDir } from './helpers/stores.js'
+import { tgz } from './helpers/tar.js'
+
+/** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
+const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
+
+/** The plugin does nothing: stock pnpm with the same pnpmfile and lockfile. */
+const STOCK = { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_FETCHER: '0' }
+
+function expectOk (run: PnpmRun): void {
+  expect(run.code, `pnpm failed:\n${run.stdout}\n${run.stderr}`).toBe(0)
+}
+
+// Generated packages: `files` maps a path in the package to its text, or to [text, mode].
+function pkg (name: string, version: string, manifest: Record<string, unknown> = {}, files: Record<string, string | [string, number]> = {}): ServedPackage {
+  const full = { name, version, ...manifest }
+  const tarball = tgz([
+    { name: 'package/package.json', content: JSON.stringify(full) },
+    ...Object.entries(files).map(([file, spec]) => {
+      const [content, mode] = typeof spec === 'string' ? [spec, 0o644] : spec
+      return { name: `package/${file}`, content, mode }
+    }),
+  ])
+  return { name, version, tarball, manifest: full }
+}
+const NODE_BIN = '#!/usr/bin/env node\nconsole.log(1)\n'
+
+const generated: ServedPackage[] = [
+  // Peers: two hosts, plugins peering on them, one peer left for pnpm to install automatically.
+  pkg('host', '1.0.0', { bin: 'host.js' }, { 'host.js': [NODE_BIN, 0o755] }),
+  pkg('host', '2.0.0', { bin: 'host.js' }, { 'host.js': [NODE_BIN, 0o755] }),
+  pkg('plugin-a', '1.0.0', { peerDependencies: { host: '^1.0.0' }, bin: { 'plugin-a': 'cli.js' } }, { 'cli.js': [NODE_BIN, 0o755] }),
+  pkg('plugin-b', '1.0.0', { peerDependencies: { host: '>=1' }, dependencies: { util: '^1.0.0' } }),
+  pkg('plugin-c', '1.0.0', { peerDependencies: { 'auto-peer': '1.0.0' } }),
+  pkg('auto-peer', '1.0.0', { bin: { 'auto-peer': 'run.js' } }, { 'run.js': [NODE_BIN, 0o755] }),
+  pkg('util', '1.0.0', {}, { 'index.js': 'module.exports = 1\n' }),
+  pkg('util', '2.0.0', {}, { 'index.js': 'module.exports = 2\n' }),
+  // Bins of every kind: a map with a scoped name, a shell script that is not executable in the
+  // tarball, a target without shebang or extension, a name pnpm refuses, directories.bin.
+  pkg('@scope/tool', '1.0.0', { bin: { '@scope/tool': 'bin/tool.sh', 'tool-two': 'bin/two', 'a/b': 'bin/two' } }, { 'bin/tool.sh': ['#!/bin/sh\necho tool\n', 0o644], 'bin/two': ['echo two\n', 0o755] }),
+  pkg('devonly', '1.0.0', { directories: { bin: 'scripts' } }, { 'scripts/devcmd.js': ['console.log(1)\n', 0o644], 'scripts/sub/more.sh': ['echo more\n', 0o755] }),
+  pkg('crlf', '1.0.0', { bin: 'cli.js' }, { 'cli.js': ['#!/usr/bin/env node\r\nconsole.log(1)\r\n', 0o644] }),
+  // Hoisting conflicts: four versions of `a` at different depths, and `f`'s bin at two versions.
+  pkg('a', '1.0.0', { bin: { acmd: 'a.js' } }, { 'a.js': [NODE_BIN, 0o755] }),
+  pkg('a', '2.0.0', { bin: { acmd: 'a.js' } }, { 'a.js': [NODE_BIN, 0o755] }),
+  pkg('a', '3.0.0'),
+  pkg('b', '1.0.0', { dependencies: { a: '2.0.0', e: '1.0.0' } }),
+  pkg('c', '1.0.0', { dependencies: { d: '1.0.0' } }),
+  pkg('d', '1.0.0', { dependencies: { a: '3.0.0', f: '2.0.0' } }),
+  pkg('e', '1.0.0', { dependencies: { a: '2.0.0', f: '1.0.0', A: 'npm:util@2.0.0' } }),
+  pkg('f', '1.0.0', { bin: { fcmd: 'f.js' } }, { 'f.js': [NODE_BIN, 0o755] }),
+  pkg('f', '2.0.0', { bin: { fcmd: 'f.js' } }, { 'f.js': [NODE_BIN, 0o755] }),
+  // One bin name from three packages: the owner wins; without it, the name that sorts last.
+  pkg('shared', '1.0.0', { bin: 'shared.js' }, { 'shared.js': [NODE_BIN, 0o755] }),
+  pkg('alpha', '1.0.0', { bin: { shared: 'x.js' } }, { 'x.js': [NODE_BIN, 0o755] }),
+  pkg('zeta', '1.0.0', { bin: { shared: 'x.js' } }, { 'x.js': [NODE_BIN, 0o755] }),
+  pkg('owners', '1.0.0', { dependencies: { shared: '1.0.0', alpha: '1.0.0', zeta: '1.0.0' } }),
+  pkg('no-owner', '1.0.0', { dependencies: { alpha: '1.0.0', zeta: '1.0.0' } }),
+  // Bundled dependencies with a bin of their own.
+  pkg('bundler', '1.0.0', { bundledDependencies: ['inner'], dependencies: { f: '1.0.0' } }, {
+    'node_modules/inner/package.json': JSON.stringify({ name: 'inner', version: '1.0.0', bin: { 'inner-cli': 'i.js' } }),
+    'node_modules/inner/i.js': [NODE_BIN, 0o755],
+  }),
+  // A build pnpm is told not to run, and the extra dependency a changed package.json adds.
+  pkg('builder', '1.0.0', { scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'built.txt\', \'yes\')"' } }),
+  pkg('extra', '1.0.0', { dependencies: { util: '2.0.0' } }),
+  // For the installs left to pnpm.
+  pkg('mac-only', '1.0.0', { os: ['darwin'] }),
+  pkg('node-bin', '1.0.0', { bin: { node: 'fake-node.js' } }, { 'fake-node.js': [NODE_BIN, 0o755] }),
+]
+
+interface Project {
+  label: string
+  manifest: Record<string, unknown>
+  workspace: string
+  /** Entries stock's tree must have (starts of lines): what makes the comparison worth making. */
+  covers: string[]
+}
+
+const PROJECTS: Project[] = [
+  {
+    label: 'peers-aliases-bins',
+    manifest: {
+      name: 'peers-aliases-bins',
+      version: '1.0.0',
+      dependencies: { host: '1.0.0', 'plugin-a': '1.0.0', 'plugin-b': '1.0.0', 'plugin-c': '1.0.0', 'util-two': 'npm:util@2.0.0', '@scope/tool': '1.0.0', crlf: '1.0.0' },
+      devDependencies: { devonly: '1.0.0' },
+    },
+    workspace: 'minimumReleaseAge: 0\n',
+    covers: [
+      'node_modules/.bin/auto-peer 755', 'node_modules/.bin/tool 755', 'node_modules/.bin/tool-two 755', 'node_modules/.bin/devcmd.js 755',
+      'node_modules/.bin/more.sh 755', 'node_modules/.bin/crlf 755', 'node_modules/.pnpm/crlf@1.0.0/node_modules/crlf/cli.js 755',
+      'node_modules/.pnpm/@scope+tool@1.0.0/node_modules/@scope/tool/bin/tool.sh 755', 'node_modules/util-two -> .pnpm/util@2.0.0/node_modules/util',
+      'node_modules/.pnpm/plugin-a@1.0.0_host@1.0.0/', 'node_modules/.pnpm/node_modules/util -> ../util@1.0.0/node_modules/util',
+    ],
+  },
+  {
+    label: 'hoisting-bundled',
+    manifest: {
+      name: 'hoisting-bundled',
+      version: '2.0.0',
+      dependencies: { a: '1.0.0', b: '1.0.0', c: '1.0.0', bundler: '1.0.0', owners: '1.0.0', 'no-owner': '1.0.0', builder: '1.0.0' },
+    },
+    workspace: 'minimumReleaseAge: 0\nallowBuilds:\n  builder: false\n',
+    covers: [
+      'node_modules/.pnpm/node_modules/.bin/fcmd 755', 'node_modules/.pnpm/node_modules/f -> ../f@1.0.0/node_modules/f',
+      'node_modules/.pnpm/bundler@1.0.0/node_modules/bundler/node_modules/.bin/inner-cli 755',
+      'node_modules/.pnpm/owners@1.0.0/node_modules/owners/node_modules/.bin/shared 755', 'node_modules/.bin/acmd 755',
+      'node_modules/.modules.yaml 644 {"hoistedDependencies":', 'node_modules/.pnpm-workspace-state-v1.json 644 {"projects":',
+    ],
+  },
+]
+
+/** A project's files as a clone has them. */
+const CLONED = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']
+
+describe('the native frozen install with the real pnpm 11 CLI', () => {
+  let base: string
+  let registry: TarballRegistry
+  let plugin: ServedPackage[]
+
+  beforeAll(async () => {
+    base = freshDir('native-install')
+    plugin = packPlugin(path.join(base, 'packed'))
+    const fixture = lockedPackages().map((p) => packedPackage(p.tarball))
+    registry = await serveTarballs([...plugin, ...fixture, ...generated])
+  })
+
+  afterAll(async () => {
+    await registry?.close()
+  })
+
+  const sandbox = (label: string): string => path.join(base, `${label}-sandbox`)
+
+  /** The README's setup: a project with the plugin as its config dependency and a lockfile pnpm resolved. */
+  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string): Promise<{ dir: string, store: string }> {
+    const dir = path.join(base, label)
+    const store = path.join(base, `${label}-store`)
+    fs.mkdirSync(dir)
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
+    fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), workspace)
+    const opts = { projectDir: dir, storeDir: store, sandbox: sandbox(label), registry: registry.url }
+    expectOk(await runPnpm(['add', '--config', PLUGIN_NAME], opts))
+    expectOk(await runPnpm(['install'], opts))
+    return { dir, store }
+  }
+
+  function clone (from: string, label: string): string {
+    const dir = path.join(base, label)
+    fs.mkdirSync(dir)
+    for (const f of CLONED) fs.copyFileSync(path.join(from, f), path.join(dir, f))
+    return dir
+  }
+
+  /**
+   * Every entry of `node_modules` but the config dependencies' links (path, kind, permission
+   * bits, content hash or link text), with the project and store paths in contents replaced.
+   * The state files are compared as pnpm reads them: without the install's timestamps, the file
+   * signatures pnpm records with them, and `pendingBuilds`' order (pnpm's follows its timing).
+   */
+  function tree (dir: string, store: string): string[] {
+    const lines: string[] = []
+    const normalize = (text: string): string => text.split(dir).join('<project>').split(store).join('<store>')
+    const walk = (rel: string): void => {
+      const entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))
+      for (const e of entries) {
+        const r = `${rel}/${e.name}`
+        if (r === 'node_modules/.pnpm-config') continue
+        const abs = path.join(dir, r)
+        const st = fs.lstatSync(abs)
+        if (st.isSymbolicLink()) {
+          lines.push(`${r} -> ${fs.readlinkSync(abs)}`)
+        } else if (st.isDirectory()) {
+          lines.push(`${r}/ ${(st.mode & 0o777).toString(8)}`)
+          walk(r)
+        } else if (r === 'node_modules/.modules.yaml' || r === 'node_modules/.pnpm-workspace-state-v1.json') {
+          const state = JSON.parse(fs.readFileSync(abs, 'utf8'))
+          delete state.prunedAt
+          delete state.lastValidatedTimestamp
+          if (state.validation != null) state.validation = { ...state.validation, recordedAtNs: undefined, files: Object.keys(state.validation.files) }
+          state.pendingBuilds?.sort()
+          lines.push(`${r} ${(st.mode & 0o777).toString(8)} ${normalize(JSON.stringify(state))}`)
+        } else {
+          const text = normalize(fs.readFileSync(abs, 'latin1'))
+          lines.push(`${r} ${(st.mode & 0o777).toString(8)} ${crypto.createHash('sha256').update(text, 'latin1').digest('hex')}`)
+        }
+      }
+    }
+    walk('node_modules')
+    return lines
+  }
+
+  /** `pnpm ls` and `pnpm why` as a user reads them, with the project path replaced. */
+  async function answers (dir: string, store: string, label: string, why: string): Promise<string[]> {
+    const opts = { projectDir: dir, storeDir: store, sandbox: sandbox(label), query: true }
+    const ls = await runPnpm(['ls', '--depth', 'Infinity', '--json'], opts)
+    const whyRun = await runPnpm(['why', why], opts)
+    expectOk(ls)
+    expectOk(whyRun)
+    return [ls.stdout, whyRun.stdout].map((t) => t.split(dir).join('<project>'))
+  }
+
+  interface Compared { stock: string, native: string, stockTree: string[], nativeRun: PnpmRun, trace: string }
+
+  /**
+   * A stock clone and a native clone of `setUpDir`, installed with `--frozen-lockfile` from its
+   * store (`online`: stock's fills it from the registry stand-in).
+   */
+  async function installBoth (setUpDir: string, store: string, label: string, online = false): Promise<Compared> {
+    const from = online ? { registry: registry.url } : {}
+    const stock = clone(setUpDir, `${label}-stock`)
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
+    const native = clone(setUpDir, `${label}-native`)
+    const traceFile = path.join(base, `${label}-trace.txt`)
+    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
+    expectOk(nativeRun)
+    return { stock, native, stockTree: tree(stock, store), nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
+  }
+
+  /** The checks every project the native install takes must pass. */
+  async function expectSameAsStock (setUpDir: string, store: string, label: string, opts: { packages: number, why: string, online?: boolean }): Promise<Compared> {
+    const both = await installBoth(setUpDir, store, label, opts.online)
+    expect(both.trace).toMatch(new RegExp(`^native install: ${opts.packages} packages, `, 'm'))
+    expect(both.nativeRun.stdout).toContain('Already up to date')
+    expect(both.nativeRun.stdout).not.toContain(PNPM_INSTALLED)
+    expect(both.nativeRun.stdout + both.nativeRun.stderr).not.toMatch(/WARN/)
+    const nativeTree = tree(both.native, store)
+    expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
+
+    // Up to date, and stays so.
+    const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
+    expectOk(again)
+    expect(again.stdout).toContain('Already up to date')
+    expect(again.stdout).not.toContain(PNPM_INSTALLED)
+    expect(tree(both.native, store)).toEqual(nativeTree)
+    expect(await answers(both.native, store, `${label}-native`, opts.why)).toEqual(await answers(both.stock, store, `${label}-stock`, opts.why))
+    return both
+  }
+
+  for (const project of PROJECTS) {
+    it(`${project.label}: the whole node_modules is stock pnpm's, pnpm finds it up to date; a changed package.json installs on top as stock`, async () => {
+      const { dir, store } = await setUp(project.label, project.manifest, project.workspace)
+      const both = await expectSameAsStock(dir, store, project.label, { packages: countSnapshots(dir), why: 'util' })
+      for (const entry of project.covers) expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+
+      // A new dependency: pnpm resolves and links it on top of each, the same way.
+      for (const d of [both.stock, both.native]) {
+        const manifest = JSON.parse(fs.readFileSync(path.join(d, 'package.json'), 'utf8'))
+        manifest.dependencies.extra = '1.0.0'
+        fs.writeFileSync(path.join(d, 'package.json'), JSON.stringify(manifest, null, 2))
+      }
+      expectOk(await runPnpm(['install'], { projectDir: both.stock, storeDir: store, sandbox: sandbox(`${project.label}-stock`), registry: registry.url, env: STOCK }))
+      const changed = await runPnpm(['install'], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${project.label}-native`), registry: registry.url })
+      expectOk(changed)
+      expect(changed.stdout).toMatch(/^\+ extra 1\.0\.0$/m)
+      expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
+      const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+      expect(relative(both.native)).toEqual(relative(both.stock))
+      expect(fs.existsSync(path.join(both.native, 'node_modules', 'extra'))).toBe(true)
+    })
+  }
+
+  it('a cold store: the packages are downloaded from the registry pnpm is configured with, then installed natively: stock\'s tree, up to date', async () => {
+    const project = PROJECTS[0]
+    const { dir } = await setUp('cold', project.manifest, project.workspace)
+    const online = { registry: registry.url }
+    const stock = clone(dir, 'cold-stock')
+    const stockStore = path.join(base, 'cold-stock-store')
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: stockStore, sandbox: sandbox('cold-stock'), env: STOCK, ...online }))
+    const native = clone(dir, 'cold-native')
+    const nativeStore = path.join(base, 'cold-native-store')
+    const traceFile = path.join(base, 'cold-trace.txt')
+    const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: nativeStore, sandbox: sandbox('cold-native'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
+    expectOk(run)
+    const trace = fs.readFileSync(traceFile, 'utf8')
+    expect(trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*downloaded`, 'm'))
+    expect(trace.split('\n').filter((l) => l.startsWith(`fetch ${registry.url}`))).toHaveLength(countSnapshots(dir))
+    expect(run.stdout).toContain('Already up to date')
+    expect(run.stdout).not.toContain(PNPM_INSTALLED)
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(native, nativeStore)).toEqual(relative(stock, stockStore))
+  })
+
+  it('the e2e fixture project (real npm packages): stock pnpm\'s node_modules, up to date', async () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(projectFixture, 'package.json'), 'utf8'))
+    const { dir, store } = await setUp('fixture', manifest, fs.readFileSync(path.join(projectFixture, 'pnpm-workspace.yaml'), 'utf8'))
+    const both = await expectSameAsStock(dir, store, 'fixture', { packages: countSnapshots(dir), why: 'minimist' })
+    expect(both.stockTree.some((l) => l.startsWith('node_modules/.bin/is-docker 755'))).toBe(true)
+  })
+
+  it('the alotta-modules lockfile (1,355 real npm packages): stock pnpm\'s node_modules, up to date', async () => {
+    // The corpus benchmark/download.mjs keeps (fetched here when missing), served as tarballs.
+    const cache = path.join(repoDir, 'benchmark', '.cache', 'tarballs')
+    if (!fs.existsSync(path.join(cache, 'manifest.json'))) {
+      const download = spawnSync(process.execPath, [path.join(repoDir, 'benchmark', 'download.mjs')], { encoding: 'utf8' })
+      expect(download.status, download.stderr).toBe(0)
+    }
+    const corpus = (JSON.parse(fs.readFileSync(path.join(cache, 'manifest.json'), 'utf8')) as Array<{ name: string, version: string, file: string }>)
+    const corpusRegistry = await serveTarballs([
+      ...corpus.map((t) => ({ name: t.name, version: t.version, tarball: path.join(cache, t.file) })),
+      ...plugin,
+    ])
+    try {
+      // The plugin's lines pnpm writes for any project (`pnpm add --config`, then `pnpm install`)
+      // joined to the fixture's lockfile: its config dependency, and the checksum of its pnpmfile.
+      const seed = await setUp('alotta-seed', { name: 'seed', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
+      const seedLockfile = fs.readFileSync(path.join(seed.dir, 'pnpm-lock.yaml'), 'utf8')
+      const envDocument = seedLockfile.slice(0, seedLockfile.indexOf('\n---\n', 4) + 5)
+      const checksum = /^pnpmfileChecksum: .*$/m.exec(seedLockfile)![0]
+      const configDependencies = /^configDependencies:\n(?: {2}.*\n)+/m.exec(fs.readFileSync(path.join(seed.dir, 'pnpm-workspace.yaml'), 'utf8'))![0]
+      const fixture = path.join(repoDir, 'benchmark', 'fixtures', 'alotta-modules')
+      const dir = path.join(base, 'alotta')
+      fs.mkdirSync(dir)
+      fs.copyFileSync(path.join(fixture, 'package.json'), path.join(dir, 'package.json'))
+      fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `${fs.readFileSync(path.join(fixture, 'pnpm-workspace.yaml'), 'utf8')}\nminimumReleaseAge: 0\n${configDependencies}`)
+      const lockfile = fs.readFileSync(path.join(fixture, 'pnpm-lock.yaml'), 'utf8').replace('\nimporters:\n', `\n${checksum}\n\nimporters:\n`)
+      fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), envDocument + lockfile)
+      const saved = registry
+      registry = corpusRegistry
+      try {
+        await expectSameAsStock(dir, path.join(base, 'alotta-store'), 'alotta', { packages: corpus.length, why: 'webpack', online: true })
+      } finally {
+        registry = saved
+      }
+    } finally {
+      await corpusRegistry.close()
+    }
+  }, 300_000)
+
+  /** What the native install leaves to pnpm: no state of its own, pnpm installs, stock's tree. */
+  async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp): Promise<Compared> {
+    const { dir, store } = await setUp(label, manifest, workspace)
+    const both = await installBoth(dir, store, label)
+    expect(both.trace).toMatch(why)
+    expect(both.trace).not.toMatch(/^native install: /m)
+    // pnpm's own install from the lockfile (which ends with an "Already up to date" of its own).
+    expect(both.nativeRun.stdout).toContain(PNPM_INSTALLED)
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+    return both
+  }
+
+  it('an optional package pnpm skips on this platform: left to pnpm, stock\'s tree', async () => {
+    const both = await expectLeftToPnpm('skipped-optional', { name: 'o', version: '1.0.0', dependencies: { util: '1.0.0' }, optionalDependencies: { 'mac-only': '1.0.0' } },
+      'minimumReleaseAge: 0\n', /^native install skipped: 1 packages need pnpm \(mac-only@1\.0\.0/m)
+    expect(fs.readFileSync(path.join(both.stock, 'node_modules', '.modules.yaml'), 'utf8')).toContain('"mac-only@1.0.0"')
+  })
+
+  it('a build pnpm runs: left to pnpm, which builds it', async () => {
+    const both = await expectLeftToPnpm('allowed-build', { name: 'b', version: '1.0.0', dependencies: { builder: '1.0.0', util: '1.0.0' } },
+      'minimumReleaseAge: 0\nallowBuilds:\n  builder: true\n', /^native install skipped: builder@1\.0\.0: requires-build$/m)
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', 'builder', 'built.txt'), 'utf8')).toBe('yes')
+  })
+
+  it('a bin it cannot write as pnpm does, found after the layout: nothing recorded, so pnpm installs over it, to stock\'s tree', async () => {
+    await expectLeftToPnpm('node-bin', { name: 'n', version: '1.0.0', dependencies: { 'node-bin': '1.0.0', util: '1.0.0' } },
+      'minimumReleaseAge: 0\n', /^native install skipped: a command named node \(node-bin\)$/m)
+  })
+
+  function countSnapshots (dir: string): number {
+    const main = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8').split('\n---\n').at(-1)!
+    return [...main.split('\nsnapshots:\n')[1].matchAll(/^ {2}\S/gm)].length
+  }
+})

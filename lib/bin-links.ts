@@ -1,0 +1,264 @@
+/**
+ * The `.bin` directories of pnpm 11.28.11's isolated layout, for the native install
+ * (docs/native-install.md links pnpm's source for each rule):
+ *
+ * - each package's `node_modules/.bin` (beside its dependencies) gets the commands of its
+ *   dependencies that have bins, not its own, then those of its bundled dependencies;
+ * - the root `node_modules/.bin` gets the commands of the root's dependencies, and of the
+ *   publicly hoisted packages when there are any (the root's own dependencies winning a name),
+ *   then those of the peers its dependencies got installed for them, where the name is still
+ *   free. A root command's target goes through the package's link in `node_modules`, except
+ *   under `ignoreScripts` without public hoisting: pnpm writes these shims a second time, through
+ *   the links, only when it runs the project's lifecycle stage;
+ * - `node_modules/.pnpm/node_modules/.bin` gets the commands of the privately hoisted packages.
+ *
+ * Two commands of one name in one directory: the package named like the command wins, then
+ * the package whose name sorts first, then the higher version. Targets that are not executable
+ * are made so (as pnpm does, through the hard link into the store).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { shShim, shimNodePath, UnsupportedShim } from './bin-shim.js'
+import type { Hoisted } from './hoist.js'
+import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
+
+export { UnsupportedShim } from './bin-shim.js'
+
+export interface BinLinkOptions {
+  modulesDir: string
+  virtualStoreDir: string
+  /** The root's dependencies: alias → package directory. */
+  direct: Record<string, string>
+  hoisted: Hoisted
+  publicHoistPattern: string[]
+  ignoreScripts: boolean
+  /** `extendNodePath` and a non-empty `hoistPattern`: shims add the private hoisting dir to `NODE_PATH`. */
+  extendsNodePath: boolean
+  autoInstallPeers: boolean
+}
+
+interface Manifest {
+  name?: string
+  version?: string
+  bin?: string | Record<string, string>
+  directories?: { bin?: string }
+}
+
+interface Command {
+  name: string
+  /** The target, through the directory the package was found at. */
+  target: string
+  pkgName: string
+  pkgVersion: string
+  direct?: boolean
+}
+
+/** Commands a package may own beyond its own name (pnpm's list). */
+const OWNERS: Record<string, string[]> = { npx: ['npm'], pn: ['pnpm', '@pnpm/exe'], pnpm: ['@pnpm/exe'], pnpx: ['pnpm', '@pnpm/exe'], pnx: ['pnpm', '@pnpm/exe'] }
+const owns = (cmd: Command): boolean => cmd.name === cmd.pkgName || OWNERS[cmd.name]?.includes(cmd.pkgName) === true
+
+function readManifest (dir: string): Manifest | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as Manifest
+  } catch {
+    return undefined
+  }
+}
+
+/** A bin path inside the package, as pnpm normalises it (`undefined`: one pnpm refuses). */
+function binPath (pkgDir: string, relative: string): string | undefined {
+  const normalized = relative.replaceAll('\\', '/')
+  if (path.win32.parse(normalized).root !== '') return undefined
+  const inside = path.posix.join('/', normalized).slice(1)
+  if (path.win32.parse(inside).root !== '') return undefined
+  const full = path.join(pkgDir, inside)
+  return full.startsWith(pkgDir + path.sep) ? full : undefined
+}
+
+/** Every file below `dir`, relative to it (symlinks not followed), or none when it does not exist. */
+function filesBelow (dir: string): string[] {
+  let entries: fs.Dirent[]
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true, recursive: true })
+  } catch {
+    return []
+  }
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name))).sort()
+}
+
+/** The commands a package at `dir` declares: its `bin`, or else every file of `directories.bin`. */
+function commandsOf (dir: string, manifest: Manifest): Command[] {
+  const pkgName = manifest.name ?? ''
+  const pkgVersion = manifest.version ?? ''
+  if (manifest.bin == null || manifest.bin === '' || (typeof manifest.bin === 'object' && Object.keys(manifest.bin).length === 0)) {
+    if (typeof manifest.directories?.bin !== 'string') return []
+    const binDir = path.join(dir, manifest.directories.bin)
+    if (!binDir.startsWith(dir + path.sep)) return []
+    return filesBelow(binDir).map((file) => ({ name: path.basename(file), target: path.join(binDir, file), pkgName, pkgVersion }))
+  }
+  const entries = typeof manifest.bin === 'string' ? [[pkgName, manifest.bin]] : Object.entries(manifest.bin)
+  const commands: Command[] = []
+  for (const [command, relative] of entries) {
+    const name = command.startsWith('@') ? command.slice(command.indexOf('/') + 1) : command
+    if (name === '' || name === '.' || name === '..' || (name !== encodeURIComponent(name) && name !== '$')) continue
+    if (typeof relative !== 'string') continue
+    const target = binPath(dir, relative)
+    if (target != null) commands.push({ name, target, pkgName, pkgVersion })
+  }
+  return commands
+}
+
+/** `-1`, `0` or `1` as semver orders two versions (enough for the ones a lockfile holds). */
+function compareVersions (a: string, b: string): number {
+  const parse = (v: string): [number[], string[]] => {
+    const [core, pre] = v.split('+')[0].split(/-(.*)/s)
+    return [core.split('.').map(Number), pre == null ? [] : pre.split('.')]
+  }
+  const [ac, ap] = parse(a)
+  const [bc, bp] = parse(b)
+  for (let i = 0; i < 3; i++) if (ac[i] !== bc[i]) return ac[i] > bc[i] ? 1 : -1
+  if (ap.length === 0 || bp.length === 0) return ap.length === bp.length ? 0 : ap.length === 0 ? 1 : -1
+  for (let i = 0; i < Math.max(ap.length, bp.length); i++) {
+    if (ap[i] == null || bp[i] == null) return ap[i] == null ? -1 : 1
+    const an = /^\d+$/.test(ap[i]); const bn = /^\d+$/.test(bp[i])
+    if (an && bn && Number(ap[i]) !== Number(bp[i])) return Number(ap[i]) > Number(bp[i]) ? 1 : -1
+    if (an !== bn) return an ? -1 : 1
+    if (ap[i] !== bp[i]) return ap[i] > bp[i] ? 1 : -1
+  }
+  return 0
+}
+
+/** One command per name: pnpm's choice between packages that both declare it. */
+function resolveConflicts (commands: Command[]): Command[] {
+  const byName = new Map<string, Command>()
+  for (const cmd of commands) {
+    const chosen = byName.get(cmd.name)
+    if (chosen == null) {
+      byName.set(cmd.name, cmd)
+      continue
+    }
+    const order = owns(chosen) !== owns(cmd)
+      ? (owns(chosen) ? 1 : -1)
+      : chosen.pkgName !== cmd.pkgName ? chosen.pkgName.localeCompare(cmd.pkgName) : compareVersions(chosen.pkgVersion, cmd.pkgVersion)
+    if (order < 0) byName.set(cmd.name, cmd)
+  }
+  return [...byName.values()]
+}
+
+/** Makes a target runnable as pnpm does: executable bits, and a shebang line without `\r`. */
+function ensureExecutable (target: string): void {
+  const stat = fs.statSync(target)
+  const head = Buffer.alloc(2048)
+  const fd = fs.openSync(target, 'r')
+  try {
+    fs.readSync(fd, head, 0, 2048, 0)
+  } finally {
+    fs.closeSync(fd)
+  }
+  const windowsShebang = head[0] === 0x23 && head[1] === 0x21 && /^#![^\n]+\r\n/.test(head.toString())
+  if ((stat.mode & 0o111) === 0o111 && !windowsShebang) return
+  const real = fs.realpathSync(target)
+  if (!path.dirname(real).split(path.sep).includes('node_modules')) return
+  fs.chmodSync(real, (stat.mode & 0o777) | 0o111)
+  if (windowsShebang) {
+    const temp = `${real}.${process.pid}.tmp`
+    fs.writeFileSync(temp, fs.readFileSync(real, 'utf8').replace(/^(#![^\n]+)\r\n/, '$1\n'), { mode: (stat.mode & 0o777) | 0o111 })
+    fs.renameSync(temp, real)
+  }
+}
+
+function writeShims (binsDir: string, commands: Command[], extraNodePath: string[]): string[] {
+  if (commands.length === 0) return []
+  const chosen = resolveConflicts(commands)
+  fs.mkdirSync(binsDir, { recursive: true })
+  for (const cmd of chosen) {
+    // pnpm links a package's `node` command as a symlink, not a shim.
+    if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
+    const file = path.join(binsDir, cmd.name)
+    fs.writeFileSync(file, shShim(cmd.target, binsDir, shimNodePath(cmd.target, extraNodePath)))
+    fs.chmodSync(file, 0o755)
+    ensureExecutable(cmd.target)
+  }
+  return chosen.map((c) => c.name)
+}
+
+/** The packages in a `node_modules` directory, scopes descended into, dot entries and files left out. */
+function packagesIn (modulesDir: string): string[] {
+  const dirs: string[] = []
+  let entries: fs.Dirent[]
+  try {
+    entries = fs.readdirSync(modulesDir, { withFileTypes: true })
+  } catch {
+    return []
+  }
+  for (const e of entries) {
+    if (e.name.startsWith('.') || !(e.isDirectory() || e.isSymbolicLink())) continue
+    if (e.name.startsWith('@')) dirs.push(...packagesIn(path.join(modulesDir, e.name)))
+    else dirs.push(path.join(modulesDir, e.name))
+  }
+  return dirs
+}
+
+/** The commands of the packages at `dirs` (those with a manifest). */
+const commandsAt = (dirs: string[]): Command[] =>
+  dirs.flatMap((dir) => {
+    const manifest = readManifest(dir)
+    return manifest == null ? [] : commandsOf(dir, manifest)
+  })
+
+/** The peers pnpm installed for a package and links the bins of (required ones it resolved). */
+function installedPeers (lockfile: LockfileObject, depPath: string): string[] {
+  const snapshot = lockfile.packages?.[depPath] as { peerDependencies?: Record<string, string>, peerDependenciesMeta?: Record<string, { optional?: boolean }>, dependencies?: Record<string, string>, optionalDependencies?: Record<string, string> } | undefined
+  return Object.keys(snapshot?.peerDependencies ?? {}).filter((peer) =>
+    snapshot?.peerDependenciesMeta?.[peer]?.optional !== true &&
+    (snapshot?.dependencies?.[peer] != null || snapshot?.optionalDependencies?.[peer] != null))
+}
+
+/** Writes every `.bin` directory of the layout. Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
+export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions): void {
+  const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
+  const extra = opts.extendsNodePath ? [privateModules] : []
+  const hasBin = (depPath: string): boolean => (lockfile.packages?.[depPath] as { hasBin?: boolean } | undefined)?.hasBin === true
+  const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
+
+  for (const pkg of planned) {
+    const binsDir = path.join(pkg.targetDir, 'node_modules', '.bin')
+    const withBins = Object.values(pkg.children ?? {}).filter((dir) => hasBin(depPathByDir.get(dir)!))
+    if (withBins.length > 0) writeShims(binsDir, commandsAt(withBins), extra)
+    // A second pass of its own: the ownership rule does not reach across the two.
+    if ((lockfile.packages?.[pkg.depPath] as { bundledDependencies?: unknown } | undefined)?.bundledDependencies != null) {
+      writeShims(binsDir, commandsAt(packagesIn(path.join(pkg.targetDir, 'node_modules'))), extra)
+    }
+  }
+
+  const rootBins = path.join(opts.modulesDir, '.bin')
+  const directAliases = Object.keys(opts.direct)
+  let rootCommands: Command[]
+  if (opts.ignoreScripts && opts.publicHoistPattern.length === 0) {
+    rootCommands = commandsAt(directAliases.map((alias) => opts.direct[alias]).filter((dir) => hasBin(depPathByDir.get(dir)!)))
+  } else {
+    // pnpm reads every package in node_modules; the root's own dependencies win a name.
+    const aliases = [...directAliases, ...Object.keys(opts.hoisted.publicLinks)]
+    const all = aliases.flatMap((alias) => commandsAt([path.join(opts.modulesDir, alias)]).map((c) => ({ ...c, direct: directAliases.includes(alias) })))
+    const directNames = new Set(all.filter((c) => c.direct).map((c) => c.name))
+    rootCommands = [...all.filter((c) => c.direct), ...all.filter((c) => !c.direct && !directNames.has(c.name))]
+  }
+  const linked = new Set(writeShims(rootBins, rootCommands, extra))
+  if (opts.autoInstallPeers) {
+    const peerDirs = new Set<string>()
+    const importer = lockfile.importers['.']
+    const refs = { ...importer.dependencies, ...importer.devDependencies, ...importer.optionalDependencies }
+    for (const [alias, dir] of Object.entries(opts.direct)) {
+      const ref = refs[alias]
+      if (ref == null) continue
+      const parent = path.dirname(dir)
+      const modules = path.basename(parent).startsWith('@') ? path.dirname(parent) : parent
+      for (const peer of installedPeers(lockfile, refToDepPath(alias, ref))) peerDirs.add(path.join(modules, peer))
+    }
+    const peerCommands = commandsAt([...peerDirs].sort()).filter((c) => !linked.has(c.name))
+    writeShims(rootBins, peerCommands, extra)
+  }
+
+  const hoistedWithBins = opts.hoisted.aliasesWithBins.filter((alias) => opts.hoisted.privateLinks[alias] != null)
+  writeShims(path.join(privateModules, '.bin'), commandsAt(hoistedWithBins.map((alias) => path.join(privateModules, alias))), extra)
+}

@@ -1,0 +1,102 @@
+/**
+ * The shell shim pnpm 11.28.11 writes for a package's command on POSIX systems, byte for byte
+ * (pnpm rewrites a shim that differs, and the e2e tests compare every shim with stock pnpm's):
+ * the prelude, the `NODE_PATH` it exports, a block that runs the target with the program its
+ * shebang (or extension) names, and a last line naming the target. docs/native-install.md links
+ * pnpm's source.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { SH_SHIM_PRELUDE } from './sh-shim-prelude.js'
+
+/** A shebang: `#!prog args` or `#!/usr/bin/env [-S] prog args`. */
+const SHEBANG = /^#!\s*(?:\/usr\/bin\/env(?:\s+-S)?\s*)?([^ \t]+)(.*)$/
+/** The program for a target without a shebang. */
+const PROGRAM_BY_EXTENSION = new Map([['.js', 'node'], ['.cjs', 'node'], ['.mjs', 'node'], ['.cmd', 'cmd'], ['.bat', 'cmd'], ['.ps1', 'pwsh'], ['.sh', 'sh']])
+
+/** A shim this does not write as pnpm would: the native install leaves the whole install to pnpm. */
+export class UnsupportedShim extends Error {}
+
+const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
+
+/** The program a target runs with, and its arguments, as pnpm reads them from the file. */
+function runtimeOf (target: string): { program: string | null, args: string } {
+  let data: string
+  try {
+    data = fs.readFileSync(target, 'utf8')
+  } catch (err) {
+    throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
+  }
+  const shebang = SHEBANG.exec(data.trim().split(/\r*\n/)[0])
+  if (shebang != null) return { program: shebang[1], args: shebang[2] }
+  const program = PROGRAM_BY_EXTENSION.get(path.extname(target).toLowerCase()) ?? null
+  return { program, args: program === 'cmd' ? '/C' : '' }
+}
+
+function execBlock (program: string | null, args: string, relativeTarget: string): string {
+  const target = `"$basedir_abs"/${quote(relativeTarget)}`
+  // No program: pnpm leaves the argument slots of its exec line empty.
+  if (program == null) return `exec ${target}   "$@"\nexit $?\n`
+  if (program === 'cmd' || program === 'cmd.exe' || /\.exe$/i.test(program)) throw new UnsupportedShim(`a shim for ${program}`)
+  const prog = program.split('\\').join('/')
+  const targetWin = `"$basedir_win"/${quote(relativeTarget)}`
+  const long = `"$basedir/${prog}"`
+  const longExe = `"$basedir/${prog}.exe"`
+  return `if [ -n "$exe" ] && [ -x ${longExe} ]; then
+  exec ${longExe} ${args} ${targetWin} "$@"
+elif [ -x ${long} ]; then
+  exec ${long} ${args} ${target} "$@"
+elif [ -n "$msys" ] && command -v ${prog} >/dev/null 2>&1; then
+  exec ${prog} ${args} ${targetWin} "$@"
+elif command -v ${prog} >/dev/null 2>&1; then
+  exec ${prog} ${args} ${target} "$@"
+elif [ -n "$exe" ] && command -v ${prog}.exe >/dev/null 2>&1; then
+  exec ${prog}.exe ${args} ${targetWin} "$@"
+else
+  exec ${prog} ${args} ${target} "$@"
+fi
+`
+}
+
+/**
+ * The shim at `<binsDir>/<name>` for `target` (absolute, as pnpm names it: through the links it
+ * was found by). `nodePath`: the directories its `NODE_PATH` lists, or none.
+ */
+export function shShim (target: string, binsDir: string, nodePath: string[] | undefined): string {
+  const relativeTarget = path.relative(fs.realpathSync(binsDir), target)
+  if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${binsDir}`)
+  const { program, args } = runtimeOf(target)
+  let sh = SH_SHIM_PRELUDE
+  if (nodePath != null && nodePath.length > 0) {
+    const value = quote(nodePath.join(':'))
+    sh += `if [ -z "$NODE_PATH" ]; then\n  export NODE_PATH=${value}\nelse\n  export NODE_PATH=${value}:"$NODE_PATH"\nfi\n`
+  }
+  sh += execBlock(program, args, relativeTarget)
+  return `${sh}# cmd-shim-target=${target}\n`
+}
+
+/**
+ * What pnpm adds to a shim's `NODE_PATH` for `target`: the `node_modules` of the package it is
+ * in and the `node_modules` that package sits in (found from the target's real directory), then
+ * `extra` (the private hoisting directory).
+ */
+export function shimNodePath (target: string, extra: string[]): string[] | undefined {
+  if (extra.length === 0) return undefined
+  const dir = fs.realpathSync(path.dirname(target))
+  const paths: string[] = []
+  for (let current = dir; ; current = path.dirname(current)) {
+    if (path.basename(current) === 'node_modules' && path.basename(path.dirname(current)) !== 'node_modules') {
+      const segments = path.relative(current, dir).split(path.sep).filter((s) => s !== '')
+      const pkgDir = segments.length === 0
+        ? undefined
+        : segments[0].startsWith('@')
+          ? (segments.length > 1 ? path.join(current, segments[0], segments[1]) : undefined)
+          : path.join(current, segments[0])
+      if (pkgDir != null) paths.push(path.join(pkgDir, 'node_modules'))
+      paths.push(current)
+      break
+    }
+    if (path.dirname(current) === current) break
+  }
+  return [...new Set([...paths, ...extra])]
+}

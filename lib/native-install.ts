@@ -1,0 +1,381 @@
+/**
+ * The native frozen install: when `pnpm install` would install the lockfile as it is into an
+ * empty `node_modules`, the plugin lays out all of it in `hooks.updateConfig`, which pnpm 11
+ * runs before its optimistic up-to-date check, and writes pnpm's state files last. pnpm then
+ * finds the project up to date and exits ("Already up to date").
+ *
+ * All or nothing: it runs only for the installs it reproduces exactly (checked against stock
+ * pnpm 11.28.11 by the e2e tests), and anything else (see `unsupported`) is left to pnpm,
+ * untouched. It writes the workspace state, the file pnpm's check reads, only once everything
+ * else is in place, so a failure or a kill halfway never leaves a `node_modules` pnpm takes for
+ * up to date: pnpm just installs over it. docs/native-install.md has the rules and their sources.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { createHash } from 'node:crypto'
+import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type StoredPackageResult } from './import.js'
+import { installableHere, type SupportedArchitectures } from './installable.js'
+import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
+import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
+import { DEFAULT_MAX_TARBALL_UNPACKED_SIZE, downloadToStore } from './registry-fetch.js'
+import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
+import { hoist, rootDependencies } from './hoist.js'
+import { linkBins, UnsupportedShim } from './bin-links.js'
+import { satisfies } from './semver-range.js'
+import { planWholeVirtualStore, type DependencyGroup, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
+
+/** The pnpm version whose install this reproduces, checked file by file by the tests. */
+export const VERIFIED_PNPM = '11.28.11'
+
+/** pnpm's settings the native install reads, besides the head start's. */
+export interface NativeInstallConfig extends PnpmConfig {
+  dir?: string
+  workspaceDir?: string
+  storeDir?: string
+  pnpmHomeDir?: string
+  pnpmfile?: string[]
+  globalPnpmfile?: string
+  ignorePnpmfile?: boolean
+  ignoreScripts?: boolean
+  allowBuilds?: Record<string, unknown>
+  dangerouslyAllowAllBuilds?: boolean
+  supportedArchitectures?: SupportedArchitectures
+  autoInstallPeers?: boolean
+  excludeLinksFromLockfile?: boolean
+  extendNodePath?: boolean
+  preferSymlinkedExecutables?: boolean
+  nodeExperimentalPackageMap?: boolean
+  registriesByPrefix?: Record<string, unknown>
+  overrides?: Record<string, string>
+  patchedDependencies?: Record<string, string>
+  packageExtensions?: Record<string, unknown>
+  catalogs?: Record<string, unknown>
+  optimisticRepeatInstall?: boolean
+  saveWorkspaceState?: boolean
+  userAgent?: string
+  [setting: string]: unknown
+}
+
+export interface NativeInstallSummary {
+  /** Whether everything was laid out and the state written. */
+  installed: boolean
+  /** Why it did not run, when it did not. */
+  skipped?: string
+  packages: number
+  ms: number
+  /** Milliseconds since the start at the end of each phase that ran, in order. */
+  phases: Record<string, number>
+  /** The tarballs it downloaded into the store (a cold store), whether or not it then installed. */
+  downloaded: string[]
+}
+
+/** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
+const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides'])
+const GROUPS: DependencyGroup[] = ['dependencies', 'devDependencies', 'optionalDependencies']
+const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
+
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
+
+/** Why the settings ask for an install this does not reproduce (`undefined`: they do not). */
+function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
+  if (version !== VERIFIED_PNPM) return `pnpm ${version ?? '(unknown version)'} is not the verified ${VERIFIED_PNPM}`
+  if (!installsFrozen(config, true)) return 'not a --frozen-lockfile install'
+  const layout = layoutUnsupported(config)
+  if (layout != null) return layout
+  // pnpm runs plugins' updateConfig first: another pnpmfile's could still change the settings.
+  if ((config.pnpmfile ?? []).length > 1) return 'other pnpmfiles'
+  if (config.optimisticRepeatInstall === false) return 'optimisticRepeatInstall false'
+  if (config.saveWorkspaceState === false) return 'saveWorkspaceState false'
+  if (config.production === false || config.dev === false || config.optional === false) return 'not every dependency group is installed'
+  if (config.lockfileDir == null || config.dir == null || path.resolve(config.dir) !== path.resolve(config.lockfileDir)) return 'a project below the lockfile dir'
+  if (config.workspaceDir != null && path.resolve(config.workspaceDir) !== path.resolve(config.lockfileDir)) return 'a workspace root elsewhere'
+  if (config.modulesDir != null && config.modulesDir !== 'node_modules') return 'a modulesDir of its own'
+  if (config.virtualStoreDir != null) return 'a virtualStoreDir of its own'
+  if (config.hoist === false || config.shamefullyHoist === true) return 'hoisting settings'
+  if (!Array.isArray(config.hoistPattern) || !Array.isArray(config.publicHoistPattern)) return 'hoist patterns'
+  if (config.extendNodePath === false || config.preferSymlinkedExecutables === true) return 'bin settings'
+  if (config.nodeExperimentalPackageMap === true) return 'nodeExperimentalPackageMap'
+  if (process.platform === 'win32') return 'Windows (its shims are of other kinds)'
+  if (config.ignorePnpmfile === true) return '--ignore-pnpmfile'
+  if (Object.keys(config.registriesByPrefix ?? {}).length > 0) return 'registries by prefix'
+  if (Object.keys(config.patchedDependencies ?? {}).length > 0) return 'patched dependencies'
+  if (Object.keys(config.packageExtensions ?? {}).length > 0) return 'package extensions'
+  if (Object.values(config.catalogs ?? {}).some((c) => c != null && Object.keys(c).length > 0)) return 'catalogs'
+  return undefined
+}
+
+/** pnpm's `pnpmfileChecksum` for the pnpmfiles it loaded (all but a global one), when any exports hooks (ours does). */
+function pnpmfileChecksum (config: NativeInstallConfig, rootDir: string): string | undefined {
+  const global = config.globalPnpmfile != null ? path.resolve(rootDir, config.globalPnpmfile) : undefined
+  const files = (config.pnpmfile ?? []).filter((f) => f !== global).sort()
+  if (files.length === 0) return undefined
+  const hash = (text: string): string => `sha256-${createHash('sha256').update(text).digest('base64')}`
+  const hashes = files.map((f) => hash(fs.readFileSync(f, 'utf8').split('\r\n').join('\n')))
+  return hashes.length === 1 ? hashes[0] : hash(hashes.join(','))
+}
+
+type Manifest = Record<string, unknown> & { name?: string, version?: string }
+
+/** Why the lockfile is not one pnpm would install as it is into this project (`undefined`: it is). */
+function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config: NativeInstallConfig, rootDir: string): string | undefined {
+  if (lockfile.lockfileVersion !== '9.0') return `lockfileVersion ${String(lockfile.lockfileVersion)}`
+  const unknown = Object.keys(lockfile).find((f) => !KNOWN_LOCKFILE_FIELDS.has(f) && f !== 'importers')
+  if (unknown != null) return `the lockfile has ${unknown}`
+  const importers = Object.keys(lockfile.importers)
+  if (importers.length !== 1 || importers[0] !== '.') return 'a workspace of several projects'
+  if ((lockfile.settings?.autoInstallPeers ?? true) !== (config.autoInstallPeers ?? true) ||
+    (lockfile.settings?.excludeLinksFromLockfile ?? false) !== (config.excludeLinksFromLockfile ?? false)) {
+    return 'the lockfile was written with other settings'
+  }
+  if (!sameJson(lockfile.overrides, Object.keys(config.overrides ?? {}).length > 0 ? config.overrides : undefined)) return 'overrides differ from the lockfile'
+  if (lockfile.pnpmfileChecksum !== pnpmfileChecksum(config, rootDir)) return 'the pnpmfiles changed since the lockfile was written'
+  // The lockfile must be up to date with package.json, or a frozen install fails (pnpm says why).
+  const importer = lockfile.importers['.']
+  if (manifest.peerDependencies != null || manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
+    return 'package.json fields this does not model'
+  }
+  const seen = new Set<string>()
+  for (const group of GROUPS) {
+    const wanted = (manifest[group] ?? {}) as Record<string, string>
+    const locked = importer[group] ?? {}
+    if (Object.keys(wanted).length !== Object.keys(locked).length) return `${group} differ from the lockfile`
+    for (const [alias, spec] of Object.entries(wanted)) {
+      if (seen.has(alias)) return `${alias} is in two dependency groups`
+      seen.add(alias)
+      if (locked[alias] == null || importer.specifiers?.[alias] !== spec) return `${group}.${alias} differs from the lockfile`
+    }
+  }
+  return undefined
+}
+
+/** The versioned store pnpm would use, when it can be told without pnpm: configured, or the default on this disk. */
+function storeDirOf (config: NativeInstallConfig, rootDir: string): string | undefined {
+  if (config.storeDir != null) return path.join(path.resolve(rootDir, config.storeDir), 'v11')
+  if (config.pnpmHomeDir == null) return undefined
+  const store = path.join(config.pnpmHomeDir, 'store', 'v11')
+  // pnpm keeps its default store on the project's disk (elsewhere it picks another place).
+  let existing = store
+  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) existing = path.dirname(existing)
+  try {
+    return fs.statSync(existing).dev === fs.statSync(rootDir).dev ? store : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Settings under which a download needs more than Node's `fetch` gives (credentials, proxies, certificates). */
+const NETWORK_SETTINGS = ['httpProxy', 'httpsProxy', 'proxy', 'ca', 'cafile', 'cert', 'key', 'localAddress'] as const
+
+/** Why the packages the store lacks cannot be downloaded here (`undefined`: they can); pnpm downloads them then. */
+function downloadUnsupported (config: NativeInstallConfig): string | undefined {
+  if (config.offline === true) return '--offline'
+  if (Object.keys((config.configByUri ?? {}) as object).length > 0) return 'registry credentials are configured'
+  const set = NETWORK_SETTINGS.find((k) => config[k] != null && config[k] !== '')
+  if (set != null) return `${set} is set`
+  if (config.strictSsl === false) return 'strictSsl false'
+  return undefined
+}
+
+/** Where pnpm downloads a registry package from: its scope's registry, else the default one. */
+function tarballUrl (name: string, version: string, config: NativeInstallConfig): string {
+  const byScope = (config.registriesByScope ?? {}) as Record<string, string>
+  const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined
+  let registry = (scope != null ? byScope[scope] : undefined) ?? byScope.default ?? (config.registry as string | undefined) ?? 'https://registry.npmjs.org/'
+  if (!registry.endsWith('/')) registry += '/'
+  return `${registry}${name}/-/${name.slice(name.lastIndexOf('/') + 1)}-${version}.tgz`
+}
+
+/** Downloads `packages` into the store, `limit` at a time, each URL to `downloaded`; the first that fails, if any. */
+async function downloadAll (packages: PlannedPackage[], storeDir: string, config: NativeInstallConfig, limit: number, downloaded: string[]): Promise<string | undefined> {
+  let next = 0
+  let failed: string | undefined
+  const worker = async (): Promise<void> => {
+    while (failed == null && next < packages.length) {
+      const p = packages[next++]
+      const url = tarballUrl(p.name, p.version, config)
+      const result = await downloadToStore({
+        url,
+        integrity: p.filesIndexFile.slice(0, p.filesIndexFile.indexOf('\t')),
+        storeDir,
+        filesIndexFile: p.filesIndexFile,
+        maxTarballUnpackedSize: typeof config.maxTarballUnpackedSize === 'number' ? config.maxTarballUnpackedSize : DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
+      })
+      if (result == null) failed ??= url
+      else downloaded.push(url)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, packages.length) }, worker))
+  return failed
+}
+
+/** `node_modules` is empty but for what pnpm put there before any hook (config dependencies). */
+function modulesDirIsFresh (modulesDir: string): boolean {
+  try {
+    return fs.readdirSync(modulesDir).every((entry) => entry === '.pnpm-config')
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT'
+  }
+}
+
+function readManifest (rootDir: string): Manifest | undefined {
+  for (const file of MANIFEST_FILES) {
+    try {
+      const text = fs.readFileSync(path.join(rootDir, file), 'utf8')
+      return file === 'package.json' ? JSON.parse(text) as Manifest : undefined
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
+    }
+  }
+  return undefined
+}
+
+/** Name tokens pnpm may read a platform from (it infers one for optional packages that declare less). */
+const PLATFORM_TOKENS = /(^|[-_.])(aix|android|darwin|macos|osx|freebsd|linux|netbsd|openbsd|openharmony|sunos|win32|windows|win|x64|x86|x86_64|amd64|ia32|arm|arm64|aarch64|ppc|ppc64|ppc64le|s390|s390x|riscv64|loong64|loongarch64|mips|mipsel|wasm32|gnu|glibc|musl|msvc)([-_.]|$)/
+
+/**
+ * Why pnpm might skip an optional package here (`undefined`: it installs it): its `engines`
+ * unsatisfied, or a platform pnpm would read from its name. Skipping is left to pnpm.
+ */
+function optionalSkipped (name: string, snapshot: PackageSnapshot, config: NativeInstallConfig): string | undefined {
+  if (snapshot.optional !== true) return undefined
+  const declared = snapshot.os != null && snapshot.cpu != null && snapshot.libc != null
+  if (!declared && PLATFORM_TOKENS.test(name.slice(name.indexOf('/') + 1).toLowerCase())) return 'an optional package named for a platform'
+  const engines = (snapshot.engines ?? {}) as Record<string, unknown>
+  const wanted: Array<[string, unknown]> = [[typeof config.nodeVersion === 'string' ? config.nodeVersion : process.version, engines.node], [VERIFIED_PNPM, engines.pnpm]]
+  try {
+    if (wanted.some(([version, range]) => typeof range === 'string' && !satisfies(version, range))) return 'an optional package whose engines this does not satisfy'
+  } catch {
+    return 'an optional package with engines this cannot read'
+  }
+  return undefined
+}
+
+/** Whether pnpm leaves the build scripts of `pkg` unrun (denied, or scripts off): then its build needs no pnpm. */
+function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolean {
+  if (config.ignoreScripts === true) return true
+  if (config.dangerouslyAllowAllBuilds === true) return false
+  const allow = config.allowBuilds ?? {}
+  return allow[pkg.name] === false || allow[`${pkg.name}@${pkg.version}`] === false
+}
+
+/**
+ * Installs the lockfile natively if this install is one it reproduces; otherwise does nothing
+ * and says why. `pnpmVersion` is the version pnpm's `userAgent` names.
+ */
+export async function installNatively (config: NativeInstallConfig, pnpmVersion: string | undefined, importMethod: PackageImportMethod): Promise<NativeInstallSummary> {
+  const started = performance.now()
+  const phases: Record<string, number> = {}
+  const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
+  const downloaded: string[] = []
+  const done = (installed: boolean, packages: number, skipped?: string): NativeInstallSummary =>
+    ({ installed, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}) })
+  const skip = (why: string): NativeInstallSummary => done(false, 0, why)
+
+  const why = configUnsupported(config, pnpmVersion)
+  if (why != null) return skip(why)
+  const rootDir = path.resolve(config.lockfileDir!)
+  const modulesDir = path.join(rootDir, 'node_modules')
+  if (!modulesDirIsFresh(modulesDir)) return skip('node_modules is not empty')
+  const read = readLockfileFile(rootDir)
+  if (read == null) return skip('no lockfile')
+  const { lockfile, text } = read
+  const manifest = readManifest(rootDir)
+  if (manifest == null) return skip('no package.json')
+  const stale = lockfileUnsupported(lockfile, manifest, config, rootDir)
+  if (stale != null) return skip(stale)
+  const storeDir = storeDirOf(config, rootDir)
+  if (storeDir == null) return skip('the store is not known before pnpm picks it')
+
+  phase('lockfile')
+  const virtualStoreDir = path.join(modulesDir, '.pnpm')
+  const { planned, notPlanned } = planWholeVirtualStore(lockfile, {
+    virtualStoreDir,
+    virtualStoreDirMaxLength: config.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120),
+    include: { dependencies: true, devDependencies: true, optionalDependencies: true },
+    engineStrict: config.engineStrict,
+    installable: (snapshot) => installableHere(snapshot, config.supportedArchitectures),
+  })
+  if (notPlanned.length > 0) return skip(`${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`)
+  for (const p of planned) {
+    const skipsIt = optionalSkipped(p.name, lockfile.packages![p.depPath], config)
+    if (skipsIt != null) return skip(`${p.depPath}: ${skipsIt}`)
+  }
+
+  phase('plan')
+  // The root's and the hoisted links need only the plan: made while the packages are linked.
+  const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
+  const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath)!)
+  const hoistPattern = config.hoistPattern as string[]
+  const publicHoistPattern = config.publicHoistPattern as string[]
+  const hoisted = hoist(lockfile, planned, { hoistPattern, publicHoistPattern })
+  const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
+  const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
+    storeDir,
+    packageImportMethod: importMethod,
+    verifyStoreIntegrity: config.verifyStoreIntegrity ?? true,
+    strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
+    packages: some,
+  })).results
+  // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
+  const storeExists = fs.existsSync(storeDir)
+  const [results] = await Promise.all([
+    storeExists ? link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' })),
+    symlinkAllModules({
+      deps: [
+        { name: '', modules: modulesDir, children: { ...direct, ...hoisted.publicLinks } },
+        { name: '', modules: path.join(virtualStoreDir, 'node_modules'), children: hoisted.privateLinks },
+      ],
+    }),
+  ])
+  const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
+  if (cannot !== -1) return skip(`${planned[cannot].depPath}: ${results[cannot].leftOut!}`)
+  const missing = results.flatMap((r, i) => r.linked ? [] : [i])
+  if (missing.length > 0) {
+    // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
+    phase('linked from the store')
+    const why = downloadUnsupported(config)
+    if (why != null) return skip(`${missing.length} packages are not in the store, and ${why}`)
+    const failed = await downloadAll(missing.map((i) => planned[i]), storeDir, config, typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16, downloaded)
+    if (failed != null) return skip(`${failed} did not download`)
+    phase('downloaded')
+    const second = await link(missing.map((i) => packages[i]))
+    const notLinked = second.findIndex((r) => !r.linked)
+    if (notLinked !== -1) return skip(`${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}`)
+    missing.forEach((at, k) => { results[at] = second[k] })
+  }
+  phase('virtual store, links')
+  try {
+    linkBins(lockfile, planned, {
+      modulesDir,
+      virtualStoreDir,
+      direct,
+      hoisted,
+      publicHoistPattern,
+      ignoreScripts: config.ignoreScripts === true,
+      extendsNodePath: config.extendNodePath !== false && hoistPattern.length > 0,
+      autoInstallPeers: config.autoInstallPeers !== false,
+    })
+  } catch (err) {
+    // Laid out but not recorded: pnpm installs over it.
+    if (err instanceof UnsupportedShim) return skip(err.message)
+    throw err
+  }
+
+  phase('bins')
+  const record: InstallRecord = {
+    rootDir,
+    modulesDir,
+    storeDir,
+    pnpmVersion: VERIFIED_PNPM,
+    manifest,
+    hoistedDependencies: hoisted.record,
+    hoistPattern,
+    publicHoistPattern,
+    requireBuild: planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath),
+    lockfileText: text,
+  }
+  writeLayoutState(record, config)
+  writeWorkspaceState(record, config)
+  phase('state')
+  return done(true, planned.length)
+}

@@ -1,0 +1,65 @@
+/**
+ * A registry tarball downloaded with Node's `fetch` into the store: the body is piped into the
+ * native `createTarballWriter`, which verifies the integrity over the streamed bytes, extracts
+ * (a big tarball while it downloads) and writes the store-index row. Any failure (an HTTP error,
+ * a body cut short, a bad tarball) resolves to `undefined` with nothing written, for the caller
+ * to hand the package to pnpm, which has the credentials, proxies and retries.
+ */
+import * as cas from './index.js'
+
+export interface RegistryDownload {
+  url: string
+  integrity: string
+  /** The versioned store directory. */
+  storeDir: string
+  filesIndexFile: string
+  maxTarballUnpackedSize: number
+  appendManifest?: Record<string, unknown>
+  ignoreFilePattern?: string
+  onStart?: (totalSize: number | null, attempt: number) => void
+  onProgress?: (downloaded: number) => void
+}
+
+/** pnpm 11's default `maxTarballUnpackedSize` (4 GiB), for when pnpm's settings do not say. */
+export const DEFAULT_MAX_TARBALL_UNPACKED_SIZE = 4 * 1024 ** 3
+
+export async function downloadToStore (opts: RegistryDownload): Promise<cas.AddFilesFromTarballResult | undefined> {
+  let writer: cas.TarballWriter | undefined
+  try {
+    writer = cas.createTarballWriter({
+      storeDir: opts.storeDir,
+      filesIndexFile: opts.filesIndexFile,
+      integrity: opts.integrity,
+      url: opts.url,
+      appendManifest: opts.appendManifest,
+      ignoreFilePattern: opts.ignoreFilePattern,
+      maxTarballUnpackedSize: opts.maxTarballUnpackedSize,
+    })
+    const res = await fetch(opts.url, { headers: { 'accept-encoding': 'identity', 'user-agent': '@cas/native pnpmfile' } })
+    if (!res.ok) {
+      await res.body?.cancel()
+      writer.abort()
+      return undefined
+    }
+    const size = Number(res.headers.get('content-length'))
+    opts.onStart?.(Number.isFinite(size) && size > 0 ? size : null, 1)
+    let received = 0
+    for await (const chunk of res.body ?? []) {
+      writer.write(chunk)
+      received += chunk.byteLength
+    }
+    if (Number.isFinite(size) && size > 0 && received !== size) {
+      writer.abort()
+      return undefined
+    }
+    opts.onProgress?.(received)
+  } catch {
+    writer?.abort()
+    return undefined
+  }
+  try {
+    return await writer.end()
+  } catch {
+    return undefined
+  }
+}
