@@ -145,41 +145,76 @@ function resolveConflicts (commands: Command[]): Command[] {
   return [...byName.values()]
 }
 
-/** Makes a target runnable as pnpm does: executable bits, and a shebang line without `\r`. */
-function ensureExecutable (target: string): void {
-  const stat = fs.statSync(target)
-  const head = Buffer.alloc(2048)
-  const fd = fs.openSync(target, 'r')
-  try {
-    fs.readSync(fd, head, 0, 2048, 0)
-  } finally {
-    fs.closeSync(fd)
-  }
-  const windowsShebang = head[0] === 0x23 && head[1] === 0x21 && /^#![^\n]+\r\n/.test(head.toString())
-  if ((stat.mode & 0o111) === 0o111 && !windowsShebang) return
-  const real = fs.realpathSync(target)
-  if (!path.dirname(real).split(path.sep).includes('node_modules')) return
-  fs.chmodSync(real, (stat.mode & 0o777) | 0o111)
-  if (windowsShebang) {
-    const temp = `${real}.${process.pid}.tmp`
-    fs.writeFileSync(temp, fs.readFileSync(real, 'utf8').replace(/^(#![^\n]+)\r\n/, '$1\n'), { mode: (stat.mode & 0o777) | 0o111 })
-    fs.renameSync(temp, real)
-  }
-}
+/**
+ * What the `.bin` directories of one install share: a package with bins is the dependency of
+ * many, so its manifest, the real paths and its targets' modes are looked at once.
+ */
+class BinWriter {
+  private readonly manifests = new Map<string, Manifest | undefined>()
+  private readonly realPaths = new Map<string, string>()
+  private readonly checked = new Set<string>()
 
-function writeShims (binsDir: string, commands: Command[], extraNodePath: string[]): string[] {
-  if (commands.length === 0) return []
-  const chosen = resolveConflicts(commands)
-  fs.mkdirSync(binsDir, { recursive: true })
-  for (const cmd of chosen) {
-    // pnpm links a package's `node` command as a symlink, not a shim.
-    if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
-    const file = path.join(binsDir, cmd.name)
-    fs.writeFileSync(file, shShim(cmd.target, binsDir, shimNodePath(cmd.target, extraNodePath)))
-    fs.chmodSync(file, 0o755)
-    ensureExecutable(cmd.target)
+  constructor (private readonly extraNodePath: string[]) {}
+
+  realpath (file: string): string {
+    let real = this.realPaths.get(file)
+    if (real == null) {
+      real = fs.realpathSync(file)
+      this.realPaths.set(file, real)
+    }
+    return real
   }
-  return chosen.map((c) => c.name)
+
+  /** The commands of the packages at `dirs` (those with a manifest). */
+  commandsAt (dirs: string[]): Command[] {
+    return dirs.flatMap((dir) => {
+      if (!this.manifests.has(dir)) this.manifests.set(dir, readManifest(dir))
+      const manifest = this.manifests.get(dir)
+      return manifest == null ? [] : commandsOf(dir, manifest)
+    })
+  }
+
+  /** Writes the shims of `commands` into `binsDir` (one per name, pnpm's choice); the names written. */
+  write (binsDir: string, commands: Command[]): string[] {
+    if (commands.length === 0) return []
+    const chosen = resolveConflicts(commands)
+    fs.mkdirSync(binsDir, { recursive: true })
+    const shimDir = this.realpath(binsDir)
+    for (const cmd of chosen) {
+      // pnpm links a package's `node` command as a symlink, not a shim.
+      if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
+      const file = path.join(binsDir, cmd.name)
+      const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpath(path.dirname(cmd.target)), this.extraNodePath) : undefined
+      fs.writeFileSync(file, shShim(cmd.target, shimDir, nodePath))
+      fs.chmodSync(file, 0o755)
+      this.ensureExecutable(cmd.target)
+    }
+    return chosen.map((c) => c.name)
+  }
+
+  /** Makes a target runnable as pnpm does: executable bits, and a shebang line without `\r`. */
+  private ensureExecutable (target: string): void {
+    const real = this.realpath(target)
+    if (this.checked.has(real)) return
+    this.checked.add(real)
+    const stat = fs.statSync(real)
+    const head = Buffer.alloc(2048)
+    const fd = fs.openSync(real, 'r')
+    try {
+      fs.readSync(fd, head, 0, 2048, 0)
+    } finally {
+      fs.closeSync(fd)
+    }
+    const windowsShebang = head[0] === 0x23 && head[1] === 0x21 && /^#![^\n]+\r\n/.test(head.toString())
+    if ((stat.mode & 0o111) === 0o111 && !windowsShebang) return
+    if (!path.dirname(real).split(path.sep).includes('node_modules')) return
+    fs.chmodSync(real, (stat.mode & 0o777) | 0o111)
+    if (windowsShebang) {
+      const temp = `${real}.${process.pid}.tmp`
+      fs.writeFileSync(temp, fs.readFileSync(real, 'utf8').replace(/^(#![^\n]+)\r\n/, '$1\n'), { mode: (stat.mode & 0o777) | 0o111 })
+      fs.renameSync(temp, real)
+    }
+  }
 }
 
 /** The packages in a `node_modules` directory, scopes descended into, dot entries and files left out. */
@@ -199,13 +234,6 @@ function packagesIn (modulesDir: string): string[] {
   return dirs
 }
 
-/** The commands of the packages at `dirs` (those with a manifest). */
-const commandsAt = (dirs: string[]): Command[] =>
-  dirs.flatMap((dir) => {
-    const manifest = readManifest(dir)
-    return manifest == null ? [] : commandsOf(dir, manifest)
-  })
-
 /** The peers pnpm installed for a package and links the bins of (required ones it resolved). */
 function installedPeers (lockfile: LockfileObject, depPath: string): string[] {
   const snapshot = lockfile.packages?.[depPath] as { peerDependencies?: Record<string, string>, peerDependenciesMeta?: Record<string, { optional?: boolean }>, dependencies?: Record<string, string>, optionalDependencies?: Record<string, string> } | undefined
@@ -217,17 +245,17 @@ function installedPeers (lockfile: LockfileObject, depPath: string): string[] {
 /** Writes every `.bin` directory of the layout. Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
 export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions): void {
   const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
-  const extra = opts.extendsNodePath ? [privateModules] : []
+  const bins = new BinWriter(opts.extendsNodePath ? [privateModules] : [])
   const hasBin = (depPath: string): boolean => (lockfile.packages?.[depPath] as { hasBin?: boolean } | undefined)?.hasBin === true
   const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
 
   for (const pkg of planned) {
     const binsDir = path.join(pkg.targetDir, 'node_modules', '.bin')
     const withBins = Object.values(pkg.children ?? {}).filter((dir) => hasBin(depPathByDir.get(dir)!))
-    if (withBins.length > 0) writeShims(binsDir, commandsAt(withBins), extra)
+    if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
     // A second pass of its own: the ownership rule does not reach across the two.
     if ((lockfile.packages?.[pkg.depPath] as { bundledDependencies?: unknown } | undefined)?.bundledDependencies != null) {
-      writeShims(binsDir, commandsAt(packagesIn(path.join(pkg.targetDir, 'node_modules'))), extra)
+      bins.write(binsDir, bins.commandsAt(packagesIn(path.join(pkg.targetDir, 'node_modules'))))
     }
   }
 
@@ -235,15 +263,15 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
   const directAliases = Object.keys(opts.direct)
   let rootCommands: Command[]
   if (opts.ignoreScripts && opts.publicHoistPattern.length === 0) {
-    rootCommands = commandsAt(directAliases.map((alias) => opts.direct[alias]).filter((dir) => hasBin(depPathByDir.get(dir)!)))
+    rootCommands = bins.commandsAt(directAliases.map((alias) => opts.direct[alias]).filter((dir) => hasBin(depPathByDir.get(dir)!)))
   } else {
     // pnpm reads every package in node_modules; the root's own dependencies win a name.
     const aliases = [...directAliases, ...Object.keys(opts.hoisted.publicLinks)]
-    const all = aliases.flatMap((alias) => commandsAt([path.join(opts.modulesDir, alias)]).map((c) => ({ ...c, direct: directAliases.includes(alias) })))
+    const all = aliases.flatMap((alias) => bins.commandsAt([path.join(opts.modulesDir, alias)]).map((c) => ({ ...c, direct: directAliases.includes(alias) })))
     const directNames = new Set(all.filter((c) => c.direct).map((c) => c.name))
     rootCommands = [...all.filter((c) => c.direct), ...all.filter((c) => !c.direct && !directNames.has(c.name))]
   }
-  const linked = new Set(writeShims(rootBins, rootCommands, extra))
+  const linked = new Set(bins.write(rootBins, rootCommands))
   if (opts.autoInstallPeers) {
     const peerDirs = new Set<string>()
     const importer = lockfile.importers['.']
@@ -255,10 +283,10 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
       const modules = path.basename(parent).startsWith('@') ? path.dirname(parent) : parent
       for (const peer of installedPeers(lockfile, refToDepPath(alias, ref))) peerDirs.add(path.join(modules, peer))
     }
-    const peerCommands = commandsAt([...peerDirs].sort()).filter((c) => !linked.has(c.name))
-    writeShims(rootBins, peerCommands, extra)
+    const peerCommands = bins.commandsAt([...peerDirs].sort()).filter((c) => !linked.has(c.name))
+    bins.write(rootBins, peerCommands)
   }
 
   const hoistedWithBins = opts.hoisted.aliasesWithBins.filter((alias) => opts.hoisted.privateLinks[alias] != null)
-  writeShims(path.join(privateModules, '.bin'), commandsAt(hoistedWithBins.map((alias) => path.join(privateModules, alias))), extra)
+  bins.write(path.join(privateModules, '.bin'), bins.commandsAt(hoistedWithBins.map((alias) => path.join(privateModules, alias))))
 }

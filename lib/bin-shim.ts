@@ -59,12 +59,13 @@ fi
 }
 
 /**
- * The shim at `<binsDir>/<name>` for `target` (absolute, as pnpm names it: through the links it
- * was found by). `nodePath`: the directories its `NODE_PATH` lists, or none.
+ * The shim in a `.bin` directory whose real path is `shimDir`, for `target` (absolute, as pnpm
+ * names it: through the links it was found by). `nodePath`: the directories its `NODE_PATH`
+ * lists, or none.
  */
-export function shShim (target: string, binsDir: string, nodePath: string[] | undefined): string {
-  const relativeTarget = path.relative(fs.realpathSync(binsDir), target)
-  if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${binsDir}`)
+export function shShim (target: string, shimDir: string, nodePath: string[] | undefined): string {
+  const relativeTarget = path.relative(shimDir, target)
+  if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${shimDir}`)
   const { program, args } = runtimeOf(target)
   let sh = SH_SHIM_PRELUDE
   if (nodePath != null && nodePath.length > 0) {
@@ -76,13 +77,11 @@ export function shShim (target: string, binsDir: string, nodePath: string[] | un
 }
 
 /**
- * What pnpm adds to a shim's `NODE_PATH` for `target`: the `node_modules` of the package it is
- * in and the `node_modules` that package sits in (found from the target's real directory), then
+ * What pnpm adds to a shim's `NODE_PATH` for a target in the real directory `dir`: the
+ * `node_modules` of the package it is in and the `node_modules` that package sits in, then
  * `extra` (the private hoisting directory).
  */
-export function shimNodePath (target: string, extra: string[]): string[] | undefined {
-  if (extra.length === 0) return undefined
-  const dir = fs.realpathSync(path.dirname(target))
+export function shimNodePath (dir: string, extra: string[]): string[] {
   const paths: string[] = []
   for (let current = dir; ; current = path.dirname(current)) {
     if (path.basename(current) === 'node_modules' && path.basename(path.dirname(current)) !== 'node_modules') {
