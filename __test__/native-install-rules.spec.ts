@@ -1,0 +1,103 @@
+/**
+ * The native install's small rules, one by one, beside the end-to-end comparison with stock
+ * pnpm (native-install.spec.ts): engines ranges, hoist patterns, platform checks, and the
+ * settings it leaves to pnpm without touching anything.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { createMatcher } from '../dist/hoist.js'
+import { installableHere } from '../dist/installable.js'
+import { installNatively, VERIFIED_PNPM, type NativeInstallConfig } from '../dist/native-install.js'
+import { satisfies } from '../dist/semver-range.js'
+import { freshDir } from './helpers/stores.js'
+
+describe('satisfies: the engines ranges of optional packages', () => {
+  it.each([
+    ['24.9.0', '>=14', true],
+    ['4.4.0', '>= 4.4.x', true],
+    ['4.3.9', '>= 4.4.x', false],
+    ['16.10.0', '^14.17.0 || ^16.10.0 || >=17.0.0', true],
+    ['16.9.0', '^14.17.0 || ^16.10.0 || >=17.0.0', false],
+    ['12.1.9', '~12.1', true],
+    ['12.2.0', '~12.1', false],
+    ['0.2.5', '^0.2.3', true],
+    ['0.3.0', '^0.2.3', false],
+    ['0.0.4', '^0.0.3', false],
+    ['20.4.1', '1.2.3 - 20.4', true],
+    ['20.5.0', '1.2.3 - 20.4', false],
+    ['17.0.0', '<17', false],
+    ['16.99.0', '<=16', true],
+    ['22.0.0', '*', true],
+    ['22.0.0', '', true],
+    ['v24.9.0', '20 || 22 || >=24', true],
+    ['23.1.0', '20 || 22 || >=24', false],
+  ])('%s in %j: %s', (version, range, expected) => {
+    expect(satisfies(version, range)).toBe(expected)
+  })
+
+  it('refuses what it does not read (then pnpm decides)', () => {
+    expect(() => satisfies('1.0.0', '>=1.0.0-beta')).toThrow(RangeError)
+    expect(() => satisfies('1.0.0', 'latest')).toThrow(RangeError)
+  })
+})
+
+describe('createMatcher: pnpm\'s hoist patterns', () => {
+  it.each([
+    [['*'], 'anything', true],
+    [[], 'anything', false],
+    [['@babel/*'], '@babel/core', true],
+    [['@babel/*'], 'babel', false],
+    [['*eslint*'], 'eslint-plugin-x', true],
+    [['*', '!eslint'], 'eslint', false],
+    [['*', '!eslint'], 'prettier', true],
+    [['!eslint'], 'eslint', false],
+    [['!eslint'], 'prettier', true],
+    [['a?c'], 'abc', true],
+    [['a.c'], 'abc', false],
+  ])('%j on %s: %s', (patterns, name, expected) => {
+    expect(createMatcher(patterns)(name)).toBe(expected)
+  })
+})
+
+describe('installableHere: pnpm\'s platform check', () => {
+  const other = process.platform === 'darwin' ? 'linux' : 'darwin'
+  it('this machine, or the architectures the project supports', () => {
+    expect(installableHere({ os: [process.platform] }, undefined)).toBe(true)
+    expect(installableHere({ os: [other] }, undefined)).toBe(false)
+    expect(installableHere({ os: [other] }, { os: ['current', other] })).toBe(true)
+    expect(installableHere({ cpu: [`!${process.arch}`] }, undefined)).toBe(false)
+    expect(installableHere({ cpu: ['any'] }, undefined)).toBe(true)
+    expect(installableHere({}, undefined)).toBe(true)
+  })
+})
+
+describe('installNatively: what it leaves to pnpm, untouched', () => {
+  const dir = freshDir('native-rules')
+  const base: NativeInstallConfig = {
+    lockfileDir: dir,
+    dir,
+    frozenLockfile: true,
+    nodeLinker: 'isolated',
+    hoistPattern: ['*'],
+    publicHoistPattern: [],
+    storeDir: path.join(dir, 'store'),
+  }
+  it.each([
+    [{}, '11.27.0', /^pnpm 11\.27\.0 is not the verified /],
+    [{ frozenLockfile: false }, VERIFIED_PNPM, /^not a --frozen-lockfile install$/],
+    [{ nodeLinker: 'hoisted' }, VERIFIED_PNPM, /^nodeLinker hoisted$/],
+    [{ enableGlobalVirtualStore: true }, VERIFIED_PNPM, /^enableGlobalVirtualStore$/],
+    [{ dev: false }, VERIFIED_PNPM, /^not every dependency group is installed$/],
+    [{ filter: ['x'] }, VERIFIED_PNPM, /^--filter$/],
+    [{ shamefullyHoist: true }, VERIFIED_PNPM, /^hoisting settings$/],
+    [{ pnpmfile: ['/a/pnpmfile.cjs', '/b/.pnpmfile.cjs'] }, VERIFIED_PNPM, /^other pnpmfiles$/],
+    [{ patchedDependencies: { x: 'patches/x.patch' } }, VERIFIED_PNPM, /^patched dependencies$/],
+    [{}, VERIFIED_PNPM, /^no lockfile$/],
+  ] as Array<[Partial<NativeInstallConfig>, string, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
+    const summary = await installNatively({ ...base, ...settings }, version, 'auto')
+    expect(summary.installed).toBe(false)
+    expect(summary.skipped).toMatch(why)
+    expect(fs.readdirSync(dir)).toEqual([])
+  })
+})
