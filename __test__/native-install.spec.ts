@@ -10,8 +10,9 @@
  * state files with only their timestamps left out) equals stock's; pnpm says "Already up to
  * date"; a second install changes nothing; `pnpm ls` and `pnpm why` answer as for stock; a
  * changed package.json then makes pnpm resolve and link normally, to stock's result. Projects:
- * the e2e fixture (real npm packages), two generated ones (peer dependencies, aliases, bins of
- * every kind, bundled dependencies, hoisting and bin-name conflicts, an ignored build), and the
+ * the e2e fixture (real npm packages), three generated ones (peer dependencies, aliases, bins of
+ * every kind, bundled dependencies, hoisting and bin-name conflicts, an ignored build; public
+ * hoisting and optional dependencies), and the
  * alotta-modules lockfile (1,355 real packages, `benchmark/download.mjs`'s corpus). Then the
  * installs it leaves to pnpm, untouched: a skipped optional package, a build pnpm runs, and a
  * bin it cannot write (found after the layout, so it also shows that an install stopped halfway
@@ -91,6 +92,11 @@ const generated: ServedPackage[] = [
   // A build pnpm is told not to run, and the extra dependency a changed package.json adds.
   pkg('builder', '1.0.0', { scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'built.txt\', \'yes\')"' } }),
   pkg('extra', '1.0.0', { dependencies: { util: '2.0.0' } }),
+  // Public hoisting, and optional dependencies this machine installs (one with engines it meets).
+  pkg('linter-core', '1.0.0', { bin: { lint: 'lint.js' }, optionalDependencies: { 'opt-helper': '1.0.0' } }, { 'lint.js': [NODE_BIN, 0o755] }),
+  pkg('opt-helper', '1.0.0', { engines: { node: '>=18' }, bin: { 'opt-helper': 'h.js' } }, { 'h.js': [NODE_BIN, 0o755] }),
+  pkg('linter-plugin', '1.0.0', { dependencies: { 'linter-core': '1.0.0', f: '2.0.0' } }),
+  pkg('app-kit', '1.0.0', { dependencies: { 'linter-plugin': '1.0.0', a: '2.0.0' } }),
   // For the installs left to pnpm.
   pkg('mac-only', '1.0.0', { os: ['darwin'] }),
   pkg('node-bin', '1.0.0', { bin: { node: 'fake-node.js' } }, { 'fake-node.js': [NODE_BIN, 0o755] }),
@@ -134,6 +140,22 @@ const PROJECTS: Project[] = [
       'node_modules/.pnpm/bundler@1.0.0/node_modules/bundler/node_modules/.bin/inner-cli 755',
       'node_modules/.pnpm/owners@1.0.0/node_modules/owners/node_modules/.bin/shared 755', 'node_modules/.bin/acmd 755',
       'node_modules/.modules.yaml 644 {"hoistedDependencies":', 'node_modules/.pnpm-workspace-state-v1.json 644 {"projects":',
+    ],
+  },
+  {
+    label: 'public-hoist-optional',
+    manifest: {
+      name: 'public-hoist-optional',
+      version: '3.0.0',
+      dependencies: { 'app-kit': '1.0.0', f: '1.0.0' },
+      optionalDependencies: { util: '1.0.0' },
+    },
+    workspace: 'minimumReleaseAge: 0\npublicHoistPattern:\n  - \'*linter*\'\n  - a\n',
+    covers: [
+      'node_modules/linter-core -> .pnpm/linter-core@1.0.0/node_modules/linter-core', 'node_modules/linter-plugin -> .pnpm/linter-plugin@1.0.0/node_modules/linter-plugin',
+      'node_modules/a -> .pnpm/a@2.0.0/node_modules/a', 'node_modules/.bin/lint 755', 'node_modules/.bin/acmd 755',
+      'node_modules/.pnpm/linter-core@1.0.0/node_modules/opt-helper -> ../../opt-helper@1.0.0/node_modules/opt-helper',
+      'node_modules/.pnpm/linter-core@1.0.0/node_modules/linter-core/node_modules/.bin/opt-helper 755',
     ],
   },
 ]
