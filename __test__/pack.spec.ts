@@ -205,7 +205,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
 
   afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
-  it('packs the main package with only the loader, typings and dist/, under 100 kB', () => {
+  it('packs the main package with only the loader, typings and dist/, under 150 kB', () => {
     const files = main.files.map((f) => f.path).sort()
     expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'dist/index.js', 'dist/index.d.ts', 'dist/binding.js', 'dist/worker.js', 'dist/worker.d.ts']))
     for (const file of files) {
@@ -217,7 +217,9 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     const pointedAt = [...targets(rootPkg.exports), ...targets(rootPkg.bin ?? {}), rootPkg.main, rootPkg.types]
       .map((p) => path.posix.normalize(p))
     expect(pointedAt.filter((p) => !files.includes(p))).toEqual([])
-    expect(main.size).toBeLessThan(100_000)
+    // A budget that catches a binary, a source tree or a map packed by mistake (the package is ~100 kB
+    // since the native install's modules; a .node alone is megabytes).
+    expect(main.size).toBeLessThan(150_000)
     expect(statSync(main.filename).size).toBe(main.size)
   })
 
