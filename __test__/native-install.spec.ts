@@ -239,14 +239,22 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return lines
   }
 
-  /** `pnpm ls` and `pnpm why` as a user reads them, with the project path replaced. */
+  /**
+   * `pnpm ls` and `pnpm why` as a user reads them, with the project path replaced. `ls` lists
+   * the packages it finds in `node_modules` but not in package.json in the order the directory
+   * lists them, which the filesystem decides per directory: its objects are compared with their
+   * keys sorted.
+   */
   async function answers (dir: string, store: string, label: string, why: string): Promise<string[]> {
     const opts = { projectDir: dir, storeDir: store, sandbox: sandbox(label), query: true }
     const ls = await runPnpm(['ls', '--depth', 'Infinity', '--json'], opts)
     const whyRun = await runPnpm(['why', why], opts)
     expectOk(ls)
     expectOk(whyRun)
-    return [ls.stdout, whyRun.stdout].map((t) => t.split(dir).join('<project>'))
+    const sorted = (v: unknown): unknown => Array.isArray(v)
+      ? v.map(sorted)
+      : v != null && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted((v as Record<string, unknown>)[k])])) : v
+    return [JSON.stringify(sorted(JSON.parse(ls.stdout)), null, 1), whyRun.stdout].map((t) => t.split(dir).join('<project>'))
   }
 
   interface Compared { stock: string, native: string, stockTree: string[], nativeRun: PnpmRun, trace: string }
