@@ -93,6 +93,9 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     [{ shamefullyHoist: true }, VERIFIED_PNPM, /^hoisting settings$/],
     [{ pnpmfile: ['/a/pnpmfile.cjs', '/b/.pnpmfile.cjs'] }, VERIFIED_PNPM, /^other pnpmfiles$/],
     [{ patchedDependencies: { x: 'patches/x.patch' } }, VERIFIED_PNPM, /^patched dependencies$/],
+    [{ minimumReleaseAge: 1440 }, VERIFIED_PNPM, /^pnpm checks the lockfile against minimumReleaseAge or trustPolicy first$/],
+    [{ trustPolicy: 'no-downgrade' }, VERIFIED_PNPM, /^pnpm checks the lockfile against minimumReleaseAge or trustPolicy first$/],
+    [{ minimumReleaseAge: 1440, trustLockfile: true }, VERIFIED_PNPM, /^no lockfile$/],
     [{}, VERIFIED_PNPM, /^no lockfile$/],
   ] as Array<[Partial<NativeInstallConfig>, string, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
     const summary = await installNatively({ ...base, ...settings }, version, 'auto')

@@ -51,6 +51,9 @@ export interface NativeInstallConfig extends PnpmConfig {
   packageExtensions?: Record<string, unknown>
   catalogs?: Record<string, unknown>
   optimisticRepeatInstall?: boolean
+  minimumReleaseAge?: number
+  trustPolicy?: string
+  trustLockfile?: boolean
   saveWorkspaceState?: boolean
   userAgent?: string
   [setting: string]: unknown
@@ -101,8 +104,16 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
   if (Object.keys(config.patchedDependencies ?? {}).length > 0) return 'patched dependencies'
   if (Object.keys(config.packageExtensions ?? {}).length > 0) return 'package extensions'
   if (Object.values(config.catalogs ?? {}).some((c) => c != null && Object.keys(c).length > 0)) return 'catalogs'
+  // pnpm checks a lockfile against its supply-chain policies on every install (each package's
+  // publish date and trust evidence, from the registry's metadata); this does not repeat that.
+  if (config.trustLockfile !== true && (Boolean(config.minimumReleaseAge) || config.trustPolicy === 'no-downgrade')) {
+    return 'pnpm checks the lockfile against minimumReleaseAge or trustPolicy first'
+  }
   return undefined
 }
+
+/** A version pnpm's lockfile check accepts as semver (the others it flags, unless trustLockfile). */
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/
 
 /** pnpm's `pnpmfileChecksum` for the pnpmfiles it loaded (all but a global one), when any exports hooks (ours does). */
 function pnpmfileChecksum (config: NativeInstallConfig, rootDir: string): string | undefined {
@@ -299,6 +310,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   for (const p of planned) {
     const skipsIt = optionalSkipped(p.name, lockfile.packages![p.depPath], config)
     if (skipsIt != null) return skip(`${p.depPath}: ${skipsIt}`)
+    if (config.trustLockfile !== true && !SEMVER.test(p.version)) return skip(`${p.depPath}: a version pnpm's lockfile check refuses`)
   }
 
   phase('plan')
