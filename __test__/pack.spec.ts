@@ -205,11 +205,26 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
 
   afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
-  it('packs the main package with only the loader, typings and dist/, under 150 kB', () => {
+  it('packs the documents the README links to: every relative link of the packed README and docs resolves inside the package (benchmarks stay in the repository)', () => {
+    const files = new Set(main.files.map((f) => f.path))
+    const broken: string[] = []
+    for (const doc of [...files].filter((f) => f.endsWith('.md'))) {
+      const text = readFileSync(path.join(repo, doc), 'utf8')
+      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target) || target.startsWith('benchmark/')) continue
+        const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(doc), target))
+        if (!files.has(resolved)) broken.push(`${doc} -> ${target}`)
+      }
+    }
+    expect(files.has('docs/api.md')).toBe(true)
+    expect(broken).toEqual([])
+  })
+
+  it('packs the main package with only the loader, typings, dist/ and its documents, under 150 kB', () => {
     const files = main.files.map((f) => f.path).sort()
     expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'dist/index.js', 'dist/index.d.ts', 'dist/binding.js', 'dist/worker.js', 'dist/worker.d.ts']))
     for (const file of files) {
-      expect(file).toMatch(/^(package\.json|README\.md|index\.js|index\.d\.ts|dist\/[\w-]+\.(js|d\.ts))$/)
+      expect(file).toMatch(/^(package\.json|README\.md|RELIABILITY\.md|index\.js|index\.d\.ts|dist\/[\w-]+\.(js|d\.ts)|docs\/[\w-]+\.md)$/)
     }
     expect(files.filter((f) => /^(src|__test__|benchmark|npm|target|lib)\/|Cargo|\.rs$|\.node$|\.spec\./.test(f))).toEqual([])
     // …and everything package.json points at is in it: each `exports` target, `main`, `types`, `bin`.
