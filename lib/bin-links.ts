@@ -18,11 +18,11 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { shShim, shimNodePath, UnsupportedShim } from './bin-shim.js'
+import { writeAtomically } from './atomic-write.js'
+import { runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime } from './bin-shim.js'
 import type { Hoisted } from './hoist.js'
+import { compareVersions } from './semver-range.js'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
-
-export { UnsupportedShim } from './bin-shim.js'
 
 export interface BinLinkOptions {
   modulesDir: string
@@ -108,26 +108,6 @@ function commandsOf (dir: string, manifest: Manifest): Command[] {
   return commands
 }
 
-/** `-1`, `0` or `1` as semver orders two versions (enough for the ones a lockfile holds). */
-function compareVersions (a: string, b: string): number {
-  const parse = (v: string): [number[], string[]] => {
-    const [core, pre] = v.split('+')[0].split(/-(.*)/s)
-    return [core.split('.').map(Number), pre == null ? [] : pre.split('.')]
-  }
-  const [ac, ap] = parse(a)
-  const [bc, bp] = parse(b)
-  for (let i = 0; i < 3; i++) if (ac[i] !== bc[i]) return ac[i] > bc[i] ? 1 : -1
-  if (ap.length === 0 || bp.length === 0) return ap.length === bp.length ? 0 : ap.length === 0 ? 1 : -1
-  for (let i = 0; i < Math.max(ap.length, bp.length); i++) {
-    if (ap[i] == null || bp[i] == null) return ap[i] == null ? -1 : 1
-    const an = /^\d+$/.test(ap[i]); const bn = /^\d+$/.test(bp[i])
-    if (an && bn && Number(ap[i]) !== Number(bp[i])) return Number(ap[i]) > Number(bp[i]) ? 1 : -1
-    if (an !== bn) return an ? -1 : 1
-    if (ap[i] !== bp[i]) return ap[i] > bp[i] ? 1 : -1
-  }
-  return 0
-}
-
 /** One command per name: pnpm's choice between packages that both declare it. */
 function resolveConflicts (commands: Command[]): Command[] {
   const byName = new Map<string, Command>()
@@ -150,9 +130,11 @@ function resolveConflicts (commands: Command[]): Command[] {
  * many, so its manifest, the real paths and its targets' modes are looked at once.
  */
 class BinWriter {
+  /** By the package's real directory (it is found through several links). */
   private readonly manifests = new Map<string, Manifest | undefined>()
   private readonly realPaths = new Map<string, string>()
-  private readonly checked = new Set<string>()
+  /** By the target's real path: what it runs with, read once, however many `.bin` dirs link it. */
+  private readonly targets = new Map<string, Runtime>()
 
   constructor (private readonly extraNodePath: string[]) {}
 
@@ -168,8 +150,9 @@ class BinWriter {
   /** The commands of the packages at `dirs` (those with a manifest). */
   commandsAt (dirs: string[]): Command[] {
     return dirs.flatMap((dir) => {
-      if (!this.manifests.has(dir)) this.manifests.set(dir, readManifest(dir))
-      const manifest = this.manifests.get(dir)
+      const real = this.realpath(dir)
+      if (!this.manifests.has(real)) this.manifests.set(real, readManifest(real))
+      const manifest = this.manifests.get(real)
       return manifest == null ? [] : commandsOf(dir, manifest)
     })
   }
@@ -185,35 +168,37 @@ class BinWriter {
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
       const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpath(path.dirname(cmd.target)), this.extraNodePath) : undefined
-      fs.writeFileSync(file, shShim(cmd.target, shimDir, nodePath))
+      fs.writeFileSync(file, shShim(cmd.target, shimDir, this.runtime(cmd.target), nodePath))
       fs.chmodSync(file, 0o755)
-      this.ensureExecutable(cmd.target)
     }
     return chosen.map((c) => c.name)
   }
 
-  /** Makes a target runnable as pnpm does: executable bits, and a shebang line without `\r`. */
-  private ensureExecutable (target: string): void {
+  /**
+   * What `target` runs with, read from it the first time it is linked, when it is also made
+   * runnable as pnpm makes it: executable bits, and a shebang line without `\r`.
+   */
+  private runtime (target: string): Runtime {
     const real = this.realpath(target)
-    if (this.checked.has(real)) return
-    this.checked.add(real)
-    const stat = fs.statSync(real)
-    const head = Buffer.alloc(2048)
-    const fd = fs.openSync(real, 'r')
+    let runtime = this.targets.get(real)
+    if (runtime != null) return runtime
+    let bytes: Buffer
     try {
-      fs.readSync(fd, head, 0, 2048, 0)
-    } finally {
-      fs.closeSync(fd)
+      bytes = fs.readFileSync(real)
+    } catch (err) {
+      throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
     }
-    const windowsShebang = head[0] === 0x23 && head[1] === 0x21 && /^#![^\n]+\r\n/.test(head.toString())
-    if ((stat.mode & 0o111) === 0o111 && !windowsShebang) return
-    if (!path.dirname(real).split(path.sep).includes('node_modules')) return
-    fs.chmodSync(real, (stat.mode & 0o777) | 0o111)
-    if (windowsShebang) {
-      const temp = `${real}.${process.pid}.tmp`
-      fs.writeFileSync(temp, fs.readFileSync(real, 'utf8').replace(/^(#![^\n]+)\r\n/, '$1\n'), { mode: (stat.mode & 0o777) | 0o111 })
-      fs.renameSync(temp, real)
-    }
+    const text = bytes.toString('utf8')
+    runtime = runtimeOf(target, text)
+    this.targets.set(real, runtime)
+    // pnpm looks for a Windows shebang in the first 2 KiB.
+    const windowsShebang = bytes[0] === 0x23 && bytes[1] === 0x21 && /^#![^\n]+\r\n/.test(bytes.subarray(0, 2048).toString())
+    const mode = fs.statSync(real).mode & 0o777
+    if ((mode & 0o111) === 0o111 && !windowsShebang) return runtime
+    if (!path.dirname(real).split(path.sep).includes('node_modules')) return runtime
+    fs.chmodSync(real, mode | 0o111)
+    if (windowsShebang) writeAtomically(real, text.replace(/^(#![^\n]+)\r\n/, '$1\n'), mode | 0o111)
+    return runtime
   }
 }
 
@@ -236,7 +221,7 @@ function packagesIn (modulesDir: string): string[] {
 
 /** The peers pnpm installed for a package and links the bins of (required ones it resolved). */
 function installedPeers (lockfile: LockfileObject, depPath: string): string[] {
-  const snapshot = lockfile.packages?.[depPath] as { peerDependencies?: Record<string, string>, peerDependenciesMeta?: Record<string, { optional?: boolean }>, dependencies?: Record<string, string>, optionalDependencies?: Record<string, string> } | undefined
+  const snapshot = lockfile.packages?.[depPath]
   return Object.keys(snapshot?.peerDependencies ?? {}).filter((peer) =>
     snapshot?.peerDependenciesMeta?.[peer]?.optional !== true &&
     (snapshot?.dependencies?.[peer] != null || snapshot?.optionalDependencies?.[peer] != null))
@@ -246,7 +231,7 @@ function installedPeers (lockfile: LockfileObject, depPath: string): string[] {
 export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions): void {
   const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
   const bins = new BinWriter(opts.extendsNodePath ? [privateModules] : [])
-  const hasBin = (depPath: string): boolean => (lockfile.packages?.[depPath] as { hasBin?: boolean } | undefined)?.hasBin === true
+  const hasBin = (depPath: string): boolean => lockfile.packages?.[depPath]?.hasBin === true
   const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
 
   for (const pkg of planned) {
@@ -254,7 +239,7 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
     const withBins = Object.values(pkg.children ?? {}).filter((dir) => hasBin(depPathByDir.get(dir)!))
     if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
     // A second pass of its own: the ownership rule does not reach across the two.
-    if ((lockfile.packages?.[pkg.depPath] as { bundledDependencies?: unknown } | undefined)?.bundledDependencies != null) {
+    if (lockfile.packages?.[pkg.depPath]?.bundledDependencies != null) {
       bins.write(binsDir, bins.commandsAt(packagesIn(path.join(pkg.targetDir, 'node_modules'))))
     }
   }
@@ -287,6 +272,5 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
     bins.write(rootBins, peerCommands)
   }
 
-  const hoistedWithBins = opts.hoisted.aliasesWithBins.filter((alias) => opts.hoisted.privateLinks[alias] != null)
-  bins.write(path.join(privateModules, '.bin'), bins.commandsAt(hoistedWithBins.map((alias) => path.join(privateModules, alias))))
+  bins.write(path.join(privateModules, '.bin'), bins.commandsAt(opts.hoisted.privateAliasesWithBins.map((alias) => path.join(privateModules, alias))))
 }

@@ -5,7 +5,6 @@
  * shebang (or extension) names, and a last line naming the target. docs/native-install.md links
  * pnpm's source.
  */
-import fs from 'node:fs'
 import path from 'node:path'
 import { SH_SHIM_PRELUDE } from './sh-shim-prelude.js'
 
@@ -19,15 +18,12 @@ export class UnsupportedShim extends Error {}
 
 const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
 
-/** The program a target runs with, and its arguments, as pnpm reads them from the file. */
-function runtimeOf (target: string): { program: string | null, args: string } {
-  let data: string
-  try {
-    data = fs.readFileSync(target, 'utf8')
-  } catch (err) {
-    throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
-  }
-  const shebang = SHEBANG.exec(data.trim().split(/\r*\n/)[0])
+/** What a shim runs its target with: a program and its arguments, or none (the target itself). */
+export interface Runtime { program: string | null, args: string }
+
+/** The program a target runs with, and its arguments, as pnpm reads them from its text. */
+export function runtimeOf (target: string, text: string): Runtime {
+  const shebang = SHEBANG.exec(text.trim().split(/\r*\n/)[0])
   if (shebang != null) return { program: shebang[1], args: shebang[2] }
   const program = PROGRAM_BY_EXTENSION.get(path.extname(target).toLowerCase()) ?? null
   return { program, args: program === 'cmd' ? '/C' : '' }
@@ -60,13 +56,13 @@ fi
 
 /**
  * The shim in a `.bin` directory whose real path is `shimDir`, for `target` (absolute, as pnpm
- * names it: through the links it was found by). `nodePath`: the directories its `NODE_PATH`
- * lists, or none.
+ * names it: through the links it was found by), which runs with `runtime`. `nodePath`: the
+ * directories its `NODE_PATH` lists, or none.
  */
-export function shShim (target: string, shimDir: string, nodePath: string[] | undefined): string {
+export function shShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined): string {
   const relativeTarget = path.relative(shimDir, target)
   if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${shimDir}`)
-  const { program, args } = runtimeOf(target)
+  const { program, args } = runtime
   let sh = SH_SHIM_PRELUDE
   if (nodePath != null && nodePath.length > 0) {
     const value = quote(nodePath.join(':'))

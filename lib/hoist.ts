@@ -17,6 +17,8 @@
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
 
 export interface HoistOptions {
+  /** The root's dependencies (`rootDependencies`). */
+  direct: Record<string, string>
   hoistPattern: string[]
   publicHoistPattern: string[]
 }
@@ -27,8 +29,8 @@ export interface Hoisted {
   /** Alias → package directory, for the root `node_modules` and for `.pnpm/node_modules`. */
   publicLinks: Record<string, string>
   privateLinks: Record<string, string>
-  /** Aliases hoisted (either way) whose package has bins, in hoisting order. */
-  aliasesWithBins: string[]
+  /** Aliases hoisted privately whose package has bins, in hoisting order. */
+  privateAliasesWithBins: string[]
 }
 
 /** A pattern as pnpm matches names: `*` any run of characters, `?` one, a leading `!` excludes. */
@@ -75,11 +77,9 @@ export function rootDependencies (lockfile: LockfileObject, dirOf: (depPath: str
 export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts: HoistOptions): Hoisted {
   const byDir = new Map<string, Node>()
   for (const p of planned) {
-    const snapshot = lockfile.packages![p.depPath] as { hasBin?: boolean }
-    byDir.set(p.targetDir, { depPath: p.depPath, dir: p.targetDir, hasBin: snapshot.hasBin === true, children: p.children ?? {} })
+    byDir.set(p.targetDir, { depPath: p.depPath, dir: p.targetDir, hasBin: lockfile.packages![p.depPath].hasBin === true, children: p.children ?? {} })
   }
-  const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
-  const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath)!)
+  const { direct } = opts
 
   // The walk: each step claims its packages as it is made; `next` makes a package's step.
   const visited = new Set<string>()
@@ -108,7 +108,7 @@ export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts
   const isPublic = createMatcher(opts.publicHoistPattern)
   const isPrivate = createMatcher(opts.hoistPattern)
   const taken = new Set(Object.keys(direct).map((a) => a.toLowerCase()))
-  const hoisted: Hoisted = { record: {}, publicLinks: {}, privateLinks: {}, aliasesWithBins: [] }
+  const hoisted: Hoisted = { record: {}, publicLinks: {}, privateLinks: {}, privateAliasesWithBins: [] }
   for (const { node } of depths) {
     for (const [alias, dir] of Object.entries(node.children)) {
       const where = isPublic(alias) ? 'public' : isPrivate(alias) ? 'private' : undefined
@@ -116,7 +116,7 @@ export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts
       const child = byDir.get(dir)
       if (child == null) continue
       taken.add(alias.toLowerCase())
-      if (child.hasBin) hoisted.aliasesWithBins.push(alias)
+      if (child.hasBin && where === 'private') hoisted.privateAliasesWithBins.push(alias)
       ;(hoisted.record[child.depPath] ??= {})[alias] = where
       ;(where === 'public' ? hoisted.publicLinks : hoisted.privateLinks)[alias] = dir
     }

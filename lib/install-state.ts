@@ -14,6 +14,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { writeAtomically } from './atomic-write.js'
 import type { PnpmConfig } from './prelink.js'
 
 /** The settings pnpm records in the workspace state, in its order. */
@@ -47,15 +48,8 @@ export interface InstallRecord {
   publicHoistPattern?: string[]
   /** Packages whose row requires a build, in lockfile order (pnpm ran none of them). */
   requireBuild: string[]
-  /** The text of `pnpm-lock.yaml`. */
+  /** The text of `pnpm-lock.yaml`'s own document (the current lockfile of a full install). */
   lockfileText: string
-}
-
-/** `pnpm-lock.yaml`'s own document: with config dependencies theirs comes first, after `---`. */
-export function mainLockfileDocument (text: string): string {
-  if (!text.startsWith('---\n')) return text
-  const end = text.indexOf('\n---\n', 3)
-  return end === -1 ? text : text.slice(end + 5)
 }
 
 /** `registriesByScope` without the default registry, scopes sorted. */
@@ -65,24 +59,16 @@ function registryRoutes (config: Record<string, unknown>): Record<string, unknow
 }
 
 /** The settings as pnpm records them: configured values, a store dir resolved and versioned. */
-export function stateSettings (config: PnpmConfig & Record<string, unknown>, rootDir: string): Record<string, unknown> {
+function stateSettings (config: PnpmConfig & Record<string, unknown>, rootDir: string): Record<string, unknown> {
   const settings: Record<string, unknown> = {}
   for (const key of STATE_SETTINGS) {
     let value = config[key]
     if (value === undefined) continue
     if (key === 'storeDir') value = path.join(path.resolve(rootDir, value as string), 'v11')
-    if (key === 'virtualStoreDir') value = path.resolve(rootDir, value as string)
     settings[key] = value
   }
   settings.registryRoutes = registryRoutes(config)
   return settings
-}
-
-/** Writes `file` through a temporary sibling, so that a reader never sees half of it. */
-function writeAtomically (file: string, text: string): void {
-  const temp = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(temp, text)
-  fs.renameSync(temp, file)
 }
 
 /** `.modules.yaml` and `.pnpm/lock.yaml`: written before the workspace state. */
@@ -108,7 +94,7 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     allowBuilds: config.allowBuilds,
   }
-  writeAtomically(path.join(record.modulesDir, '.pnpm', 'lock.yaml'), mainLockfileDocument(record.lockfileText))
+  writeAtomically(path.join(record.modulesDir, '.pnpm', 'lock.yaml'), record.lockfileText)
   writeAtomically(path.join(record.modulesDir, '.modules.yaml'), JSON.stringify(modules, null, 2))
 }
 

@@ -5,6 +5,7 @@
  * for this machine's) or else this machine's. `libc` counts only where it is known (Linux).
  * docs/native-install.md links pnpm's source.
  */
+import { isMusl } from './native-platform.js'
 import type { PackageSnapshot } from './virtual-store.js'
 
 export interface SupportedArchitectures {
@@ -13,13 +14,7 @@ export interface SupportedArchitectures {
   libc?: string[]
 }
 
-/** glibc or musl on Linux (from Node's own report), `unknown` elsewhere. */
-function currentLibc (): string {
-  if (process.platform !== 'linux') return 'unknown'
-  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined
-  return report?.header?.glibcVersionRuntime != null ? 'glibc' : 'musl'
-}
-
+/** This machine's libc as pnpm names it (`unknown` off Linux). */
 let libc: string | undefined
 
 function accepts (values: string[], list: string[] | string): boolean {
@@ -33,7 +28,7 @@ function accepts (values: string[], list: string[] | string): boolean {
 export function installableHere (snapshot: PackageSnapshot, supported: SupportedArchitectures | undefined): boolean {
   const current = (mine: string, wanted: string[] | undefined): string[] =>
     (wanted ?? ['current']).map((w) => w === 'current' ? mine : w)
-  libc ??= currentLibc()
+  libc ??= process.platform !== 'linux' ? 'unknown' : isMusl() ? 'musl' : 'glibc'
   return (snapshot.os == null || accepts(current(process.platform, supported?.os), snapshot.os)) &&
     (snapshot.cpu == null || accepts(current(process.arch, supported?.cpu), snapshot.cpu)) &&
     (snapshot.libc == null || libc === 'unknown' || accepts(current(libc, supported?.libc), snapshot.libc))

@@ -20,7 +20,17 @@ export interface LockfileFile extends LockfileObject {
   [field: string]: unknown
 }
 
-/** The project's lockfile (its own document, after any config dependencies' one), or `undefined` when there is none. */
+/** `pnpm-lock.yaml`'s own document: with config dependencies theirs comes first, after `---`. */
+function mainLockfileDocument (text: string): string {
+  if (!text.startsWith('---\n')) return text
+  const end = text.indexOf('\n---\n', 3)
+  return end === -1 ? text : text.slice(end + 5)
+}
+
+/**
+ * The project's lockfile (its own document, after any config dependencies' one) and that
+ * document's text, or `undefined` when there is none.
+ */
 export function readLockfileFile (lockfileDir: string): { lockfile: LockfileFile, text: string } | undefined {
   let text: string
   try {
@@ -29,9 +39,10 @@ export function readLockfileFile (lockfileDir: string): { lockfile: LockfileFile
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw err
   }
-  const parsed = binding.parseYamlDocuments(text)
+  const main = mainLockfileDocument(text)
+  const parsed = binding.parseYamlDocuments(main)
   if (parsed.error != null) throw pnpmErrorOf(parsed.error, `pnpm-lock.yaml: ${parsed.error.message}`)
-  const doc = parsed.documents?.at(-1)
+  const doc = parsed.documents?.[0]
   if (doc == null || typeof doc !== 'object') return undefined
   const { packages, snapshots, ...rest } = doc as Record<string, unknown> & {
     packages?: Record<string, PackageSnapshot>
@@ -57,5 +68,5 @@ export function readLockfileFile (lockfileDir: string): { lockfile: LockfileFile
     }
     importers[id] = snapshot
   }
-  return { lockfile: { ...rest, importers, packages: merged }, text }
+  return { lockfile: { ...rest, importers, packages: merged }, text: main }
 }

@@ -17,12 +17,13 @@ import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type S
 import { installableHere, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
-import { DEFAULT_MAX_TARBALL_UNPACKED_SIZE, downloadToStore } from './registry-fetch.js'
+import { downloadToStore } from './registry-fetch.js'
 import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
 import { hoist, rootDependencies } from './hoist.js'
-import { linkBins, UnsupportedShim } from './bin-links.js'
-import { satisfies } from './semver-range.js'
-import { planWholeVirtualStore, type DependencyGroup, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
+import { linkBins } from './bin-links.js'
+import { UnsupportedShim } from './bin-shim.js'
+import { isSemver, satisfies } from './semver-range.js'
+import { planWholeVirtualStore, DEPENDENCY_GROUPS, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -74,7 +75,6 @@ export interface NativeInstallSummary {
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
 const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides'])
-const GROUPS: DependencyGroup[] = ['dependencies', 'devDependencies', 'optionalDependencies']
 const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
@@ -112,8 +112,6 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
   return undefined
 }
 
-/** A version pnpm's lockfile check accepts as semver (the others it flags, unless trustLockfile). */
-const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/
 
 /** pnpm's `pnpmfileChecksum` for the pnpmfiles it loaded (all but a global one), when any exports hooks (ours does). */
 function pnpmfileChecksum (config: NativeInstallConfig, rootDir: string): string | undefined {
@@ -130,7 +128,7 @@ type Manifest = Record<string, unknown> & { name?: string, version?: string }
 /** Why the lockfile is not one pnpm would install as it is into this project (`undefined`: it is). */
 function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config: NativeInstallConfig, rootDir: string): string | undefined {
   if (lockfile.lockfileVersion !== '9.0') return `lockfileVersion ${String(lockfile.lockfileVersion)}`
-  const unknown = Object.keys(lockfile).find((f) => !KNOWN_LOCKFILE_FIELDS.has(f) && f !== 'importers')
+  const unknown = Object.keys(lockfile).find((f) => !KNOWN_LOCKFILE_FIELDS.has(f))
   if (unknown != null) return `the lockfile has ${unknown}`
   const importers = Object.keys(lockfile.importers)
   if (importers.length !== 1 || importers[0] !== '.') return 'a workspace of several projects'
@@ -146,7 +144,7 @@ function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config
     return 'package.json fields this does not model'
   }
   const seen = new Set<string>()
-  for (const group of GROUPS) {
+  for (const group of DEPENDENCY_GROUPS) {
     const wanted = (manifest[group] ?? {}) as Record<string, string>
     const locked = importer[group] ?? {}
     if (Object.keys(wanted).length !== Object.keys(locked).length) return `${group} differ from the lockfile`
@@ -197,7 +195,7 @@ function tarballUrl (name: string, version: string, config: NativeInstallConfig)
 }
 
 /** Downloads `packages` into the store, `limit` at a time, each URL to `downloaded`; the first that fails, if any. */
-async function downloadAll (packages: PlannedPackage[], storeDir: string, config: NativeInstallConfig, limit: number, downloaded: string[]): Promise<string | undefined> {
+async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], storeDir: string, config: NativeInstallConfig, limit: number, downloaded: string[]): Promise<string | undefined> {
   let next = 0
   let failed: string | undefined
   const worker = async (): Promise<void> => {
@@ -206,10 +204,10 @@ async function downloadAll (packages: PlannedPackage[], storeDir: string, config
       const url = tarballUrl(p.name, p.version, config)
       const result = await downloadToStore({
         url,
-        integrity: p.filesIndexFile.slice(0, p.filesIndexFile.indexOf('\t')),
+        integrity: lockfile.packages![p.depPath].resolution!.integrity as string,
         storeDir,
         filesIndexFile: p.filesIndexFile,
-        maxTarballUnpackedSize: typeof config.maxTarballUnpackedSize === 'number' ? config.maxTarballUnpackedSize : DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
+        maxTarballUnpackedSize: typeof config.maxTarballUnpackedSize === 'number' ? config.maxTarballUnpackedSize : undefined,
       })
       if (result == null) failed ??= url
       else downloaded.push(url)
@@ -301,7 +299,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
   const { planned, notPlanned } = planWholeVirtualStore(lockfile, {
     virtualStoreDir,
-    virtualStoreDirMaxLength: config.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120),
+    virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
     engineStrict: config.engineStrict,
     installable: (snapshot) => installableHere(snapshot, config.supportedArchitectures),
@@ -310,7 +308,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   for (const p of planned) {
     const skipsIt = optionalSkipped(p.name, lockfile.packages![p.depPath], config)
     if (skipsIt != null) return skip(`${p.depPath}: ${skipsIt}`)
-    if (config.trustLockfile !== true && !SEMVER.test(p.version)) return skip(`${p.depPath}: a version pnpm's lockfile check refuses`)
+    if (config.trustLockfile !== true && !isSemver(p.version)) return skip(`${p.depPath}: a version pnpm's lockfile check refuses`)
   }
 
   phase('plan')
@@ -319,7 +317,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath)!)
   const hoistPattern = config.hoistPattern as string[]
   const publicHoistPattern = config.publicHoistPattern as string[]
-  const hoisted = hoist(lockfile, planned, { hoistPattern, publicHoistPattern })
+  const hoisted = hoist(lockfile, planned, { direct, hoistPattern, publicHoistPattern })
   const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
   const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
@@ -347,7 +345,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     phase('linked from the store')
     const why = downloadUnsupported(config)
     if (why != null) return skip(`${missing.length} packages are not in the store, and ${why}`)
-    const failed = await downloadAll(missing.map((i) => planned[i]), storeDir, config, typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16, downloaded)
+    const failed = await downloadAll(lockfile, missing.map((i) => planned[i]), storeDir, config, typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16, downloaded)
     if (failed != null) return skip(`${failed} did not download`)
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))

@@ -46,7 +46,8 @@ export function platformArchABI(): string {
   return `${platform}-${arch}`
 }
 
-function isMusl(): boolean {
+/** Whether this Linux runs on musl (else glibc). */
+export function isMusl(): boolean {
   try {
     return readFileSync('/usr/bin/ldd', 'utf8').includes('musl')
   } catch {

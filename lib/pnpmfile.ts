@@ -27,7 +27,7 @@ import { checkAbsolutePath, checkObject } from './args.js'
 import { invalidArgument } from './errors.js'
 import * as cas from './index.js'
 import { installNatively, type NativeInstallConfig } from './native-install.js'
-import { DEFAULT_MAX_TARBALL_UNPACKED_SIZE, downloadToStore } from './registry-fetch.js'
+import { downloadToStore } from './registry-fetch.js'
 import { userAgentPnpmVersion } from './pnpm-plugin.js'
 import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
 
@@ -49,14 +49,13 @@ function trace (line: string): void {
   if (file) fs.appendFileSync(file, `${line}\n`)
 }
 
-const IMPORT_METHODS = new Set<string>(['auto', 'hardlink', 'copy', 'clone', 'clone-or-copy'])
 
 /** pnpm's settings, as `hooks.updateConfig` last saw them. */
 let pnpmConfig: (PnpmConfig & { maxTarballUnpackedSize?: number }) | undefined
 
 function configuredImportMethod (): cas.PackageImportMethod {
   for (const m of [process.env.CAS_NATIVE_PACKAGE_IMPORT_METHOD, pnpmConfig?.packageImportMethod]) {
-    if (m != null && IMPORT_METHODS.has(m)) return m as cas.PackageImportMethod
+    if (m != null && (cas.PACKAGE_IMPORT_METHODS as readonly string[]).includes(m)) return m as cas.PackageImportMethod
   }
   return 'auto'
 }
@@ -220,7 +219,7 @@ export const registryTarballFetcher = {
       integrity: resolution.integrity!,
       storeDir: cafs.storeDir,
       filesIndexFile: opts.filesIndexFile,
-      maxTarballUnpackedSize: pnpmConfig?.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
+      maxTarballUnpackedSize: pnpmConfig?.maxTarballUnpackedSize,
       appendManifest: opts.appendManifest,
       ignoreFilePattern: opts.ignoreFilePattern,
       onStart: opts.onStart,

@@ -199,7 +199,7 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
     virtualStoreDir: cfg.virtualStoreDir != null
       ? path.resolve(ctx.lockfileDir, cfg.virtualStoreDir)
       : path.join(modulesDirOf(cfg, ctx.lockfileDir), '.pnpm'),
-    virtualStoreDirMaxLength: cfg.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120),
+    virtualStoreDirMaxLength: cfg.virtualStoreDirMaxLength,
     include,
     engineStrict: cfg.engineStrict,
   }).filter((p) => current[p.depPath] == null)

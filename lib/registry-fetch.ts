@@ -13,7 +13,8 @@ export interface RegistryDownload {
   /** The versioned store directory. */
   storeDir: string
   filesIndexFile: string
-  maxTarballUnpackedSize: number
+  /** pnpm's setting; its default (4 GiB) when not given. */
+  maxTarballUnpackedSize?: number
   appendManifest?: Record<string, unknown>
   ignoreFilePattern?: string
   onStart?: (totalSize: number | null, attempt: number) => void
@@ -21,7 +22,7 @@ export interface RegistryDownload {
 }
 
 /** pnpm 11's default `maxTarballUnpackedSize` (4 GiB), for when pnpm's settings do not say. */
-export const DEFAULT_MAX_TARBALL_UNPACKED_SIZE = 4 * 1024 ** 3
+const DEFAULT_MAX_TARBALL_UNPACKED_SIZE = 4 * 1024 ** 3
 
 export async function downloadToStore (opts: RegistryDownload): Promise<cas.AddFilesFromTarballResult | undefined> {
   let writer: cas.TarballWriter | undefined
@@ -33,7 +34,7 @@ export async function downloadToStore (opts: RegistryDownload): Promise<cas.AddF
       url: opts.url,
       appendManifest: opts.appendManifest,
       ignoreFilePattern: opts.ignoreFilePattern,
-      maxTarballUnpackedSize: opts.maxTarballUnpackedSize,
+      maxTarballUnpackedSize: opts.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE,
     })
     const res = await fetch(opts.url, { headers: { 'accept-encoding': 'identity', 'user-agent': '@cas/native pnpmfile' } })
     if (!res.ok) {

@@ -1,9 +1,10 @@
 /**
- * Whether a release version satisfies an npm semver range, for the `engines` of optional
- * packages (pnpm skips an optional package whose `engines.node` or `engines.pnpm` this Node or
- * pnpm does not satisfy). It knows the range forms `engines` fields use (comparators, `^`, `~`,
- * x-ranges, hyphen ranges, `||`); anything else, such as a prerelease in the range, is a
- * `RangeError`, which the native install takes as "leave this to pnpm".
+ * The semver the native install needs. Whether a release version satisfies an npm range, for the
+ * `engines` of optional packages (pnpm skips an optional package whose `engines.node` or
+ * `engines.pnpm` this Node or pnpm does not satisfy): it knows the range forms `engines` fields
+ * use (comparators, `^`, `~`, x-ranges, hyphen ranges, `||`), and anything else, such as a
+ * prerelease in the range, is a `RangeError`, which the native install takes as "leave this to
+ * pnpm". Also semver's spelling and order of versions, for pnpm's lockfile check and bin conflicts.
  */
 
 type Version = [number, number, number]
@@ -73,4 +74,29 @@ export function satisfies (version: string, range: string): boolean {
     const tokens = text.replace(/(>=|<=|>|<|=|\^|~)\s+/g, '$1').split(/\s+/).filter((t) => t !== '')
     return tokens.flatMap(comparators).every((c) => holds(c, v as Version))
   })
+}
+
+/** A version as semver spells it (pnpm's lockfile check refuses the others). */
+export const isSemver = (version: string): boolean =>
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(version)
+
+/** `-1`, `0` or `1` as semver orders two versions (for the ones a lockfile holds). */
+export function compareVersions (a: string, b: string): number {
+  const parse = (v: string): [number[], string[]] => {
+    const [core, pre] = v.split('+')[0].split(/-(.*)/s)
+    return [core.split('.').map(Number), pre == null ? [] : pre.split('.')]
+  }
+  const [ac, ap] = parse(a)
+  const [bc, bp] = parse(b)
+  for (let i = 0; i < 3; i++) if (ac[i] !== bc[i]) return ac[i] > bc[i] ? 1 : -1
+  if (ap.length === 0 || bp.length === 0) return ap.length === bp.length ? 0 : ap.length === 0 ? 1 : -1
+  for (let i = 0; i < Math.max(ap.length, bp.length); i++) {
+    if (ap[i] == null || bp[i] == null) return ap[i] == null ? -1 : 1
+    const an = /^\d+$/.test(ap[i])
+    const bn = /^\d+$/.test(bp[i])
+    if (an && bn && Number(ap[i]) !== Number(bp[i])) return Number(ap[i]) > Number(bp[i]) ? 1 : -1
+    if (an !== bn) return an ? -1 : 1
+    if (ap[i] !== bp[i]) return ap[i] > bp[i] ? 1 : -1
+  }
+  return 0
 }

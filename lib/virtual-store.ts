@@ -32,15 +32,21 @@ export interface PackageSnapshot {
   cpu?: string[]
   libc?: string[]
   engines?: Record<string, string>
+  hasBin?: boolean
+  bundledDependencies?: string[] | boolean
+  peerDependencies?: Record<string, string>
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>
 }
 
 export type DependencyGroup = 'dependencies' | 'devDependencies' | 'optionalDependencies'
+/** The dependency groups of an importer, in the order pnpm lists them. */
+export const DEPENDENCY_GROUPS: DependencyGroup[] = ['dependencies', 'devDependencies', 'optionalDependencies']
 
 export interface LayoutOptions {
   /** Absolute: `<lockfileDir>/node_modules/.pnpm` unless configured otherwise. */
   virtualStoreDir: string
-  /** pnpm's `virtualStoreDirMaxLength` (120 on Linux and macOS, 60 on Windows). */
-  virtualStoreDirMaxLength: number
+  /** pnpm's `virtualStoreDirMaxLength` (its default: 120 on Linux and macOS, 60 on Windows). */
+  virtualStoreDirMaxLength?: number
   /** The groups being installed (`--prod`, `--dev`, `--no-optional` drop some). */
   include: Record<DependencyGroup, boolean>
   /** With `engineStrict`, packages declaring `engines` are left to pnpm, which may refuse them. */
@@ -138,7 +144,7 @@ function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, b
     }
   }
   for (const importer of Object.values(lockfile.importers ?? {})) {
-    for (const group of ['dependencies', 'devDependencies', 'optionalDependencies'] as const) {
+    for (const group of DEPENDENCY_GROUPS) {
       if (include[group]) visit(importer[group])
     }
   }
@@ -164,12 +170,13 @@ export function planWholeVirtualStore (lockfile: LockfileObject, opts: LayoutOpt
 }
 
 function plan (lockfile: LockfileObject, opts: LayoutOptions): { planned: PlannedPackage[], notPlanned: string[] } {
+  const maxLength = opts.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120)
   // A package is the target of many dependency links: its directory is computed once.
   const dirs = new Map<string, string>()
   const dirOf = (depPath: string, name: string): string => {
     let dir = dirs.get(depPath)
     if (dir == null) {
-      dir = path.join(opts.virtualStoreDir, depPathToFilename(depPath, opts.virtualStoreDirMaxLength), 'node_modules', name)
+      dir = path.join(opts.virtualStoreDir, depPathToFilename(depPath, maxLength), 'node_modules', name)
       dirs.set(depPath, dir)
     }
     return dir

@@ -65,11 +65,12 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
     let versions = split_n(&opts.versions, n)?;
     let targets = split_n(&opts.target_dirs, n)?;
     let deps = symlink_deps(&opts.symlinks)?;
-    let builds_ignored = opts.builds_ignored.unwrap_or_default();
-    if deps.len() != n {
+    let builds_ignored = opts.builds_ignored.unwrap_or_else(|| vec![false; n]);
+    if deps.len() != n || builds_ignored.len() != n {
         return Err(ImportError::linking_failed(format!(
-            "malformed batch: expected {n} symlink deps, got {}",
-            deps.len()
+            "malformed batch: expected {n} symlink deps and build flags, got {} and {}",
+            deps.len(),
+            builds_ignored.len()
         )));
     }
     let packages = deps
@@ -83,7 +84,7 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
             },
             target_dir: PathBuf::from(targets[i]),
             deps,
-            build_ignored: builds_ignored.get(i).copied().unwrap_or(false),
+            build_ignored: builds_ignored[i],
         })
         .collect();
     Ok(StoredRequest {
