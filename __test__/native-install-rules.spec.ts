@@ -104,3 +104,46 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     expect(fs.readdirSync(dir)).toEqual([])
   })
 })
+
+describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
+  /** A project whose package.json asks for `wanted` and whose lockfile holds `packages` (name@version → metadata lines; `optional` ones marked so in their snapshot). */
+  function project (opts: { wanted?: Record<string, string>, importer?: string, packages?: Record<string, string>, top?: string, optionalDeps?: Record<string, string>, optional?: string[] }): string {
+    const dir = freshDir('native-lockfile')
+    const wanted = opts.wanted ?? { a: '1.0.0' }
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', dependencies: wanted, ...(opts.optionalDeps != null ? { optionalDependencies: opts.optionalDeps } : {}) }))
+    const packages = opts.packages ?? { 'a@1.0.0': '' }
+    const importer = opts.importer ?? Object.entries(wanted).map(([name, spec]) => `      ${name}:\n        specifier: ${spec}\n        version: ${spec}\n`).join('')
+    const optional = Object.entries(opts.optionalDeps ?? {}).map(([name, spec]) => `      ${name}:\n        specifier: ${spec}\n        version: ${spec}\n`).join('')
+    fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), [
+      "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n",
+      opts.top ?? '',
+      `importers:\n\n  .:\n    dependencies:\n${importer}${optional === '' ? '' : `    optionalDependencies:\n${optional}`}`,
+      `packages:\n\n${Object.entries(packages).map(([key, lines]) => `  ${key}:\n    resolution: {integrity: sha512-AAAA}\n${lines}`).join('\n')}`,
+      `snapshots:\n\n${Object.keys(packages).map((key) => opts.optional?.includes(key) ? `  ${key}:\n    optional: true` : `  ${key}: {}`).join('\n\n')}\n`,
+    ].join('\n'))
+    return dir
+  }
+  const install = (dir: string, settings: Partial<NativeInstallConfig> = {}) => installNatively({
+    lockfileDir: dir, dir, frozenLockfile: true, nodeLinker: 'isolated', hoistPattern: ['*'], publicHoistPattern: [],
+    storeDir: path.join(dir, 'store'), offline: true, ...settings,
+  }, VERIFIED_PNPM, 'auto')
+
+  it.each([
+    ['a package.json ahead of the lockfile', { wanted: { a: '^1.0.0' }, importer: '      a:\n        specifier: 1.0.0\n        version: 1.0.0\n' }, {}, /^dependencies\.a differs from the lockfile$/],
+    ['overrides the settings do not have', { top: 'overrides:\n  a: 1.0.0\n' }, {}, /^overrides differ from the lockfile$/],
+    ['a pnpmfileChecksum of pnpmfiles no longer loaded', { top: 'pnpmfileChecksum: sha256-x\n' }, {}, /^the pnpmfiles changed since the lockfile was written$/],
+    ['lockfile settings other than the configured ones', {}, { autoInstallPeers: false }, /^the lockfile was written with other settings$/],
+    ['a link: dependency', { wanted: { a: 'link:../a' } }, {}, /^1 packages need pnpm \(a@link:\.\.\/a, …\)$/],
+    ['a version pnpm\'s lockfile check refuses', { wanted: { a: '1.0' }, importer: "      a:\n        specifier: '1.0'\n        version: '1.0'\n", packages: { "'a@1.0'": '' } }, {}, /^a@1\.0: a version pnpm's lockfile check refuses$/],
+    ['an optional package whose engines are not met', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {node: '<1'}\n" } }, {}, /^o@1\.0\.0: an optional package whose engines this does not satisfy$/],
+    ['an optional package named for a platform', { optionalDeps: { 'tool-linux-x64': '1.0.0' }, optional: ['tool-linux-x64@1.0.0'], packages: { 'a@1.0.0': '', 'tool-linux-x64@1.0.0': '' } }, {}, /^tool-linux-x64@1\.0\.0: an optional package named for a platform$/],
+    ['a cold store under --offline', {}, {}, /^1 packages are not in the store, and --offline$/],
+  ] as Array<[string, Parameters<typeof project>[0], Partial<NativeInstallConfig>, RegExp]>)('%s', async (_name, shape, settings, why) => {
+    const dir = project(shape)
+    const before = fs.readdirSync(dir).sort()
+    const summary = await install(dir, settings)
+    expect(summary.installed).toBe(false)
+    expect(summary.skipped).toMatch(why)
+    expect(fs.readdirSync(dir).sort()).toEqual(before)
+  })
+})

@@ -259,24 +259,29 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
 
   interface Compared { stock: string, native: string, stockTree: string[], nativeRun: PnpmRun, trace: string }
 
-  /**
-   * A stock clone and a native clone of `setUpDir`, installed with `--frozen-lockfile` from its
-   * store (`online`: stock's fills it from the registry stand-in).
-   */
-  async function installBoth (setUpDir: string, store: string, label: string, online = false): Promise<Compared> {
-    const from = online ? { registry: registry.url } : {}
+  interface InstallOptions {
+    /** Stock's install fills the store from the registry stand-in. */
+    online?: boolean
+    /** More arguments to `pnpm install --frozen-lockfile`, for both. */
+    args?: string[]
+  }
+
+  /** A stock clone and a native clone of `setUpDir`, installed with `--frozen-lockfile` from its store. */
+  async function installBoth (setUpDir: string, store: string, label: string, opts: InstallOptions = {}): Promise<Compared> {
+    const from = opts.online === true ? { registry: registry.url } : {}
+    const command = ['install', '--frozen-lockfile', ...(opts.args ?? [])]
     const stock = clone(setUpDir, `${label}-stock`)
-    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
+    expectOk(await runPnpm(command, { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
     const native = clone(setUpDir, `${label}-native`)
     const traceFile = path.join(base, `${label}-trace.txt`)
-    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
+    const nativeRun = await runPnpm(command, { projectDir: native, storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
     expectOk(nativeRun)
     return { stock, native, stockTree: tree(stock, store), nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
   }
 
   /** The checks every project the native install takes must pass. */
-  async function expectSameAsStock (setUpDir: string, store: string, label: string, opts: { packages: number, why: string, online?: boolean }): Promise<Compared> {
-    const both = await installBoth(setUpDir, store, label, opts.online)
+  async function expectSameAsStock (setUpDir: string, store: string, label: string, opts: InstallOptions & { packages: number, why: string }): Promise<Compared> {
+    const both = await installBoth(setUpDir, store, label, opts)
     expect(both.trace).toMatch(new RegExp(`^native install: ${opts.packages} packages, `, 'm'))
     expect(both.nativeRun.stdout).toContain('Already up to date')
     expect(both.nativeRun.stdout).not.toContain(PNPM_INSTALLED)
@@ -285,7 +290,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
 
     // Up to date, and stays so.
-    const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
+    const again = await runPnpm(['install', '--frozen-lockfile', ...(opts.args ?? [])], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
     expectOk(again)
     expect(again.stdout).toContain('Already up to date')
     expect(again.stdout).not.toContain(PNPM_INSTALLED)
@@ -336,6 +341,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(run.stdout).not.toContain(PNPM_INSTALLED)
     const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
     expect(relative(native, nativeStore)).toEqual(relative(stock, stockStore))
+  })
+
+  it('with scripts off (--config.ignore-scripts=true): the root shims through the packages\' own directories and every build pending, as stock', async () => {
+    const project = PROJECTS[1]
+    const { dir, store } = await setUp('ignore-scripts', project.manifest, project.workspace)
+    const both = await expectSameAsStock(dir, store, 'ignore-scripts', { packages: countSnapshots(dir), why: 'util', args: ['--config.ignore-scripts=true'] })
+    const modules = both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))!
+    expect(modules).toContain('"pendingBuilds":["builder@1.0.0"]')
+    expect(modules).not.toContain('ignoredBuilds')
   })
 
   it('the e2e fixture project (real npm packages): stock pnpm\'s node_modules, up to date', async () => {

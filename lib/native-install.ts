@@ -312,12 +312,6 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   }
 
   phase('plan')
-  // The root's and the hoisted links need only the plan: made while the packages are linked.
-  const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
-  const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath)!)
-  const hoistPattern = config.hoistPattern as string[]
-  const publicHoistPattern = config.publicHoistPattern as string[]
-  const hoisted = hoist(lockfile, planned, { direct, hoistPattern, publicHoistPattern })
   const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
   const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
@@ -328,15 +322,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   })).results
   // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
   const storeExists = fs.existsSync(storeDir)
-  const [results] = await Promise.all([
-    storeExists ? link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' })),
-    symlinkAllModules({
-      deps: [
-        { name: '', modules: modulesDir, children: { ...direct, ...hoisted.publicLinks } },
-        { name: '', modules: path.join(virtualStoreDir, 'node_modules'), children: hoisted.privateLinks },
-      ],
-    }),
-  ])
+  const results = storeExists ? await link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
   if (cannot !== -1) return skip(`${planned[cannot].depPath}: ${results[cannot].leftOut!}`)
   const missing = results.flatMap((r, i) => r.linked ? [] : [i])
@@ -353,7 +339,20 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     if (notLinked !== -1) return skip(`${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}`)
     missing.forEach((at, k) => { results[at] = second[k] })
   }
-  phase('virtual store, links')
+  phase('virtual store')
+  // The root's links and hoisting: only once every package is in place.
+  const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
+  const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath)!)
+  const hoistPattern = config.hoistPattern as string[]
+  const publicHoistPattern = config.publicHoistPattern as string[]
+  const hoisted = hoist(lockfile, planned, { direct, hoistPattern, publicHoistPattern })
+  await symlinkAllModules({
+    deps: [
+      { name: '', modules: modulesDir, children: { ...direct, ...hoisted.publicLinks } },
+      { name: '', modules: path.join(virtualStoreDir, 'node_modules'), children: hoisted.privateLinks },
+    ],
+  })
+  phase('links')
   try {
     linkBins(lockfile, planned, {
       modulesDir,
