@@ -841,6 +841,7 @@ module.exports.closeStores = nativeBinding.closeStores
 module.exports.extractTarball = nativeBinding.extractTarball
 module.exports.hardLinkDir = nativeBinding.hardLinkDir
 module.exports.initStoreDir = nativeBinding.initStoreDir
+module.exports.invalidDependencyAliases = nativeBinding.invalidDependencyAliases
 module.exports.linkPackages = nativeBinding.linkPackages
 module.exports.linkStoredPackages = nativeBinding.linkStoredPackages
 module.exports.parseYamlDocuments = nativeBinding.parseYamlDocuments

@@ -93,9 +93,7 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     [{ shamefullyHoist: true }, VERIFIED_PNPM, /^hoisting settings$/],
     [{ pnpmfile: ['/a/pnpmfile.cjs', '/b/.pnpmfile.cjs'] }, VERIFIED_PNPM, /^other pnpmfiles$/],
     [{ patchedDependencies: { x: 'patches/x.patch' } }, VERIFIED_PNPM, /^patched dependencies$/],
-    [{ minimumReleaseAge: 1440 }, VERIFIED_PNPM, /^pnpm checks the lockfile against minimumReleaseAge or trustPolicy first$/],
-    [{ trustPolicy: 'no-downgrade' }, VERIFIED_PNPM, /^pnpm checks the lockfile against minimumReleaseAge or trustPolicy first$/],
-    [{ minimumReleaseAge: 1440, trustLockfile: true }, VERIFIED_PNPM, /^no lockfile$/],
+    [{ useGitBranchLockfile: true }, VERIFIED_PNPM, /^git branch lockfiles$/],
     [{}, VERIFIED_PNPM, /^no lockfile$/],
   ] as Array<[Partial<NativeInstallConfig>, string, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
     const summary = await installNatively({ ...base, ...settings }, version, 'auto')
@@ -107,7 +105,7 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
 
 describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
   /** A project whose package.json asks for `wanted` and whose lockfile holds `packages` (name@version → metadata lines; `optional` ones marked so in their snapshot). */
-  function project (opts: { wanted?: Record<string, string>, importer?: string, packages?: Record<string, string>, top?: string, optionalDeps?: Record<string, string>, optional?: string[] }): string {
+  function project (opts: { wanted?: Record<string, string>, importer?: string, packages?: Record<string, string>, snapshots?: Record<string, string>, top?: string, optionalDeps?: Record<string, string>, optional?: string[] }): string {
     const dir = freshDir('native-lockfile')
     const wanted = opts.wanted ?? { a: '1.0.0' }
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', dependencies: wanted, ...(opts.optionalDeps != null ? { optionalDependencies: opts.optionalDeps } : {}) }))
@@ -119,7 +117,7 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
       opts.top ?? '',
       `importers:\n\n  .:\n    dependencies:\n${importer}${optional === '' ? '' : `    optionalDependencies:\n${optional}`}`,
       `packages:\n\n${Object.entries(packages).map(([key, lines]) => `  ${key}:\n    resolution: {integrity: sha512-AAAA}\n${lines}`).join('\n')}`,
-      `snapshots:\n\n${Object.keys(packages).map((key) => opts.optional?.includes(key) ? `  ${key}:\n    optional: true` : `  ${key}: {}`).join('\n\n')}\n`,
+      `snapshots:\n\n${Object.keys(packages).map((key) => opts.snapshots?.[key] != null ? `  ${key}:\n${opts.snapshots[key]}` : opts.optional?.includes(key) ? `  ${key}:\n    optional: true` : `  ${key}: {}`).join('\n\n')}\n`,
     ].join('\n'))
     return dir
   }
@@ -138,6 +136,11 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['an optional package whose engines are not met', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {node: '<1'}\n" } }, {}, /^o@1\.0\.0: an optional package whose engines this does not satisfy$/],
     ['an optional package named for a platform', { optionalDeps: { 'tool-linux-x64': '1.0.0' }, optional: ['tool-linux-x64@1.0.0'], packages: { 'a@1.0.0': '', 'tool-linux-x64@1.0.0': '' } }, {}, /^tool-linux-x64@1\.0\.0: an optional package named for a platform$/],
     ['a cold store under --offline', {}, {}, /^1 packages are not in the store, and --offline$/],
+    ['an alias that is no package name', { wanted: { '../a': 'npm:a@1.0.0' }, importer: "      '../a':\n        specifier: npm:a@1.0.0\n        version: a@1.0.0\n" }, {}, /^the lockfile names a dependency "\.\.\/a", which pnpm refuses$/],
+    ['a package\'s alias that is no package name', { packages: { 'a@1.0.0': '', 'b@1.0.0': '' }, snapshots: { 'a@1.0.0': '    dependencies:\n      node_modules: b@1.0.0\n' } }, {}, /^the lockfile names a dependency "node_modules", which pnpm refuses$/],
+    ['a package no importer reaches', { packages: { 'a@1.0.0': '', 'b@1.0.0': '' } }, {}, /^the lockfile has packages no importer reaches$/],
+    ['minimumReleaseAge under --offline', {}, { minimumReleaseAge: 1440 }, /^pnpm checks the lockfile against minimumReleaseAge first \(--offline\)$/],
+    ['trustPolicy no-downgrade', {}, { trustPolicy: 'no-downgrade' }, /^pnpm checks the lockfile against trustPolicy first$/],
   ] as Array<[string, Parameters<typeof project>[0], Partial<NativeInstallConfig>, RegExp]>)('%s', async (_name, shape, settings, why) => {
     const dir = project(shape)
     const before = fs.readdirSync(dir).sort()

@@ -97,7 +97,8 @@ const generated: ServedPackage[] = [
   pkg('opt-helper', '1.0.0', { engines: { node: '>=18' }, bin: { 'opt-helper': 'h.js' } }, { 'h.js': [NODE_BIN, 0o755] }),
   pkg('linter-plugin', '1.0.0', { dependencies: { 'linter-core': '1.0.0', f: '2.0.0' } }),
   pkg('app-kit', '1.0.0', { dependencies: { 'linter-plugin': '1.0.0', a: '2.0.0' } }),
-  // For the installs left to pnpm.
+  // For the installs left to pnpm: published a minute before the tests started.
+  { ...pkg('fresh', '1.0.0'), published: new Date(Date.now() - 60_000).toISOString() },
   pkg('mac-only', '1.0.0', { os: ['darwin'] }),
   pkg('node-bin', '1.0.0', { bin: { node: 'fake-node.js' } }, { 'fake-node.js': [NODE_BIN, 0o755] }),
 ]
@@ -341,6 +342,37 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(run.stdout).not.toContain(PNPM_INSTALLED)
     const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
     expect(relative(native, nativeStore)).toEqual(relative(stock, stockStore))
+  })
+
+  it('under pnpm\'s default minimumReleaseAge, the registry\'s metadata showing every version older than a day: installed natively, as stock', async () => {
+    const project = PROJECTS[1]
+    const { dir, store } = await setUp('default-age', project.manifest, project.workspace.replace('minimumReleaseAge: 0\n', ''))
+    const before = registry.requests.length
+    await expectSameAsStock(dir, store, 'default-age', { packages: countSnapshots(dir), why: 'util', online: true })
+    // Stock asked for each package's metadata, and so did the native install.
+    const asked = registry.requests.slice(before).filter((r) => r.url === '/b')
+    expect(asked.map((r) => r.userAgent?.startsWith('@cas/native') === true).sort()).toEqual([false, true])
+  })
+
+  it('under the default minimumReleaseAge, a version published within the day: left to pnpm, which refuses the lockfile as stock does', async () => {
+    const { dir, store } = await setUp('young', { name: 'young', version: '1.0.0', dependencies: { fresh: '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
+    const workspace = path.join(dir, 'pnpm-workspace.yaml')
+    fs.writeFileSync(workspace, fs.readFileSync(workspace, 'utf8').replace('minimumReleaseAge: 0\n', ''))
+    const online = { registry: registry.url }
+    const stock = clone(dir, 'young-stock')
+    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox('young-stock'), env: STOCK, ...online })
+    const native = clone(dir, 'young-native')
+    const traceFile = path.join(base, 'young-trace.txt')
+    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox('young-native'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install skipped: fresh@1\.0\.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first$/m)
+    const refusal = /ERR_PNPM_MINIMUM_RELEASE_AGE_VIOLATION.*/.exec(stockRun.stdout + stockRun.stderr)
+    expect(stockRun.code).not.toBe(0)
+    expect(refusal).not.toBeNull()
+    expect(nativeRun.code).toBe(stockRun.code)
+    expect(nativeRun.stdout + nativeRun.stderr).toContain(refusal![0])
+    // Nothing recorded as installed. (How much pnpm itself lays out before its check fails
+    // depends on timing, in stock too.)
+    expect(fs.existsSync(path.join(native, 'node_modules', '.pnpm-workspace-state-v1.json'))).toBe(false)
   })
 
   it('with scripts off (--config.ignore-scripts=true): the root shims through the packages\' own directories and every build pending, as stock', async () => {

@@ -17,7 +17,9 @@ import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type S
 import { installableHere, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
-import { downloadToStore } from './registry-fetch.js'
+import * as binding from '../index.js'
+import { downloadToStore, fetchUnsupported, registryOf } from './registry-fetch.js'
+import { supplyChainUnchecked, type SupplyChainConfig } from './supply-chain.js'
 import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
 import { hoist, rootDependencies } from './hoist.js'
 import { linkBins } from './bin-links.js'
@@ -29,7 +31,7 @@ import { planWholeVirtualStore, DEPENDENCY_GROUPS, type PackageSnapshot, type Pl
 export const VERIFIED_PNPM = '11.28.11'
 
 /** pnpm's settings the native install reads, besides the head start's. */
-export interface NativeInstallConfig extends PnpmConfig {
+export interface NativeInstallConfig extends PnpmConfig, SupplyChainConfig {
   dir?: string
   workspaceDir?: string
   storeDir?: string
@@ -52,9 +54,6 @@ export interface NativeInstallConfig extends PnpmConfig {
   packageExtensions?: Record<string, unknown>
   catalogs?: Record<string, unknown>
   optimisticRepeatInstall?: boolean
-  minimumReleaseAge?: number
-  trustPolicy?: string
-  trustLockfile?: boolean
   saveWorkspaceState?: boolean
   userAgent?: string
   [setting: string]: unknown
@@ -104,11 +103,7 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
   if (Object.keys(config.patchedDependencies ?? {}).length > 0) return 'patched dependencies'
   if (Object.keys(config.packageExtensions ?? {}).length > 0) return 'package extensions'
   if (Object.values(config.catalogs ?? {}).some((c) => c != null && Object.keys(c).length > 0)) return 'catalogs'
-  // pnpm checks a lockfile against its supply-chain policies on every install (each package's
-  // publish date and trust evidence, from the registry's metadata); this does not repeat that.
-  if (config.trustLockfile !== true && (Boolean(config.minimumReleaseAge) || config.trustPolicy === 'no-downgrade')) {
-    return 'pnpm checks the lockfile against minimumReleaseAge or trustPolicy first'
-  }
+  if (config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true) return 'git branch lockfiles'
   return undefined
 }
 
@@ -143,6 +138,13 @@ function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config
   if (manifest.peerDependencies != null || manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
     return 'package.json fields this does not model'
   }
+  // pnpm refuses a lockfile that names a dependency by something that is not a package name.
+  const aliases = new Set<string>()
+  for (const deps of [...DEPENDENCY_GROUPS.map((group) => importer[group]), ...Object.values(lockfile.packages ?? {}).flatMap((s) => [s.dependencies, s.optionalDependencies])]) {
+    for (const alias of Object.keys(deps ?? {})) aliases.add(alias)
+  }
+  const [invalid] = binding.invalidDependencyAliases([...aliases])
+  if (invalid != null) return `the lockfile names a dependency ${JSON.stringify(invalid)}, which pnpm refuses`
   const seen = new Set<string>()
   for (const group of DEPENDENCY_GROUPS) {
     const wanted = (manifest[group] ?? {}) as Record<string, string>
@@ -172,26 +174,9 @@ function storeDirOf (config: NativeInstallConfig, rootDir: string): string | und
   }
 }
 
-/** Settings under which a download needs more than Node's `fetch` gives (credentials, proxies, certificates). */
-const NETWORK_SETTINGS = ['httpProxy', 'httpsProxy', 'proxy', 'ca', 'cafile', 'cert', 'key', 'localAddress'] as const
-
-/** Why the packages the store lacks cannot be downloaded here (`undefined`: they can); pnpm downloads them then. */
-function downloadUnsupported (config: NativeInstallConfig): string | undefined {
-  if (config.offline === true) return '--offline'
-  if (Object.keys((config.configByUri ?? {}) as object).length > 0) return 'registry credentials are configured'
-  const set = NETWORK_SETTINGS.find((k) => config[k] != null && config[k] !== '')
-  if (set != null) return `${set} is set`
-  if (config.strictSsl === false) return 'strictSsl false'
-  return undefined
-}
-
-/** Where pnpm downloads a registry package from: its scope's registry, else the default one. */
+/** Where pnpm downloads a registry package from: its registry's `<name>/-/<basename>-<version>.tgz`. */
 function tarballUrl (name: string, version: string, config: NativeInstallConfig): string {
-  const byScope = (config.registriesByScope ?? {}) as Record<string, string>
-  const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined
-  let registry = (scope != null ? byScope[scope] : undefined) ?? byScope.default ?? (config.registry as string | undefined) ?? 'https://registry.npmjs.org/'
-  if (!registry.endsWith('/')) registry += '/'
-  return `${registry}${name}/-/${name.slice(name.lastIndexOf('/') + 1)}-${version}.tgz`
+  return `${registryOf(name, config)}${name}/-/${name.slice(name.lastIndexOf('/') + 1)}-${version}.tgz`
 }
 
 /** Downloads `packages` into the store, `limit` at a time, each URL to `downloaded`; the first that fails, if any. */
@@ -305,11 +290,15 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     installable: (snapshot) => installableHere(snapshot, config.supportedArchitectures),
   })
   if (notPlanned.length > 0) return skip(`${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`)
+  // pnpm checks every package of the lockfile, reached or not, before it installs any.
+  if (planned.length !== Object.keys(lockfile.packages ?? {}).length) return skip('the lockfile has packages no importer reaches')
   for (const p of planned) {
     const skipsIt = optionalSkipped(p.name, lockfile.packages![p.depPath], config)
     if (skipsIt != null) return skip(`${p.depPath}: ${skipsIt}`)
     if (config.trustLockfile !== true && !isSemver(p.version)) return skip(`${p.depPath}: a version pnpm's lockfile check refuses`)
   }
+  const unchecked = await supplyChainUnchecked(path.join(rootDir, 'pnpm-lock.yaml'), planned, config)
+  if (unchecked != null) return skip(unchecked)
 
   phase('plan')
   const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
@@ -329,7 +318,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   if (missing.length > 0) {
     // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
     phase('linked from the store')
-    const why = downloadUnsupported(config)
+    const why = fetchUnsupported(config)
     if (why != null) return skip(`${missing.length} packages are not in the store, and ${why}`)
     const failed = await downloadAll(lockfile, missing.map((i) => planned[i]), storeDir, config, typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16, downloaded)
     if (failed != null) return skip(`${failed} did not download`)

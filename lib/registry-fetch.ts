@@ -21,6 +21,27 @@ export interface RegistryDownload {
   onProgress?: (downloaded: number) => void
 }
 
+/** Settings under which a request needs more than Node's `fetch` gives (credentials, proxies, certificates). */
+const NETWORK_SETTINGS = ['httpProxy', 'httpsProxy', 'proxy', 'ca', 'cafile', 'cert', 'key', 'localAddress'] as const
+
+/** Why the registry cannot be asked from here (`undefined`: it can); pnpm asks it then. */
+export function fetchUnsupported (config: Record<string, unknown>): string | undefined {
+  if (config.offline === true) return '--offline'
+  if (Object.keys((config.configByUri ?? {}) as object).length > 0) return 'registry credentials are configured'
+  const set = NETWORK_SETTINGS.find((k) => config[k] != null && config[k] !== '')
+  if (set != null) return `${set} is set`
+  if (config.strictSsl === false) return 'strictSsl false'
+  return undefined
+}
+
+/** The registry pnpm asks about `name`: its scope's, else the default one; with a trailing slash. */
+export function registryOf (name: string, config: Record<string, unknown>): string {
+  const byScope = (config.registriesByScope ?? {}) as Record<string, string>
+  const scope = name.startsWith('@') ? name.slice(0, name.indexOf('/')) : undefined
+  const registry = (scope != null ? byScope[scope] : undefined) ?? byScope.default ?? (config.registry as string | undefined) ?? 'https://registry.npmjs.org/'
+  return registry.endsWith('/') ? registry : `${registry}/`
+}
+
 /** pnpm 11's default `maxTarballUnpackedSize` (4 GiB), for when pnpm's settings do not say. */
 const DEFAULT_MAX_TARBALL_UNPACKED_SIZE = 4 * 1024 ** 3
 

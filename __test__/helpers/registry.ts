@@ -3,7 +3,8 @@
  * a registry URL, the metadata (a packument, its `dist` pointing back here) of the packages given
  * with a manifest, 404 for anything else. What npm and pnpm need to resolve and install (`pnpm add`,
  * `npm:` aliases, overrides) without the network; a frozen pnpm install needs only the tarballs
- * (no metadata with `minimumReleaseAge: 0`).
+ * with `minimumReleaseAge: 0`, and the metadata's publish times (`time`, and `modified`, which
+ * abbreviated metadata has at its top) otherwise.
  */
 import { spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
@@ -19,6 +20,8 @@ export interface ServedPackage {
   tarball: Buffer | string
   /** With a manifest, the package's metadata is served too. */
   manifest?: Record<string, unknown>
+  /** When the metadata says it was published (an ISO date); by default long ago. */
+  published?: string
 }
 
 export interface TarballRegistry {
@@ -62,8 +65,9 @@ export async function serveTarballs (packages: ServedPackage[]): Promise<Tarball
   const metadata = (name: string): string | undefined => {
     const versions = packages.filter((p) => p.name === name && p.manifest != null)
     if (versions.length === 0) return undefined
-    // Old enough for any minimumReleaseAge.
-    const published = '2020-01-01T00:00:00.000Z'
+    // Old enough for any minimumReleaseAge, unless a package says otherwise.
+    const publishedAt = (p: ServedPackage): string => p.published ?? '2020-01-01T00:00:00.000Z'
+    const modified = versions.map(publishedAt).sort().at(-1)!
     return JSON.stringify({
       name,
       'dist-tags': { latest: versions.at(-1)!.version },
@@ -78,7 +82,8 @@ export async function serveTarballs (packages: ServedPackage[]): Promise<Tarball
           shasum: crypto.createHash('sha1').update(bytes(p)).digest('hex'),
         },
       }])),
-      time: { created: published, modified: published, ...Object.fromEntries(versions.map((p) => [p.version, published])) },
+      time: { created: publishedAt(versions[0]), modified, ...Object.fromEntries(versions.map((p) => [p.version, publishedAt(p)])) },
+      modified,
     })
   }
   const server = http.createServer((req, res) => {

@@ -1,0 +1,136 @@
+/**
+ * The native install's stand-in for pnpm 11's supply-chain check of a lockfile: pnpm's own
+ * recorded verdict, read as pnpm reads it, and pnpm's first test of each package's age against
+ * a registry stand-in on 127.0.0.1. The end-to-end case (real pnpm, default minimumReleaseAge)
+ * is in native-install.spec.ts.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { supplyChainUnchecked, verdictRecorded } from '../dist/supply-chain.js'
+import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
+import { freshDir } from './helpers/stores.js'
+import { tgz } from './helpers/tar.js'
+
+/** A verdict as pnpm 11.28.11 records it for a lockfile checked with pnpm's default policies. */
+function pnpmVerdict (lockfilePath: string, policy: Record<string, unknown> = {}): string {
+  const stat = fs.statSync(lockfilePath, { bigint: true })
+  return JSON.stringify({
+    lockfile: { hash: 'jdTk0FrA/Nz3TeSpr0ngMtoZjaED7GJ2xZ7OrhKZvqA=', path: lockfilePath, size: Number(stat.size), mtimeNs: stat.mtimeNs.toString(), inode: stat.ino.toString() },
+    verifiedAt: '2026-11-24T16:09:10.644Z',
+    policy: {
+      tarballUrlBinding: true,
+      integrityRequired: true,
+      variationResolutionsVerified: true,
+      // sha256 of pnpm's built-in named registries (gh:, npmjs:), as pnpm wrote it on this machine.
+      namedRegistriesRouting: 'cda72c506da6d35490bfca1b191ddae27e8da66c5617a46c2e2c56cbc1fa19ff',
+      minimumReleaseAge: 1440,
+      minimumReleaseAgeExclude: [],
+      trustPolicy: null,
+      trustPolicyExclude: [],
+      trustPolicyIgnoreAfter: null,
+      minimumReleaseAgeIgnoreMissingTime: true,
+      resolutionShapeCheck: true,
+      dependencyAliasCheck: true,
+      variationResolutionCheck: true,
+      ...policy,
+    },
+  }) + '\n'
+}
+
+describe('verdictRecorded: pnpm\'s record of a lockfile that passed', () => {
+  const defaults = { minimumReleaseAge: 1440, minimumReleaseAgeIgnoreMissingTime: true }
+  function setUp (lines: (lockfile: string) => string[]): { lockfile: string, cacheDir: string } {
+    const dir = freshDir('verdict')
+    const lockfile = path.join(dir, 'pnpm-lock.yaml')
+    fs.writeFileSync(lockfile, "lockfileVersion: '9.0'\n")
+    const cacheDir = path.join(dir, 'cache')
+    fs.mkdirSync(cacheDir)
+    fs.writeFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), lines(lockfile).join(''))
+    return { lockfile, cacheDir }
+  }
+
+  it('covers the lockfile it names, unchanged on disk, under policies no weaker', () => {
+    const { lockfile, cacheDir } = setUp((f) => ['not json\n', pnpmVerdict(f)])
+    expect(verdictRecorded(lockfile, { ...defaults, cacheDir })).toBe(true)
+    expect(verdictRecorded(lockfile, { ...defaults, minimumReleaseAge: 60, cacheDir })).toBe(true)
+  })
+
+  it.each([
+    ['a longer minimumReleaseAge', {}, { minimumReleaseAge: 2880 }],
+    ['other exclusions', {}, { minimumReleaseAgeExclude: ['left-pad'] }],
+    ['a trust policy now', {}, { trustPolicy: 'no-downgrade' }],
+    ['the missing-time tolerance off now', {}, { minimumReleaseAgeIgnoreMissingTime: false }],
+    ['a run without the alias check', { dependencyAliasCheck: undefined }, {}],
+    ['other named registries', { namedRegistriesRouting: 'x' }, {}],
+  ])('not under %s', (_name, recorded, today) => {
+    const { lockfile, cacheDir } = setUp((f) => [pnpmVerdict(f, recorded)])
+    expect(verdictRecorded(lockfile, { ...defaults, ...today, cacheDir })).toBe(false)
+  })
+
+  it('not for a lockfile changed since, nor when a later record of the path does not cover today', () => {
+    const changed = setUp((f) => [pnpmVerdict(f)])
+    fs.appendFileSync(changed.lockfile, '\n')
+    expect(verdictRecorded(changed.lockfile, { ...defaults, cacheDir: changed.cacheDir })).toBe(false)
+    const superseded = setUp((f) => [pnpmVerdict(f), pnpmVerdict(f, { minimumReleaseAge: 0 })])
+    expect(verdictRecorded(superseded.lockfile, { ...defaults, cacheDir: superseded.cacheDir })).toBe(false)
+    expect(verdictRecorded(superseded.lockfile, { ...defaults })).toBe(false)
+  })
+})
+
+describe('supplyChainUnchecked: pnpm\'s first test of each package\'s age', () => {
+  const now = Date.parse('2026-11-24T12:00:00.000Z')
+  const dayBefore = '2026-11-23T11:00:00.000Z'
+  const hourBefore = '2026-11-24T11:00:00.000Z'
+  let registry: TarballRegistry
+  const served = (name: string, version: string, published: string) =>
+    ({ name, version, published, tarball: tgz([{ name: 'package/package.json', content: JSON.stringify({ name, version }) }]), manifest: { name, version } })
+
+  beforeAll(async () => {
+    registry = await serveTarballs([
+      served('old', '1.0.0', '2020-01-01T00:00:00.000Z'),
+      served('@scope/old', '1.0.0', dayBefore),
+      served('young', '1.0.0', '2020-01-01T00:00:00.000Z'),
+      served('young', '2.0.0', hourBefore),
+    ])
+  })
+  afterAll(async () => { await registry?.close() })
+
+  const check = (packages: Array<{ name: string, version: string }>, settings: Record<string, unknown> = {}) =>
+    supplyChainUnchecked('/nowhere/pnpm-lock.yaml', packages, { minimumReleaseAge: 1440, registry: registry.url, ...settings }, now)
+
+  it('passes versions whose metadata last changed before the cutoff (one request a name)', async () => {
+    const before = registry.requests.length
+    expect(await check([{ name: 'old', version: '1.0.0' }, { name: '@scope/old', version: '1.0.0' }, { name: 'old', version: '1.0.0' }])).toBeUndefined()
+    expect(registry.requests.slice(before).map((r) => r.url).sort()).toEqual(['/@scope/old', '/old'])
+  })
+
+  it('leaves to pnpm a package whose metadata changed since the cutoff, even for its old version', async () => {
+    expect(await check([{ name: 'old', version: '1.0.0' }, { name: 'young', version: '1.0.0' }])).toBe('young@1.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+    expect(await check([{ name: 'young', version: '1.0.0' }], { minimumReleaseAge: 30 })).toBeUndefined()
+  })
+
+  it('leaves to pnpm a version the metadata does not list, and metadata it cannot get', async () => {
+    expect(await check([{ name: 'old', version: '9.9.9' }])).toBe('old@9.9.9 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+    expect(await check([{ name: 'unknown', version: '1.0.0' }])).toBe('unknown: its registry metadata did not download: pnpm checks the lockfile first')
+    expect(await check([{ name: 'old', version: '1.0.0' }], { httpsProxy: 'http://proxy' })).toBe('pnpm checks the lockfile against minimumReleaseAge first (httpsProxy is set)')
+  })
+
+  it('asks nothing when no policy applies, or trustLockfile skips pnpm\'s check', async () => {
+    const before = registry.requests.length
+    expect(await check([{ name: 'young', version: '2.0.0' }], { minimumReleaseAge: 0 })).toBeUndefined()
+    expect(await check([{ name: 'young', version: '2.0.0' }], { trustLockfile: true, trustPolicy: 'no-downgrade' })).toBeUndefined()
+    expect(registry.requests.length).toBe(before)
+  })
+
+  it('takes pnpm\'s verdict instead of asking', async () => {
+    const dir = freshDir('verdict-used')
+    const lockfile = path.join(dir, 'pnpm-lock.yaml')
+    fs.writeFileSync(lockfile, "lockfileVersion: '9.0'\n")
+    fs.writeFileSync(path.join(dir, 'lockfile-verified.jsonl'), pnpmVerdict(lockfile))
+    const before = registry.requests.length
+    const settings = { minimumReleaseAge: 1440, minimumReleaseAgeIgnoreMissingTime: true, cacheDir: dir, registry: registry.url }
+    expect(await supplyChainUnchecked(lockfile, [{ name: 'young', version: '2.0.0' }], settings, now)).toBeUndefined()
+    expect(registry.requests.length).toBe(before)
+  })
+})

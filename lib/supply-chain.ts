@@ -1,0 +1,139 @@
+/**
+ * pnpm 11's supply-chain check of a lockfile, for the native install, which runs before pnpm
+ * would make it. Before pnpm installs a lockfile it checks every package against
+ * `minimumReleaseAge` (a day by default: no version younger than that) and, with `trustPolicy:
+ * no-downgrade`, against the registry's trust evidence; `trustLockfile` skips the check.
+ *
+ * The native install goes ahead only where pnpm's check would pass, found in one of two ways:
+ * - pnpm's own verdict: pnpm records each lockfile that passed in `<cacheDir>/lockfile-verified.jsonl`,
+ *   and skips the check when the lockfile file is the one it recorded (same size, mtime and inode)
+ *   under policies no weaker than today's. Read the same way here.
+ * - pnpm's first test, made here: a version listed in its package's registry metadata whose
+ *   `modified` time is older than the cutoff was published before it. pnpm accepts a package on
+ *   this alone; where it fails, pnpm looks closer (full metadata, attestations), and so the
+ *   install is left to pnpm.
+ * The trust policy is only ever taken from pnpm's verdict.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { createHash } from 'node:crypto'
+import { fetchUnsupported, registryOf } from './registry-fetch.js'
+
+/** pnpm's settings the check reads. */
+export interface SupplyChainConfig {
+  cacheDir?: string
+  minimumReleaseAge?: number
+  minimumReleaseAgeExclude?: string[]
+  minimumReleaseAgeIgnoreMissingTime?: boolean
+  trustPolicy?: string
+  trustPolicyExclude?: string[]
+  trustPolicyIgnoreAfter?: number
+  trustLockfile?: boolean
+  [setting: string]: unknown
+}
+
+/** pnpm's file of lockfiles that passed, in its `cacheDir`. */
+const VERDICT_FILE = 'lockfile-verified.jsonl'
+/** pnpm's built-in named registries (`gh:`, `npmjs:`), which its verdicts are keyed by. */
+const BUILTIN_REGISTRIES_BY_PREFIX = { gh: 'https://npm.pkg.github.com/', npmjs: 'https://registry.npmjs.org/' }
+/** How many metadata requests are in flight at once: pnpm's own limit for this check. */
+const METADATA_CONCURRENCY = 64
+
+const sortedUnique = (patterns: string[] | undefined): string[] => [...new Set(patterns ?? [])].sort()
+const sameList = (cached: unknown, current: string[]): boolean => JSON.stringify(Array.isArray(cached) ? cached : []) === JSON.stringify(current)
+
+/** Whether a policy pnpm recorded with a verdict covers today's, by pnpm's rules. */
+function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig): boolean {
+  // The native install leaves registries by prefix to pnpm, so only the built-in ones are routed.
+  const routing = createHash('sha256').update(JSON.stringify(BUILTIN_REGISTRIES_BY_PREFIX)).digest('hex')
+  const numberOr = <T>(value: unknown, otherwise: T): number | T => typeof value === 'number' ? value : otherwise
+  return cached.tarballUrlBinding === true && cached.integrityRequired === true && cached.variationResolutionsVerified === true &&
+    cached.resolutionShapeCheck === true && cached.dependencyAliasCheck === true && cached.variationResolutionCheck === true &&
+    cached.namedRegistriesRouting === routing &&
+    numberOr(cached.minimumReleaseAge, 0) >= (config.minimumReleaseAge ?? 0) &&
+    sameList(cached.minimumReleaseAgeExclude, sortedUnique(config.minimumReleaseAgeExclude)) &&
+    (cached.trustPolicy ?? null) === (config.trustPolicy ?? null) &&
+    sameList(cached.trustPolicyExclude, sortedUnique(config.trustPolicyExclude)) &&
+    numberOr(cached.trustPolicyIgnoreAfter, null) === (config.trustPolicyIgnoreAfter ?? null) &&
+    !(cached.minimumReleaseAgeIgnoreMissingTime === true && config.minimumReleaseAgeIgnoreMissingTime !== true)
+}
+
+/** Whether pnpm recorded `lockfilePath`, as it is on disk now, as passing today's policies. */
+export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig): boolean {
+  if (config.cacheDir == null) return false
+  let text: string
+  let stat: fs.BigIntStats
+  try {
+    text = fs.readFileSync(path.join(config.cacheDir, VERDICT_FILE), 'utf8')
+    stat = fs.statSync(lockfilePath, { bigint: true })
+  } catch {
+    return false
+  }
+  // One JSON record a line; the last one for a path is the one pnpm goes by.
+  let record: { lockfile: Record<string, unknown>, policy?: unknown } | undefined
+  for (const line of text.split('\n')) {
+    try {
+      const parsed = JSON.parse(line)
+      if (typeof parsed?.lockfile?.hash === 'string' && parsed.lockfile.path === lockfilePath) record = parsed
+    } catch {}
+  }
+  if (record == null) return false
+  const { size, mtimeNs, inode } = record.lockfile
+  return size === Number(stat.size) && mtimeNs === stat.mtimeNs.toString() && inode === stat.ino.toString() &&
+    typeof record.policy === 'object' && record.policy != null && coversToday(record.policy as Record<string, unknown>, config)
+}
+
+/** A package's versions as its abbreviated registry metadata lists them, and when that last changed. */
+interface Metadata { modified?: unknown, versions?: Record<string, unknown> }
+
+async function fetchMetadata (name: string, config: SupplyChainConfig): Promise<Metadata | undefined> {
+  try {
+    const res = await fetch(`${registryOf(name, config)}${name.replace('/', '%2f')}`, {
+      headers: { accept: 'application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*', 'user-agent': '@cas/native pnpmfile' },
+    })
+    if (!res.ok) {
+      await res.body?.cancel()
+      return undefined
+    }
+    return await res.json() as Metadata
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Why the native install cannot stand in for pnpm's check of these packages (`undefined`: it
+ * can: no check applies, pnpm's verdict covers the lockfile, or every version passes pnpm's
+ * first test). `now` is the time the age is measured from.
+ */
+export async function supplyChainUnchecked (lockfilePath: string, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now()): Promise<string | undefined> {
+  const ageMinutes = config.minimumReleaseAge ?? 0
+  if (config.trustLockfile === true || (ageMinutes === 0 && config.trustPolicy !== 'no-downgrade')) return undefined
+  if (verdictRecorded(lockfilePath, config)) return undefined
+  if (config.trustPolicy === 'no-downgrade') return 'pnpm checks the lockfile against trustPolicy first'
+  const unsupported = fetchUnsupported(config)
+  if (unsupported != null) return `pnpm checks the lockfile against minimumReleaseAge first (${unsupported})`
+  const cutoff = now - ageMinutes * 60_000
+  const versionsByName = new Map<string, Set<string>>()
+  for (const { name, version } of packages) {
+    const versions = versionsByName.get(name) ?? new Set()
+    versions.add(version)
+    versionsByName.set(name, versions)
+  }
+  const names = [...versionsByName.keys()]
+  let next = 0
+  let failed: string | undefined
+  const worker = async (): Promise<void> => {
+    while (failed == null && next < names.length) {
+      const name = names[next++]
+      const meta = await fetchMetadata(name, config)
+      const modified = typeof meta?.modified === 'string' ? Date.parse(meta.modified) : Number.NaN
+      for (const version of versionsByName.get(name)!) {
+        if (meta == null) failed ??= `${name}: its registry metadata did not download`
+        else if (!(modified < cutoff) || meta.versions?.[version] == null) failed ??= `${name}@${version} may be younger than minimumReleaseAge`
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(METADATA_CONCURRENCY, names.length) }, worker))
+  return failed != null ? `${failed}: pnpm checks the lockfile first` : undefined
+}
