@@ -105,9 +105,12 @@ describe('supplyChainUnchecked: pnpm\'s first test of each package\'s age', () =
     expect(registry.requests.slice(before).map((r) => r.url).sort()).toEqual(['/@scope/old', '/old'])
   })
 
-  it('leaves to pnpm a package whose metadata changed since the cutoff, even for its old version', async () => {
-    expect(await check([{ name: 'old', version: '1.0.0' }, { name: 'young', version: '1.0.0' }])).toBe('young@1.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
-    expect(await check([{ name: 'young', version: '1.0.0' }], { minimumReleaseAge: 30 })).toBeUndefined()
+  it('where the package changed since the cutoff, reads the version\'s publish time from the full metadata', async () => {
+    const before = registry.requests.length
+    expect(await check([{ name: 'old', version: '1.0.0' }, { name: 'young', version: '1.0.0' }])).toBeUndefined()
+    expect(registry.requests.slice(before).map((r) => r.url).sort()).toEqual(['/old', '/young', '/young'])
+    expect(await check([{ name: 'young', version: '1.0.0' }, { name: 'young', version: '2.0.0' }])).toBe('young@2.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+    expect(await check([{ name: 'young', version: '2.0.0' }], { minimumReleaseAge: 30 })).toBeUndefined()
   })
 
   it('leaves to pnpm a version the metadata does not list, and metadata it cannot get', async () => {

@@ -8,10 +8,12 @@
  * - pnpm's own verdict: pnpm records each lockfile that passed in `<cacheDir>/lockfile-verified.jsonl`,
  *   and skips the check when the lockfile file is the one it recorded (same size, mtime and inode)
  *   under policies no weaker than today's. Read the same way here.
- * - pnpm's first test, made here: a version listed in its package's registry metadata whose
- *   `modified` time is older than the cutoff was published before it. pnpm accepts a package on
- *   this alone; where it fails, pnpm looks closer (full metadata, attestations), and so the
- *   install is left to pnpm.
+ * - pnpm's test, made here: a version listed in its package's abbreviated registry metadata
+ *   whose `modified` time is before the cutoff was published before it; where that does not
+ *   tell (the package changed since: a popular one often has), the publish time of the version
+ *   in the package's full metadata (`time`) must be. pnpm reads the same dates (or the same
+ *   publish time from the registry's attestations). Anything else (a later date, no date,
+ *   metadata that does not download) is left to pnpm, which looks again and says why it refuses.
  * The trust policy is only ever taken from pnpm's verdict.
  */
 import fs from 'node:fs'
@@ -83,13 +85,15 @@ export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig
     typeof record.policy === 'object' && record.policy != null && coversToday(record.policy as Record<string, unknown>, config)
 }
 
-/** A package's versions as its abbreviated registry metadata lists them, and when that last changed. */
-interface Metadata { modified?: unknown, versions?: Record<string, unknown> }
+/** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
+interface Metadata { modified?: unknown, versions?: Record<string, unknown>, time?: Record<string, unknown> }
 
-async function fetchMetadata (name: string, config: SupplyChainConfig): Promise<Metadata | undefined> {
+const ABBREVIATED = 'application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*'
+
+async function fetchMetadata (name: string, config: SupplyChainConfig, accept = ABBREVIATED): Promise<Metadata | undefined> {
   try {
     const res = await fetch(`${registryOf(name, config)}${name.replace('/', '%2f')}`, {
-      headers: { accept: 'application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*', 'user-agent': '@cas/native pnpmfile' },
+      headers: { accept, 'user-agent': '@cas/native pnpmfile' },
     })
     if (!res.ok) {
       await res.body?.cancel()
@@ -126,12 +130,20 @@ export async function supplyChainUnchecked (lockfilePath: string, packages: Arra
   const worker = async (): Promise<void> => {
     while (failed == null && next < names.length) {
       const name = names[next++]
+      const versions = [...versionsByName.get(name)!]
       const meta = await fetchMetadata(name, config)
-      const modified = typeof meta?.modified === 'string' ? Date.parse(meta.modified) : Number.NaN
-      for (const version of versionsByName.get(name)!) {
-        if (meta == null) failed ??= `${name}: its registry metadata did not download`
-        else if (!(modified < cutoff) || meta.versions?.[version] == null) failed ??= `${name}@${version} may be younger than minimumReleaseAge`
+      if (meta == null) {
+        failed ??= `${name}: its registry metadata did not download`
+        continue
       }
+      const modified = typeof meta.modified === 'string' ? Date.parse(meta.modified) : Number.NaN
+      if (modified < cutoff && versions.every((v) => meta.versions?.[v] != null)) continue
+      const full = await fetchMetadata(name, config, 'application/json')
+      const young = versions.find((v) => {
+        const published = typeof full?.time?.[v] === 'string' ? Date.parse(full.time[v] as string) : Number.NaN
+        return !(published <= cutoff)
+      })
+      if (young != null) failed ??= `${name}@${young} may be younger than minimumReleaseAge`
     }
   }
   await Promise.all(Array.from({ length: Math.min(METADATA_CONCURRENCY, names.length) }, worker))
