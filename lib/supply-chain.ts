@@ -38,8 +38,6 @@ export interface SupplyChainConfig {
 const VERDICT_FILE = 'lockfile-verified.jsonl'
 /** pnpm's built-in named registries (`gh:`, `npmjs:`), which its verdicts are keyed by. */
 const BUILTIN_REGISTRIES_BY_PREFIX = { gh: 'https://npm.pkg.github.com/', npmjs: 'https://registry.npmjs.org/' }
-/** How many metadata requests are in flight at once: pnpm's own limit for this check. */
-const METADATA_CONCURRENCY = 64
 
 const sortedUnique = (patterns: string[] | undefined): string[] => [...new Set(patterns ?? [])].sort()
 const sameList = (cached: unknown, current: string[]): boolean => JSON.stringify(Array.isArray(cached) ? cached : []) === JSON.stringify(current)
@@ -138,14 +136,13 @@ export async function supplyChainUnchecked (lockfilePath: string, packages: Arra
       }
       const modified = typeof meta.modified === 'string' ? Date.parse(meta.modified) : Number.NaN
       if (modified < cutoff && versions.every((v) => meta.versions?.[v] != null)) continue
-      const full = await fetchMetadata(name, config, 'application/json')
-      const young = versions.find((v) => {
-        const published = typeof full?.time?.[v] === 'string' ? Date.parse(full.time[v] as string) : Number.NaN
-        return !(published <= cutoff)
-      })
+      // A registry that answered with full metadata already gave the publish times.
+      const times = meta.time ?? (await fetchMetadata(name, config, 'application/json'))?.time
+      const young = versions.find((v) => !(typeof times?.[v] === 'string' && Date.parse(times[v] as string) <= cutoff))
       if (young != null) failed ??= `${name}@${young} may be younger than minimumReleaseAge`
     }
   }
-  await Promise.all(Array.from({ length: Math.min(METADATA_CONCURRENCY, names.length) }, worker))
+  const concurrency = typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16
+  await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker))
   return failed != null ? `${failed}: pnpm checks the lockfile first` : undefined
 }
