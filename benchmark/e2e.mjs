@@ -41,7 +41,12 @@
  * network noise; pnpm 11 needs no metadata for a frozen lockfile with `minimumReleaseAge: 0`).
  * Its results go to a section of their own.
  *
- * Usage: node benchmark/e2e.mjs [--cold] [--rounds N] [--only a,b] [--no-write] [--keep]
+ * `--default-age`: the warm installs under pnpm 11's default `minimumReleaseAge` (a day) instead
+ * of 0, online: before it installs a lockfile pnpm checks each package's age against its registry
+ * metadata, which a stand-in on 127.0.0.1 serves for the corpus (abbreviated, last modified long
+ * ago), and so does the plugin's native install in its place. A section of its own too.
+ *
+ * Usage: node benchmark/e2e.mjs [--cold | --default-age] [--rounds N] [--only a,b] [--no-write] [--keep]
  */
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import crypto from 'node:crypto'
@@ -58,12 +63,15 @@ const { values: opts } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
     cold: { type: 'boolean', default: false },
+    'default-age': { type: 'boolean', default: false },
     only: { type: 'string' },
     write: { type: 'boolean', default: true },
     keep: { type: 'boolean', default: false },
   },
 })
 const rounds = Number.parseInt(opts.rounds, 10)
+const defaultAge = opts['default-age']
+if (defaultAge && opts.cold) throw new Error('--default-age is a warm-store benchmark: not with --cold')
 if (!(rounds >= 1)) throw new Error(`--rounds must be a positive integer, got ${opts.rounds}`)
 const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both', 'pnpm11+config', 'pnpm12', 'pacquet']
 const variants = opts.only == null ? ALL : opts.only.split(',')
@@ -119,7 +127,7 @@ const lockfile = readFileSync(join(fixtureDir, 'pnpm-lock.yaml'), 'utf8')
 // What pnpm writes once a pnpmfile is in place (a frozen install checks it).
 const lockfileWithPnpmfile = lockfile.replace('\nimporters:\n', `\npnpmfileChecksum: ${pnpmfileChecksum}\n\nimporters:\n`)
 // The fixture's storeDir line is replaced by --store-dir; minimumReleaseAge 0: offline from the store alone.
-const workspaceYaml = readFileSync(join(fixtureDir, 'pnpm-workspace.yaml'), 'utf8').replace(/^storeDir:.*$/m, '') + '\nminimumReleaseAge: 0\n'
+const workspaceYaml = readFileSync(join(fixtureDir, 'pnpm-workspace.yaml'), 'utf8').replace(/^storeDir:.*$/m, '') + (defaultAge ? '' : '\nminimumReleaseAge: 0\n')
 let projectCounter = 0
 const usesPlugin = (variant) => variant === 'pnpm11+plugin' || variant === 'pnpm11+both'
 function newProject (variant) {
@@ -169,6 +177,10 @@ function pluginPackages () {
 const corpus = loadCorpus()
 const storeDir = join(runDir, 'store')
 let registry = 'http://127.0.0.1:9/' // nothing listens: a warm install must not need it
+if (defaultAge) {
+  registry = await serveCorpus([], corpusMetadata(corpus))
+  log(`serving the metadata of ${corpus.length} packages at ${registry}`)
+}
 if (opts.cold) {
   registry = await serveCorpus(corpus)
   log(`serving ${corpus.length} tarballs at ${registry}`)
@@ -213,10 +225,25 @@ async function setUpConfigPlugin () {
 }
 
 /**
- * A registry stand-in: serves each tarball (from memory) at the path pnpm derives from the
- * registry URL, plus the metadata of the packed plugin packages (`pnpm add --config` resolves them).
+ * The corpus's abbreviated metadata, by request path: each package's versions, last modified
+ * long before any minimumReleaseAge (`--default-age`).
  */
-async function serveCorpus (tarballs) {
+function corpusMetadata (tarballs) {
+  const byName = new Map()
+  for (const t of tarballs) {
+    const versions = byName.get(t.name) ?? {}
+    versions[t.version] = { name: t.name, version: t.version, dist: { integrity: t.integrity } }
+    byName.set(t.name, versions)
+  }
+  return new Map([...byName].map(([name, versions]) => [`/${name}`, JSON.stringify({ name, modified: '2020-01-01T00:00:00.000Z', versions })]))
+}
+
+/**
+ * A registry stand-in: serves each tarball (from memory) at the path pnpm derives from the
+ * registry URL, plus the metadata of the packed plugin packages (`pnpm add --config` resolves them)
+ * and any other metadata given (request path → body).
+ */
+async function serveCorpus (tarballs, moreMetadata = new Map()) {
   const plugin = pluginPackages()
   const byPath = new Map([...tarballs, ...plugin].map((t) => [new URL(t.url).pathname, t.buffer]))
   let url
@@ -228,7 +255,7 @@ async function serveCorpus (tarballs) {
   })]))
   const server = http.createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname)
-    const body = byPath.get(path) ?? metadata.get(path)?.()
+    const body = byPath.get(path) ?? metadata.get(path)?.() ?? moreMetadata.get(path)
     if (body == null) {
       res.writeHead(404).end()
       return
@@ -278,11 +305,12 @@ function install (variant, extraEnv = {}) {
   const [cmd, ...pre] = commands[variant]
   // Cold: a new, empty store for every run.
   const store = opts.cold ? join(runDir, 'stores', `${projectCounter}`) : storeDir
-  let args = [...pre, 'install', '--frozen-lockfile', ...(opts.cold ? [] : ['--offline']), `--store-dir=${store}`,
+  const offline = opts.cold || defaultAge ? [] : ['--offline']
+  let args = [...pre, 'install', '--frozen-lockfile', ...offline, `--store-dir=${store}`,
     '--config.ignore-scripts=true', '--config.update-notifier=false', `--config.registry=${registry}`, '--reporter=append-only']
   if (variant === 'pacquet') {
     writeFileSync(join(projectDir, 'pnpm-workspace.yaml'), `${workspaceYaml}storeDir: ${store}\nregistry: ${registry}\n`)
-    args = ['install', '--frozen-lockfile', ...(opts.cold ? [] : ['--offline']), '--ignore-scripts', '--reporter=append-only']
+    args = ['install', '--frozen-lockfile', ...offline, '--ignore-scripts', '--reporter=append-only']
   }
   execFileSync('sync')
   return new Promise((resolve) => {
@@ -387,19 +415,22 @@ out(`Load average (1/5/15 min) before the timed runs: ${loadBefore}; after: ${lo
 const report = printReport(machine, lines, failures)
 
 if (opts.write && opts.only == null && failures.length === 0) {
-  const resultsPath = writeResultsSection(opts.cold ? 'e2e.mjs --cold' : 'e2e.mjs', [
+  const flag = opts.cold ? ' --cold' : defaultAge ? ' --default-age' : ''
+  const resultsPath = writeResultsSection(`e2e.mjs${flag}`, [
     opts.cold
       ? '## End to end: `pnpm install --frozen-lockfile`, cold store (tarballs from a local registry stand-in), fresh node_modules'
-      : '## End to end: `pnpm install --frozen-lockfile --offline`, warm store, fresh node_modules',
+      : defaultAge
+        ? '## End to end: `pnpm install --frozen-lockfile`, warm store, pnpm\'s default minimumReleaseAge (metadata from a local registry stand-in), fresh node_modules'
+        : '## End to end: `pnpm install --frozen-lockfile --offline`, warm store, fresh node_modules',
     '',
     `- Date: ${new Date().toISOString().replace('T', ' ').slice(0, 16)} UTC`,
     `- Machine: **${machine}**; shared and noisy: compare the side-by-side ratios, not absolute times`,
-    `- Command: \`node benchmark/e2e.mjs${opts.cold ? ' --cold' : ''} --rounds ${rounds}\``,
+    `- Command: \`node benchmark/e2e.mjs${flag} --rounds ${rounds}\``,
     '- Timed: the CLI process from spawn to exit (pnpm 11 on Node 24), installing the alotta-modules lockfile into a new project dir ' +
       (opts.cold
         ? 'and a new, empty store, every tarball fetched from an HTTP server on 127.0.0.1 serving the corpus from memory; '
         : 'from a store @cas/native filled beforehand (untimed); ') +
-      '`--config.ignore-scripts=true`, private HOME' + (opts.cold ? '.' : ', unreachable registry.'),
+      '`--config.ignore-scripts=true`, private HOME' + (opts.cold ? '.' : defaultAge ? ', every package\'s metadata from an HTTP server on 127.0.0.1 (last modified in 2020).' : ', unreachable registry.'),
     '',
     report,
   ])

@@ -3,8 +3,8 @@
  * a registry URL, the metadata (a packument, its `dist` pointing back here) of the packages given
  * with a manifest, 404 for anything else. What npm and pnpm need to resolve and install (`pnpm add`,
  * `npm:` aliases, overrides) without the network; a frozen pnpm install needs only the tarballs
- * with `minimumReleaseAge: 0`, and the metadata's publish times (`time`, and `modified`, which
- * abbreviated metadata has at its top) otherwise.
+ * with `minimumReleaseAge: 0`, and the metadata's publish times otherwise (`time` in the full
+ * metadata, and `modified` at the top of the abbreviated metadata installers ask for).
  */
 import { spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
@@ -62,7 +62,8 @@ export async function serveTarballs (packages: ServedPackage[]): Promise<Tarball
   const byPath = new Map(packages.map((p) => [tarballPath(p), p]))
   const requests: TarballRegistry['requests'] = []
   let url = ''
-  const metadata = (name: string): string | undefined => {
+  /** A package's metadata: full, or abbreviated (no `time`) as npm serves it to installers. */
+  const metadata = (name: string, abbreviated: boolean): string | undefined => {
     const versions = packages.filter((p) => p.name === name && p.manifest != null)
     if (versions.length === 0) return undefined
     // Old enough for any minimumReleaseAge, unless a package says otherwise.
@@ -82,7 +83,7 @@ export async function serveTarballs (packages: ServedPackage[]): Promise<Tarball
           shasum: crypto.createHash('sha1').update(bytes(p)).digest('hex'),
         },
       }])),
-      time: { created: publishedAt(versions[0]), modified, ...Object.fromEntries(versions.map((p) => [p.version, publishedAt(p)])) },
+      ...(abbreviated ? {} : { time: { created: publishedAt(versions[0]), modified, ...Object.fromEntries(versions.map((p) => [p.version, publishedAt(p)])) } }),
       modified,
     })
   }
@@ -90,7 +91,7 @@ export async function serveTarballs (packages: ServedPackage[]): Promise<Tarball
     const at = decodeURIComponent(new URL(req.url!, 'http://x').pathname)
     requests.push({ url: at, userAgent: req.headers['user-agent'] })
     const tarball = byPath.get(at)
-    const body = tarball != null ? bytes(tarball) : metadata(at.slice(1))
+    const body = tarball != null ? bytes(tarball) : metadata(at.slice(1), req.headers.accept?.startsWith('application/vnd.npm.install-v1+json') === true)
     if (body == null) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')
       return
