@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { supplyChainUnchecked, verdictRecorded } from '../dist/supply-chain.js'
+import { checkSupplyChain, verdictRecorded, type SupplyChainCheck } from '../dist/supply-chain.js'
 import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
@@ -78,7 +78,10 @@ describe('verdictRecorded: pnpm\'s record of a lockfile that passed', () => {
   })
 })
 
-describe('supplyChainUnchecked: pnpm\'s first test of each package\'s age', () => {
+/** The check's outcome, the registry's answer awaited. */
+const outcome = async (check: SupplyChainCheck): Promise<string | undefined> => check.leftToPnpm ?? await check.registry
+
+describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
   const now = Date.parse('2026-11-24T12:00:00.000Z')
   const dayBefore = '2026-11-23T11:00:00.000Z'
   const hourBefore = '2026-11-24T11:00:00.000Z'
@@ -97,7 +100,7 @@ describe('supplyChainUnchecked: pnpm\'s first test of each package\'s age', () =
   afterAll(async () => { await registry?.close() })
 
   const check = (packages: Array<{ name: string, version: string }>, settings: Record<string, unknown> = {}) =>
-    supplyChainUnchecked('/nowhere/pnpm-lock.yaml', packages, { minimumReleaseAge: 1440, registry: registry.url, ...settings }, now)
+    outcome(checkSupplyChain('/nowhere/pnpm-lock.yaml', packages, { minimumReleaseAge: 1440, registry: registry.url, ...settings }, now))
 
   it('passes versions whose metadata last changed before the cutoff (one request a name)', async () => {
     const before = registry.requests.length
@@ -133,7 +136,9 @@ describe('supplyChainUnchecked: pnpm\'s first test of each package\'s age', () =
     fs.writeFileSync(path.join(dir, 'lockfile-verified.jsonl'), pnpmVerdict(lockfile))
     const before = registry.requests.length
     const settings = { minimumReleaseAge: 1440, minimumReleaseAgeIgnoreMissingTime: true, cacheDir: dir, registry: registry.url }
-    expect(await supplyChainUnchecked(lockfile, [{ name: 'young', version: '2.0.0' }], settings, now)).toBeUndefined()
+    const check = checkSupplyChain(lockfile, [{ name: 'young', version: '2.0.0' }], settings, now)
+    expect(check.registry).toBeUndefined()
+    expect(await outcome(check)).toBeUndefined()
     expect(registry.requests.length).toBe(before)
   })
 })

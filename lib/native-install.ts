@@ -19,7 +19,7 @@ import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './ins
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import * as binding from '../index.js'
 import { downloadToStore, fetchUnsupported, registryOf } from './registry-fetch.js'
-import { supplyChainUnchecked, type SupplyChainConfig } from './supply-chain.js'
+import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
 import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
 import { hoist, rootDependencies } from './hoist.js'
 import { linkBins } from './bin-links.js'
@@ -252,33 +252,34 @@ function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolea
   return allow[pkg.name] === false || allow[`${pkg.name}@${pkg.version}`] === false
 }
 
-/**
- * Installs the lockfile natively if this install is one it reproduces; otherwise does nothing
- * and says why. `pnpmVersion` is the version pnpm's `userAgent` names.
- */
-export async function installNatively (config: NativeInstallConfig, pnpmVersion: string | undefined, importMethod: PackageImportMethod): Promise<NativeInstallSummary> {
-  const started = performance.now()
-  const phases: Record<string, number> = {}
-  const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
-  const downloaded: string[] = []
-  const done = (installed: boolean, packages: number, skipped?: string): NativeInstallSummary =>
-    ({ installed, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}) })
-  const skip = (why: string): NativeInstallSummary => done(false, 0, why)
+/** What the layout needs, once the install is known to be one this reproduces. */
+interface InstallPlan {
+  rootDir: string
+  modulesDir: string
+  virtualStoreDir: string
+  storeDir: string
+  lockfile: LockfileFile
+  lockfileText: string
+  manifest: Manifest
+  planned: PlannedPackage[]
+}
 
+/** The plan of the install, or why it is left to pnpm. */
+function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefined, phase: (name: string) => void): InstallPlan | string {
   const why = configUnsupported(config, pnpmVersion)
-  if (why != null) return skip(why)
+  if (why != null) return why
   const rootDir = path.resolve(config.lockfileDir!)
   const modulesDir = path.join(rootDir, 'node_modules')
-  if (!modulesDirIsFresh(modulesDir)) return skip('node_modules is not empty')
+  if (!modulesDirIsFresh(modulesDir)) return 'node_modules is not empty'
   const read = readLockfileFile(rootDir)
-  if (read == null) return skip('no lockfile')
+  if (read == null) return 'no lockfile'
   const { lockfile, text } = read
   const manifest = readManifest(rootDir)
-  if (manifest == null) return skip('no package.json')
+  if (manifest == null) return 'no package.json'
   const stale = lockfileUnsupported(lockfile, manifest, config, rootDir)
-  if (stale != null) return skip(stale)
+  if (stale != null) return stale
   const storeDir = storeDirOf(config, rootDir)
-  if (storeDir == null) return skip('the store is not known before pnpm picks it')
+  if (storeDir == null) return 'the store is not known before pnpm picks it'
 
   phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
@@ -289,18 +290,24 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     engineStrict: config.engineStrict,
     installable: (snapshot) => installableHere(snapshot, config.supportedArchitectures),
   })
-  if (notPlanned.length > 0) return skip(`${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`)
+  if (notPlanned.length > 0) return `${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`
   // pnpm checks every package of the lockfile, reached or not, before it installs any.
-  if (planned.length !== Object.keys(lockfile.packages ?? {}).length) return skip('the lockfile has packages no importer reaches')
+  if (planned.length !== Object.keys(lockfile.packages ?? {}).length) return 'the lockfile has packages no importer reaches'
   for (const p of planned) {
     const skipsIt = optionalSkipped(p.name, lockfile.packages![p.depPath], config)
-    if (skipsIt != null) return skip(`${p.depPath}: ${skipsIt}`)
-    if (config.trustLockfile !== true && !isSemver(p.version)) return skip(`${p.depPath}: a version pnpm's lockfile check refuses`)
+    if (skipsIt != null) return `${p.depPath}: ${skipsIt}`
+    if (config.trustLockfile !== true && !isSemver(p.version)) return `${p.depPath}: a version pnpm's lockfile check refuses`
   }
-  const unchecked = await supplyChainUnchecked(path.join(rootDir, 'pnpm-lock.yaml'), planned, config)
-  if (unchecked != null) return skip(unchecked)
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned }
+}
 
-  phase('plan')
+/**
+ * Lays out `plan` and records it last: `undefined` when it is installed, else why it stopped,
+ * with nothing recorded (pnpm installs over what is there). `supplyChainAnswer`: the registry's
+ * answer to pnpm's check of the packages' ages, awaited before anything but the virtual store.
+ */
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<string | undefined> {
+  const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, manifest, planned } = plan
   const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
   const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
@@ -313,22 +320,26 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const storeExists = fs.existsSync(storeDir)
   const results = storeExists ? await link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
-  if (cannot !== -1) return skip(`${planned[cannot].depPath}: ${results[cannot].leftOut!}`)
+  if (cannot !== -1) return `${planned[cannot].depPath}: ${results[cannot].leftOut!}`
   const missing = results.flatMap((r, i) => r.linked ? [] : [i])
   if (missing.length > 0) {
     // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
     phase('linked from the store')
     const why = fetchUnsupported(config)
-    if (why != null) return skip(`${missing.length} packages are not in the store, and ${why}`)
+    if (why != null) return `${missing.length} packages are not in the store, and ${why}`
     const failed = await downloadAll(lockfile, missing.map((i) => planned[i]), storeDir, config, typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16, downloaded)
-    if (failed != null) return skip(`${failed} did not download`)
+    if (failed != null) return `${failed} did not download`
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
     const notLinked = second.findIndex((r) => !r.linked)
-    if (notLinked !== -1) return skip(`${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}`)
+    if (notLinked !== -1) return `${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}`
     missing.forEach((at, k) => { results[at] = second[k] })
   }
   phase('virtual store')
+  // The virtual store is in place but nothing is recorded: pnpm checks again, and installs over it or refuses.
+  const unchecked = await supplyChainAnswer
+  if (unchecked != null) return unchecked
+  if (supplyChainAnswer != null) phase('supply chain')
   // The root's links and hoisting: only once every package is in place.
   const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
   const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath)!)
@@ -355,7 +366,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     })
   } catch (err) {
     // Laid out but not recorded: pnpm installs over it.
-    if (err instanceof UnsupportedShim) return skip(err.message)
+    if (err instanceof UnsupportedShim) return err.message
     throw err
   }
 
@@ -370,10 +381,37 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     hoistPattern,
     publicHoistPattern,
     requireBuild: planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath),
-    lockfileText: text,
+    lockfileText: plan.lockfileText,
   }
   writeLayoutState(record, config)
   writeWorkspaceState(record, config)
   phase('state')
-  return done(true, planned.length)
+  return undefined
+}
+
+/**
+ * Installs the lockfile natively if this install is one it reproduces; otherwise does nothing
+ * and says why. `pnpmVersion` is the version pnpm's `userAgent` names.
+ */
+export async function installNatively (config: NativeInstallConfig, pnpmVersion: string | undefined, importMethod: PackageImportMethod): Promise<NativeInstallSummary> {
+  const started = performance.now()
+  const phases: Record<string, number> = {}
+  const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
+  const downloaded: string[] = []
+  const done = (packages: number, skipped?: string): NativeInstallSummary =>
+    ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}) })
+
+  const plan = planInstall(config, pnpmVersion, phase)
+  if (typeof plan === 'string') return done(0, plan)
+  // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
+  // pnpm's own does while it installs.
+  const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.planned, config)
+  if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
+  phase('plan')
+  try {
+    const stopped = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
+    return stopped == null ? done(plan.planned.length) : done(0, stopped)
+  } finally {
+    supplyChain.cancel()
+  }
 }

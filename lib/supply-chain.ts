@@ -88,10 +88,11 @@ interface Metadata { modified?: unknown, versions?: Record<string, unknown>, tim
 
 const ABBREVIATED = 'application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*'
 
-async function fetchMetadata (name: string, config: SupplyChainConfig, accept = ABBREVIATED): Promise<Metadata | undefined> {
+async function fetchMetadata (name: string, config: SupplyChainConfig, signal: AbortSignal, accept = ABBREVIATED): Promise<Metadata | undefined> {
   try {
     const res = await fetch(`${registryOf(name, config)}${name.replace('/', '%2f')}`, {
       headers: { accept, 'user-agent': '@cas/native pnpmfile' },
+      signal,
     })
     if (!res.ok) {
       await res.body?.cancel()
@@ -103,19 +104,35 @@ async function fetchMetadata (name: string, config: SupplyChainConfig, accept = 
   }
 }
 
+/** Where the native install stands with pnpm's check of a lockfile. */
+export interface SupplyChainCheck {
+  /** Why the install is left to pnpm, known without asking the registry. */
+  leftToPnpm?: string
+  /** The registry's answer, when it is asked: why the install is left to pnpm, or `undefined`: cleared. Never rejects. */
+  registry?: Promise<string | undefined>
+  /** Stops asking the registry (the install went another way). */
+  cancel: () => void
+}
+
 /**
- * Why the native install cannot stand in for pnpm's check of these packages (`undefined`: it
- * can: no check applies, pnpm's verdict covers the lockfile, or every version passes pnpm's
- * first test). `now` is the time the age is measured from.
+ * Whether the native install can stand in for pnpm's check of these packages: no check applies,
+ * pnpm's verdict covers the lockfile, or every version passes pnpm's tests of the registry's
+ * metadata, which are started here and answered by `registry`. `now`: when the age is measured from.
  */
-export async function supplyChainUnchecked (lockfilePath: string, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now()): Promise<string | undefined> {
+export function checkSupplyChain (lockfilePath: string, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now()): SupplyChainCheck {
+  const cancel = (): void => {}
   const ageMinutes = config.minimumReleaseAge ?? 0
-  if (config.trustLockfile === true || (ageMinutes === 0 && config.trustPolicy !== 'no-downgrade')) return undefined
-  if (verdictRecorded(lockfilePath, config)) return undefined
-  if (config.trustPolicy === 'no-downgrade') return 'pnpm checks the lockfile against trustPolicy first'
+  if (config.trustLockfile === true || (ageMinutes === 0 && config.trustPolicy !== 'no-downgrade')) return { cancel }
+  if (verdictRecorded(lockfilePath, config)) return { cancel }
+  if (config.trustPolicy === 'no-downgrade') return { leftToPnpm: 'pnpm checks the lockfile against trustPolicy first', cancel }
   const unsupported = fetchUnsupported(config)
-  if (unsupported != null) return `pnpm checks the lockfile against minimumReleaseAge first (${unsupported})`
-  const cutoff = now - ageMinutes * 60_000
+  if (unsupported != null) return { leftToPnpm: `pnpm checks the lockfile against minimumReleaseAge first (${unsupported})`, cancel }
+  const controller = new AbortController()
+  return { registry: askRegistry(packages, config, now - ageMinutes * 60_000, controller.signal), cancel: () => controller.abort() }
+}
+
+/** pnpm's tests of each version's publish date against `cutoff`, from its package's metadata, once a name. */
+async function askRegistry (packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, cutoff: number, signal: AbortSignal): Promise<string | undefined> {
   const versionsByName = new Map<string, Set<string>>()
   for (const { name, version } of packages) {
     const versions = versionsByName.get(name) ?? new Set()
@@ -129,7 +146,7 @@ export async function supplyChainUnchecked (lockfilePath: string, packages: Arra
     while (failed == null && next < names.length) {
       const name = names[next++]
       const versions = [...versionsByName.get(name)!]
-      const meta = await fetchMetadata(name, config)
+      const meta = await fetchMetadata(name, config, signal)
       if (meta == null) {
         failed ??= `${name}: its registry metadata did not download`
         continue
@@ -137,7 +154,7 @@ export async function supplyChainUnchecked (lockfilePath: string, packages: Arra
       const modified = typeof meta.modified === 'string' ? Date.parse(meta.modified) : Number.NaN
       if (modified < cutoff && versions.every((v) => meta.versions?.[v] != null)) continue
       // A registry that answered with full metadata already gave the publish times.
-      const times = meta.time ?? (await fetchMetadata(name, config, 'application/json'))?.time
+      const times = meta.time ?? (await fetchMetadata(name, config, signal, 'application/json'))?.time
       const young = versions.find((v) => !(typeof times?.[v] === 'string' && Date.parse(times[v] as string) <= cutoff))
       if (young != null) failed ??= `${name}@${young} may be younger than minimumReleaseAge`
     }
