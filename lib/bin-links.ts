@@ -53,6 +53,14 @@ interface Command {
   direct?: boolean
 }
 
+/** How much of a bin target is read for its shebang line. */
+const HEAD_BYTES = 4096
+/**
+ * Text whose first line (after leading whitespace) has more text after it: then that line is
+ * the same in the whole file, which `runtimeOf` reads trimmed.
+ */
+const FIRST_LINE_FOLLOWED = /^\s*\S[^\n]*\n\s*\S/
+
 /** Commands a package may own beyond its own name (pnpm's list). */
 const OWNERS: Record<string, string[]> = { npx: ['npm'], pn: ['pnpm', '@pnpm/exe'], pnpm: ['@pnpm/exe'], pnpx: ['pnpm', '@pnpm/exe'], pnx: ['pnpm', '@pnpm/exe'] }
 const owns = (cmd: Command): boolean => cmd.name === cmd.pkgName || OWNERS[cmd.name]?.includes(cmd.pkgName) === true
@@ -141,7 +149,7 @@ class BinWriter {
   realpath (file: string): string {
     let real = this.realPaths.get(file)
     if (real == null) {
-      real = fs.realpathSync(file)
+      real = fs.realpathSync.native(file)
       this.realPaths.set(file, real)
     }
     return real
@@ -176,28 +184,39 @@ class BinWriter {
 
   /**
    * What `target` runs with, read from it the first time it is linked, when it is also made
-   * runnable as pnpm makes it: executable bits, and a shebang line without `\r`.
+   * runnable as pnpm makes it: executable bits, and a shebang line without `\r`. Only its first
+   * bytes are read, unless they do not hold its whole first line (or the line must be fixed).
    */
   private runtime (target: string): Runtime {
     const real = this.realpath(target)
     let runtime = this.targets.get(real)
     if (runtime != null) return runtime
-    let bytes: Buffer
+    let head: Buffer
+    let mode: number
+    let text: string
     try {
-      bytes = fs.readFileSync(real)
+      const fd = fs.openSync(real, 'r')
+      try {
+        const stat = fs.fstatSync(fd)
+        mode = stat.mode & 0o777
+        head = Buffer.allocUnsafe(Math.min(HEAD_BYTES, stat.size))
+        head = head.subarray(0, fs.readSync(fd, head, 0, head.length, 0))
+        text = head.toString('utf8')
+        if (head.length < stat.size && !FIRST_LINE_FOLLOWED.test(text)) text = fs.readFileSync(real, 'utf8')
+      } finally {
+        fs.closeSync(fd)
+      }
     } catch (err) {
       throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
     }
-    const text = bytes.toString('utf8')
     runtime = runtimeOf(target, text)
     this.targets.set(real, runtime)
     // pnpm looks for a Windows shebang in the first 2 KiB.
-    const windowsShebang = bytes[0] === 0x23 && bytes[1] === 0x21 && /^#![^\n]+\r\n/.test(bytes.subarray(0, 2048).toString())
-    const mode = fs.statSync(real).mode & 0o777
+    const windowsShebang = head[0] === 0x23 && head[1] === 0x21 && /^#![^\n]+\r\n/.test(head.subarray(0, 2048).toString())
     if ((mode & 0o111) === 0o111 && !windowsShebang) return runtime
     if (!path.dirname(real).split(path.sep).includes('node_modules')) return runtime
     fs.chmodSync(real, mode | 0o111)
-    if (windowsShebang) writeAtomically(real, text.replace(/^(#![^\n]+)\r\n/, '$1\n'), mode | 0o111)
+    if (windowsShebang) writeAtomically(real, fs.readFileSync(real, 'utf8').replace(/^(#![^\n]+)\r\n/, '$1\n'), mode | 0o111)
     return runtime
   }
 }
