@@ -348,10 +348,21 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const project = PROJECTS[1]
     const { dir, store } = await setUp('default-age', project.manifest, project.workspace.replace('minimumReleaseAge: 0\n', ''))
     const before = registry.requests.length
-    await expectSameAsStock(dir, store, 'default-age', { packages: countSnapshots(dir), why: 'util', online: true })
+    const both = await expectSameAsStock(dir, store, 'default-age', { packages: countSnapshots(dir), why: 'util', online: true })
     // Stock asked for each package's metadata, and so did the native install.
     const asked = registry.requests.slice(before).filter((r) => r.url === '/b')
     expect(asked.map((r) => r.userAgent?.startsWith('@cas/native') === true).sort()).toEqual([false, true])
+
+    // Stock's pnpm recorded its verdict on that lockfile: after `rm -rf node_modules` the native
+    // install takes the verdict and asks the registry nothing.
+    fs.rmSync(path.join(both.stock, 'node_modules'), { recursive: true })
+    const asking = registry.requests.length
+    const traceFile = path.join(base, 'default-age-again-trace.txt')
+    const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.stock, storeDir: store, sandbox: sandbox('default-age-stock'), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    expectOk(again)
+    expect(again.stdout).toContain('Already up to date')
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    expect(registry.requests.slice(asking).filter((r) => r.userAgent?.startsWith('@cas/native') === true)).toEqual([])
   })
 
   it('under the default minimumReleaseAge, a version published within the day: left to pnpm, which refuses the lockfile as stock does', async () => {
