@@ -284,6 +284,11 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   async function expectSameAsStock (setUpDir: string, store: string, label: string, opts: InstallOptions & { packages: number, why: string }): Promise<Compared> {
     const both = await installBoth(setUpDir, store, label, opts)
     expect(both.trace).toMatch(new RegExp(`^native install: ${opts.packages} packages, `, 'm'))
+    // pnpm's check took the workspace state as written: its validation is still the native install's.
+    const validatedAt = /, state validated at (\d+)$/m.exec(both.trace)?.[1]
+    const state = JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.pnpm-workspace-state-v1.json'), 'utf8'))
+    expect(validatedAt).toBeDefined()
+    expect(String(state.validation.recordedAtNs)).toBe(validatedAt)
     expect(both.nativeRun.stdout).toContain('Already up to date')
     expect(both.nativeRun.stdout).not.toContain(PNPM_INSTALLED)
     expect(both.nativeRun.stdout + both.nativeRun.stderr).not.toMatch(/WARN/)

@@ -70,6 +70,8 @@ export interface NativeInstallSummary {
   phases: Record<string, number>
   /** The tarballs it downloaded into the store (a cold store), whether or not it then installed. */
   downloaded: string[]
+  /** When the workspace state's validation was recorded (filesystem clock, ns), if it has one. */
+  validatedAtNs?: number
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
@@ -302,11 +304,12 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
 }
 
 /**
- * Lays out `plan` and records it last: `undefined` when it is installed, else why it stopped,
- * with nothing recorded (pnpm installs over what is there). `supplyChainAnswer`: the registry's
- * answer to pnpm's check of the packages' ages, awaited before anything but the virtual store.
+ * Lays out `plan` and records it last (with the time its validation was recorded at, if any),
+ * or says why it stopped, with nothing recorded (pnpm installs over what is there).
+ * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
+ * before anything but the virtual store.
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<string | undefined> {
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { validatedAtNs: number | undefined }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, manifest, planned } = plan
   const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
   const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
@@ -320,25 +323,25 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   const storeExists = fs.existsSync(storeDir)
   const results = storeExists ? await link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
-  if (cannot !== -1) return `${planned[cannot].depPath}: ${results[cannot].leftOut!}`
+  if (cannot !== -1) return { stopped: `${planned[cannot].depPath}: ${results[cannot].leftOut!}` }
   const missing = results.flatMap((r, i) => r.linked ? [] : [i])
   if (missing.length > 0) {
     // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
     phase('linked from the store')
     const why = fetchUnsupported(config)
-    if (why != null) return `${missing.length} packages are not in the store, and ${why}`
+    if (why != null) return { stopped: `${missing.length} packages are not in the store, and ${why}` }
     const failed = await downloadAll(lockfile, missing.map((i) => planned[i]), storeDir, config, typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16, downloaded)
-    if (failed != null) return `${failed} did not download`
+    if (failed != null) return { stopped: `${failed} did not download` }
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
     const notLinked = second.findIndex((r) => !r.linked)
-    if (notLinked !== -1) return `${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}`
+    if (notLinked !== -1) return { stopped: `${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}` }
     missing.forEach((at, k) => { results[at] = second[k] })
   }
   phase('virtual store')
   // The virtual store is in place but nothing is recorded: pnpm checks again, and installs over it or refuses.
   const unchecked = await supplyChainAnswer
-  if (unchecked != null) return unchecked
+  if (unchecked != null) return { stopped: unchecked }
   if (supplyChainAnswer != null) phase('supply chain')
   // The root's links and hoisting: only once every package is in place.
   const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
@@ -366,7 +369,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     })
   } catch (err) {
     // Laid out but not recorded: pnpm installs over it.
-    if (err instanceof UnsupportedShim) return err.message
+    if (err instanceof UnsupportedShim) return { stopped: err.message }
     throw err
   }
 
@@ -384,9 +387,9 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     lockfileText: plan.lockfileText,
   }
   writeLayoutState(record, config)
-  writeWorkspaceState(record, config)
+  const validatedAtNs = writeWorkspaceState(record, config)
   phase('state')
-  return undefined
+  return { validatedAtNs }
 }
 
 /**
@@ -398,8 +401,8 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string): NativeInstallSummary =>
-    ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}) })
+  const done = (packages: number, skipped?: string, validatedAtNs?: number): NativeInstallSummary =>
+    ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...(validatedAtNs != null ? { validatedAtNs } : {}) })
 
   const plan = planInstall(config, pnpmVersion, phase)
   if (typeof plan === 'string') return done(0, plan)
@@ -409,8 +412,8 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
   try {
-    const stopped = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
-    return stopped == null ? done(plan.planned.length) : done(0, stopped)
+    const laidOut = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
+    return 'stopped' in laidOut ? done(0, laidOut.stopped) : done(plan.planned.length, undefined, laidOut.validatedAtNs)
   } finally {
     supplyChain.cancel()
   }
