@@ -7,6 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { firstFailure } from '../dist/first-failure.js'
 import { checkSupplyChain, verdictRecorded, type SupplyChainCheck } from '../dist/supply-chain.js'
 import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
@@ -140,5 +141,24 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     expect(check.registry).toBeUndefined()
     expect(await outcome(check)).toBeUndefined()
     expect(registry.requests.length).toBe(before)
+  })
+})
+
+describe('firstFailure: the requests\' pool', () => {
+  it('runs the tasks in order, at most `limit` at once, and starts none after the first failure', async () => {
+    const started: number[] = []
+    let running = 0
+    let most = 0
+    const why = await firstFailure([1, 2, 3, 4, 5, 6, 7, 8], 3, async (n) => {
+      started.push(n)
+      most = Math.max(most, ++running)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      running--
+      return n === 4 ? 'four failed' : undefined
+    })
+    expect(why).toBe('four failed')
+    expect(most).toBe(3)
+    expect(started).toEqual([1, 2, 3, 4, 5, 6])
+    expect(await firstFailure([], 3, async () => 'never')).toBeUndefined()
   })
 })

@@ -18,7 +18,8 @@ import { installableHere, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import * as binding from '../index.js'
-import { downloadToStore, fetchUnsupported, registryOf } from './registry-fetch.js'
+import { downloadToStore, fetchUnsupported, networkConcurrencyOf, registryOf } from './registry-fetch.js'
+import { firstFailure } from './first-failure.js'
 import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
 import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
 import { hoist, rootDependencies } from './hoist.js'
@@ -183,25 +184,19 @@ function tarballUrl (name: string, version: string, config: NativeInstallConfig)
 
 /** Downloads `packages` into the store, `limit` at a time, each URL to `downloaded`; the first that fails, if any. */
 async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], storeDir: string, config: NativeInstallConfig, limit: number, downloaded: string[]): Promise<string | undefined> {
-  let next = 0
-  let failed: string | undefined
-  const worker = async (): Promise<void> => {
-    while (failed == null && next < packages.length) {
-      const p = packages[next++]
-      const url = tarballUrl(p.name, p.version, config)
-      const result = await downloadToStore({
-        url,
-        integrity: lockfile.packages![p.depPath].resolution!.integrity as string,
-        storeDir,
-        filesIndexFile: p.filesIndexFile,
-        maxTarballUnpackedSize: typeof config.maxTarballUnpackedSize === 'number' ? config.maxTarballUnpackedSize : undefined,
-      })
-      if (result == null) failed ??= url
-      else downloaded.push(url)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, packages.length) }, worker))
-  return failed
+  return await firstFailure(packages, limit, async (p) => {
+    const url = tarballUrl(p.name, p.version, config)
+    const result = await downloadToStore({
+      url,
+      integrity: lockfile.packages![p.depPath].resolution!.integrity as string,
+      storeDir,
+      filesIndexFile: p.filesIndexFile,
+      maxTarballUnpackedSize: typeof config.maxTarballUnpackedSize === 'number' ? config.maxTarballUnpackedSize : undefined,
+    })
+    if (result == null) return url
+    downloaded.push(url)
+    return undefined
+  })
 }
 
 /** `node_modules` is empty but for what pnpm put there before any hook (config dependencies). */
@@ -330,7 +325,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     phase('linked from the store')
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${missing.length} packages are not in the store, and ${why}` }
-    const failed = await downloadAll(lockfile, missing.map((i) => planned[i]), storeDir, config, typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16, downloaded)
+    const failed = await downloadAll(lockfile, missing.map((i) => planned[i]), storeDir, config, networkConcurrencyOf(config), downloaded)
     if (failed != null) return { stopped: `${failed} did not download` }
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))

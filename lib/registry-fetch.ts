@@ -4,6 +4,9 @@
  * (a big tarball while it downloads) and writes the store-index row. Any failure (an HTTP error,
  * a body cut short, a bad tarball) resolves to `undefined` with nothing written, for the caller
  * to hand the package to pnpm, which has the credentials, proxies and retries.
+ *
+ * Also what the plugin's requests share: when the registry can be asked from here, which
+ * registry a package comes from, and how many requests are in flight at once.
  */
 import * as cas from './index.js'
 
@@ -32,6 +35,11 @@ export function fetchUnsupported (config: Record<string, unknown>): string | und
   if (set != null) return `${set} is set`
   if (config.strictSsl === false) return 'strictSsl false'
   return undefined
+}
+
+/** How many requests pnpm has in flight at once: its `networkConcurrency`, 16 by default. */
+export function networkConcurrencyOf (config: Record<string, unknown>): number {
+  return typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16
 }
 
 /** The registry pnpm asks about `name`: its scope's, else the default one; with a trailing slash. */

@@ -19,7 +19,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
-import { fetchUnsupported, registryOf } from './registry-fetch.js'
+import { firstFailure } from './first-failure.js'
+import { fetchUnsupported, networkConcurrencyOf, registryOf } from './registry-fetch.js'
 
 /** pnpm's settings the check reads. */
 export interface SupplyChainConfig {
@@ -139,27 +140,16 @@ async function askRegistry (packages: Array<{ name: string, version: string }>, 
     versions.add(version)
     versionsByName.set(name, versions)
   }
-  const names = [...versionsByName.keys()]
-  let next = 0
-  let failed: string | undefined
-  const worker = async (): Promise<void> => {
-    while (failed == null && next < names.length) {
-      const name = names[next++]
-      const versions = [...versionsByName.get(name)!]
-      const meta = await fetchMetadata(name, config, signal)
-      if (meta == null) {
-        failed ??= `${name}: its registry metadata did not download`
-        continue
-      }
-      const modified = typeof meta.modified === 'string' ? Date.parse(meta.modified) : Number.NaN
-      if (modified < cutoff && versions.every((v) => meta.versions?.[v] != null)) continue
-      // A registry that answered with full metadata already gave the publish times.
-      const times = meta.time ?? (await fetchMetadata(name, config, signal, 'application/json'))?.time
-      const young = versions.find((v) => !(typeof times?.[v] === 'string' && Date.parse(times[v] as string) <= cutoff))
-      if (young != null) failed ??= `${name}@${young} may be younger than minimumReleaseAge`
-    }
-  }
-  const concurrency = typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16
-  await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker))
+  const failed = await firstFailure([...versionsByName], networkConcurrencyOf(config), async ([name, versionSet]) => {
+    const versions = [...versionSet]
+    const meta = await fetchMetadata(name, config, signal)
+    if (meta == null) return `${name}: its registry metadata did not download`
+    const modified = typeof meta.modified === 'string' ? Date.parse(meta.modified) : Number.NaN
+    if (modified < cutoff && versions.every((v) => meta.versions?.[v] != null)) return undefined
+    // A registry that answered with full metadata already gave the publish times.
+    const times = meta.time ?? (await fetchMetadata(name, config, signal, 'application/json'))?.time
+    const young = versions.find((v) => !(typeof times?.[v] === 'string' && Date.parse(times[v] as string) <= cutoff))
+    return young != null ? `${name}@${young} may be younger than minimumReleaseAge` : undefined
+  })
   return failed != null ? `${failed}: pnpm checks the lockfile first` : undefined
 }
