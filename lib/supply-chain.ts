@@ -20,7 +20,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { firstFailure } from './first-failure.js'
-import { fetchUnsupported, networkConcurrencyOf, registryOf } from './registry-fetch.js'
+import { fetchUnsupported, networkConcurrencyOf, registryJson, registryOf } from './registry-fetch.js'
 
 /** pnpm's settings the check reads. */
 export interface SupplyChainConfig {
@@ -90,19 +90,7 @@ interface Metadata { modified?: unknown, versions?: Record<string, unknown>, tim
 const ABBREVIATED = 'application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*'
 
 async function fetchMetadata (name: string, config: SupplyChainConfig, signal: AbortSignal, accept = ABBREVIATED): Promise<Metadata | undefined> {
-  try {
-    const res = await fetch(`${registryOf(name, config)}${name.replace('/', '%2f')}`, {
-      headers: { accept, 'user-agent': '@cas/native pnpmfile' },
-      signal,
-    })
-    if (!res.ok) {
-      await res.body?.cancel()
-      return undefined
-    }
-    return await res.json() as Metadata
-  } catch {
-    return undefined
-  }
+  return await registryJson(`${registryOf(name, config)}${name.replace('/', '%2f')}`, accept, signal) as Metadata | undefined
 }
 
 /** Where the native install stands with pnpm's check of a lockfile. */
