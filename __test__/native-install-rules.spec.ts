@@ -8,6 +8,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createMatcher } from '../dist/hoist.js'
 import { installableHere } from '../dist/installable.js'
+import { isMusl } from '../dist/native-platform.js'
 import { installNatively, VERIFIED_PNPM, type NativeInstallConfig } from '../dist/native-install.js'
 import { satisfies } from '../dist/semver-range.js'
 import { freshDir } from './helpers/stores.js'
@@ -62,13 +63,36 @@ describe('createMatcher: pnpm\'s hoist patterns', () => {
 
 describe('installableHere: pnpm\'s platform check', () => {
   const other = process.platform === 'darwin' ? 'linux' : 'darwin'
+  const otherCpu = process.arch === 'arm64' ? 'x64' : 'arm64'
   it('this machine, or the architectures the project supports', () => {
-    expect(installableHere({ os: [process.platform] }, undefined)).toBe(true)
-    expect(installableHere({ os: [other] }, undefined)).toBe(false)
-    expect(installableHere({ os: [other] }, { os: ['current', other] })).toBe(true)
-    expect(installableHere({ cpu: [`!${process.arch}`] }, undefined)).toBe(false)
-    expect(installableHere({ cpu: ['any'] }, undefined)).toBe(true)
-    expect(installableHere({}, undefined)).toBe(true)
+    expect(installableHere('p', { os: [process.platform] }, undefined)).toBe(true)
+    expect(installableHere('p', { os: [other] }, undefined)).toBe(false)
+    expect(installableHere('p', { os: [other] }, { os: ['current', other] })).toBe(true)
+    expect(installableHere('p', { cpu: [`!${process.arch}`] }, undefined)).toBe(false)
+    expect(installableHere('p', { cpu: ['any'] }, undefined)).toBe(true)
+    expect(installableHere('p', {}, undefined)).toBe(true)
+  })
+
+  it('an optional package declaring less than its whole platform: what its name says fills in the rest', () => {
+    // Named for another os: skipped when optional, whatever it declares; not read when required.
+    expect(installableHere(`@tool/${other}-${process.arch}`, { optional: true }, undefined)).toBe(false)
+    expect(installableHere(`@tool/${other}-${process.arch}`, {}, undefined)).toBe(true)
+    expect(installableHere(`tool_${process.platform}.${otherCpu}`, { optional: true }, undefined)).toBe(false)
+    expect(installableHere(`@tool/${process.platform}-${process.arch}`, { optional: true }, undefined)).toBe(true)
+    // The name fills in only what is not declared: a declared os wins over the name's.
+    expect(installableHere(`@tool/${other}-${process.arch}`, { optional: true, os: [process.platform] }, undefined)).toBe(true)
+    // No os in the name: read only when the package declares some of its platform.
+    expect(installableHere(`tool-${otherCpu}`, { optional: true }, undefined)).toBe(true)
+    expect(installableHere(`tool-${otherCpu}`, { optional: true, os: [process.platform] }, undefined)).toBe(false)
+    // Everything declared: the name is not read.
+    expect(installableHere(`@tool/${other}-${otherCpu}`, { optional: true, os: [process.platform], cpu: [process.arch], libc: ['glibc', 'musl'] }, undefined)).toBe(true)
+  })
+
+  it.runIf(process.platform === 'linux')('a libc named in an optional package\'s name (Linux)', () => {
+    const mine = isMusl() ? 'musl' : 'gnu'
+    const otherLibc = isMusl() ? 'gnu' : 'musl'
+    expect(installableHere(`@rollup/rollup-linux-${process.arch}-${otherLibc}`, { optional: true, os: ['linux'], cpu: [process.arch] }, undefined)).toBe(false)
+    expect(installableHere(`@rollup/rollup-linux-${process.arch}-${mine}`, { optional: true, os: ['linux'], cpu: [process.arch] }, undefined)).toBe(true)
   })
 })
 
@@ -134,7 +158,8 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['a link: dependency', { wanted: { a: 'link:../a' } }, {}, /^1 packages need pnpm \(a@link:\.\.\/a, …\)$/],
     ['a version pnpm\'s lockfile check refuses', { wanted: { a: '1.0' }, importer: "      a:\n        specifier: '1.0'\n        version: '1.0'\n", packages: { "'a@1.0'": '' } }, {}, /^a@1\.0: a version pnpm's lockfile check refuses$/],
     ['an optional package whose engines are not met', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {node: '<1'}\n" } }, {}, /^o@1\.0\.0: an optional package whose engines this does not satisfy$/],
-    ['an optional package named for a platform', { optionalDeps: { 'tool-linux-x64': '1.0.0' }, optional: ['tool-linux-x64@1.0.0'], packages: { 'a@1.0.0': '', 'tool-linux-x64@1.0.0': '' } }, {}, /^tool-linux-x64@1\.0\.0: an optional package named for a platform$/],
+    // Skipped as pnpm skips it (named for another os): only `a` is left to find in the store.
+    ['an optional package for another platform', { optionalDeps: { 'tool-aix-ppc64': '1.0.0' }, optional: ['tool-aix-ppc64@1.0.0'], packages: { 'a@1.0.0': '', 'tool-aix-ppc64@1.0.0': '' } }, {}, /^1 packages are not in the store, and --offline$/],
     ['a cold store under --offline', {}, {}, /^1 packages are not in the store, and --offline$/],
     ['an alias that is no package name', { wanted: { '../a': 'npm:a@1.0.0' }, importer: "      '../a':\n        specifier: npm:a@1.0.0\n        version: a@1.0.0\n" }, {}, /^the lockfile names a dependency "\.\.\/a", which pnpm refuses$/],
     ['a package\'s alias that is no package name', { packages: { 'a@1.0.0': '', 'b@1.0.0': '' }, snapshots: { 'a@1.0.0': '    dependencies:\n      node_modules: b@1.0.0\n' } }, {}, /^the lockfile names a dependency "node_modules", which pnpm refuses$/],

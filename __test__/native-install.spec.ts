@@ -12,9 +12,9 @@
  * changed package.json then makes pnpm resolve and link normally, to stock's result. Projects:
  * the e2e fixture (real npm packages), three generated ones (peer dependencies, aliases, bins of
  * every kind, bundled dependencies, hoisting and bin-name conflicts, an ignored build; public
- * hoisting and optional dependencies), and the
- * alotta-modules lockfile (1,355 real packages, `benchmark/download.mjs`'s corpus). Then the
- * installs it leaves to pnpm, untouched: a skipped optional package, a build pnpm runs, and a
+ * hoisting and optional dependencies), optional packages for other platforms (skipped as pnpm
+ * skips them), and the alotta-modules lockfile (1,355 real packages, `benchmark/download.mjs`'s
+ * corpus). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
  * bin it cannot write (found after the layout, so it also shows that an install stopped halfway
  * is not taken for up to date).
  */
@@ -23,6 +23,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { isMusl } from '../dist/native-platform.js'
 import { PLUGIN_NAME } from '../dist/pnpm-plugin.js'
 import { lockedPackages, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
@@ -52,6 +53,12 @@ function pkg (name: string, version: string, manifest: Record<string, unknown> =
   return { name, version, tarball, manifest: full }
 }
 const NODE_BIN = '#!/usr/bin/env node\nconsole.log(1)\n'
+const OTHER_LIBC = process.platform === 'linux' ? (isMusl() ? 'gnu' : 'musl') : undefined
+const PLATFORM_TOOLS: Array<{ name: string, os: string[], cpu: string[], here: boolean }> = [
+  { name: `@tool/${process.platform}-${process.arch}`, os: [process.platform], cpu: [process.arch], here: true },
+  { name: '@tool/aix-ppc64', os: ['aix'], cpu: ['ppc64'], here: false },
+  ...(OTHER_LIBC != null ? [{ name: `@tool/linux-${process.arch}-${OTHER_LIBC}`, os: ['linux'], cpu: [process.arch], here: false }] : []),
+]
 
 const generated: ServedPackage[] = [
   // Peers: two hosts, plugins peering on them, one peer left for pnpm to install automatically.
@@ -97,6 +104,10 @@ const generated: ServedPackage[] = [
   pkg('opt-helper', '1.0.0', { engines: { node: '>=18' }, bin: { 'opt-helper': 'h.js' } }, { 'h.js': [NODE_BIN, 0o755] }),
   pkg('linter-plugin', '1.0.0', { dependencies: { 'linter-core': '1.0.0', f: '2.0.0' } }),
   pkg('app-kit', '1.0.0', { dependencies: { 'linter-plugin': '1.0.0', a: '2.0.0' } }),
+  // Platform packages as esbuild's and rollup's: one for this machine (with a bin), one for
+  // another os, and on Linux one for the other libc, which only its name says.
+  pkg('tool-core', '1.0.0', { optionalDependencies: Object.fromEntries(PLATFORM_TOOLS.map((t) => [t.name, '1.0.0'])) }),
+  ...PLATFORM_TOOLS.map((t) => pkg(t.name, '1.0.0', { os: t.os, cpu: t.cpu, ...(t.here ? { bin: { 'tool-native': 'native.js' } } : {}) }, t.here ? { 'native.js': [NODE_BIN, 0o755] } : {})),
   // For the installs left to pnpm: published a minute before the tests started.
   { ...pkg('fresh', '1.0.0'), published: new Date(Date.now() - 60_000).toISOString() },
   pkg('mac-only', '1.0.0', { os: ['darwin'] }),
@@ -459,10 +470,19 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return both
   }
 
-  it('an optional package pnpm skips on this platform: left to pnpm, stock\'s tree', async () => {
-    const both = await expectLeftToPnpm('skipped-optional', { name: 'o', version: '1.0.0', dependencies: { util: '1.0.0' }, optionalDependencies: { 'mac-only': '1.0.0' } },
-      'minimumReleaseAge: 0\n', /^native install skipped: 1 packages need pnpm \(mac-only@1\.0\.0/m)
-    expect(fs.readFileSync(path.join(both.stock, 'node_modules', '.modules.yaml'), 'utf8')).toContain('"mac-only@1.0.0"')
+  it('optional packages for other platforms (esbuild\'s and rollup\'s kind, one only named so): skipped as pnpm skips them, natively, stock\'s tree', async () => {
+    const { dir, store } = await setUp('platforms', { name: 'o', version: '1.0.0', dependencies: { 'tool-core': '1.0.0', util: '1.0.0' }, optionalDependencies: { 'mac-only': '1.0.0' } }, 'minimumReleaseAge: 0\n')
+    const both = await expectSameAsStock(dir, store, 'platforms', { packages: countSnapshots(dir) - PLATFORM_TOOLS.filter((t) => !t.here).length - (process.platform === 'darwin' ? 0 : 1), why: 'util' })
+    const skipped = PLATFORM_TOOLS.filter((t) => !t.here).map((t) => `${t.name}@1.0.0`)
+    if (process.platform !== 'darwin') skipped.push('mac-only@1.0.0')
+    const modules = JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8'))
+    expect(modules.skipped).toEqual(skipped.sort())
+    const here = PLATFORM_TOOLS.find((t) => t.here)!.name
+    // tool-core links only the package for this platform.
+    expect(both.stockTree.filter((l) => l.startsWith('node_modules/.pnpm/tool-core@1.0.0/node_modules/@tool/'))).toEqual([
+      'node_modules/.pnpm/tool-core@1.0.0/node_modules/@tool/ 755',
+      `node_modules/.pnpm/tool-core@1.0.0/node_modules/${here} -> ../../../${here.replace('/', '+')}@1.0.0/node_modules/${here}`,
+    ])
   })
 
   it('a build pnpm runs: left to pnpm, which builds it', async () => {

@@ -67,11 +67,17 @@ interface Node {
   children: Record<string, string>
 }
 
-/** The root's dependencies in the order pnpm walks them: dev, then prod, then optional. */
-export function rootDependencies (lockfile: LockfileObject, dirOf: (depPath: string) => string): Record<string, string> {
+/**
+ * The root's dependencies in the order pnpm walks them: dev, then prod, then optional; those
+ * `dirOf` has no directory for (skipped) left out.
+ */
+export function rootDependencies (lockfile: LockfileObject, dirOf: (depPath: string) => string | undefined): Record<string, string> {
   const importer = lockfile.importers['.']
   const refs = { ...importer.devDependencies, ...importer.dependencies, ...importer.optionalDependencies }
-  return Object.fromEntries(Object.entries(refs).map(([alias, ref]) => [alias, dirOf(refToDepPath(alias, ref))]))
+  return Object.fromEntries(Object.entries(refs).flatMap(([alias, ref]) => {
+    const dir = dirOf(refToDepPath(alias, ref))
+    return dir == null ? [] : [[alias, dir]]
+  }))
 }
 
 export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts: HoistOptions): Hoisted {

@@ -51,6 +51,8 @@ export interface InstallRecord {
   publicHoistPattern?: string[]
   /** Packages whose row requires a build, in lockfile order (pnpm ran none of them). */
   requireBuild: string[]
+  /** The optional packages pnpm skips on this platform. */
+  skipped: string[]
   /** The text of `pnpm-lock.yaml`'s own document (the current lockfile of a full install). */
   lockfileText: string
 }
@@ -91,7 +93,8 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     pendingBuilds: config.ignoreScripts === true ? record.requireBuild : [],
     publicHoistPattern: record.publicHoistPattern,
     prunedAt: new Date().toUTCString(),
-    skipped: [],
+    // pnpm sorts them as JS sorts strings.
+    skipped: [...record.skipped].sort(),
     storeDir: record.storeDir,
     virtualStoreDir: '.pnpm',
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,

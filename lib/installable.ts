@@ -3,7 +3,10 @@
  * package's `os`, `cpu` and `libc` lists (entries, or `!entry` to exclude) must accept one of
  * the platforms being installed for, which are `supportedArchitectures`'s (`current` standing
  * for this machine's) or else this machine's. `libc` counts only where it is known (Linux).
- * docs/native-install.md links pnpm's source.
+ * For an optional package that does not declare all three, pnpm reads what its name says
+ * (`@esbuild/linux-x64`, `rollup-linux-x64-musl`): tokens between `-`, `_` and `.` naming an
+ * os, a cpu or a libc fill in the lists it leaves out, if it declares any or its name names an
+ * os. docs/native-install.md links pnpm's source.
  */
 import { isMusl } from './native-platform.js'
 import type { PackageSnapshot } from './virtual-store.js'
@@ -25,11 +28,46 @@ function accepts (values: string[], list: string[] | string): boolean {
   return values.some((v) => entries.includes(v)) || excluded.length === entries.length
 }
 
-export function installableHere (snapshot: PackageSnapshot, supported: SupportedArchitectures | undefined): boolean {
+/** The platforms a package name's tokens stand for, by kind (pnpm's table). */
+const OS_TOKENS: Record<string, string> = {
+  aix: 'aix', android: 'android', darwin: 'darwin', macos: 'darwin', osx: 'darwin', freebsd: 'freebsd', linux: 'linux',
+  netbsd: 'netbsd', openbsd: 'openbsd', openharmony: 'openharmony', sunos: 'sunos', win32: 'win32', windows: 'win32',
+}
+const CPU_TOKENS: Record<string, string> = {
+  arm: 'arm', armv6: 'arm', armv7: 'arm', arm64: 'arm64', aarch64: 'arm64', ia32: 'ia32', loong64: 'loong64', mips64el: 'mips64el',
+  ppc64: 'ppc64', ppc64le: 'ppc64', riscv64: 'riscv64', s390x: 's390x', x64: 'x64', amd64: 'x64', wasm32: 'wasm32',
+}
+const LIBC_TOKENS: Record<string, string> = { glibc: 'glibc', gnu: 'glibc', gnueabihf: 'glibc', musl: 'musl', musleabihf: 'musl' }
+
+type Platform = Pick<PackageSnapshot, 'os' | 'cpu' | 'libc'>
+
+/** What the tokens of `name` (its scope left out) say of each kind, where they say anything. */
+function platformOfName (name: string): Platform {
+  const tokens = name.slice(name.indexOf('/') + 1).toLowerCase().split(/[-_.]/)
+  const pick = (table: Record<string, string>): string[] | undefined => {
+    const values = [...new Set(tokens.filter((t) => Object.hasOwn(table, t)).map((t) => table[t]))]
+    return values.length > 0 ? values : undefined
+  }
+  return { os: pick(OS_TOKENS), cpu: pick(CPU_TOKENS), libc: pick(LIBC_TOKENS) }
+}
+
+/** The platform pnpm checks a package against: its own, completed from its name if it is optional. */
+function effectivePlatform (name: string, snapshot: PackageSnapshot): Platform {
+  if (snapshot.optional !== true || (snapshot.os != null && snapshot.cpu != null && snapshot.libc != null)) return snapshot
+  const inferred = platformOfName(name)
+  const nothingInferred = inferred.os == null && inferred.cpu == null && inferred.libc == null
+  const declares = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
+  if (nothingInferred || (!declares && inferred.os == null)) return snapshot
+  return { os: snapshot.os ?? inferred.os, cpu: snapshot.cpu ?? inferred.cpu, libc: snapshot.libc ?? inferred.libc }
+}
+
+/** Whether pnpm installs the package `name` (its lockfile `snapshot`) on the platforms being installed for. */
+export function installableHere (name: string, snapshot: PackageSnapshot, supported: SupportedArchitectures | undefined): boolean {
   const current = (mine: string, wanted: string[] | undefined): string[] =>
     (wanted ?? ['current']).map((w) => w === 'current' ? mine : w)
   libc ??= process.platform !== 'linux' ? 'unknown' : isMusl() ? 'musl' : 'glibc'
-  return (snapshot.os == null || accepts(current(process.platform, supported?.os), snapshot.os)) &&
-    (snapshot.cpu == null || accepts(current(process.arch, supported?.cpu), snapshot.cpu)) &&
-    (snapshot.libc == null || libc === 'unknown' || accepts(current(libc, supported?.libc), snapshot.libc))
+  const platform = effectivePlatform(name, snapshot)
+  return (platform.os == null || accepts(current(process.platform, supported?.os), platform.os)) &&
+    (platform.cpu == null || accepts(current(process.arch, supported?.cpu), platform.cpu)) &&
+    (platform.libc == null || libc === 'unknown' || accepts(current(libc, supported?.libc), platform.libc))
 }

@@ -26,7 +26,7 @@ import { hoist, rootDependencies } from './hoist.js'
 import { linkBins } from './bin-links.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver, satisfies } from './semver-range.js'
-import { planWholeVirtualStore, DEPENDENCY_GROUPS, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
+import { parseRegistryDepPath, planWholeVirtualStore, DEPENDENCY_GROUPS, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -220,17 +220,13 @@ function readManifest (rootDir: string): Manifest | undefined {
   return undefined
 }
 
-/** Name tokens pnpm may read a platform from (it infers one for optional packages that declare less). */
-const PLATFORM_TOKENS = /(^|[-_.])(aix|android|darwin|macos|osx|freebsd|linux|netbsd|openbsd|openharmony|sunos|win32|windows|win|x64|x86|x86_64|amd64|ia32|arm|arm64|aarch64|ppc|ppc64|ppc64le|s390|s390x|riscv64|loong64|loongarch64|mips|mipsel|wasm32|gnu|glibc|musl|msvc)([-_.]|$)/
-
 /**
- * Why pnpm might skip an optional package here (`undefined`: it installs it): its `engines`
- * unsatisfied, or a platform pnpm would read from its name. Skipping is left to pnpm.
+ * Why pnpm might skip an optional package here that this would install (`undefined`: pnpm
+ * installs it too): its `engines` unsatisfied (its platform is `installableHere`'s). Skipping
+ * for engines is left to pnpm.
  */
-function optionalSkipped (name: string, snapshot: PackageSnapshot, config: NativeInstallConfig): string | undefined {
+function optionalSkipped (snapshot: PackageSnapshot, config: NativeInstallConfig): string | undefined {
   if (snapshot.optional !== true) return undefined
-  const declared = snapshot.os != null && snapshot.cpu != null && snapshot.libc != null
-  if (!declared && PLATFORM_TOKENS.test(name.slice(name.indexOf('/') + 1).toLowerCase())) return 'an optional package named for a platform'
   const engines = (snapshot.engines ?? {}) as Record<string, unknown>
   const wanted: Array<[string, unknown]> = [[typeof config.nodeVersion === 'string' ? config.nodeVersion : process.version, engines.node], [VERIFIED_PNPM, engines.pnpm]]
   try {
@@ -259,6 +255,10 @@ interface InstallPlan {
   lockfileText: string
   manifest: Manifest
   planned: PlannedPackage[]
+  /** The optional packages pnpm skips here. */
+  skipped: string[]
+  /** Every package pnpm's lockfile check looks at: the planned ones and the skipped ones. */
+  checked: Array<{ name: string, version: string }>
 }
 
 /** The plan of the install, or why it is left to pnpm. */
@@ -280,22 +280,28 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
 
   phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
-  const { planned, notPlanned } = planWholeVirtualStore(lockfile, {
+  const { planned, notPlanned, skipped } = planWholeVirtualStore(lockfile, {
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
     engineStrict: config.engineStrict,
-    installable: (snapshot) => installableHere(snapshot, config.supportedArchitectures),
+    installable: (name, snapshot) => installableHere(name, snapshot, config.supportedArchitectures),
   })
   if (notPlanned.length > 0) return `${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`
   // pnpm checks every package of the lockfile, reached or not, before it installs any.
-  if (planned.length !== Object.keys(lockfile.packages ?? {}).length) return 'the lockfile has packages no importer reaches'
+  if (planned.length + skipped.length !== Object.keys(lockfile.packages ?? {}).length) return 'the lockfile has packages no importer reaches'
   for (const p of planned) {
-    const skipsIt = optionalSkipped(p.name, lockfile.packages![p.depPath], config)
+    const skipsIt = optionalSkipped(lockfile.packages![p.depPath], config)
     if (skipsIt != null) return `${p.depPath}: ${skipsIt}`
-    if (config.trustLockfile !== true && !isSemver(p.version)) return `${p.depPath}: a version pnpm's lockfile check refuses`
   }
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned }
+  // pnpm checks every package, the skipped ones too (named as pnpm names them).
+  const checked = [...planned, ...skipped.map((depPath) => {
+    const { name, version } = parseRegistryDepPath(depPath)!
+    return { depPath, name, version: lockfile.packages![depPath].version ?? version }
+  })]
+  const nonSemver = checked.find((p) => !isSemver(p.version))
+  if (config.trustLockfile !== true && nonSemver != null) return `${nonSemver.depPath}: a version pnpm's lockfile check refuses`
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked }
 }
 
 /**
@@ -340,7 +346,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   if (supplyChainAnswer != null) phase('supply chain')
   // The root's links and hoisting: only once every package is in place.
   const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
-  const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath)!)
+  const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath))
   const hoistPattern = config.hoistPattern as string[]
   const publicHoistPattern = config.publicHoistPattern as string[]
   const hoisted = hoist(lockfile, planned, { direct, hoistPattern, publicHoistPattern })
@@ -379,6 +385,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     hoistPattern,
     publicHoistPattern,
     requireBuild: planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath),
+    skipped: plan.skipped,
     lockfileText: plan.lockfileText,
   }
   writeLayoutState(record, config)
@@ -403,7 +410,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   if (typeof plan === 'string') return done(0, plan)
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
   // pnpm's own does while it installs.
-  const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.planned, config)
+  const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, config)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
   try {

@@ -101,7 +101,7 @@ export interface RegistryDownload {
   onProgress?: (downloaded: number) => void
 }
 
-/** Settings under which a request needs more than Node's `fetch` gives (credentials, proxies, certificates). */
+/** Settings under which a request needs more than Node's clients give (credentials, proxies, certificates). */
 const NETWORK_SETTINGS = ['httpProxy', 'httpsProxy', 'proxy', 'ca', 'cafile', 'cert', 'key', 'localAddress'] as const
 
 /** Why the registry cannot be asked from here (`undefined`: it can); pnpm asks it then. */

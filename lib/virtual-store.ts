@@ -52,12 +52,13 @@ export interface LayoutOptions {
   /** With `engineStrict`, packages declaring `engines` are left to pnpm, which may refuse them. */
   engineStrict?: boolean
   /**
-   * Whether a platform-specific package (`os`/`cpu`/`libc`) can be installed here. Without
-   * it, such packages, optional ones and their optional dependencies are left to pnpm; with it
-   * (the native install, which lays out everything or nothing) they are planned like any other
-   * when installable, their optional dependencies linked.
+   * Whether pnpm installs a package here (its platform: `installableHere`). Without it,
+   * platform-specific packages, optional ones and their optional dependencies are left to
+   * pnpm; with it (the native install, which lays out everything or nothing) they are planned
+   * like any other when installable, their optional dependencies linked, and an optional one
+   * that is not installable is skipped, as pnpm skips it: not laid out, not linked to.
    */
-  installable?: (snapshot: PackageSnapshot) => boolean
+  installable?: (name: string, snapshot: PackageSnapshot) => boolean
 }
 
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
@@ -110,13 +111,13 @@ export function refToDepPath (alias: string, ref: string): string {
 }
 
 /** Whether pnpm must install this one itself. */
-function needsPnpm (depPath: string, snapshot: PackageSnapshot, opts: LayoutOptions): boolean {
+function needsPnpm (depPath: string, name: string, snapshot: PackageSnapshot, opts: LayoutOptions): boolean {
   const resolution = snapshot.resolution ?? {}
   const plainRegistry = typeof resolution.integrity === 'string' && Object.keys(resolution).length === 1
   const platformBound = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
   const pnpmDecides = opts.installable == null
     ? platformBound || snapshot.optional === true || snapshot.optionalDependencies != null
-    : platformBound && !opts.installable(snapshot)
+    : !opts.installable(name, snapshot)
   return !plainRegistry || pnpmDecides ||
     depPath.includes('patch_hash=') || snapshot.patched === true ||
     (opts.engineStrict === true && snapshot.engines != null) ||
@@ -164,12 +165,21 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
   return plan(lockfile, opts).planned
 }
 
-/** Every package the importers reach: the planned ones, and the dependency paths of the rest. */
-export function planWholeVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): { planned: PlannedPackage[], notPlanned: string[] } {
+/** What becomes of the packages the importers reach. */
+export interface WholePlan {
+  planned: PlannedPackage[]
+  /** Dependency paths pnpm must install itself. */
+  notPlanned: string[]
+  /** Dependency paths of the optional packages pnpm skips here (`installable`). */
+  skipped: string[]
+}
+
+/** Every package the importers reach: planned, left to pnpm, or skipped. */
+export function planWholeVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
   return plan(lockfile, opts)
 }
 
-function plan (lockfile: LockfileObject, opts: LayoutOptions): { planned: PlannedPackage[], notPlanned: string[] } {
+function plan (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
   const maxLength = opts.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120)
   // A package is the target of many dependency links: its directory is computed once.
   const dirs = new Map<string, string>()
@@ -184,10 +194,17 @@ function plan (lockfile: LockfileObject, opts: LayoutOptions): { planned: Planne
   const wanted = reachable(lockfile, opts.include)
   const planned: PlannedPackage[] = []
   const notPlanned: string[] = [...wanted].filter((depPath) => lockfile.packages?.[depPath] == null)
-  for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
-    if (!wanted.has(depPath)) continue
+  // An optional package pnpm skips here, without dependencies of its own (which pnpm would not reach).
+  const skipped = new Set([...wanted].filter((depPath) => {
+    const snapshot = lockfile.packages?.[depPath]
     const parsed = parseRegistryDepPath(depPath)
-    if (parsed == null || needsPnpm(depPath, snapshot, opts)) {
+    return opts.installable != null && snapshot?.optional === true && parsed != null && !opts.installable(parsed.name, snapshot) &&
+      snapshot.dependencies == null && snapshot.optionalDependencies == null
+  }))
+  for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
+    if (!wanted.has(depPath) || skipped.has(depPath)) continue
+    const parsed = parseRegistryDepPath(depPath)
+    if (parsed == null || needsPnpm(depPath, parsed.name, snapshot, opts)) {
       notPlanned.push(depPath)
       continue
     }
@@ -197,7 +214,7 @@ function plan (lockfile: LockfileObject, opts: LayoutOptions): { planned: Planne
     const children: Record<string, string> = {}
     for (const [alias, ref] of Object.entries(dependenciesOf(snapshot, opts))) {
       const child = refToDepPath(alias, ref)
-      children[alias] = dirOf(child, parseRegistryDepPath(child)!.name)
+      if (!skipped.has(child)) children[alias] = dirOf(child, parseRegistryDepPath(child)!.name)
     }
     planned.push({
       depPath,
@@ -208,5 +225,5 @@ function plan (lockfile: LockfileObject, opts: LayoutOptions): { planned: Planne
       children,
     })
   }
-  return { planned, notPlanned }
+  return { planned, notPlanned, skipped: [...skipped] }
 }
