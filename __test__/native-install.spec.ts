@@ -97,7 +97,7 @@ const generated: ServedPackage[] = [
     'node_modules/inner/i.js': [NODE_BIN, 0o755],
   }),
   // A build pnpm is told not to run, and the extra dependency a changed package.json adds.
-  pkg('builder', '1.0.0', { scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'built.txt\', \'yes\')"' } }),
+  pkg('builder', '1.0.0', { scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'built.txt\', \'yes\')"' }, bin: { 'builder-cli': 'cli.js' } }, { 'cli.js': [NODE_BIN, 0o755] }),
   pkg('extra', '1.0.0', { dependencies: { util: '2.0.0' } }),
   // Public hoisting, and optional dependencies this machine installs (one with engines it meets).
   pkg('linter-core', '1.0.0', { bin: { lint: 'lint.js' }, optionalDependencies: { 'opt-helper': '1.0.0' } }, { 'lint.js': [NODE_BIN, 0o755] }),
@@ -152,6 +152,8 @@ const PROJECTS: Project[] = [
       'node_modules/.pnpm/bundler@1.0.0/node_modules/bundler/node_modules/.bin/inner-cli 755',
       'node_modules/.pnpm/owners@1.0.0/node_modules/owners/node_modules/.bin/shared 755', 'node_modules/.bin/acmd 755',
       'node_modules/.modules.yaml 644 {"hoistedDependencies":', 'node_modules/.pnpm-workspace-state-v1.json 644 {"projects":',
+      // pnpm links a package's own command beside its dependencies' when it takes it through its build step (denied).
+      'node_modules/.pnpm/builder@1.0.0/node_modules/builder/node_modules/.bin/builder-cli 755',
     ],
   },
   {

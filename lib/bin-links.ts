@@ -3,7 +3,8 @@
  * (docs/native-install.md links pnpm's source for each rule):
  *
  * - each package's `node_modules/.bin` (beside its dependencies) gets the commands of its
- *   dependencies that have bins, not its own, then those of its bundled dependencies;
+ *   dependencies that have bins, not its own (unless pnpm takes it through its build step), then
+ *   those of its bundled dependencies;
  * - the root `node_modules/.bin` gets the commands of the root's dependencies, and of the
  *   publicly hoisted packages when there are any (the root's own dependencies winning a name),
  *   then those of the peers its dependencies got installed for them, where the name is still
@@ -35,6 +36,11 @@ export interface BinLinkOptions {
   /** `extendNodePath` and a non-empty `hoistPattern`: shims add the private hoisting dir to `NODE_PATH`. */
   extendsNodePath: boolean
   autoInstallPeers: boolean
+  /**
+   * Packages pnpm takes through its build step (a build it then does not run, told not to): it
+   * links their own commands too into their `node_modules/.bin`, beside their dependencies'.
+   */
+  throughBuildStep: Set<string>
 }
 
 interface Manifest {
@@ -256,6 +262,7 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
   for (const pkg of planned) {
     const binsDir = path.join(pkg.targetDir, 'node_modules', '.bin')
     const withBins = Object.values(pkg.children ?? {}).filter((dir) => hasBin(depPathByDir.get(dir)!))
+    if (opts.throughBuildStep.has(pkg.depPath)) withBins.push(pkg.targetDir)
     if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
     // A second pass of its own: the ownership rule does not reach across the two.
     if (lockfile.packages?.[pkg.depPath]?.bundledDependencies != null) {

@@ -367,6 +367,8 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       ignoreScripts: config.ignoreScripts === true,
       extendsNodePath: config.extendNodePath !== false && hoistPattern.length > 0,
       autoInstallPeers: config.autoInstallPeers !== false,
+      // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
+      throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)),
     })
   } catch (err) {
     // Laid out but not recorded: pnpm installs over it.
