@@ -32,6 +32,8 @@ export interface RegistryResponse {
 
 /** How many redirects a request follows, as `fetch` would (registries may redirect downloads). */
 const MAX_REDIRECTS = 5
+/** How long a request may go without a byte before it fails: pnpm's default `fetchTimeout`. */
+const IDLE_TIMEOUT_MS = 60_000
 
 /**
  * A GET of `url`, redirects followed; rejects when no answer comes (or `signal` aborts), and on
@@ -67,6 +69,7 @@ async function getOnce (url: string, headers: Record<string, string>, signal?: A
         body: encoding === 'gzip' ? pipeline(res, createGunzip(), () => {}) : res,
       })
     })
+    req.setTimeout(IDLE_TIMEOUT_MS, () => req.destroy(new Error(`${url}: no answer for ${IDLE_TIMEOUT_MS / 1000} s`)))
     req.on('error', reject)
   })
 }
