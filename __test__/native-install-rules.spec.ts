@@ -65,34 +65,34 @@ describe('installableHere: pnpm\'s platform check', () => {
   const other = process.platform === 'darwin' ? 'linux' : 'darwin'
   const otherCpu = process.arch === 'arm64' ? 'x64' : 'arm64'
   it('this machine, or the architectures the project supports', () => {
-    expect(installableHere('p', { os: [process.platform] }, undefined)).toBe(true)
-    expect(installableHere('p', { os: [other] }, undefined)).toBe(false)
-    expect(installableHere('p', { os: [other] }, { os: ['current', other] })).toBe(true)
-    expect(installableHere('p', { cpu: [`!${process.arch}`] }, undefined)).toBe(false)
-    expect(installableHere('p', { cpu: ['any'] }, undefined)).toBe(true)
-    expect(installableHere('p', {}, undefined)).toBe(true)
+    expect(installableHere('p', { os: [process.platform] }, undefined, false)).toBe(true)
+    expect(installableHere('p', { os: [other] }, undefined, false)).toBe(false)
+    expect(installableHere('p', { os: [other] }, { os: ['current', other] }, false)).toBe(true)
+    expect(installableHere('p', { cpu: [`!${process.arch}`] }, undefined, false)).toBe(false)
+    expect(installableHere('p', { cpu: ['any'] }, undefined, false)).toBe(true)
+    expect(installableHere('p', {}, undefined, false)).toBe(true)
   })
 
   it('an optional package declaring less than its whole platform: what its name says fills in the rest', () => {
     // Named for another os: skipped when optional, whatever it declares; not read when required.
-    expect(installableHere(`@tool/${other}-${process.arch}`, { optional: true }, undefined)).toBe(false)
-    expect(installableHere(`@tool/${other}-${process.arch}`, {}, undefined)).toBe(true)
-    expect(installableHere(`tool_${process.platform}.${otherCpu}`, { optional: true }, undefined)).toBe(false)
-    expect(installableHere(`@tool/${process.platform}-${process.arch}`, { optional: true }, undefined)).toBe(true)
+    expect(installableHere(`@tool/${other}-${process.arch}`, { optional: true }, undefined, true)).toBe(false)
+    expect(installableHere(`@tool/${other}-${process.arch}`, {}, undefined, false)).toBe(true)
+    expect(installableHere(`tool_${process.platform}.${otherCpu}`, { optional: true }, undefined, true)).toBe(false)
+    expect(installableHere(`@tool/${process.platform}-${process.arch}`, { optional: true }, undefined, true)).toBe(true)
     // The name fills in only what is not declared: a declared os wins over the name's.
-    expect(installableHere(`@tool/${other}-${process.arch}`, { optional: true, os: [process.platform] }, undefined)).toBe(true)
+    expect(installableHere(`@tool/${other}-${process.arch}`, { optional: true, os: [process.platform] }, undefined, true)).toBe(true)
     // No os in the name: read only when the package declares some of its platform.
-    expect(installableHere(`tool-${otherCpu}`, { optional: true }, undefined)).toBe(true)
-    expect(installableHere(`tool-${otherCpu}`, { optional: true, os: [process.platform] }, undefined)).toBe(false)
+    expect(installableHere(`tool-${otherCpu}`, { optional: true }, undefined, true)).toBe(true)
+    expect(installableHere(`tool-${otherCpu}`, { optional: true, os: [process.platform] }, undefined, true)).toBe(false)
     // Everything declared: the name is not read.
-    expect(installableHere(`@tool/${other}-${otherCpu}`, { optional: true, os: [process.platform], cpu: [process.arch], libc: ['glibc', 'musl'] }, undefined)).toBe(true)
+    expect(installableHere(`@tool/${other}-${otherCpu}`, { optional: true, os: [process.platform], cpu: [process.arch], libc: ['glibc', 'musl'] }, undefined, true)).toBe(true)
   })
 
   it.runIf(process.platform === 'linux')('a libc named in an optional package\'s name (Linux)', () => {
     const mine = isMusl() ? 'musl' : 'gnu'
     const otherLibc = isMusl() ? 'gnu' : 'musl'
-    expect(installableHere(`@rollup/rollup-linux-${process.arch}-${otherLibc}`, { optional: true, os: ['linux'], cpu: [process.arch] }, undefined)).toBe(false)
-    expect(installableHere(`@rollup/rollup-linux-${process.arch}-${mine}`, { optional: true, os: ['linux'], cpu: [process.arch] }, undefined)).toBe(true)
+    expect(installableHere(`@rollup/rollup-linux-${process.arch}-${otherLibc}`, { optional: true, os: ['linux'], cpu: [process.arch] }, undefined, true)).toBe(false)
+    expect(installableHere(`@rollup/rollup-linux-${process.arch}-${mine}`, { optional: true, os: ['linux'], cpu: [process.arch] }, undefined, true)).toBe(true)
   })
 })
 
@@ -129,7 +129,7 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
 
 describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
   /** A project whose package.json asks for `wanted` and whose lockfile holds `packages` (name@version → metadata lines; `optional` ones marked so in their snapshot). */
-  function project (opts: { wanted?: Record<string, string>, importer?: string, packages?: Record<string, string>, snapshots?: Record<string, string>, top?: string, optionalDeps?: Record<string, string>, optional?: string[] }): string {
+  function project (opts: { wanted?: Record<string, string>, importer?: string, packages?: Record<string, string>, resolutions?: Record<string, string>, snapshots?: Record<string, string>, top?: string, optionalDeps?: Record<string, string>, optional?: string[] }): string {
     const dir = freshDir('native-lockfile')
     const wanted = opts.wanted ?? { a: '1.0.0' }
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', dependencies: wanted, ...(opts.optionalDeps != null ? { optionalDependencies: opts.optionalDeps } : {}) }))
@@ -140,7 +140,7 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
       "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n",
       opts.top ?? '',
       `importers:\n\n  .:\n    dependencies:\n${importer}${optional === '' ? '' : `    optionalDependencies:\n${optional}`}`,
-      `packages:\n\n${Object.entries(packages).map(([key, lines]) => `  ${key}:\n    resolution: {integrity: sha512-AAAA}\n${lines}`).join('\n')}`,
+      `packages:\n\n${Object.entries(packages).map(([key, lines]) => `  ${key}:\n    resolution: ${opts.resolutions?.[key] ?? '{integrity: sha512-AAAA}'}\n${lines}`).join('\n')}`,
       `snapshots:\n\n${Object.keys(packages).map((key) => opts.snapshots?.[key] != null ? `  ${key}:\n${opts.snapshots[key]}` : opts.optional?.includes(key) ? `  ${key}:\n    optional: true` : `  ${key}: {}`).join('\n\n')}\n`,
     ].join('\n'))
     return dir
@@ -158,6 +158,10 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['a link: dependency', { wanted: { a: 'link:../a' } }, {}, /^1 packages need pnpm \(a@link:\.\.\/a, …\)$/],
     ['a version pnpm\'s lockfile check refuses', { wanted: { a: '1.0' }, importer: "      a:\n        specifier: '1.0'\n        version: '1.0'\n", packages: { "'a@1.0'": '' } }, {}, /^a@1\.0: a version pnpm's lockfile check refuses$/],
     ['an optional package whose engines are not met', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {node: '<1'}\n" } }, {}, /^o@1\.0\.0: an optional package whose engines this does not satisfy$/],
+    // An optional package pnpm would skip, but not a plain registry one: pnpm checks it first.
+    ['a skipped package with a tarball URL of its own', { optionalDeps: { 'tool-aix-ppc64': '1.0.0' }, optional: ['tool-aix-ppc64@1.0.0'], packages: { 'a@1.0.0': '', 'tool-aix-ppc64@1.0.0': '' }, resolutions: { 'tool-aix-ppc64@1.0.0': '{integrity: sha512-AAAA, tarball: https://example.invalid/t.tgz}' } }, {}, /^1 packages need pnpm \(tool-aix-ppc64@1\.0\.0, …\)$/],
+    // Required by a plain dependency of an optional package: pnpm installs it, whatever its name says.
+    ['a package an optional one depends on', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0', 'helper-aix-ppc64@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': '', 'helper-aix-ppc64@1.0.0': '' }, snapshots: { 'o@1.0.0': '    optional: true\n    dependencies:\n      helper-aix-ppc64: 1.0.0\n' } }, {}, /^3 packages are not in the store, and --offline$/],
     // Skipped as pnpm skips it (named for another os): only `a` is left to find in the store.
     ['an optional package for another platform', { optionalDeps: { 'tool-aix-ppc64': '1.0.0' }, optional: ['tool-aix-ppc64@1.0.0'], packages: { 'a@1.0.0': '', 'tool-aix-ppc64@1.0.0': '' } }, {}, /^1 packages are not in the store, and --offline$/],
     ['a cold store under --offline', {}, {}, /^1 packages are not in the store, and --offline$/],

@@ -123,6 +123,10 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     expect(await check([{ name: 'old', version: '1.0.0' }], { httpsProxy: 'http://proxy' })).toBe('pnpm checks the lockfile against minimumReleaseAge first (httpsProxy is set)')
   })
 
+  it('asks the registry with a networkConcurrency it cannot use as if none were set', async () => {
+    expect(await check([{ name: 'young', version: '2.0.0' }], { networkConcurrency: 0 })).toBe('young@2.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+  })
+
   it('asks nothing when no policy applies, or trustLockfile skips pnpm\'s check', async () => {
     const before = registry.requests.length
     expect(await check([{ name: 'young', version: '2.0.0' }], { minimumReleaseAge: 0 })).toBeUndefined()
@@ -160,5 +164,11 @@ describe('firstFailure: the requests\' pool', () => {
     expect(most).toBe(3)
     expect(started).toEqual([1, 2, 3, 4, 5, 6])
     expect(await firstFailure([], 3, async () => 'never')).toBeUndefined()
+  })
+
+  it('refuses a limit under which nothing would run (and so nothing would fail)', async () => {
+    for (const limit of [0, -1, Number.NaN, 1.5]) {
+      await expect(firstFailure([1], limit, async () => 'failed')).rejects.toMatchObject({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' })
+    }
   })
 })

@@ -177,7 +177,9 @@ function filesystemNowNs (dir: string): number | undefined {
   } catch {
     return undefined
   } finally {
-    fs.rmSync(probe, { force: true })
+    try {
+      fs.rmSync(probe, { force: true })
+    } catch {}
   }
 }
 

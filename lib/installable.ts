@@ -52,8 +52,8 @@ function platformOfName (name: string): Platform {
 }
 
 /** The platform pnpm checks a package against: its own, completed from its name if it is optional. */
-function effectivePlatform (name: string, snapshot: PackageSnapshot): Platform {
-  if (snapshot.optional !== true || (snapshot.os != null && snapshot.cpu != null && snapshot.libc != null)) return snapshot
+function effectivePlatform (name: string, snapshot: PackageSnapshot, optional: boolean): Platform {
+  if (!optional || (snapshot.os != null && snapshot.cpu != null && snapshot.libc != null)) return snapshot
   const inferred = platformOfName(name)
   const nothingInferred = inferred.os == null && inferred.cpu == null && inferred.libc == null
   const declares = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
@@ -61,12 +61,16 @@ function effectivePlatform (name: string, snapshot: PackageSnapshot): Platform {
   return { os: snapshot.os ?? inferred.os, cpu: snapshot.cpu ?? inferred.cpu, libc: snapshot.libc ?? inferred.libc }
 }
 
-/** Whether pnpm installs the package `name` (its lockfile `snapshot`) on the platforms being installed for. */
-export function installableHere (name: string, snapshot: PackageSnapshot, supported: SupportedArchitectures | undefined): boolean {
+/**
+ * Whether pnpm installs the package `name` (its lockfile `snapshot`) on the platforms being
+ * installed for; `optional`: whether pnpm holds it optional here (only optional dependency
+ * edges reach it), which makes it read what the name says.
+ */
+export function installableHere (name: string, snapshot: PackageSnapshot, supported: SupportedArchitectures | undefined, optional: boolean): boolean {
   const current = (mine: string, wanted: string[] | undefined): string[] =>
     (wanted ?? ['current']).map((w) => w === 'current' ? mine : w)
   libc ??= process.platform !== 'linux' ? 'unknown' : isMusl() ? 'musl' : 'glibc'
-  const platform = effectivePlatform(name, snapshot)
+  const platform = effectivePlatform(name, snapshot, optional)
   return (platform.os == null || accepts(current(process.platform, supported?.os), platform.os)) &&
     (platform.cpu == null || accepts(current(process.arch, supported?.cpu), platform.cpu)) &&
     (platform.libc == null || libc === 'unknown' || accepts(current(libc, supported?.libc), platform.libc))

@@ -226,7 +226,6 @@ function readManifest (rootDir: string): Manifest | undefined {
  * for engines is left to pnpm.
  */
 function optionalSkipped (snapshot: PackageSnapshot, config: NativeInstallConfig): string | undefined {
-  if (snapshot.optional !== true) return undefined
   const engines = (snapshot.engines ?? {}) as Record<string, unknown>
   const wanted: Array<[string, unknown]> = [[typeof config.nodeVersion === 'string' ? config.nodeVersion : process.version, engines.node], [VERIFIED_PNPM, engines.pnpm]]
   try {
@@ -280,18 +279,18 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
 
   phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
-  const { planned, notPlanned, skipped } = planWholeVirtualStore(lockfile, {
+  const { planned, notPlanned, skipped, optional } = planWholeVirtualStore(lockfile, {
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
     engineStrict: config.engineStrict,
-    installable: (name, snapshot) => installableHere(name, snapshot, config.supportedArchitectures),
+    installable: (name, snapshot, optional) => installableHere(name, snapshot, config.supportedArchitectures, optional),
   })
   if (notPlanned.length > 0) return `${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`
   // pnpm checks every package of the lockfile, reached or not, before it installs any.
   if (planned.length + skipped.length !== Object.keys(lockfile.packages ?? {}).length) return 'the lockfile has packages no importer reaches'
   for (const p of planned) {
-    const skipsIt = optionalSkipped(lockfile.packages![p.depPath], config)
+    const skipsIt = optional.has(p.depPath) ? optionalSkipped(lockfile.packages![p.depPath], config) : undefined
     if (skipsIt != null) return `${p.depPath}: ${skipsIt}`
   }
   // pnpm checks every package, the skipped ones too (named as pnpm names them).

@@ -117,9 +117,14 @@ export function fetchUnsupported (config: Record<string, unknown>): string | und
   return undefined
 }
 
-/** How many requests pnpm has in flight at once: its `networkConcurrency`, 16 by default. */
+/**
+ * How many requests the plugin has in flight at once: pnpm's `networkConcurrency` when it is set
+ * (a positive integer), else 16. pnpm's own default is higher; against this machine's npm
+ * mirror 16 measured fastest (alotta's metadata: 2.9-3.2 s, against 5.1 s at 32 and 10 s at 64).
+ */
 export function networkConcurrencyOf (config: Record<string, unknown>): number {
-  return typeof config.networkConcurrency === 'number' ? config.networkConcurrency : 16
+  const set = config.networkConcurrency
+  return typeof set === 'number' && Number.isInteger(set) && set >= 1 ? set : 16
 }
 
 /** The registry pnpm asks about `name`: its scope's, else the default one; with a trailing slash. */

@@ -11,9 +11,10 @@
  * - pnpm's test, made here: a version listed in its package's abbreviated registry metadata
  *   whose `modified` time is before the cutoff was published before it; where that does not
  *   tell (the package changed since: a popular one often has), the publish time of the version
- *   in the package's full metadata (`time`) must be. pnpm reads the same dates (or the same
- *   publish time from the registry's attestations). Anything else (a later date, no date,
- *   metadata that does not download) is left to pnpm, which looks again and says why it refuses.
+ *   in the package's full metadata (`time`) must be. pnpm reads that publish time from its
+ *   metadata cache, the registry's attestations or the full metadata; this, from the last.
+ *   Anything else (a later date, no date, metadata that does not download) is left to pnpm,
+ *   which looks again and says why it refuses.
  * The trust policy is only ever taken from pnpm's verdict.
  */
 import fs from 'node:fs'

@@ -5,9 +5,12 @@
  * Input is pnpm's in-memory lockfile (`packages` keyed by dependency path, snapshot fields
  * merged in), as pnpm hands it to a pnpmfile's `preResolution` hook. A package is taken only
  * when its whole installation is plain linking: a registry package (`resolution` holds nothing
- * but an integrity), not patched, not platform-specific (`os`/`cpu`/`libc`: pnpm decides what
- * to skip), not optional, no optional dependencies (pnpm relinks those itself), every dependency
- * a registry package, reachable from an importer through the dependency groups being installed.
+ * but an integrity), not patched, every dependency a registry package, reachable from an
+ * importer through the dependency groups being installed. For the head start also not
+ * platform-specific (`os`/`cpu`/`libc`: pnpm decides what to skip), not optional, with no
+ * optional dependencies (pnpm relinks those itself); the native install, which lays out
+ * everything or nothing, decides those by pnpm's platform rule (`LayoutOptions.installable`)
+ * and skips the optional packages pnpm would skip.
  * Whether it runs build scripts is only known from its store row, so that is checked natively
  * (`linkStoredPackages`).
  */
@@ -58,7 +61,7 @@ export interface LayoutOptions {
    * like any other when installable, their optional dependencies linked, and an optional one
    * that is not installable is skipped, as pnpm skips it: not laid out, not linked to.
    */
-  installable?: (name: string, snapshot: PackageSnapshot) => boolean
+  installable?: (name: string, snapshot: PackageSnapshot, optional: boolean) => boolean
 }
 
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
@@ -110,16 +113,20 @@ export function refToDepPath (alias: string, ref: string): string {
   return (colon === -1 || at < colon) && (paren === -1 || at < paren) ? ref : `${alias}@${ref}`
 }
 
-/** Whether pnpm must install this one itself. */
-function needsPnpm (depPath: string, name: string, snapshot: PackageSnapshot, opts: LayoutOptions): boolean {
+/** A registry package as it is: an integrity and nothing else in its resolution, not patched. */
+function plainRegistryPackage (depPath: string, snapshot: PackageSnapshot): boolean {
   const resolution = snapshot.resolution ?? {}
-  const plainRegistry = typeof resolution.integrity === 'string' && Object.keys(resolution).length === 1
+  return typeof resolution.integrity === 'string' && Object.keys(resolution).length === 1 &&
+    !depPath.includes('patch_hash=') && snapshot.patched !== true
+}
+
+/** Whether pnpm must install this one itself; `optional`: whether pnpm holds it optional. */
+function needsPnpm (depPath: string, name: string, snapshot: PackageSnapshot, optional: boolean, opts: LayoutOptions): boolean {
   const platformBound = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
   const pnpmDecides = opts.installable == null
     ? platformBound || snapshot.optional === true || snapshot.optionalDependencies != null
-    : !opts.installable(name, snapshot)
-  return !plainRegistry || pnpmDecides ||
-    depPath.includes('patch_hash=') || snapshot.patched === true ||
+    : !opts.installable(name, snapshot, optional)
+  return !plainRegistryPackage(depPath, snapshot) || pnpmDecides ||
     (opts.engineStrict === true && snapshot.engines != null) ||
     Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null)
 }
@@ -129,6 +136,24 @@ function dependenciesOf (snapshot: PackageSnapshot, opts: LayoutOptions): Record
   return opts.installable == null || snapshot.optionalDependencies == null
     ? snapshot.dependencies ?? {}
     : { ...snapshot.dependencies, ...snapshot.optionalDependencies }
+}
+
+/**
+ * The dependency paths pnpm holds required: reached by an edge that is not an optional
+ * dependency's (an importer's dependencies or devDependencies, a package's dependencies),
+ * whatever the package it comes from. The rest of `reached` is optional.
+ */
+function requiredPaths (lockfile: LockfileObject, include: Record<DependencyGroup, boolean>, reached: Set<string>): Set<string> {
+  const required = new Set<string>()
+  const add = (deps: Record<string, string> | undefined): void => {
+    for (const [alias, ref] of Object.entries(deps ?? {})) required.add(refToDepPath(alias, ref))
+  }
+  for (const importer of Object.values(lockfile.importers ?? {})) {
+    if (include.dependencies) add(importer.dependencies)
+    if (include.devDependencies) add(importer.devDependencies)
+  }
+  for (const depPath of reached) add(lockfile.packages?.[depPath]?.dependencies)
+  return required
 }
 
 /** Every dependency path reachable from the importers through the included groups. */
@@ -172,6 +197,8 @@ export interface WholePlan {
   notPlanned: string[]
   /** Dependency paths of the optional packages pnpm skips here (`installable`). */
   skipped: string[]
+  /** The planned packages pnpm holds optional (only optional dependency edges reach them). */
+  optional: Set<string>
 }
 
 /** Every package the importers reach: planned, left to pnpm, or skipped. */
@@ -194,17 +221,20 @@ function plan (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
   const wanted = reachable(lockfile, opts.include)
   const planned: PlannedPackage[] = []
   const notPlanned: string[] = [...wanted].filter((depPath) => lockfile.packages?.[depPath] == null)
-  // An optional package pnpm skips here, without dependencies of its own (which pnpm would not reach).
+  const required = requiredPaths(lockfile, opts.include, wanted)
+  // An optional package pnpm skips here: a plain registry one without dependencies of its own
+  // (which pnpm would not reach); any other is left to pnpm, which checks it first.
   const skipped = new Set([...wanted].filter((depPath) => {
     const snapshot = lockfile.packages?.[depPath]
     const parsed = parseRegistryDepPath(depPath)
-    return opts.installable != null && snapshot?.optional === true && parsed != null && !opts.installable(parsed.name, snapshot) &&
+    return opts.installable != null && snapshot != null && parsed != null && !required.has(depPath) &&
+      !opts.installable(parsed.name, snapshot, true) && plainRegistryPackage(depPath, snapshot) &&
       snapshot.dependencies == null && snapshot.optionalDependencies == null
   }))
   for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
     if (!wanted.has(depPath) || skipped.has(depPath)) continue
     const parsed = parseRegistryDepPath(depPath)
-    if (parsed == null || needsPnpm(depPath, parsed.name, snapshot, opts)) {
+    if (parsed == null || needsPnpm(depPath, parsed.name, snapshot, !required.has(depPath), opts)) {
       notPlanned.push(depPath)
       continue
     }
@@ -225,5 +255,5 @@ function plan (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
       children,
     })
   }
-  return { planned, notPlanned, skipped: [...skipped] }
+  return { planned, notPlanned, skipped: [...skipped], optional: new Set(planned.map((p) => p.depPath).filter((depPath) => !required.has(depPath))) }
 }
