@@ -381,6 +381,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(again.stdout).toContain('Already up to date')
     expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     expect(registry.requests.slice(asking).filter((r) => r.userAgent?.startsWith('@cas/native') === true)).toEqual([])
+
+    // A fresh clone where pnpm checked before: no verdict for its path, but pnpm's metadata
+    // cache shows every package old, so the native install asks the registry nothing either.
+    const again2 = clone(dir, 'default-age-reclone')
+    const asking2 = registry.requests.length
+    const traceFile2 = path.join(base, 'default-age-reclone-trace.txt')
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: again2, storeDir: store, sandbox: sandbox('default-age-stock'), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile2 } }))
+    expect(fs.readFileSync(traceFile2, 'utf8')).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    expect(registry.requests.slice(asking2).filter((r) => r.userAgent?.startsWith('@cas/native') === true)).toEqual([])
   })
 
   it('under the default minimumReleaseAge, a version published within the day: left to pnpm, which refuses the lockfile as stock does', async () => {

@@ -134,6 +134,26 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     expect(registry.requests.length).toBe(before)
   })
 
+  it('takes what pnpm\'s own metadata cache shows old instead of asking', async () => {
+    const cacheDir = freshDir('metadata-cache')
+    const port = new URL(registry.url).port
+    /** A file as pnpm 11.28 writes it: format line, headers, index, (fragments). */
+    const write = (dir: string, file: string, headers: object, index: object): void => {
+      const [h, i] = [JSON.stringify(headers), JSON.stringify(index)]
+      fs.mkdirSync(path.join(cacheDir, dir, `http%3A+127.0.0.1+${port}`, path.dirname(file)), { recursive: true })
+      fs.writeFileSync(path.join(cacheDir, dir, `http%3A+127.0.0.1+${port}`, file), `pnpm-meta-v1 ${Buffer.byteLength(h)} ${Buffer.byteLength(i)}\n${h}${i}{"name":"x"}`)
+    }
+    // young@2.0.0 (published an hour ago) shown old by the cache, as if pnpm had recorded it so:
+    // proof that the cache is read; @scope/old's abbreviated entry, by its `modified`.
+    write('v12/metadata-full', 'young.jsonl', {}, { name: 'young', versions: [['1.0.0', 0, 12], ['2.0.0', 12, 12]], time: { '1.0.0': '2020-01-01T00:00:00.000Z', '2.0.0': '2020-01-01T00:00:00.000Z' } })
+    write('v12/metadata', '@scope/old.jsonl', { modified: '2020-01-01T00:00:00.000Z' }, { name: '@scope/old', versions: [['1.0.0', 0, 12]] })
+    // Not shown old: a time missing for a listed version (pnpm drops such times).
+    write('v12/metadata-full', 'old.jsonl', {}, { name: 'old', versions: [['1.0.0', 0, 12], ['0.9.0', 12, 12]], time: { '1.0.0': '2020-01-01T00:00:00.000Z' } })
+    const before = registry.requests.length
+    expect(await check([{ name: 'young', version: '2.0.0' }, { name: '@scope/old', version: '1.0.0' }, { name: 'old', version: '1.0.0' }], { cacheDir })).toBeUndefined()
+    expect(registry.requests.slice(before).map((r) => r.url)).toEqual(['/old'])
+  })
+
   it('takes pnpm\'s verdict instead of asking', async () => {
     const dir = freshDir('verdict-used')
     const lockfile = path.join(dir, 'pnpm-lock.yaml')

@@ -15,12 +15,14 @@
  *   metadata cache, the registry's attestations or the full metadata; this, from the last.
  *   Anything else (a later date, no date, metadata that does not download) is left to pnpm,
  *   which looks again and says why it refuses.
+ * - pnpm's own metadata cache first (`metadata-cache.ts`): what it shows old needs no request.
  * The trust policy is only ever taken from pnpm's verdict.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { firstFailure } from './first-failure.js'
+import { cachedAges } from './metadata-cache.js'
 import { fetchUnsupported, networkConcurrencyOf, registryJson, registryOf } from './registry-fetch.js'
 
 /** pnpm's settings the check reads. */
@@ -122,6 +124,23 @@ export function checkSupplyChain (lockfilePath: string, packages: Array<{ name: 
 }
 
 /** pnpm's tests of each version's publish date against `cutoff`, from its package's metadata, once a name. */
+/** What a metadata document says of a package's age: the versions it lists, when it last changed, publish times. */
+interface AgeEvidence { listed: (version: string) => boolean, modified?: unknown, time?: Record<string, unknown> }
+
+/**
+ * Whether `doc` shows `version` published by `cutoff`, by pnpm's tests: listed in metadata last
+ * changed before the cutoff, or published (its `time`) by then.
+ */
+function shownOld (doc: AgeEvidence, version: string, cutoff: number): boolean {
+  const modified = typeof doc.modified === 'string' ? Date.parse(doc.modified) : Number.NaN
+  const published = doc.time?.[version]
+  return (modified < cutoff && doc.listed(version)) || (typeof published === 'string' && Date.parse(published) <= cutoff)
+}
+
+/**
+ * pnpm's tests of each version's publish date against `cutoff`, once a name: from pnpm's own
+ * metadata cache where it tells, else from the registry's metadata.
+ */
 async function askRegistry (packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, cutoff: number, signal: AbortSignal): Promise<string | undefined> {
   const versionsByName = new Map<string, Set<string>>()
   for (const { name, version } of packages) {
@@ -130,14 +149,15 @@ async function askRegistry (packages: Array<{ name: string, version: string }>, 
     versionsByName.set(name, versions)
   }
   const failed = await firstFailure([...versionsByName], networkConcurrencyOf(config), async ([name, versionSet]) => {
-    const versions = [...versionSet]
+    const cached = cachedAges(config.cacheDir, registryOf(name, config), name).map((doc): AgeEvidence => ({ ...doc, listed: (v) => doc.versions.has(v) }))
+    let pending = [...versionSet].filter((v) => !cached.some((doc) => shownOld(doc, v, cutoff)))
+    if (pending.length === 0) return undefined
     const meta = await fetchMetadata(name, config, signal)
     if (meta == null) return `${name}: its registry metadata did not download`
-    const modified = typeof meta.modified === 'string' ? Date.parse(meta.modified) : Number.NaN
-    if (modified < cutoff && versions.every((v) => meta.versions?.[v] != null)) return undefined
-    // A registry that answered with full metadata already gave the publish times.
-    const times = meta.time ?? (await fetchMetadata(name, config, signal, 'application/json'))?.time
-    const young = versions.find((v) => !(typeof times?.[v] === 'string' && Date.parse(times[v] as string) <= cutoff))
+    pending = pending.filter((v) => !shownOld({ ...meta, listed: (version) => meta.versions?.[version] != null }, v, cutoff))
+    if (pending.length === 0) return undefined
+    const full = await fetchMetadata(name, config, signal, 'application/json')
+    const young = pending.find((v) => full == null || !shownOld({ time: full.time, listed: () => false }, v, cutoff))
     return young != null ? `${name}@${young} may be younger than minimumReleaseAge` : undefined
   })
   return failed != null ? `${failed}: pnpm checks the lockfile first` : undefined
