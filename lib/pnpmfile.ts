@@ -10,8 +10,9 @@
  *   importer (pnpm's skip rules, `package.json` last, staging). Calls that arrive together are
  *   sent to the addon as one `linkPackages` batch.
  * - `fetchers`: registry tarballs (with a locked integrity) are downloaded here with Node's
- *   `http`/`https` clients (`registry-fetch.ts`), the body piped into the native `createTarballWriter` (a big tarball is extracted
- *   while it downloads), which verifies, extracts and writes the store-index row itself. Whatever this fetcher cannot do (a failed or unauthorised
+ *   `http`/`https` clients (`registry-fetch.ts`), the body piped into the native
+ *   `createTarballWriter` (a big tarball is extracted while it downloads), which verifies,
+ *   extracts and writes the store-index row itself. Whatever this fetcher cannot do (a failed or unauthorised
  *   download, a bad tarball) is delegated back to pnpm's own tarball fetcher, which has the
  *   registry credentials, proxy settings and retries.
  *
