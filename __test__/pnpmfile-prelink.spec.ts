@@ -194,9 +194,9 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
 
     const trace = fs.readFileSync(traceFile, 'utf8').trim().split('\n')
     const dir = (p: Generated) => path.join(projectDir, 'node_modules', '.pnpm', `${p.name.replace('/', '+')}@1.0.0`, 'node_modules', p.name)
-    expect(trace[0]).toMatch(/^prelink 2 linked, 2 left to pnpm, \d+ ms$/)
+    expect(trace[0]).toMatch(/^prelink 2 linked, 3 left to pnpm, \d+ ms$/)
     expect(trace.filter((l) => l.startsWith('prelinked ')).sort()).toEqual([`prelinked ${dir(leaf)}`, `prelinked ${dir(app)}`].sort())
-    expect(trace.filter((l) => l.startsWith('left '))).toEqual(['left requires-build gen-built@1.0.0', 'left not-in-store gen-missing@1.0.0'])
+    expect(trace.filter((l) => l.startsWith('left '))).toEqual(['left requires-build gen-built@1.0.0', 'left not-in-store gen-missing@1.0.0', 'left pnpm-only gen-mac-only@1.0.0'])
     // pnpm installed what was left through the plugin's fetcher and importer.
     expect(trace).toContain(`fetch ${registry.url}gen-missing/-/gen-missing-1.0.0.tgz`)
     expect(trace.filter((l) => l.startsWith('import ')).map((l) => l.split(' ')[2]).sort()).toEqual([dir(built), dir(missing)].sort())

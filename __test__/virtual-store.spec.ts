@@ -16,7 +16,7 @@ import { freshDir, freshStoreDir } from './helpers/stores.js'
 
 const all = { dependencies: true, devDependencies: true, optionalDependencies: true }
 const plan = (lockfile: LockfileObject, over = {}) =>
-  planVirtualStore(lockfile, { virtualStoreDir: '/p/node_modules/.pnpm', virtualStoreDirMaxLength: 120, include: all, ...over })
+  planVirtualStore(lockfile, { virtualStoreDir: '/p/node_modules/.pnpm', virtualStoreDirMaxLength: 120, include: all, ...over }).planned
 
 /** pnpm's in-memory form of a v9 lockfile: `snapshots` merged into `packages`, importers' refs only. */
 function inMemory (file: string): LockfileObject {
@@ -82,6 +82,10 @@ describe('planVirtualStore', () => {
     const names = (over = {}) => plan(lockfile, over).map((p) => p.depPath)
     expect(names()).toEqual(['plain@1.0.0', 'peer@1.0.0(plain@1.0.0)', 'real@2.0.0', 'dev@1.0.0', 'engines@1.0.0'])
     expect(names({ include: { ...all, devDependencies: false }, engineStrict: true })).toEqual(['plain@1.0.0', 'peer@1.0.0(plain@1.0.0)', 'real@2.0.0'])
+    // What pnpm installs itself, named so the head start can say it (a link: target has no entry).
+    expect(planVirtualStore(lockfile, { virtualStoreDir: '/p/node_modules/.pnpm', include: all }).notPlanned).toEqual([
+      'local@link:../local', 'patched@1.0.0(patch_hash=abc)', 'mac@1.0.0', 'opt@1.0.0', 'withopt@1.0.0', 'tar@1.0.0', 'linked@1.0.0',
+    ])
     const [plain, peer, alias] = plan(lockfile)
     expect(peer.targetDir).toBe('/p/node_modules/.pnpm/peer@1.0.0_plain@1.0.0/node_modules/peer')
     expect(peer.children).toEqual({ plain: plain.targetDir })

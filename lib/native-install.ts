@@ -26,7 +26,7 @@ import { hoist, rootDependencies } from './hoist.js'
 import { linkBins } from './bin-links.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver, satisfies } from './semver-range.js'
-import { parseRegistryDepPath, planWholeVirtualStore, DEPENDENCY_GROUPS, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
+import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -279,7 +279,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
 
   phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
-  const { planned, notPlanned, skipped, optional } = planWholeVirtualStore(lockfile, {
+  const { planned, notPlanned, skipped, optional } = planVirtualStore(lockfile, {
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },

@@ -72,8 +72,12 @@ export interface PreResolutionContext {
 export interface PrelinkSummary {
   /** Target directories linked (or found in place), in lockfile order. */
   linked: string[]
-  /** Packages the store could not serve as they are, for pnpm to install. */
-  leftOut: Array<{ depPath: string, reason: LeftOutReason }>
+  /**
+   * Packages left for pnpm to install: those the store could not serve as they are, then those
+   * only pnpm installs (`pnpm-only`: platform-specific or optional ones, with optional
+   * dependencies, patched or not from a registry).
+   */
+  leftOut: Array<{ depPath: string, reason: LeftOutReason | 'pnpm-only' }>
   /** Why nothing was attempted, when nothing was. */
   skipped?: string
   ms: number
@@ -195,17 +199,21 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
     optionalDependencies: cfg.optional !== false,
   }
   const current = ctx.currentLockfile.packages ?? {}
-  const planned = planVirtualStore(ctx.wantedLockfile, {
+  const plan = planVirtualStore(ctx.wantedLockfile, {
     virtualStoreDir: cfg.virtualStoreDir != null
       ? path.resolve(ctx.lockfileDir, cfg.virtualStoreDir)
       : path.join(modulesDirOf(cfg, ctx.lockfileDir), '.pnpm'),
     virtualStoreDirMaxLength: cfg.virtualStoreDirMaxLength,
     include,
     engineStrict: cfg.engineStrict,
-  }).filter((p) => current[p.depPath] == null)
-  if (planned.length === 0) return done({ linked: [], leftOut: [] })
+  })
+  const planned = plan.planned.filter((p) => current[p.depPath] == null)
+  const pnpmOnly = plan.notPlanned
+    .filter((depPath) => current[depPath] == null && ctx.wantedLockfile.packages?.[depPath] != null)
+    .map((depPath) => ({ depPath, reason: 'pnpm-only' as const }))
+  if (planned.length === 0) return done({ linked: [], leftOut: pnpmOnly })
   // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
-  if (!fs.existsSync(ctx.storeDir)) return done({ linked: [], leftOut: planned.map((p) => ({ depPath: p.depPath, reason: 'not-in-store' as const })) })
+  if (!fs.existsSync(ctx.storeDir)) return done({ linked: [], leftOut: [...planned.map((p) => ({ depPath: p.depPath, reason: 'not-in-store' as const })), ...pnpmOnly] })
   const { results } = await linkStoredPackages({
     storeDir: ctx.storeDir,
     packageImportMethod,
@@ -225,7 +233,7 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
       leftOut.push({ depPath, reason: r.leftOut! })
     }
   })
-  return done({ linked, leftOut })
+  return done({ linked, leftOut: [...leftOut, ...pnpmOnly] })
 }
 
 /** pnpm's commands that install, by every name they go by. */

@@ -182,14 +182,6 @@ function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, b
   return seen
 }
 
-/**
- * The packages of `lockfile` that can be linked ahead of pnpm, with their target directories,
- * store-index keys and dependency links, in lockfile order.
- */
-export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): PlannedPackage[] {
-  return plan(lockfile, opts).planned
-}
-
 /** What becomes of the packages the importers reach. */
 export interface WholePlan {
   planned: PlannedPackage[]
@@ -201,12 +193,12 @@ export interface WholePlan {
   optional: Set<string>
 }
 
-/** Every package the importers reach: planned, left to pnpm, or skipped. */
-export function planWholeVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
-  return plan(lockfile, opts)
-}
-
-function plan (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
+/**
+ * Every package the importers reach: planned (the ones that can be linked ahead of pnpm, with
+ * their target directories, store-index keys and dependency links, in lockfile order), left to
+ * pnpm, or skipped.
+ */
+export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
   const maxLength = opts.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120)
   // A package is the target of many dependency links: its directory is computed once.
   const dirs = new Map<string, string>()
