@@ -110,6 +110,11 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     const files = spawnSync('tar', ['-tzf', plugin.tarball as string], { encoding: 'utf8' }).stdout.trim().split('\n')
     expect(files).toEqual(expect.arrayContaining(['package/pnpmfile.cjs', 'package/index.js', 'package/dist/pnpm-plugin.js', 'package/dist/pnpmfile.js', 'package/dist/binding.js']))
     expect(files.filter((f) => f.endsWith('.node') || f.endsWith('.ts'))).toEqual([])
+    // The documents its README links to, and those link to, are in it.
+    const readme = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/README.md'], { encoding: 'utf8' }).stdout
+    const linked = [...readme.matchAll(/\]\(([^)#\s:]+)(?:#[^)]*)?\)/g)].map(([, target]) => `package/${target}`)
+    expect(linked).toContain('package/docs/native-install.md')
+    expect(files).toEqual(expect.arrayContaining([...linked, 'package/docs/store-format.md']))
     const binaries = spawnSync('tar', ['-tzf', platform.tarball as string], { encoding: 'utf8' }).stdout
     expect(binaries).toContain(`package/${rootPkg.napi.binaryName}.${platformArchABI()}.node`)
   })
@@ -180,7 +185,8 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(occurrences(output, WARNING)).toBe(1)
     expect(output).toContain(`${platformPkg}, its binary for this platform, was not installed`)
     expect(output).toContain(`pnpm add --config ${PLUGIN_NAME}@${rootPkg.version}`)
-    expect(fs.existsSync(traceFile)).toBe(false)
+    // The trace says why, and nothing else: no hook of the plugin ran.
+    expect(fs.readFileSync(traceFile, 'utf8')).toBe(`inactive: ${platformPkg}, its binary for this platform, was not installed${/was not installed(.*)$/m.exec(output)![1]}\n`)
     expect(tree(dir, storeDir)).toEqual(reference)
   })
 })

@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { trace } from './trace.js'
 import { PLATFORM_PACKAGE_PREFIX, platformArchABI, prebuiltPlatforms, type PackageJson } from './native-platform.js'
 
 export const PLUGIN_NAME = '@cas/pnpm-plugin-native'
@@ -106,7 +107,10 @@ export interface PluginOptions {
  * the importer is left out, because an `importPackage` hook that does nothing would import nothing.
  */
 export function createPlugin (opts: PluginOptions): PnpmfileModule {
-  const warn = (why: string): void => opts.warn(`${opts.manifest.name}: inactive, pnpm installs without it: ${why}`)
+  const warn = (why: string): void => {
+    trace(`inactive: ${why}`)
+    opts.warn(`${opts.manifest.name}: inactive, pnpm installs without it: ${why}`)
+  }
   let pnpmfile: PnpmfileModule | undefined
   let problem: string | undefined
   if (opts.launcherVersion != null && !isPnpm11(opts.launcherVersion)) {

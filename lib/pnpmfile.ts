@@ -30,6 +30,7 @@ import * as cas from './index.js'
 import { installNatively, type NativeInstallConfig } from './native-install.js'
 import { downloadToStore } from './registry-fetch.js'
 import { userAgentPnpmVersion } from './pnpm-plugin.js'
+import { trace } from './trace.js'
 import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
@@ -43,11 +44,6 @@ export interface ImportIndexedPackageOptions {
   sourceExists?: boolean
   /** Symlinks recorded in a side-effects entry: relative path → link target. */
   symlinks?: Map<string, string>
-}
-
-function trace (line: string): void {
-  const file = process.env.CAS_NATIVE_PNPMFILE_TRACE
-  if (file) fs.appendFileSync(file, `${line}\n`)
 }
 
 

@@ -79,7 +79,8 @@ const stage = mkdtempSync(path.join(os.tmpdir(), 'cas-pack-plugin-'))
 try {
   const plugin = path.join(stage, 'pnpm-plugin-native')
   cpSync(path.join(repo, 'npm', 'pnpm-plugin-native'), plugin, { recursive: true })
-  for (const rel of moduleClosure('pnpm-plugin.js')) {
+  // Its README links the native install's rules, and those link the store format.
+  for (const rel of [...moduleClosure('pnpm-plugin.js'), 'docs/native-install.md', 'docs/store-format.md']) {
     mkdirSync(path.dirname(path.join(plugin, rel)), { recursive: true })
     copyFileSync(path.join(repo, rel), path.join(plugin, rel))
   }
