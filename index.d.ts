@@ -181,10 +181,7 @@ export declare function hardLinkDir(src: string, destDirs: Array<string>): Promi
  */
 export declare function initStoreDir(storeDir: string): NativeError | null
 
-/**
- * The aliases of `aliases` that pnpm refuses as dependency names (validate-npm-package-name's
- * `validForOldPackages`), in order: the rule the dependency links enforce, asked ahead.
- */
+/** `dependency_links::invalid_aliases`: the rule the dependency links enforce, asked ahead. */
 export declare function invalidDependencyAliases(aliases: Array<string>): Array<string>
 
 /** Per-call counts. */

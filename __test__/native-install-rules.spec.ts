@@ -6,6 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import * as binding from '../index.js'
 import { createMatcher } from '../dist/hoist.js'
 import { installableHere } from '../dist/installable.js'
 import { isMusl } from '../dist/native-platform.js'
@@ -40,6 +41,15 @@ describe('satisfies: the engines ranges of optional packages', () => {
   it('refuses what it does not read (then pnpm decides)', () => {
     expect(() => satisfies('1.0.0', '>=1.0.0-beta')).toThrow(RangeError)
     expect(() => satisfies('1.0.0', 'latest')).toThrow(RangeError)
+  })
+})
+
+describe('parseYamlDocuments: YAML as js-yaml (pnpm\'s reader) gives it', () => {
+  it('numbers, infinities, keys named as JS names them, nulls and sequences', () => {
+    const text = 'inf: .inf\nneg: -.inf\nreal: 1.50\n1.0: one\n2: two\nseq: [1, 2.5, true, ~, s]\n'
+    const [doc] = binding.parseYamlDocuments(text).documents as Array<Record<string, unknown>>
+    expect(doc).toEqual({ 1: 'one', 2: 'two', inf: Infinity, neg: -Infinity, real: 1.5, seq: [1, 2.5, true, null, 's'] })
+    expect(Object.keys(doc)).toEqual(['1', '2', 'inf', 'neg', 'real', 'seq'])
   })
 })
 

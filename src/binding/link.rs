@@ -405,12 +405,8 @@ pub(super) fn take_warnings(stats: &Stats) -> Vec<String> {
     std::mem::take(&mut *warnings)
 }
 
-/// The aliases of `aliases` that pnpm refuses as dependency names (validate-npm-package-name's
-/// `validForOldPackages`), in order: the rule the dependency links enforce, asked ahead.
+/// `dependency_links::invalid_aliases`: the rule the dependency links enforce, asked ahead.
 #[napi]
 pub fn invalid_dependency_aliases(aliases: Vec<String>) -> Vec<String> {
-    aliases
-        .into_iter()
-        .filter(|alias| !dependency_links::valid_for_old_packages(alias))
-        .collect()
+    dependency_links::invalid_aliases(aliases)
 }

@@ -2,11 +2,12 @@
 //! mappings as objects in document order, sequences as arrays, scalars as strings, numbers,
 //! booleans and `null`.
 
-use napi::bindgen_prelude::{Array, Env, Null, Object, Result, ToNapiValue, TypeName, ValueType};
+use napi::bindgen_prelude::{Env, Null, Object, Result, ToNapiValue, TypeName, ValueType};
 use napi::sys;
 use napi_derive::napi;
 
 use super::error::NativeError;
+use cas_native_core::json;
 use cas_native_core::yaml_document::{self, Yaml};
 
 /// One YAML node on its way to JS.
@@ -28,14 +29,11 @@ impl ToNapiValue for JsYaml {
         match val.0 {
             Yaml::String(s) => String::to_napi_value(raw_env, s),
             Yaml::Integer(i) => f64::to_napi_value(raw_env, i as f64),
-            Yaml::Real(r) => f64::to_napi_value(raw_env, r.parse().unwrap_or(f64::NAN)),
+            // yaml-rust2's own reading of a float (`.inf`, `-.inf`, `.nan` too), as js-yaml's.
+            real @ Yaml::Real(_) => f64::to_napi_value(raw_env, real.as_f64().unwrap_or(f64::NAN)),
             Yaml::Boolean(b) => bool::to_napi_value(raw_env, b),
             Yaml::Array(items) => {
-                let mut array = Array::from_vec(&env, Vec::<Null>::new())?;
-                for (i, item) in items.into_iter().enumerate() {
-                    array.set(i as u32, JsYaml(item))?;
-                }
-                Array::to_napi_value(raw_env, array)
+                Vec::<JsYaml>::to_napi_value(raw_env, items.into_iter().map(JsYaml).collect())
             }
             Yaml::Hash(entries) => {
                 let mut object = Object::new(&env)?;
@@ -49,10 +47,11 @@ impl ToNapiValue for JsYaml {
     }
 }
 
-/// A mapping key as the property name JS would give it.
+/// A mapping key as the property name JS would give it (a float as `String(number)`).
 fn scalar_key(key: Yaml) -> String {
     match key {
-        Yaml::String(s) | Yaml::Real(s) => s,
+        real @ Yaml::Real(_) => json::number_to_string(real.as_f64().unwrap_or(f64::NAN)),
+        Yaml::String(s) => s,
         Yaml::Integer(i) => i.to_string(),
         Yaml::Boolean(b) => b.to_string(),
         _ => "null".to_owned(),

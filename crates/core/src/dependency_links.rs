@@ -125,6 +125,15 @@ pub fn safe_join_modules_dir(modules: &Path, alias: &str) -> Result<PathBuf, Lin
     Ok(modules.join(alias))
 }
 
+/// The aliases of `aliases` that pnpm refuses as dependency names ([`valid_for_old_packages`]),
+/// in order.
+pub fn invalid_aliases(aliases: Vec<String>) -> Vec<String> {
+    aliases
+        .into_iter()
+        .filter(|alias| !valid_for_old_packages(alias))
+        .collect()
+}
+
 /// validate-npm-package-name 7's `validForOldPackages` (errors only; warnings such as capitals,
 /// builtin names or length are allowed).
 pub fn valid_for_old_packages(name: &str) -> bool {

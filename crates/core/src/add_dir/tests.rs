@@ -1,5 +1,6 @@
 use super::*;
 use crate::error_code::ErrorCode;
+use crate::test_support::diff_paths;
 
 fn keys(added: &AddedDir) -> Vec<&str> {
     added.files.iter().map(|f| f.path.as_str()).collect()
@@ -178,14 +179,7 @@ fn side_effects_record_what_the_build_changed() {
     let upload = upload_side_effects(&stored, "linux;x64;node24", &add(&cas, &pkg)).unwrap();
     let diff = upload.diff.unwrap();
     assert_eq!(diff.deleted, Some(vec!["remove.js".to_string()]));
-    let added: Vec<&str> = diff
-        .added
-        .as_ref()
-        .unwrap()
-        .iter()
-        .map(|(p, _)| p.as_str())
-        .collect();
-    assert_eq!(added, ["change.js", "build/out.node"]);
+    assert_eq!(diff_paths(&diff).1, ["change.js", "build/out.node"]);
     assert_eq!(upload.requires_prepare, Some(true));
     let row = index_row::decode_row(&upload.row.unwrap()).unwrap();
     assert_eq!(row.side_effects.unwrap()[0].0, "linux;x64;node24");
@@ -393,17 +387,6 @@ fn built_file(path: &str, digest: &str, mode: u32) -> ExtractedFile {
         info: stored(digest, mode),
         executable: mode & 0o111 != 0,
     }
-}
-
-fn diff_paths(diff: &SideEffectsDiff) -> (Vec<&str>, Vec<&str>) {
-    let deleted = diff.deleted.iter().flatten().map(String::as_str).collect();
-    let added = diff
-        .added
-        .iter()
-        .flatten()
-        .map(|(p, _)| p.as_str())
-        .collect();
-    (deleted, added)
 }
 
 #[test]

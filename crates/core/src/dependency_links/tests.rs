@@ -48,6 +48,14 @@ fn old_package_name_rules() {
 }
 
 #[test]
+fn invalid_aliases_keeps_the_refused_ones_in_order() {
+    let aliases = ["ok", "../x", "@s/a", ".bin", "fine"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(invalid_aliases(aliases), ["../x", ".bin"]);
+}
+
+#[test]
 fn safe_join_keeps_links_strictly_inside_modules() {
     let m = Path::new("/p/node_modules");
     assert_eq!(

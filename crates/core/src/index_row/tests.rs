@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::msgpackr::DecodeErrorKind;
+use crate::test_support::diff_paths;
 
 // --- oracle output (msgpackr 2.0.5) ---------------------------------------------------------
 
@@ -447,13 +448,6 @@ fn rows_written_by_pnpm_11_decode_and_reencode_byte_for_byte() {
     let side_effects = built.side_effects.expect("the upload added sideEffects");
     let (key, diff) = &side_effects[0];
     assert_eq!(key, "linux;x64;node24");
-    let added: Vec<&str> = diff
-        .added
-        .as_ref()
-        .unwrap()
-        .iter()
-        .map(|(p, _)| p.as_str())
-        .collect();
-    assert_eq!(added, ["build.js", "out.node"]);
+    assert_eq!(diff_paths(diff).1, ["build.js", "out.node"]);
     assert_eq!(diff.deleted, None);
 }
