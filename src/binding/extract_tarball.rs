@@ -9,10 +9,11 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use cas_native_core::extract::{
-    self, ms_since, ExtractError, ExtractRequest, Extracted, ExtractedFile, Indexed, RowUse,
+    self, ExtractError, ExtractRequest, Extracted, ExtractedFile, Indexed, RowUse,
 };
 use cas_native_core::feed::Feed;
 use cas_native_core::integrity::IntegrityError;
+use cas_native_core::timing::ms_since;
 use cas_native_core::{json, pools, store_handles};
 
 /// Where and how a tarball is extracted (the tarball itself is passed beside it, or written).

@@ -18,6 +18,7 @@ use cas_native_core::import::{
 };
 use cas_native_core::link::{self, BatchPackage, BatchRequest, Counts, FilesSource};
 use cas_native_core::pools;
+use cas_native_core::timing::ms_since;
 
 /// How a package was imported, as one character of a batch's result string: `k` clone,
 /// `h` hardlink, `c` copy, `-` already there.
@@ -331,7 +332,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                 warnings: take_warnings(&stats),
                 import_ms: outcome.import_ms,
                 symlink_ms: outcome.symlink_ms,
-                total_ms: started.elapsed().as_secs_f64() * 1000.0,
+                total_ms: ms_since(started),
             }
         },
         move |panic| fail(panic, None),

@@ -18,6 +18,7 @@ use cas_native_core::link::Counts;
 use cas_native_core::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
 use cas_native_core::pools;
 use cas_native_core::read_package::ExpectedPkg;
+use cas_native_core::timing::ms_since;
 
 #[napi(object)]
 pub struct LinkStoredOptions {
@@ -158,7 +159,7 @@ pub fn link_stored_packages(env: &Env, opts: LinkStoredOptions) -> napi::Result<
                 read_ms: outcome.read_ms,
                 import_ms: outcome.import_ms,
                 symlink_ms: outcome.symlink_ms,
-                total_ms: started.elapsed().as_secs_f64() * 1000.0,
+                total_ms: ms_since(started),
             }
         },
         failed,

@@ -16,6 +16,7 @@ use crate::feed::{Feed, FeedReader};
 use crate::index_db::IndexError;
 use crate::index_row::{PackageFileInfo, PackageFilesIndex};
 use crate::store_handles::Store;
+use crate::timing::ms_since;
 use crate::value::Value;
 use crate::{gzip, index_row, integrity, json, manifest, os_error, streaming, tarball};
 
@@ -553,11 +554,6 @@ pub fn write_row(
             }));
         }),
     );
-}
-
-/// Milliseconds since `t`, as the timings report them.
-pub fn ms_since(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1000.0
 }
 
 #[cfg(test)]

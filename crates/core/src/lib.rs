@@ -37,5 +37,6 @@ pub mod symlink_entry;
 pub mod tarball;
 #[cfg(test)]
 mod test_support;
+pub mod timing;
 pub mod value;
 pub mod yaml_document;

@@ -25,6 +25,7 @@ use crate::import::{
 use crate::row_files::files_from_row;
 use crate::store_handles;
 use crate::symlink_entry::{check_link_paths, place_symlinks, Symlinks};
+use crate::timing::ms_since;
 
 /// Where a batch package's files come from.
 #[derive(Debug, Clone)]
@@ -232,7 +233,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
     outcomes.par_extend(order.par_iter().with_max_len(1).map(|&i| import_one(i)));
     outcomes.sort_by_key(|(i, _)| *i);
     let packages: Vec<_> = outcomes.into_iter().map(|(_, o)| o).collect();
-    let import_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let import_ms = ms_since(started);
     let started = Instant::now();
     let symlinks = if packages.iter().all(|p| p.is_ok()) {
         symlink_all_modules(&dep_links, stats)
@@ -243,7 +244,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
         packages,
         symlinks,
         import_ms,
-        symlink_ms: started.elapsed().as_secs_f64() * 1000.0,
+        symlink_ms: ms_since(started),
     }
 }
 

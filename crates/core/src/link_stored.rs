@@ -19,6 +19,7 @@ use crate::import::{FilesMap, ImportError, ImportMethod, Imported, Stats};
 use crate::link::{self, BatchPackage, BatchRequest, FilesSource};
 use crate::read_package::{self, ExpectedPkg, PkgRead, ReadRequest};
 use crate::store_handles;
+use crate::timing::ms_since;
 
 /// One package to link if the store can serve it.
 #[derive(Debug, Clone)]
@@ -120,7 +121,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
             Err(left_out) => outcomes.push(Err(left_out)),
         }
     }
-    let read_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let read_ms = ms_since(started);
 
     let batch = BatchRequest {
         store_dir: PathBuf::from(&req.store_dir),
@@ -163,7 +164,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         builds_ignored,
         read_ms,
         import_ms: imported.import_ms,
-        symlink_ms: started.elapsed().as_secs_f64() * 1000.0,
+        symlink_ms: ms_since(started),
     })
 }
 

@@ -38,6 +38,7 @@ use crate::index_row::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff
 use crate::manifest::{requires_build, semver_clean_loose};
 use crate::msgpackr;
 use crate::symlink_entry::{self, Symlinks};
+use crate::timing::ms_since;
 use crate::value::Value;
 use crate::{os_error, platform};
 
@@ -696,7 +697,7 @@ impl<'a> Verifier<'a> {
             return Ok(false);
         };
         self.tally.files += 1;
-        self.tally.ms += started.elapsed().as_secs_f64() * 1e3;
+        self.tally.ms += ms_since(started);
         if actual != info.digest {
             remove_blob(&blob)?;
             return Ok(false);

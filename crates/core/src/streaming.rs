@@ -18,6 +18,7 @@ use crate::blob_files::Cas;
 use crate::extract::{self, ExtractError, ExtractedFile};
 use crate::gzip::{self, Gunzip, GzipError};
 use crate::tarball::{self, TarEntry, TarError, TarSource};
+use crate::timing::ms_since;
 
 /// Most inflated output per read: one zlib call's worth (see `gzip::gunzip_limited`).
 const CHUNK: usize = 256 * 1024;
@@ -96,7 +97,7 @@ pub fn unpack<R: gzip::Input>(
     Ok(Streamed {
         files,
         package_json: sink.package_json,
-        inflate_ms: extract::ms_since(started) - hash_write_ms,
+        inflate_ms: ms_since(started) - hash_write_ms,
         hash_write_ms,
     })
 }
@@ -278,7 +279,7 @@ impl Sink<'_> {
             }
             Err(e) => self.failed = Some(e),
         }
-        self.hash_write_ms += extract::ms_since(started);
+        self.hash_write_ms += ms_since(started);
     }
 }
 
