@@ -204,3 +204,20 @@ fn a_package_whose_build_pnpm_ignores_is_linked_and_reported() {
     assert!(req.packages[1].target_dir.join("package.json").exists());
     assert_eq!(outcome.builds_ignored, [1]);
 }
+
+#[test]
+fn a_build_ignored_package_whose_links_fail_is_not_reported_as_linked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
+    let project = dir.path().join("project");
+    let built = add_package(&store_dir, "b", "1.0.0", &[("package.json", "{}")], true);
+    let other = add_package(&store_dir, "c", "1.0.0", &[("package.json", "{}")], true);
+    let mut failing = package(&project, &built, "b", "1.0.0", &[("../escape", "x@1")]);
+    failing.build_ignored = true;
+    let mut ok = package(&project, &other, "c", "1.0.0", &[]);
+    ok.build_ignored = true;
+    let req = request(&store_dir, vec![failing, ok]);
+    let outcome = link_stored(&req, &Stats::default()).unwrap();
+    assert!(matches!(&outcome.packages[0], Err(LeftOut::Failed(_))));
+    assert_eq!(outcome.builds_ignored, [1]);
+}
