@@ -422,6 +422,58 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(modules).not.toContain('ignoredBuilds')
   })
 
+  /** Root scripts that log their stage, the last one its whole environment. */
+  const RECORDING_SCRIPTS = {
+    install: 'echo install >> log.txt',
+    postinstall: 'echo postinstall >> log.txt',
+    prepare: 'echo prepare >> log.txt && env | sort > env.txt',
+  }
+
+  /** A clone's `env.txt` as its scripts saw it, the clone's own paths (project, sandbox) replaced. */
+  function recordedEnv (dir: string, label: string): string {
+    return fs.readFileSync(path.join(dir, 'env.txt'), 'utf8').split('\n')
+      .filter((l) => !l.startsWith('CAS_NATIVE_'))
+      .join('\n').split(sandbox(label)).join('<sandbox>').split(dir).join('<project>')
+  }
+
+  it('the project\'s own install, postinstall and prepare scripts: laid out natively, then run by pnpm in its order and environment, as stock', async () => {
+    const { builder: _, ...dependencies } = PROJECTS[1].manifest.dependencies as Record<string, string>
+    const { dir, store } = await setUp('project-scripts', { name: 'project-scripts', version: '1.0.0', dependencies, scripts: RECORDING_SCRIPTS }, 'minimumReleaseAge: 0\n')
+    const both = await installBoth(dir, store, 'project-scripts')
+    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; pnpm runs the project's install, postinstall, prepare and records the state$`, 'm'))
+    for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+    expect(recordedEnv(both.native, 'project-scripts-native')).toBe(recordedEnv(both.stock, 'project-scripts-stock'))
+    expect(recordedEnv(both.stock, 'project-scripts-stock')).toMatch(/^npm_lifecycle_event=prepare$/m)
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+    // Then up to date: no script runs again, for either.
+    const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.native, storeDir: store, sandbox: sandbox('project-scripts-native') })
+    expectOk(again)
+    expect(again.stdout).toContain('Already up to date')
+    expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+  })
+
+  it('a project preinstall script (pnpm runs it before it links anything): left to pnpm whole, as stock', async () => {
+    const both = await expectLeftToPnpm('project-preinstall', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' }, scripts: { preinstall: 'ls node_modules > seen.txt; echo pre >> log.txt', postinstall: 'echo post >> log.txt' } },
+      'minimumReleaseAge: 0\n', /^native install skipped: the project's preinstall script, which pnpm runs before it links anything$/m)
+    for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('pre\npost\n')
+    expect(fs.readFileSync(path.join(both.native, 'seen.txt'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'seen.txt'), 'utf8'))
+  })
+
+  it('the project\'s scripts and a build pnpm denies (pnpm\'s own install over the layout would not record it): left to pnpm, as stock', async () => {
+    const both = await expectLeftToPnpm('project-scripts-denied', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace,
+      /^native install skipped: the project's install, postinstall, prepare with builds pnpm denies \(builder@1\.0\.0, …\)$/m)
+    for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+  })
+
+  it('the project\'s scripts with scripts off: installed natively, the project a pending build, as stock', async () => {
+    const { dir, store } = await setUp('project-scripts-off', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace)
+    const both = await expectSameAsStock(dir, store, 'project-scripts-off', { packages: countSnapshots(dir), why: 'util', args: ['--config.ignore-scripts=true'] })
+    const modules = both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))!
+    expect(modules).toContain('"pendingBuilds":[".","builder@1.0.0"]')
+    expect(fs.existsSync(path.join(both.native, 'log.txt'))).toBe(false)
+  })
+
   it('the e2e fixture project (real npm packages): stock pnpm\'s node_modules, up to date', async () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(projectFixture, 'package.json'), 'utf8'))
     const { dir, store } = await setUp('fixture', manifest, fs.readFileSync(path.join(projectFixture, 'pnpm-workspace.yaml'), 'utf8'))

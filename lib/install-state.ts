@@ -51,6 +51,8 @@ export interface InstallRecord {
   publicHoistPattern?: string[]
   /** Packages whose row requires a build, in lockfile order (pnpm ran none of them). */
   requireBuild: string[]
+  /** The project's own scripts wait for `pnpm rebuild` (scripts off): pnpm lists `.` first. */
+  projectPendingBuild?: boolean
   /** The optional packages pnpm skips on this platform. */
   skipped: string[]
   /** The text of `pnpm-lock.yaml`'s own document (the current lockfile of a full install). */
@@ -90,7 +92,7 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     nodeLinker: 'isolated',
     packageManager: `pnpm@${record.pnpmVersion}`,
     // With scripts off, every build is pending (pnpm's order depends on its own timing).
-    pendingBuilds: config.ignoreScripts === true ? record.requireBuild : [],
+    pendingBuilds: config.ignoreScripts === true ? [...(record.projectPendingBuild === true ? ['.'] : []), ...record.requireBuild] : [],
     publicHoistPattern: record.publicHoistPattern,
     prunedAt: new Date().toUTCString(),
     // pnpm sorts them as JS sorts strings.

@@ -23,6 +23,7 @@ import { firstFailure } from './first-failure.js'
 import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
 import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
 import { hoist, rootDependencies } from './hoist.js'
+import { projectScripts, type ProjectScripts } from './project-scripts.js'
 import { linkBins } from './bin-links.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver, satisfies } from './semver-range.js'
@@ -73,6 +74,11 @@ export interface NativeInstallSummary {
   downloaded: string[]
   /** When the workspace state's validation was recorded (filesystem clock, ns), if it has one. */
   validatedAtNs?: number
+  /**
+   * The project's lifecycle stages pnpm runs after the layout, if any: then the workspace state
+   * is left for pnpm to write, and pnpm's own install finds every package in place and runs them.
+   */
+  pnpmRunsScripts?: string[]
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
@@ -258,6 +264,8 @@ interface InstallPlan {
   skipped: string[]
   /** Every package pnpm's lockfile check looks at: the planned ones and the skipped ones. */
   checked: Array<{ name: string, version: string }>
+  /** What becomes of the project's own lifecycle scripts. */
+  scripts: ProjectScripts
 }
 
 /** The plan of the install, or why it is left to pnpm. */
@@ -274,6 +282,8 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   if (manifest == null) return 'no package.json'
   const stale = lockfileUnsupported(lockfile, manifest, config, rootDir)
   if (stale != null) return stale
+  const scripts = projectScripts(manifest, rootDir, config.ignoreScripts === true)
+  if (scripts.leftToPnpm != null) return scripts.leftToPnpm
   const storeDir = storeDirOf(config, rootDir)
   if (storeDir == null) return 'the store is not known before pnpm picks it'
 
@@ -300,7 +310,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   })]
   const nonSemver = checked.find((p) => !isSemver(p.version))
   if (config.trustLockfile !== true && nonSemver != null) return `${nonSemver.depPath}: a version pnpm's lockfile check refuses`
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked }
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked, scripts }
 }
 
 /**
@@ -309,7 +319,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
  * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
  * before anything but the virtual store.
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { validatedAtNs: number | undefined }> {
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, manifest, planned } = plan
   const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
   const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
@@ -376,6 +386,12 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   }
 
   phase('bins')
+  const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)
+  // pnpm's own install over a complete layout takes no package through its build step, so it
+  // would not record the denied builds as stock does (`ignoredBuilds: []`).
+  if (plan.scripts.pnpmRuns.length > 0 && requireBuild.length > 0 && config.ignoreScripts !== true) {
+    return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} with builds pnpm denies (${requireBuild[0]}, …)` }
+  }
   const record: InstallRecord = {
     rootDir,
     modulesDir,
@@ -385,11 +401,17 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     hoistedDependencies: hoisted.record,
     hoistPattern,
     publicHoistPattern,
-    requireBuild: planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath),
+    requireBuild,
+    projectPendingBuild: plan.scripts.pendingBuild,
     skipped: plan.skipped,
     lockfileText: plan.lockfileText,
   }
   writeLayoutState(record, config)
+  // pnpm's own install, finding the project not up to date, runs the scripts and writes the state.
+  if (plan.scripts.pnpmRuns.length > 0) {
+    phase('state')
+    return { pnpmRunsScripts: plan.scripts.pnpmRuns }
+  }
   const validatedAtNs = writeWorkspaceState(record, config)
   phase('state')
   return { validatedAtNs }
@@ -404,8 +426,8 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string, validatedAtNs?: number): NativeInstallSummary =>
-    ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...(validatedAtNs != null ? { validatedAtNs } : {}) })
+  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts'> = {}): NativeInstallSummary =>
+    ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more })
 
   const plan = planInstall(config, pnpmVersion, phase)
   if (typeof plan === 'string') return done(0, plan)
@@ -416,7 +438,8 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   phase('plan')
   try {
     const laidOut = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
-    return 'stopped' in laidOut ? done(0, laidOut.stopped) : done(plan.planned.length, undefined, laidOut.validatedAtNs)
+    if ('stopped' in laidOut) return done(0, laidOut.stopped)
+    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? laidOut : { validatedAtNs: laidOut.validatedAtNs })
   } finally {
     supplyChain.cancel()
   }

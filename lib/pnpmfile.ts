@@ -241,7 +241,7 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
       const summary = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
       for (const url of summary.downloaded) trace(`fetch ${url}`)
       trace(summary.installed
-        ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms (${Object.entries(summary.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${summary.validatedAtNs != null ? `, state validated at ${summary.validatedAtNs}` : ''}`
+        ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms (${Object.entries(summary.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${summary.validatedAtNs != null ? `, state validated at ${summary.validatedAtNs}` : ''}${summary.pnpmRunsScripts != null ? `; pnpm runs the project's ${summary.pnpmRunsScripts.join(', ')} and records the state` : ''}`
         : `native install skipped: ${summary.skipped!}`)
     } catch (err) {
       // Nothing recorded: pnpm installs as if it had not run.

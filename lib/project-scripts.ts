@@ -1,0 +1,54 @@
+/**
+ * The project's own lifecycle scripts in a frozen install, as pnpm 11.28.11 handles them, for
+ * the native install (docs/native-install.md, "The project's own scripts"):
+ *
+ * - scripts on: pnpm runs the root project's `preinstall` (and `pnpm:devPreinstall`) before it
+ *   links anything, and `install`, `postinstall`, `preprepare`, `prepare`, `postprepare` once
+ *   everything is linked. The native install cannot run them as pnpm does (pnpm's runner sets
+ *   the environment from pnpm's own files: its node-gyp, its `npm_execpath`), so it leaves
+ *   them to pnpm itself: the layout is written but not the workspace state, and pnpm's own
+ *   install then finds every package in place, and runs the scripts in its order and
+ *   environment. A script pnpm runs before linking would see the native layout instead of an
+ *   empty `node_modules`: such projects are left to pnpm whole.
+ * - scripts off: pnpm records the project as a pending build (`pnpm rebuild` runs its scripts).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+
+type Scripts = Record<string, unknown>
+
+/** The stages pnpm runs for the root project once everything is linked, in its order. */
+const AFTER_LINKING = ['install', 'postinstall', 'preprepare', 'prepare', 'postprepare'] as const
+
+/** pnpm's script for a project-level dev hook, run before `preinstall`. */
+const DEV_PREINSTALL = 'pnpm:devPreinstall'
+
+/** Whether pnpm's runner runs `script` (it skips an empty one, and npm's `only-allow pnpm` guard). */
+const runs = (script: unknown): boolean => typeof script === 'string' && script !== '' && script !== 'npx only-allow pnpm'
+
+export interface ProjectScripts {
+  /** Why the install must be left to pnpm whole, if it must. */
+  leftToPnpm?: string
+  /** The stages pnpm will run after the native layout (the workspace state is then pnpm's to write). */
+  pnpmRuns: string[]
+  /** pnpm records the project in `.modules.yaml`'s `pendingBuilds` (scripts off). */
+  pendingBuild: boolean
+}
+
+/** What the native install does about the root project's scripts (`rootDir` holds its package.json). */
+export function projectScripts (manifest: Record<string, unknown>, rootDir: string, ignoreScripts: boolean): ProjectScripts {
+  const scripts = (manifest.scripts != null && typeof manifest.scripts === 'object' ? manifest.scripts : {}) as Scripts
+  if (ignoreScripts) {
+    // pnpm's test: the first of these that is set must be a non-empty string.
+    const first = [scripts.preinstall, scripts.prepublish, scripts.install, scripts.postinstall, scripts.prepare].find((s) => s != null)
+    return { pnpmRuns: [], pendingBuild: Boolean(first) }
+  }
+  if (runs(scripts[DEV_PREINSTALL])) return { leftToPnpm: `the project's ${DEV_PREINSTALL} script, which pnpm runs before it links anything`, pnpmRuns: [], pendingBuild: false }
+  if (runs(scripts.preinstall)) return { leftToPnpm: 'the project\'s preinstall script, which pnpm runs before it links anything', pnpmRuns: [], pendingBuild: false }
+  const pnpmRuns = AFTER_LINKING.filter((stage) => runs(scripts[stage]))
+  // pnpm runs `node-gyp rebuild` as the install script of a project with a binding.gyp and neither script.
+  if (!scripts.install && !scripts.preinstall && fs.existsSync(path.join(rootDir, 'binding.gyp'))) {
+    pnpmRuns.unshift('install')
+  }
+  return { pnpmRuns, pendingBuild: false }
+}
