@@ -226,6 +226,29 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
     expect(lockfileOf(withPlugin)).toBe(lockfileOf(stock))
   })
 
+  it('a dependency added to package.json by hand, --frozen-lockfile: pnpm refuses, and node_modules is left as stock leaves it', async () => {
+    const addDependency = (projectDir: string) => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(projectDir, 'package.json'), 'utf8'))
+      manifest.dependencies['gen-leaf'] = '1.0.0'
+      fs.writeFileSync(path.join(projectDir, 'package.json'), JSON.stringify(manifest))
+      return projectDir
+    }
+    const stockStore = await casStore('outdated-stock-store', all)
+    const pluginStore = await casStore('outdated-plugin-store', all)
+    const stock = addDependency(project('outdated-stock', false))
+    const stockRun = await pnpmInstall({ projectDir: stock, storeDir: stockStore, sandbox: `${stock}-sandbox`, registry: registry.url })
+    const withPlugin = addDependency(project('outdated-plugin', true))
+    const traceFile = path.join(base, 'trace-outdated.txt')
+    const run = await pnpmInstall({ projectDir: withPlugin, storeDir: pluginStore, sandbox: `${withPlugin}-sandbox`, registry: registry.url, env: { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    expect(stockRun.code).not.toBe(0)
+    expect(stockRun.stdout + stockRun.stderr).toContain('ERR_PNPM_OUTDATED_LOCKFILE')
+    expect(run.code).toBe(stockRun.code)
+    expect(run.stdout + run.stderr).toContain('ERR_PNPM_OUTDATED_LOCKFILE')
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^prelink skipped: the lockfile is not up to date with \.'s package\.json \(gen-leaf: package\.json wants "1\.0\.0", the lockfile has undefined\): pnpm refuses a frozen install$/m)
+    const entries = (dir: string) => fs.existsSync(path.join(dir, 'node_modules')) ? nodeModulesTree(dir, '') : []
+    expect(entries(withPlugin)).toEqual(entries(stock))
+  })
+
   it('hoist: false: pnpm would not relink packages found in place, so the head start stays out', async () => {
     const stockStore = await casStore('nohoist-stock-store')
     const pluginStore = await casStore('nohoist-plugin-store')

@@ -12,7 +12,6 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { createHash } from 'node:crypto'
 import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type StoredPackageResult } from './import.js'
 import { installableHere, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
@@ -24,6 +23,7 @@ import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
 import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
 import { hoist, rootDependencies } from './hoist.js'
 import { projectScripts, type ProjectScripts } from './project-scripts.js'
+import { importerOutOfDate, lockfileConfigMismatch } from './frozen-check.js'
 import { linkBins } from './bin-links.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver, satisfies } from './semver-range.js'
@@ -85,7 +85,6 @@ export interface NativeInstallSummary {
 const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides'])
 const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not). */
 function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
@@ -117,16 +116,6 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
 }
 
 
-/** pnpm's `pnpmfileChecksum` for the pnpmfiles it loaded (all but a global one), when any exports hooks (ours does). */
-function pnpmfileChecksum (config: NativeInstallConfig, rootDir: string): string | undefined {
-  const global = config.globalPnpmfile != null ? path.resolve(rootDir, config.globalPnpmfile) : undefined
-  const files = (config.pnpmfile ?? []).filter((f) => f !== global).sort()
-  if (files.length === 0) return undefined
-  const hash = (text: string): string => `sha256-${createHash('sha256').update(text).digest('base64')}`
-  const hashes = files.map((f) => hash(fs.readFileSync(f, 'utf8').split('\r\n').join('\n')))
-  return hashes.length === 1 ? hashes[0] : hash(hashes.join(','))
-}
-
 type Manifest = Record<string, unknown> & { name?: string, version?: string }
 
 /** Why the lockfile is not one pnpm would install as it is into this project (`undefined`: it is). */
@@ -136,12 +125,8 @@ function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config
   if (unknown != null) return `the lockfile has ${unknown}`
   const importers = Object.keys(lockfile.importers)
   if (importers.length !== 1 || importers[0] !== '.') return 'a workspace of several projects'
-  if ((lockfile.settings?.autoInstallPeers ?? true) !== (config.autoInstallPeers ?? true) ||
-    (lockfile.settings?.excludeLinksFromLockfile ?? false) !== (config.excludeLinksFromLockfile ?? false)) {
-    return 'the lockfile was written with other settings'
-  }
-  if (!sameJson(lockfile.overrides, Object.keys(config.overrides ?? {}).length > 0 ? config.overrides : undefined)) return 'overrides differ from the lockfile'
-  if (lockfile.pnpmfileChecksum !== pnpmfileChecksum(config, rootDir)) return 'the pnpmfiles changed since the lockfile was written'
+  const mismatch = lockfileConfigMismatch(lockfile, config, rootDir)
+  if (mismatch != null) return mismatch
   // The lockfile must be up to date with package.json, or a frozen install fails (pnpm says why).
   const importer = lockfile.importers['.']
   if (manifest.peerDependencies != null || manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
@@ -154,17 +139,11 @@ function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config
   }
   const [invalid] = binding.invalidDependencyAliases([...aliases])
   if (invalid != null) return `the lockfile names a dependency ${JSON.stringify(invalid)}, which pnpm refuses`
-  const seen = new Set<string>()
-  for (const group of DEPENDENCY_GROUPS) {
-    const wanted = (manifest[group] ?? {}) as Record<string, string>
-    const locked = importer[group] ?? {}
-    if (Object.keys(wanted).length !== Object.keys(locked).length) return `${group} differ from the lockfile`
-    for (const [alias, spec] of Object.entries(wanted)) {
-      if (seen.has(alias)) return `${alias} is in two dependency groups`
-      seen.add(alias)
-      if (locked[alias] == null || importer.specifiers?.[alias] !== spec) return `${group}.${alias} differs from the lockfile`
-    }
-  }
+  const outdated = importerOutOfDate(importer, manifest, config.autoInstallPeers !== false)
+  if (outdated != null) return `the lockfile is not up to date with package.json (${outdated})`
+  // A dependency in two groups: pnpm links one of them, by rules not modelled here.
+  const declared = DEPENDENCY_GROUPS.flatMap((group) => Object.keys((manifest[group] ?? {}) as object))
+  if (new Set(declared).size !== declared.length) return 'a dependency in two groups of package.json'
   return undefined
 }
 

@@ -20,6 +20,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from './import.js'
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './virtual-store.js'
+import { importerOutOfDate, lockfileConfigMismatch, type FrozenCheckConfig, type LockedImporter } from './frozen-check.js'
 
 /** The pnpm settings this reads (from `hooks.updateConfig`). */
 export interface PnpmConfig {
@@ -180,6 +181,28 @@ function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext)
   if (config.lockfileDir != null && path.resolve(config.lockfileDir) !== path.resolve(ctx.lockfileDir)) return 'another lockfile dir'
   if (!ctx.existsNonEmptyWantedLockfile) return 'no lockfile'
   if (!pnpmRelinksCurrentPackages(config, ctx)) return 'pnpm would not relink packages found in place (same hoist patterns as the last install)'
+  return frozenRefusal(config as PnpmConfig & FrozenCheckConfig, ctx)
+}
+
+/**
+ * Why pnpm may refuse this frozen install after the hook (`undefined`: it will not, as far as
+ * the lockfile and the manifests tell): then nothing is linked, so that `node_modules` stays as
+ * stock leaves it.
+ */
+function frozenRefusal (config: PnpmConfig & FrozenCheckConfig, ctx: PreResolutionContext): string | undefined {
+  const lockfile = ctx.wantedLockfile as LockfileObject & Parameters<typeof lockfileConfigMismatch>[0]
+  const mismatch = lockfileConfigMismatch(lockfile, config, ctx.lockfileDir)
+  if (mismatch != null) return mismatch
+  for (const [id, importer] of Object.entries(lockfile.importers ?? {})) {
+    let manifest: Record<string, unknown>
+    try {
+      manifest = JSON.parse(fs.readFileSync(path.join(ctx.lockfileDir, id, 'package.json'), 'utf8'))
+    } catch {
+      return `the manifest of ${id} is not a package.json this reads`
+    }
+    const outdated = importerOutOfDate(importer as LockedImporter, manifest, config.autoInstallPeers !== false)
+    if (outdated != null) return `the lockfile is not up to date with ${id}'s package.json (${outdated}): pnpm refuses a frozen install`
+  }
   return undefined
 }
 

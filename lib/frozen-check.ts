@@ -1,0 +1,108 @@
+/**
+ * What pnpm 11.28 checks before a frozen install, as far as the plugin must know it before it
+ * writes anything: a lockfile that pnpm then refuses (`ERR_PNPM_OUTDATED_LOCKFILE`,
+ * `ERR_PNPM_LOCKFILE_CONFIG_MISMATCH`) must find `node_modules` as stock leaves it. The checks
+ * are conservative: where they cannot tell, they say "out of date", and the plugin leaves the
+ * install to pnpm (which then installs, or refuses in its own words).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { createHash } from 'node:crypto'
+import { DEPENDENCY_GROUPS } from './virtual-store.js'
+
+type Deps = Record<string, string>
+
+/** An importer of pnpm's in-memory lockfile, as far as pnpm's manifest check reads it. */
+export interface LockedImporter {
+  specifiers?: Deps
+  dependencies?: Deps
+  devDependencies?: Deps
+  optionalDependencies?: Deps
+  dependenciesMeta?: unknown
+  publishDirectory?: string
+}
+
+const isDeps = (value: unknown): value is Deps => value != null && typeof value === 'object'
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {})
+
+/**
+ * Why pnpm's frozen install would find `importer` out of date with `manifest` (`undefined`: it
+ * would not). pnpm's rule (`satisfiesPackageManifest`): the lockfile's specifiers are exactly the
+ * manifest's dependencies of every group (with `autoInstallPeers`, its peers too), and its
+ * `publishDirectory` and `dependenciesMeta` are the manifest's. Specifiers pnpm takes as equal
+ * though written differently (git URLs) count as different here.
+ */
+export function importerOutOfDate (importer: LockedImporter | undefined, manifest: Record<string, unknown>, autoInstallPeers: boolean): string | undefined {
+  if (importer == null) return 'no importer in the lockfile'
+  const wanted: Deps = {}
+  if (autoInstallPeers && isDeps(manifest.peerDependencies)) Object.assign(wanted, manifest.peerDependencies)
+  for (const group of ['devDependencies', 'dependencies', 'optionalDependencies'] as const) {
+    const deps = manifest[group]
+    if (deps != null && !isDeps(deps)) return `package.json's ${group} is not an object`
+    Object.assign(wanted, deps)
+  }
+  const specifiers = importer.specifiers ?? {}
+  const names = new Set([...Object.keys(wanted), ...Object.keys(specifiers)])
+  for (const name of names) {
+    if (specifiers[name] !== wanted[name]) return `${name}: package.json wants ${JSON.stringify(wanted[name])}, the lockfile has ${JSON.stringify(specifiers[name])}`
+  }
+  const publishConfig = (manifest.publishConfig ?? {}) as { directory?: unknown }
+  if (importer.publishDirectory !== publishConfig.directory) return 'publishConfig.directory differs from the lockfile'
+  if (!sameJson(importer.dependenciesMeta, manifest.dependenciesMeta)) return 'dependenciesMeta differs from the lockfile'
+  // Each dependency locked in the group pnpm links it from: optional over prod over dev, and
+  // auto-installed peers as prod.
+  const groupOf = new Map<string, string>()
+  if (autoInstallPeers && isDeps(manifest.peerDependencies)) for (const name of Object.keys(manifest.peerDependencies)) groupOf.set(name, 'dependencies')
+  for (const group of ['devDependencies', 'dependencies', 'optionalDependencies'] as const) {
+    for (const name of Object.keys((manifest[group] ?? {}) as Deps)) groupOf.set(name, group)
+  }
+  for (const [name, group] of groupOf) {
+    if (importer[group as typeof DEPENDENCY_GROUPS[number]]?.[name] == null) return `${name} is not locked in ${group}`
+  }
+  for (const group of DEPENDENCY_GROUPS) {
+    for (const name of Object.keys(importer[group] ?? {})) if (groupOf.get(name) !== group) return `${name} is locked in ${group}, not where package.json has it`
+  }
+  return undefined
+}
+
+/** The settings these checks read (from `hooks.updateConfig`). */
+export interface FrozenCheckConfig {
+  autoInstallPeers?: boolean
+  excludeLinksFromLockfile?: boolean
+  overrides?: Record<string, string>
+  pnpmfile?: string[]
+  globalPnpmfile?: string
+}
+
+/** The lockfile fields these checks read. */
+export interface LockfileSettings {
+  settings?: { autoInstallPeers?: boolean, excludeLinksFromLockfile?: boolean }
+  overrides?: Record<string, string>
+  pnpmfileChecksum?: string
+}
+
+/** pnpm's `pnpmfileChecksum` for the pnpmfiles it loaded (all but a global one), when any exports hooks (ours does). */
+function pnpmfileChecksum (config: FrozenCheckConfig, rootDir: string): string | undefined {
+  const global = config.globalPnpmfile != null ? path.resolve(rootDir, config.globalPnpmfile) : undefined
+  const files = (config.pnpmfile ?? []).filter((f) => f !== global).sort()
+  if (files.length === 0) return undefined
+  const hash = (text: string): string => `sha256-${createHash('sha256').update(text).digest('base64')}`
+  const hashes = files.map((f) => hash(fs.readFileSync(f, 'utf8').split('\r\n').join('\n')))
+  return hashes.length === 1 ? hashes[0] : hash(hashes.join(','))
+}
+
+/**
+ * Why the lockfile was written under other settings than today's, which a frozen install
+ * refuses or resolves again (`undefined`: the same): `autoInstallPeers`,
+ * `excludeLinksFromLockfile`, the overrides, and the checksum of the loaded pnpmfiles.
+ */
+export function lockfileConfigMismatch (lockfile: LockfileSettings, config: FrozenCheckConfig, rootDir: string): string | undefined {
+  if ((lockfile.settings?.autoInstallPeers ?? true) !== (config.autoInstallPeers ?? true) ||
+    (lockfile.settings?.excludeLinksFromLockfile ?? false) !== (config.excludeLinksFromLockfile ?? false)) {
+    return 'the lockfile was written with other settings'
+  }
+  const overrides = Object.keys(config.overrides ?? {}).length > 0 ? config.overrides : undefined
+  if (JSON.stringify(lockfile.overrides ?? null) !== JSON.stringify(overrides ?? null)) return 'overrides differ from the lockfile'
+  if (lockfile.pnpmfileChecksum !== pnpmfileChecksum(config, rootDir)) return 'the pnpmfiles changed since the lockfile was written (run `pnpm install` once and commit the lockfile)'
+  return undefined
+}
