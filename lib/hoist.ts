@@ -14,6 +14,7 @@
  *   dependencies in its lockfile order (dependencies, then optional ones);
  * - aliases compare case-insensitively.
  */
+import { createMatcher } from '@pnpm/config.matcher'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
 
 export interface HoistOptions {
@@ -31,32 +32,6 @@ export interface Hoisted {
   privateLinks: Record<string, string>
   /** Aliases hoisted privately whose package has bins, in hoisting order. */
   privateAliasesWithBins: string[]
-}
-
-/** A pattern as pnpm matches names: `*` any run of characters, `?` one, a leading `!` excludes. */
-function patternRegExp (pattern: string): RegExp {
-  const source = [...pattern].map((c) => c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[|\\{}()[\]^$+.-]/g, '\\$&')).join('')
-  return new RegExp(`^${source}$`, 'su')
-}
-
-/** pnpm's list matcher: the first including pattern that matches, unless a later excluding one does. */
-export function createMatcher (patterns: string[]): (name: string) => boolean {
-  const entries = patterns.map((p) => p.startsWith('!')
-    ? { exclude: true, re: patternRegExp(p.slice(1)) }
-    : { exclude: false, re: patternRegExp(p) })
-  if (entries.length === 0) return () => false
-  if (entries.every((e) => e.exclude)) return (name) => !entries.some((e) => e.re.test(name))
-  return (name) => {
-    let matched = false
-    for (const { exclude, re } of entries) {
-      if (exclude) {
-        if (re.test(name)) matched = false
-      } else if (!matched && re.test(name)) {
-        matched = true
-      }
-    }
-    return matched
-  }
 }
 
 interface Node {

@@ -8,11 +8,14 @@
 // The plugin's version is package.json's (the `version` script keeps npm/*/package.json in step;
 // this checks it), and it gets an exact-version optional dependency on every platform package in
 // npm/, so the three are published in lockstep. A config dependency gets no
-// regular dependencies, so everything else the plugin runs is copied into it: the modules
-// dist/pnpm-plugin.js requires, found by following their relative requires.
+// regular dependencies, so everything else the plugin runs is bundled into it with esbuild:
+// dist/pnpm-plugin.js and every module it requires, pnpm's own packages among them
+// (`@pnpm/config.matcher`), in one file at the same place. Left out of the bundle: the napi
+// loader (index.js, copied beside it as it is: its requires are the binaries and the platform
+// packages) and Node's builtins.
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { builtinModules, createRequire } from 'node:module'
+import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -36,29 +39,30 @@ function fail (message) {
 const pluginVersion = readJson(path.join(repo, 'npm', 'pnpm-plugin-native', 'package.json')).version
 if (pluginVersion !== rootPkg.version) fail(`npm/pnpm-plugin-native is at ${pluginVersion}, package.json at ${rootPkg.version}: run \`npm run version\``)
 
-/** `dist/<entry>` and every module it reaches through relative requires (paths relative to the repo). */
-function moduleClosure (entry) {
-  const seen = new Set()
-  const visit = (rel) => {
-    if (seen.has(rel)) return
-    const file = path.join(repo, rel)
-    if (!existsSync(file)) fail(`${rel} is missing: run \`npm run build\` first`)
-    seen.add(rel)
-    // The napi loader (index.js) is copied as it is: its relative requires are binaries next to
-    // it, which the plugin does not ship; it falls back to the platform package.
-    if (!rel.startsWith('dist')) return
-    const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
-    for (const [, spec] of code.matchAll(/require\(["']([^"']+)["']\)/g)) {
-      if (spec.startsWith('.')) {
-        const target = path.relative(repo, path.resolve(path.dirname(file), spec))
-        if (target !== 'package.json') visit(target)
-      } else if (!builtinModules.includes(spec.replace(/^node:/, '')) && !spec.startsWith(PLATFORM_PACKAGE_PREFIX)) {
-        fail(`${rel} requires ${spec}, which a config dependency cannot depend on`)
-      }
-    }
-  }
-  visit(path.join('dist', entry))
-  return [...seen].sort()
+/**
+ * `dist/<entry>` bundled into `<pluginDir>/dist/<entry>`, CommonJS for Node 22 (pnpm 11's
+ * floor), names kept so that stack traces stay readable. The napi loader `../index.js` and the
+ * platform packages stay outside; anything else the bundle cannot resolve fails the pack.
+ */
+async function bundle (entry, pluginDir) {
+  const source = path.join(repo, 'dist', entry)
+  if (!existsSync(source)) fail(`dist/${entry} is missing: run \`npm run build\` first`)
+  const { build } = await import('esbuild')
+  const result = await build({
+    entryPoints: [source],
+    outfile: path.join(pluginDir, 'dist', entry),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    external: ['../index.js', `${PLATFORM_PACKAGE_PREFIX}*`],
+    logLevel: 'silent',
+    metafile: true,
+    absWorkingDir: repo,
+  })
+  const outside = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith('dist/') && !input.startsWith('node_modules/'))
+  if (outside.length > 0) fail(`the bundle took files from outside dist/ and node_modules/: ${outside.join(', ')}`)
+  copyFileSync(path.join(repo, 'index.js'), path.join(pluginDir, 'index.js'))
 }
 
 /** npm/<platform>/package.json of every platform package, keyed by platform. */
@@ -80,7 +84,8 @@ try {
   const plugin = path.join(stage, 'pnpm-plugin-native')
   cpSync(path.join(repo, 'npm', 'pnpm-plugin-native'), plugin, { recursive: true })
   // Its README links the native install's rules, and those link the store format.
-  for (const rel of [...moduleClosure('pnpm-plugin.js'), 'docs/native-install.md', 'docs/store-format.md']) {
+  await bundle('pnpm-plugin.js', plugin)
+  for (const rel of ['docs/native-install.md', 'docs/store-format.md']) {
     mkdirSync(path.dirname(path.join(plugin, rel)), { recursive: true })
     copyFileSync(path.join(repo, rel), path.join(plugin, rel))
   }
