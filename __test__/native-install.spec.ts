@@ -550,6 +550,30 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(native, 'node_modules/ships-bin/data.txt'), 'utf8')).toBe(SHIPPED)
   })
 
+  it('what a killed install of its own left (state file temporaries, staging dirs, the clock probe) is removed by the next install; a running process\'s stays', async () => {
+    const { dir, store } = await setUp('leftovers', { name: 'l', version: '1.0.0', dependencies: { util: '1.0.0', '@scope/tool': '1.0.0' } }, 'minimumReleaseAge: 0\n')
+    const project = clone(dir, 'leftovers-native')
+    const opts = { projectDir: project, storeDir: store, sandbox: sandbox('leftovers-native') }
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], opts))
+    // As a native install killed before its last file leaves it, from a process that is gone.
+    const modules = path.join(project, 'node_modules')
+    fs.rmSync(path.join(modules, '.pnpm-workspace-state-v1.json'))
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!
+    const leftovers = [
+      `.modules.yaml.${dead}.tmp`, `.pnpm-workspace-state-v1.json.${dead}.tmp`, `.pnpm-validation-probe-${dead}-0badc0de`,
+      `.pnpm/lock.yaml.${dead}.tmp`, `.pnpm/.cas-native-bin.${dead}.tmp`,
+      `.pnpm/util@1.0.0/node_modules/util_tmp_${dead}_cas0/`, `.pnpm/@scope+tool@1.0.0/node_modules/@scope/tool_tmp_${dead}_cas7/`,
+    ]
+    const running = `.modules.yaml.${process.pid}.tmp`
+    for (const entry of [...leftovers, running]) {
+      if (entry.endsWith('/')) fs.mkdirSync(path.join(modules, entry))
+      else fs.writeFileSync(path.join(modules, entry), 'left')
+    }
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], opts))
+    expect(leftovers.filter((entry) => fs.existsSync(path.join(modules, entry)))).toEqual([])
+    expect(fs.existsSync(path.join(modules, running))).toBe(true)
+  })
+
   function countSnapshots (dir: string): number {
     const main = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8').split('\n---\n').at(-1)!
     return [...main.split('\nsnapshots:\n')[1].matchAll(/^ {2}\S/gm)].length

@@ -5,7 +5,9 @@
  * temporary created exclusively, then renamed over the path), which only replaces the link.
  *
  * The temporaries are named `<name>.<pid>.tmp`, `<name>` the file's own name or one the caller
- * gives.
+ * gives: a process killed between the write and the rename leaves one, and
+ * `lib/leftovers.ts` (on the next install) knows them by that
+ * name (`temporariesOf`) and removes those whose process is gone.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -61,4 +63,10 @@ export function chmodOwnCopy (file: string, mode: number, temp = temporaryOf(fil
     fs.chmodSync(t, mode)
   })
   renameOver(temp, file)
+}
+
+/** The temporaries of any process named after `names` (the process id in group 1). */
+export function temporariesOf (names: string[]): RegExp {
+  const escaped = names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+  return new RegExp(`^(?:${escaped.join('|')})\\.(\\d+)\\.tmp$`)
 }

@@ -24,6 +24,7 @@ import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
 import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
 import { hoist, rootDependencies } from './hoist.js'
 import { linkBins } from './bin-links.js'
+import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver, satisfies } from './semver-range.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
@@ -407,6 +408,8 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const done = (packages: number, skipped?: string, validatedAtNs?: number): NativeInstallSummary =>
     ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...(validatedAtNs != null ? { validatedAtNs } : {}) })
 
+  // Before anything else, and whether or not it then runs: what a killed one left goes.
+  if (config.lockfileDir != null) removeLeftovers(path.join(path.resolve(config.lockfileDir), 'node_modules'))
   const plan = planInstall(config, pnpmVersion, phase)
   if (typeof plan === 'string') return done(0, plan)
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
