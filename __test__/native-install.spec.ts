@@ -29,6 +29,7 @@ import { lockedPackages, projectFixture, repoDir, runPnpm, type PnpmRun } from '
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
+import { verifyStore } from './helpers/verify-store.mjs'
 
 /** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
 const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
@@ -53,6 +54,7 @@ function pkg (name: string, version: string, manifest: Record<string, unknown> =
   return { name, version, tarball, manifest: full }
 }
 const NODE_BIN = '#!/usr/bin/env node\nconsole.log(1)\n'
+const SHIPPED = 'data some other project has too\n'
 const OTHER_LIBC = process.platform === 'linux' ? (isMusl() ? 'gnu' : 'musl') : undefined
 const PLATFORM_TOOLS: Array<{ name: string, os: string[], cpu: string[], here: boolean }> = [
   { name: `@tool/${process.platform}-${process.arch}`, os: [process.platform], cpu: [process.arch], here: true },
@@ -112,6 +114,15 @@ const generated: ServedPackage[] = [
   { ...pkg('fresh', '1.0.0'), published: new Date(Date.now() - 60_000).toISOString() },
   pkg('mac-only', '1.0.0', { os: ['darwin'] }),
   pkg('node-bin', '1.0.0', { bin: { node: 'fake-node.js' } }, { 'fake-node.js': [NODE_BIN, 0o755] }),
+  // A package that ships a file where its dependency's shim goes (a hard link into the store,
+  // with the content of a data file of its own), and every kind of `directories.bin`.
+  pkg('cmd-dep', '1.0.0', { bin: { 'shipped-cmd': 'cli.js' } }, { 'cli.js': [NODE_BIN, 0o755] }),
+  pkg('ships-bin', '1.0.0', { dependencies: { 'cmd-dep': '1.0.0' } }, { 'node_modules/.bin/shipped-cmd': SHIPPED, 'data.txt': SHIPPED }),
+  pkg('bindir-self', '1.0.0', { directories: { bin: '.' } }, { 'run.js': [NODE_BIN, 0o755], '.hidden.js': NODE_BIN, 'sub/tool.sh': ['echo tool\n', 0o644] }),
+  pkg('bindir-up', '1.0.0', { directories: { bin: '..' } }, { 'up.js': [NODE_BIN, 0o755] }),
+  pkg('bindir-sibling', '1.0.0', { directories: { bin: '../util' } }, { 'sib.js': [NODE_BIN, 0o755] }),
+  pkg('bindir-empty-bin', '1.0.0', { bin: {}, directories: { bin: 'scripts' } }, { 'scripts/never.js': [NODE_BIN, 0o755] }),
+  pkg('bindir-dotted', '1.0.0', { directories: { bin: './scripts/' } }, { 'scripts/ok.js': [NODE_BIN, 0o755], 'scripts/.dot.js': NODE_BIN, 'scripts/.dir/in.js': NODE_BIN }),
 ]
 
 interface Project {
@@ -293,6 +304,20 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return { stock, native, stockTree: tree(stock, store), nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
   }
 
+  /** A stock clone and a native clone of `setUpDir`, each installed into an empty store of its own, from the registry. */
+  async function installCold (setUpDir: string, label: string): Promise<{ stock: string, stockStore: string, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
+    const online = { registry: registry.url }
+    const stock = clone(setUpDir, `${label}-stock`)
+    const stockStore = path.join(base, `${label}-stock-store`)
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: STOCK, ...online }))
+    const native = clone(setUpDir, `${label}-native`)
+    const nativeStore = path.join(base, `${label}-native-store`)
+    const traceFile = path.join(base, `${label}-trace.txt`)
+    const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: nativeStore, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
+    expectOk(run)
+    return { stock, stockStore, native, nativeStore, run, trace: fs.readFileSync(traceFile, 'utf8') }
+  }
+
   /** The checks every project the native install takes must pass. */
   async function expectSameAsStock (setUpDir: string, store: string, label: string, opts: InstallOptions & { packages: number, why: string }): Promise<Compared> {
     const both = await installBoth(setUpDir, store, label, opts)
@@ -344,16 +369,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   it('a cold store: the packages are downloaded from the registry pnpm is configured with, then installed natively: stock\'s tree, up to date', async () => {
     const project = PROJECTS[0]
     const { dir } = await setUp('cold', project.manifest, project.workspace)
-    const online = { registry: registry.url }
-    const stock = clone(dir, 'cold-stock')
-    const stockStore = path.join(base, 'cold-stock-store')
-    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: stockStore, sandbox: sandbox('cold-stock'), env: STOCK, ...online }))
-    const native = clone(dir, 'cold-native')
-    const nativeStore = path.join(base, 'cold-native-store')
-    const traceFile = path.join(base, 'cold-trace.txt')
-    const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: nativeStore, sandbox: sandbox('cold-native'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
-    expectOk(run)
-    const trace = fs.readFileSync(traceFile, 'utf8')
+    const { stock, stockStore, native, nativeStore, run, trace } = await installCold(dir, 'cold')
     expect(trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*downloaded`, 'm'))
     expect(trace.split('\n').filter((l) => l.startsWith(`fetch ${registry.url}`))).toHaveLength(countSnapshots(dir))
     expect(run.stdout).toContain('Already up to date')
@@ -557,6 +573,57 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   it('a bin it cannot write as pnpm does, found after the layout: nothing recorded, so pnpm installs over it, to stock\'s tree', async () => {
     await expectLeftToPnpm('node-bin', { name: 'n', version: '1.0.0', dependencies: { 'node-bin': '1.0.0', util: '1.0.0' } },
       'minimumReleaseAge: 0\n', /^native install skipped: a command named node \(node-bin\)$/m)
+  })
+
+  it('a package shipping a file where a shim goes, and directories.bin of every kind (the package itself, its parent, a sibling, behind an empty bin, with dot files): stock\'s tree, and the store\'s files unchanged', async () => {
+    const manifest = {
+      name: 'shipped',
+      version: '1.0.0',
+      dependencies: { 'ships-bin': '1.0.0', 'bindir-self': '1.0.0', 'bindir-up': '1.0.0', 'bindir-sibling': '1.0.0', 'bindir-empty-bin': '1.0.0', 'bindir-dotted': '1.0.0', util: '1.0.0', '@scope/tool': '1.0.0' },
+    }
+    const { dir } = await setUp('shipped', manifest, 'minimumReleaseAge: 0\n')
+    // Cold stores: the native one is filled by the native install alone, and stock's chmod
+    // through the hard links (of targets that are not executable) does not reach it.
+    const { stock, stockStore, native, nativeStore, trace } = await installCold(dir, 'shipped')
+    expect(trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const stockTree = relative(stock, stockStore)
+    expect(relative(native, nativeStore)).toEqual(stockTree)
+    for (const entry of [
+      'node_modules/.pnpm/ships-bin@1.0.0/node_modules/ships-bin/node_modules/.bin/shipped-cmd 755',
+      'node_modules/.bin/run.js 755', 'node_modules/.bin/package.json 755', 'node_modules/.bin/tool.sh 755', 'node_modules/.bin/ok.js 755',
+      'node_modules/.pnpm/bindir-self@1.0.0/node_modules/bindir-self/package.json 755',
+    ]) expect(stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+    for (const absent of ['.hidden.js', 'up.js', 'sib.js', 'never.js', '.dot.js', 'in.js']) expect(stockTree).not.toContainEqual(expect.stringMatching(new RegExp(`^node_modules/\\.bin/${absent.replace('.', '\\.')} `)))
+    // Every blob still hashes to its name, with the exec bit its name says.
+    const report = verifyStore(path.join(nativeStore, 'v11'))
+    expect(report.problems).toEqual([])
+    expect(report.blobs).toBeGreaterThan(0)
+    expect(fs.readFileSync(path.join(native, 'node_modules/ships-bin/data.txt'), 'utf8')).toBe(SHIPPED)
+  })
+
+  it('what a killed install of its own left (state file temporaries, staging dirs, the clock probe) is removed by the next install; a running process\'s stays', async () => {
+    const { dir, store } = await setUp('leftovers', { name: 'l', version: '1.0.0', dependencies: { util: '1.0.0', '@scope/tool': '1.0.0' } }, 'minimumReleaseAge: 0\n')
+    const project = clone(dir, 'leftovers-native')
+    const opts = { projectDir: project, storeDir: store, sandbox: sandbox('leftovers-native') }
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], opts))
+    // As a native install killed before its last file leaves it, from a process that is gone.
+    const modules = path.join(project, 'node_modules')
+    fs.rmSync(path.join(modules, '.pnpm-workspace-state-v1.json'))
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!
+    const leftovers = [
+      `.modules.yaml.${dead}.tmp`, `.pnpm-workspace-state-v1.json.${dead}.tmp`, `.pnpm-validation-probe-${dead}-0badc0de`,
+      `.pnpm/lock.yaml.${dead}.tmp`, `.pnpm/.cas-native-bin.${dead}.tmp`,
+      `.pnpm/util@1.0.0/node_modules/util_tmp_${dead}_cas0/`, `.pnpm/@scope+tool@1.0.0/node_modules/@scope/tool_tmp_${dead}_cas7/`,
+    ]
+    const running = `.modules.yaml.${process.pid}.tmp`
+    for (const entry of [...leftovers, running]) {
+      if (entry.endsWith('/')) fs.mkdirSync(path.join(modules, entry))
+      else fs.writeFileSync(path.join(modules, entry), 'left')
+    }
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], opts))
+    expect(leftovers.filter((entry) => fs.existsSync(path.join(modules, entry)))).toEqual([])
+    expect(fs.existsSync(path.join(modules, running))).toBe(true)
   })
 
   function countSnapshots (dir: string): number {

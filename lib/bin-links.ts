@@ -15,11 +15,13 @@
  *
  * Two commands of one name in one directory: the package named like the command wins, then
  * the package whose name sorts first, then the higher version. Targets that are not executable
- * are made so (as pnpm does, through the hard link into the store).
+ * are made so, as pnpm makes them, but on a copy of their own: pnpm changes the mode through the
+ * hard link into the store. Nothing here writes through a file that is there already (a package
+ * may ship a file where a shim goes, and it is a hard link into the store too).
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { writeAtomically } from './atomic-write.js'
+import { chmodOwnCopy, temporaryIn, writeAtomically } from './atomic-write.js'
 import { runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime } from './bin-shim.js'
 import type { Hoisted } from './hoist.js'
 import { compareVersions } from './semver-range.js'
@@ -47,7 +49,7 @@ interface Manifest {
   name?: string
   version?: string
   bin?: string | Record<string, string>
-  directories?: { bin?: string }
+  directories?: { bin?: unknown }
 }
 
 interface Command {
@@ -89,26 +91,44 @@ function binPath (pkgDir: string, relative: string): string | undefined {
   return full.startsWith(pkgDir + path.sep) ? full : undefined
 }
 
-/** Every file below `dir`, relative to it (symlinks not followed), or none when it does not exist. */
-function filesBelow (dir: string): string[] {
+/**
+ * The files pnpm's glob (`**`, files only, symlinks not followed) finds below `dir`, relative to
+ * it: no name starting with a dot, in the path or the file's own; none when `dir` does not exist.
+ */
+export function filesBelow (dir: string): string[] {
   let entries: fs.Dirent[]
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true, recursive: true })
   } catch {
     return []
   }
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name))).sort()
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .filter((file) => !file.split(path.sep).some((segment) => segment.startsWith('.'))).sort()
 }
 
-/** The commands a package at `dir` declares: its `bin`, or else every file of `directories.bin`. */
+/**
+ * The commands of `directories.bin` (`setting`) of the package at `dir`: every file below it,
+ * named by its base name, when it is the package's directory or one inside it.
+ */
+function commandsOfBinDir (dir: string, setting: unknown, pkgName: string, pkgVersion: string): Command[] {
+  if (setting == null || setting === '' || setting === false || setting === 0) return []
+  // pnpm joins it as a path: anything else fails its install.
+  if (typeof setting !== 'string') throw new UnsupportedShim(`${pkgName}'s directories.bin is not a string`)
+  const binDir = path.join(dir, setting)
+  if (binDir !== dir && !binDir.startsWith(dir + path.sep)) return []
+  const files = filesBelow(binDir)
+  const names = files.map((file) => path.basename(file))
+  // pnpm keeps the first it lists, in the order the directories list their files.
+  if (new Set(names).size !== names.length) throw new UnsupportedShim(`two files of one name in ${pkgName}'s directories.bin`)
+  return files.map((file, i) => ({ name: names[i], target: path.join(binDir, file), pkgName, pkgVersion }))
+}
+
+/** The commands a package at `dir` declares: its `bin` (when truthy, as pnpm tests it), or else `directories.bin`. */
 function commandsOf (dir: string, manifest: Manifest): Command[] {
   const pkgName = manifest.name ?? ''
   const pkgVersion = manifest.version ?? ''
-  if (manifest.bin == null || manifest.bin === '' || (typeof manifest.bin === 'object' && Object.keys(manifest.bin).length === 0)) {
-    if (typeof manifest.directories?.bin !== 'string') return []
-    const binDir = path.join(dir, manifest.directories.bin)
-    if (!binDir.startsWith(dir + path.sep)) return []
-    return filesBelow(binDir).map((file) => ({ name: path.basename(file), target: path.join(binDir, file), pkgName, pkgVersion }))
+  if (manifest.bin == null || manifest.bin === '' || (manifest.bin as unknown) === false || (manifest.bin as unknown) === 0) {
+    return commandsOfBinDir(dir, manifest.directories?.bin, pkgName, pkgVersion)
   }
   const entries = typeof manifest.bin === 'string' ? [[pkgName, manifest.bin]] : Object.entries(manifest.bin)
   const commands: Command[] = []
@@ -150,7 +170,12 @@ class BinWriter {
   /** By the target's real path: what it runs with, read once, however many `.bin` dirs link it. */
   private readonly targets = new Map<string, Runtime>()
 
-  constructor (private readonly extraNodePath: string[]) {}
+  /**
+   * @param extraNodePath what shims add to `NODE_PATH`
+   * @param tempDir where a target is copied before it replaces the target (the virtual store:
+   *   the same filesystem, and a place the next install looks for leftovers)
+   */
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string) {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -182,8 +207,7 @@ class BinWriter {
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
       const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpath(path.dirname(cmd.target)), this.extraNodePath) : undefined
-      fs.writeFileSync(file, shShim(cmd.target, shimDir, this.runtime(cmd.target), nodePath))
-      fs.chmodSync(file, 0o755)
+      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd.target), nodePath))
     }
     return chosen.map((c) => c.name)
   }
@@ -221,10 +245,29 @@ class BinWriter {
     const windowsShebang = head[0] === 0x23 && head[1] === 0x21 && /^#![^\n]+\r\n/.test(head.subarray(0, 2048).toString())
     if ((mode & 0o111) === 0o111 && !windowsShebang) return runtime
     if (!path.dirname(real).split(path.sep).includes('node_modules')) return runtime
-    fs.chmodSync(real, mode | 0o111)
-    if (windowsShebang) writeAtomically(real, fs.readFileSync(real, 'utf8').replace(/^(#![^\n]+)\r\n/, '$1\n'), mode | 0o111)
+    const temp = temporaryIn(this.tempDir, BIN_TARGET_TEMP)
+    if (windowsShebang) writeAtomically(real, fs.readFileSync(real, 'utf8').replace(/^(#![^\n]+)\r\n/, '$1\n'), mode | 0o111, temp)
+    else chmodOwnCopy(real, mode | 0o111, temp)
     return runtime
   }
+}
+
+/** The name of the temporary a target is remade at (in the virtual store). */
+export const BIN_TARGET_TEMP = '.cas-native-bin'
+
+/**
+ * Writes a shim at `file` as a new file, mode 0755, as pnpm does: whatever a package put there is
+ * removed first (pnpm warns and goes on where that is a directory: left to it).
+ */
+function writeShim (file: string, text: string): void {
+  try {
+    fs.unlinkSync(file)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code !== 'ENOENT') throw new UnsupportedShim(`${file}: ${code ?? String(err)}`)
+  }
+  fs.writeFileSync(file, text, { flag: 'wx' })
+  fs.chmodSync(file, 0o755)
 }
 
 /** The packages in a `node_modules` directory, scopes descended into, dot entries and files left out. */
@@ -255,7 +298,7 @@ function installedPeers (lockfile: LockfileObject, depPath: string): string[] {
 /** Writes every `.bin` directory of the layout. Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
 export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions): void {
   const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
-  const bins = new BinWriter(opts.extendsNodePath ? [privateModules] : [])
+  const bins = new BinWriter(opts.extendsNodePath ? [privateModules] : [], opts.virtualStoreDir)
   const hasBin = (depPath: string): boolean => lockfile.packages?.[depPath]?.hasBin === true
   const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
 

@@ -25,6 +25,7 @@ import { hoist, rootDependencies } from './hoist.js'
 import { projectScripts, type ProjectScripts } from './project-scripts.js'
 import { importerOutOfDate, lockfileConfigMismatch } from './frozen-check.js'
 import { linkBins } from './bin-links.js'
+import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver, satisfies } from './semver-range.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
@@ -408,6 +409,8 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts'> = {}): NativeInstallSummary =>
     ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more })
 
+  // Before anything else, and whether or not it then runs: what a killed one left goes.
+  if (config.lockfileDir != null) removeLeftovers(path.join(path.resolve(config.lockfileDir), 'node_modules'))
   const plan = planInstall(config, pnpmVersion, phase)
   if (typeof plan === 'string') return done(0, plan)
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as

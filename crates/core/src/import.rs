@@ -225,6 +225,22 @@ struct Ops {
     marker: FileOp,
 }
 
+impl Ops {
+    /// The raw operations of the `auto` and `clone-or-copy` probes, whose failure picks another method.
+    fn is_probe(self) -> bool {
+        matches!(self.file, FileOp::CloneRaw | FileOp::LinkRaw)
+    }
+}
+
+/// How an exclusive import into a new target went.
+enum Exclusive {
+    Imported,
+    /// The target was there already.
+    Existed,
+    /// It failed (and the target was removed again).
+    Failed(ImportError),
+}
+
 const CLONE_RAW: Ops = Ops {
     file: FileOp::CloneRaw,
     marker: FileOp::CloneRaw,
@@ -469,8 +485,14 @@ impl Ctx<'_> {
         if self.req.safe_to_skip && self.req.resolved_from != ResolvedFrom::LocalDir {
             return self.import_into_shared_dir(entries, ops);
         }
-        if !self.req.keep_modules_dir && self.try_exclusive_import(entries, ops)? {
-            return Ok(());
+        if !self.req.keep_modules_dir {
+            match self.try_exclusive_import(entries, ops)? {
+                Exclusive::Imported => return Ok(()),
+                // A probe's failure is its answer (the caller falls back): staging would fail
+                // alike, and a kill meanwhile would leave the stage behind.
+                Exclusive::Failed(e) if ops.is_probe() => return Err(e),
+                Exclusive::Failed(_) | Exclusive::Existed => {}
+            }
         }
         let stage = temp_sibling(target);
         let staged = (|| {
@@ -494,10 +516,10 @@ impl Ctx<'_> {
         })
     }
 
-    /// Creates the target exclusively and fills it in place. `false`: it existed (never empty
-    /// a directory another process may be filling) or the import failed (the target is removed
-    /// again and the staging path retries with full error handling).
-    fn try_exclusive_import(&self, entries: &[Entry], ops: Ops) -> Result<bool, ImportError> {
+    /// Creates the target exclusively and fills it in place. Otherwise it existed (never empty a
+    /// directory another process may be filling) or the import failed (the target is removed
+    /// again, and the staging path retries with full error handling).
+    fn try_exclusive_import(&self, entries: &[Entry], ops: Ops) -> Result<Exclusive, ImportError> {
         let target = &self.req.target_dir;
         if let Some(parent) = target.parent() {
             mkdir_p(parent, self.stats).map_err(|e| ImportError::os(&e, "mkdir", parent, None))?;
@@ -506,17 +528,14 @@ impl Ctx<'_> {
             Ok(()) => {
                 self.stats.dirs_made.fetch_add(1, Ordering::Relaxed);
             }
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => return Ok(false),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => return Ok(Exclusive::Existed),
             Err(e) => return Err(ImportError::os(&e, "mkdir", target, None)),
         }
-        if self
-            .import_all_files(target, entries, ops.file, ops.marker)
-            .is_err()
-        {
+        if let Err(e) = self.import_all_files(target, entries, ops.file, ops.marker) {
             let _ = fs::remove_dir_all(target);
-            return Ok(false);
+            return Ok(Exclusive::Failed(e));
         }
-        Ok(true)
+        Ok(Exclusive::Imported)
     }
 
     /// The directories of the map (shortest first), every file but `package.json` (in

@@ -186,10 +186,10 @@ fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
     let err = |e: &io::Error| ImportError::os(e, "copyfile", src, Some(dst));
     let source = File::open(src).map_err(|e| err(&e))?;
     let mode = platform::permission_bits(&source.metadata().map_err(|e| err(&e))?);
+    // Never opened if it exists: it could be a hard link into the store.
     let target = match OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(mode)
         .open(dst)
     {

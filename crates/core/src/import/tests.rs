@@ -185,6 +185,47 @@ fn clone_without_reflinks_falls_back_to_copy_and_auto_ends_on_hardlink() {
 }
 
 #[test]
+fn a_failed_clone_probe_makes_no_staging_dir() {
+    // The probe fails here (no reflinks): its answer is taken at once, with no staging retry,
+    // whose directory a kill would leave behind. So `auto` makes the directories twice (probe,
+    // then hard links), as many as two hard-link imports.
+    let fx = Fixture::new();
+    fs::create_dir_all(fx.dir.path().join("nm")).unwrap();
+    let hard = Stats::default();
+    import_package(
+        &fx.store(),
+        &fx.request("h", ImportMethod::Hardlink, fx.files()),
+        &hard,
+    )
+    .unwrap();
+    let auto = Stats::default();
+    let got = import_package(
+        &fx.store(),
+        &fx.request("a", ImportMethod::Auto, fx.files()),
+        &auto,
+    )
+    .unwrap();
+    if got == Some(Imported::Hardlink) {
+        let made = |s: &Stats| s.dirs_made.load(Ordering::Relaxed);
+        assert_eq!(made(&auto), 2 * made(&hard));
+    }
+    assert_eq!(entries_of(&fx.dir.path().join("nm")), vec!["a", "h"]);
+}
+
+#[test]
+fn clone_keeps_an_existing_destination_untouched() {
+    // It could be a hard link into the store: never opened for writing.
+    let fx = Fixture::new();
+    let blob = fx.blob("kept", "store content", 0o644);
+    let dst = fx.dir.path().join("dst");
+    fs::hard_link(&blob, &dst).unwrap();
+    let src = fx.blob("other", "other content", 0o644);
+    let got = FileOp::CloneRaw.apply(&src, &dst);
+    assert!(matches!(got, Ok(Done::Kept)) || got.is_err());
+    assert_eq!(fs::read_to_string(&blob).unwrap(), "store content");
+}
+
+#[test]
 fn a_package_that_will_be_built_is_never_hard_linked() {
     let fx = Fixture::new();
     let mut req = fx.request("b", ImportMethod::Hardlink, fx.files());
