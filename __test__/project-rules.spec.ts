@@ -56,9 +56,16 @@ describe('importerOutOfDate: pnpm\'s frozen check of a project against the lockf
     ['a specifier changed', { dependencies: { a: '^1.1.0' }, devDependencies: { b: '2.0.0' } }, /^a: /],
     ['a dependency removed', { dependencies: { a: '^1.0.0' } }, /^b: /],
     ['a dependency moved to another group', { dependencies: { a: '^1.0.0', b: '2.0.0' } }, /^b is not locked in dependencies$/],
+    ['publishConfig.directory added', { dependencies: { a: '^1.0.0' }, devDependencies: { b: '2.0.0' }, publishConfig: { directory: 'dist' } }, /publishConfig.directory/],
     ['dependenciesMeta added', { dependencies: { a: '^1.0.0' }, devDependencies: { b: '2.0.0' }, dependenciesMeta: { a: { injected: true } } }, /dependenciesMeta/],
   ])('%s', (_, manifest, why) => {
     expect(importerOutOfDate(importer, manifest, true)).toMatch(why)
+  })
+  it('publishConfig.linkDirectory: false, which lockfiles of pnpm before 11.28 do not record (tanstack-query\'s fixture)', () => {
+    const published = { ...importer, publishDirectory: 'dist' }
+    const manifest = { dependencies: { a: '^1.0.0' }, devDependencies: { b: '2.0.0' }, publishConfig: { directory: 'dist', linkDirectory: false } }
+    expect(importerOutOfDate(published, manifest, true)).toMatch(/linkDirectory/)
+    expect(importerOutOfDate({ ...published, linkDirectory: false }, manifest, true)).toBeUndefined()
   })
   it('auto-installed peers are locked as dependencies', () => {
     const withPeer = { specifiers: { a: '^1.0.0', p: '^3' }, dependencies: { a: '1.0.1', p: '3.1.0' } }

@@ -20,6 +20,7 @@ export interface LockedImporter {
   optionalDependencies?: Deps
   dependenciesMeta?: unknown
   publishDirectory?: string
+  linkDirectory?: boolean
 }
 
 const isDeps = (value: unknown): value is Deps => value != null && typeof value === 'object'
@@ -46,8 +47,13 @@ export function importerOutOfDate (importer: LockedImporter | undefined, manifes
   for (const name of names) {
     if (specifiers[name] !== wanted[name]) return `${name}: package.json wants ${JSON.stringify(wanted[name])}, the lockfile has ${JSON.stringify(specifiers[name])}`
   }
-  const publishConfig = (manifest.publishConfig ?? {}) as { directory?: unknown }
+  const publishConfig = (manifest.publishConfig ?? {}) as { directory?: unknown, linkDirectory?: unknown }
   if (importer.publishDirectory !== publishConfig.directory) return 'publishConfig.directory differs from the lockfile'
+  // pnpm 11.28 also compares whether the publish directory is linked (lockfiles of older
+  // releases lack `linkDirectory: false`, and are refused then).
+  if ((importer.publishDirectory != null && importer.linkDirectory !== false) !== (publishConfig.directory != null && publishConfig.linkDirectory !== false)) {
+    return 'publishConfig.linkDirectory differs from the lockfile'
+  }
   if (!sameJson(importer.dependenciesMeta, manifest.dependenciesMeta)) return 'dependenciesMeta differs from the lockfile'
   // Each dependency locked in the group pnpm links it from: optional over prod over dev, and
   // auto-installed peers as prod.
