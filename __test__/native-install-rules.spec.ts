@@ -176,9 +176,9 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
   }, VERIFIED_PNPM, 'auto')
 
   it.each([
-    ['a package.json ahead of the lockfile', { wanted: { a: '^1.0.0' }, importer: '      a:\n        specifier: 1.0.0\n        version: 1.0.0\n' }, {}, /^dependencies\.a differs from the lockfile$/],
+    ['a package.json ahead of the lockfile', { wanted: { a: '^1.0.0' }, importer: '      a:\n        specifier: 1.0.0\n        version: 1.0.0\n' }, {}, /^the lockfile is not up to date with package\.json \(a: package\.json wants "\^1\.0\.0", the lockfile has "1\.0\.0"\)$/],
     ['overrides the settings do not have', { top: 'overrides:\n  a: 1.0.0\n' }, {}, /^overrides differ from the lockfile$/],
-    ['a pnpmfileChecksum of pnpmfiles no longer loaded', { top: 'pnpmfileChecksum: sha256-x\n' }, {}, /^the pnpmfiles changed since the lockfile was written$/],
+    ['a pnpmfileChecksum of pnpmfiles no longer loaded', { top: 'pnpmfileChecksum: sha256-x\n' }, {}, /^the pnpmfiles changed since the lockfile was written \(run `pnpm install` once and commit the lockfile\)$/],
     ['lockfile settings other than the configured ones', {}, { autoInstallPeers: false }, /^the lockfile was written with other settings$/],
     ['a link: dependency', { wanted: { a: 'link:../a' } }, {}, /^1 packages need pnpm \(a@link:\.\.\/a, …\)$/],
     ['a version pnpm\'s lockfile check refuses', { wanted: { a: '1.0' }, importer: "      a:\n        specifier: '1.0'\n        version: '1.0'\n", packages: { "'a@1.0'": '' } }, {}, /^a@1\.0: a version pnpm's lockfile check refuses$/],

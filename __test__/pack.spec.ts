@@ -148,12 +148,32 @@ function pack(dir: string, dest: string): Packed {
   return { ...packed, filename: path.join(dest, path.basename(packed.filename)) }
 }
 
-/** A fresh project with the given tarballs installed from disk only. */
+/**
+ * The main package's own dependencies and theirs, packed from this checkout's node_modules into
+ * `dest` (the installs here are offline, and npm takes a dependency from a tarball installed
+ * beside it).
+ */
+function dependencyPackages(dest: string): Array<{ dir: string, packed: Packed }> {
+  const seen = new Map<string, { dir: string, packed: Packed }>()
+  const visit = (deps: Record<string, string> | undefined): void => {
+    for (const name of Object.keys(deps ?? {})) {
+      if (seen.has(name)) continue
+      const dir = path.join(repo, 'node_modules', name)
+      seen.set(name, { dir, packed: pack(dir, dest) })
+      visit(JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).dependencies)
+    }
+  }
+  mkdirSync(dest, { recursive: true })
+  visit(rootPkg.dependencies)
+  return [...seen.values()]
+}
+
+/** A fresh project with the given tarballs (and the main package's dependencies) installed from disk only. */
 function installProject(dir: string, tarballs: string[]): void {
   mkdirSync(dir, { recursive: true })
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: path.basename(dir), version: '1.0.0', private: true }))
   npm(['install', '--offline', '--no-audit', '--no-fund', '--cache', path.join(dir, '.npm-cache'),
-    '--registry', 'http://127.0.0.1:9/', ...tarballs], {
+    '--registry', 'http://127.0.0.1:9/', ...tarballs, ...dependencyPackages(path.join(dir, '.deps')).map((d) => d.packed.filename)], {
     cwd: dir,
     env: { ...process.env, PATH: pathWithoutRust },
   })
@@ -404,6 +424,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
         { dir: path.join(stage, 'npm', aliasDir), packed: alias },
         ...otherPlatforms.map(({ dir, packed }) => ({ dir: path.join(stage, 'npm', dir), packed })),
         { dir: user, packed: pack(user, tmp) },
+        ...dependencyPackages(path.join(tmp, 'deps')),
       ]
       registry = await serveTarballs(served.map(({ dir, packed }) => {
         const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'))

@@ -139,10 +139,11 @@ describe('prelinkVirtualStore', () => {
 
   it('reads the last install\'s hoist patterns as pnpm compares them (string patterns, an absolute modulesDir)', async () => {
     const lockfileDir = freshDir('prelink-modules')
+    fs.writeFileSync(path.join(lockfileDir, 'package.json'), JSON.stringify({ dependencies: { a: '1.0.0' } }))
     const modulesDir = path.join(freshDir('prelink-abs-modules'), 'nm')
     fs.mkdirSync(modulesDir)
     fs.writeFileSync(path.join(modulesDir, '.modules.yaml'), JSON.stringify({ hoistPattern: ['*'], publicHoistPattern: '*eslint*' }))
-    const wantedLockfile: LockfileObject = { importers: { '.': { dependencies: { a: '1.0.0' } } }, packages: { 'a@1.0.0': { resolution: { integrity: 'sha512-x' } } } }
+    const wantedLockfile: LockfileObject = { importers: { '.': { specifiers: { a: '1.0.0' }, dependencies: { a: '1.0.0' } } }, packages: { 'a@1.0.0': { resolution: { integrity: 'sha512-x' } } } } as LockfileObject
     const ctx = { wantedLockfile, currentLockfile: { importers: {} }, existsNonEmptyWantedLockfile: true, lockfileDir, storeDir: freshStoreDir('prelink-store') }
     const config = { frozenLockfile: true, hoistPattern: ['*'], publicHoistPattern: '*eslint*', modulesDir }
     // The same patterns as last time: pnpm would leave packages found in place out of its graph.
