@@ -339,12 +339,13 @@ export interface NativeError {
 
 /** Only ever returned to JS. */
 export interface ParsedYaml {
-  documents?: unknown[]
+  /** The document as JSON; absent when the text has none (js-yaml gives `undefined`). */
+  json?: string
   error?: NativeError
 }
 
-/** Parses every document of a YAML text; a syntax error comes back as data. */
-export declare function parseYamlDocuments(text: string): ParsedYaml
+/** Reads the one document of a YAML text; a refusal comes back as data. */
+export declare function parseYaml(text: string): ParsedYaml
 
 export interface QuarantineEntry {
   cacheKey: string

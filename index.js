@@ -844,6 +844,6 @@ module.exports.initStoreDir = nativeBinding.initStoreDir
 module.exports.invalidDependencyAliases = nativeBinding.invalidDependencyAliases
 module.exports.linkPackages = nativeBinding.linkPackages
 module.exports.linkStoredPackages = nativeBinding.linkStoredPackages
-module.exports.parseYamlDocuments = nativeBinding.parseYamlDocuments
+module.exports.parseYaml = nativeBinding.parseYaml
 module.exports.readPkgs = nativeBinding.readPkgs
 module.exports.symlinkAllModules = nativeBinding.symlinkAllModules

@@ -6,7 +6,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import * as binding from '../index.js'
 import { hoist } from '../dist/hoist.js'
 import { installableHere } from '../dist/installable.js'
 import { isMusl } from '../dist/native-platform.js'
@@ -41,15 +40,6 @@ describe('satisfies: the engines ranges of optional packages', () => {
   it('refuses what it does not read (then pnpm decides)', () => {
     expect(() => satisfies('1.0.0', '>=1.0.0-beta')).toThrow(RangeError)
     expect(() => satisfies('1.0.0', 'latest')).toThrow(RangeError)
-  })
-})
-
-describe('parseYamlDocuments: YAML as js-yaml (pnpm\'s reader) gives it', () => {
-  it('numbers, infinities, keys named as JS names them, nulls and sequences', () => {
-    const text = 'inf: .inf\nneg: -.inf\nreal: 1.50\n1.0: one\n2: two\nseq: [1, 2.5, true, ~, s]\n'
-    const [doc] = binding.parseYamlDocuments(text).documents as Array<Record<string, unknown>>
-    expect(doc).toEqual({ 1: 'one', 2: 'two', inf: Infinity, neg: -Infinity, real: 1.5, seq: [1, 2.5, true, null, 's'] })
-    expect(Object.keys(doc)).toEqual(['1', '2', 'inf', 'neg', 'real', 'seq'])
   })
 })
 
@@ -190,8 +180,11 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     // Skipped as pnpm skips it (named for another os): only `a` is left to find in the store.
     ['an optional package for another platform', { optionalDeps: { 'tool-aix-ppc64': '1.0.0' }, optional: ['tool-aix-ppc64@1.0.0'], packages: { 'a@1.0.0': '', 'tool-aix-ppc64@1.0.0': '' } }, {}, /^1 packages are not in the store, and --offline$/],
     ['a cold store under --offline', {}, {}, /^1 packages are not in the store, and --offline$/],
-    ['an alias that is no package name', { wanted: { '../a': 'npm:a@1.0.0' }, importer: "      '../a':\n        specifier: npm:a@1.0.0\n        version: a@1.0.0\n" }, {}, /^the lockfile names a dependency "\.\.\/a", which pnpm refuses$/],
-    ['a package\'s alias that is no package name', { packages: { 'a@1.0.0': '', 'b@1.0.0': '' }, snapshots: { 'a@1.0.0': '    dependencies:\n      node_modules: b@1.0.0\n' } }, {}, /^the lockfile names a dependency "node_modules", which pnpm refuses$/],
+    ['an alias that is no package name', { wanted: { '../a': 'npm:a@1.0.0' }, importer: "      '../a':\n        specifier: npm:a@1.0.0\n        version: a@1.0.0\n" }, {}, /^the lockfile names a dependency "\.\.\/a", which pnpm refuses \(ERR_PNPM_INVALID_DEPENDENCY_NAME\)$/],
+    ['a package\'s alias that is no package name', { packages: { 'a@1.0.0': '', 'b@1.0.0': '' }, snapshots: { 'a@1.0.0': '    dependencies:\n      node_modules: b@1.0.0\n' } }, {}, /^the lockfile names a dependency "node_modules", which pnpm refuses \(ERR_PNPM_INVALID_DEPENDENCY_NAME\)$/],
+    // Package names read from dependency paths, which pnpm refuses to place (issue 22).
+    ...['evil/sub', '.bin', 'node_modules', '../../escape', '/abs', 'a\\0b'].map((name): [string, Parameters<typeof project>[0], Partial<NativeInstallConfig>, RegExp] =>
+      [`a package named ${JSON.stringify(name)}`, { wanted: { a: '1.0.0' }, importer: `      a:\n        specifier: 1.0.0\n        version: "${name}@1.0.0"\n`, packages: { [`"${name}@1.0.0"`]: '' } }, {}, /^the lockfile (has a package named .*, which pnpm refuses to place \(ERR_PNPM_INVALID_DEPENDENCY_NAME\)|has a NUL in .*)$/]),
     ['a package no importer reaches', { packages: { 'a@1.0.0': '', 'b@1.0.0': '' } }, {}, /^the lockfile has packages no importer reaches$/],
     ['minimumReleaseAge under --offline', {}, { minimumReleaseAge: 1440 }, /^pnpm checks the lockfile against minimumReleaseAge first \(--offline\)$/],
     ['trustPolicy no-downgrade', {}, { trustPolicy: 'no-downgrade' }, /^pnpm checks the lockfile against trustPolicy first$/],

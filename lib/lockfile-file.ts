@@ -1,14 +1,17 @@
 /**
  * `pnpm-lock.yaml` read from disk, for the native install: it runs in `hooks.updateConfig`,
- * before pnpm has read the lockfile. The file holds pnpm's lockfile v9, where a package's
- * metadata (`packages`, keyed `name@version`) and its place in the graph (`snapshots`, keyed by
- * dependency path, with peers) are separate; pnpm merges them in memory, and so does this.
+ * before pnpm has read the lockfile. It is read as pnpm 11 reads it (its lockfile file reader
+ * and its conversion from the file format): the project's own document (after any config
+ * dependencies' one), one YAML document read with js-yaml's semantics (`parseYaml`), and each
+ * snapshot merged with its package's metadata, the `packages` entry winning every field it has.
+ * Anything it does not read exactly as pnpm does, or that pnpm reports as broken, is left to
+ * pnpm with the reason, untouched.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import * as binding from '../index.js'
-import { pnpmErrorOf } from './errors.js'
 import type { DependencyGroup, LockfileObject, PackageSnapshot } from './virtual-store.js'
+import { DEPENDENCY_GROUPS } from './virtual-store.js'
 
 /** The parts of a lockfile file the native install reads, besides the merged graph. */
 export interface LockfileFile extends LockfileObject {
@@ -20,53 +23,149 @@ export interface LockfileFile extends LockfileObject {
   [field: string]: unknown
 }
 
-/** `pnpm-lock.yaml`'s own document: with config dependencies theirs comes first, after `---`. */
-function mainLockfileDocument (text: string): string {
-  if (!text.startsWith('---\n')) return text
-  const end = text.indexOf('\n---\n', 3)
-  return end === -1 ? text : text.slice(end + 5)
+/**
+ * pnpm's main document of the file: with config dependencies the file starts with their
+ * document (`---\n`) and the project's follows the next `\n---\n`; none following means no
+ * lockfile. Line ends are read as `\n`.
+ */
+export function mainLockfileDocument (text: string): string {
+  const content = text.replace(/\r\n/g, '\n')
+  if (!content.startsWith('---\n')) return content
+  const separator = content.indexOf('\n---\n', 4)
+  return separator === -1 ? '' : content.slice(separator + 5)
+}
+
+/** The one YAML document of `text` as js-yaml's `load` gives it, or why it is not read here. */
+export function loadYaml (text: string): { value: unknown } | { unread: string } {
+  const { json, error } = binding.parseYaml(text)
+  if (error != null) {
+    const why = error.code === 'ERR_CAS_NATIVE_YAML_SYNTAX'
+      ? 'is not valid YAML (left to pnpm)'
+      : error.code === 'ERR_CAS_NATIVE_YAML_LIMIT' ? 'is beyond the bounds of this reader' : 'has YAML this does not read as pnpm does'
+    return { unread: `${why}: ${error.message}` }
+  }
+  return { value: json == null ? undefined : JSON.parse(json) }
+}
+
+const isMapping = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+const isStringMap = (value: unknown): value is Record<string, string> =>
+  isMapping(value) && Object.values(value).every((v) => typeof v === 'string')
+const isStringList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((v) => typeof v === 'string')
+
+/** The type each field of a package or snapshot this reads must have, when present. */
+const SNAPSHOT_FIELDS: Record<string, (value: unknown) => boolean> = {
+  resolution: isMapping,
+  version: (v) => typeof v === 'string',
+  dependencies: isStringMap,
+  optionalDependencies: isStringMap,
+  peerDependencies: isStringMap,
+  peerDependenciesMeta: (v) => isMapping(v) && Object.values(v).every(isMapping),
+  engines: isStringMap,
+  os: isStringList,
+  cpu: isStringList,
+  libc: isStringList,
+  hasBin: (v) => typeof v === 'boolean',
+  optional: (v) => typeof v === 'boolean',
+  patched: (v) => typeof v === 'boolean',
+  bundledDependencies: (v) => typeof v === 'boolean' || isStringList(v),
+}
+
+/** What is wrong with a `packages` or `snapshots` entry (`undefined`: nothing). */
+function snapshotShapeError (entry: unknown): string | undefined {
+  if (!isMapping(entry)) return 'is not a mapping'
+  const field = Object.keys(SNAPSHOT_FIELDS).find((f) => entry[f] != null && !SNAPSHOT_FIELDS[f](entry[f]))
+  return field == null ? undefined : `has a ${field} this does not read`
+}
+
+/** pnpm's package id of a dependency path: without its trailing `(…)` groups (peers, patch hash). */
+function packageIdOf (depPath: string): string {
+  if (!depPath.endsWith(')')) return depPath
+  let open = 1
+  for (let i = depPath.length - 2; i >= 0; i--) {
+    if (depPath[i] === '(') open--
+    else if (depPath[i] === ')') open++
+    else if (open === 0) return depPath.slice(0, i + 1)
+  }
+  return depPath
 }
 
 /**
- * The project's lockfile (its own document, after any config dependencies' one) and that
- * document's text, or `undefined` when there is none.
+ * pnpm's in-memory packages: each snapshot with its package's fields over it (pnpm spreads the
+ * `packages` entry last), or what is wrong with them.
  */
-export function readLockfileFile (lockfileDir: string): { lockfile: LockfileFile, text: string } | undefined {
-  let text: string
-  try {
-    text = fs.readFileSync(path.join(lockfileDir, 'pnpm-lock.yaml'), 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw err
+function mergePackages (packages: unknown, snapshots: unknown): Record<string, PackageSnapshot> | string {
+  for (const [name, section] of [['packages', packages], ['snapshots', snapshots]] as const) {
+    if (section == null) continue
+    if (!isMapping(section)) return `${name} is not a mapping`
+    for (const [key, entry] of Object.entries(section)) {
+      const wrong = snapshotShapeError(entry)
+      if (wrong != null) return `${name}[${JSON.stringify(key)}] ${wrong}`
+    }
   }
-  const main = mainLockfileDocument(text)
-  const parsed = binding.parseYamlDocuments(main)
-  if (parsed.error != null) throw pnpmErrorOf(parsed.error, `pnpm-lock.yaml: ${parsed.error.message}`)
-  const doc = parsed.documents?.[0]
-  if (doc == null || typeof doc !== 'object') return undefined
-  const { packages, snapshots, ...rest } = doc as Record<string, unknown> & {
-    packages?: Record<string, PackageSnapshot>
-    snapshots?: Record<string, PackageSnapshot>
-  }
+  const metadata = (packages ?? {}) as Record<string, PackageSnapshot>
   const merged: Record<string, PackageSnapshot> = {}
-  for (const [depPath, snapshot] of Object.entries(snapshots ?? {})) {
-    const paren = depPath.indexOf('(')
-    const id = paren === -1 ? depPath : depPath.slice(0, paren)
-    merged[depPath] = { ...packages?.[id], ...snapshot }
+  for (const [depPath, snapshot] of Object.entries((snapshots ?? {}) as Record<string, PackageSnapshot>)) {
+    const id = packageIdOf(depPath)
+    merged[depPath] = { ...snapshot, ...(Object.hasOwn(metadata, id) ? metadata[id] : undefined) }
   }
-  // Importers as pnpm holds them in memory: `specifiers`, and each group alias → version.
-  const importers: LockfileFile['importers'] = {}
-  for (const [id, importer] of Object.entries((rest.importers ?? {}) as Record<string, Record<string, Record<string, { specifier: string, version: string }>>>)) {
+  return merged
+}
+
+/** Why the lockfile is left to pnpm when its content is not of the shape pnpm writes. */
+const malformed = (what: string): string => `pnpm-lock.yaml is malformed (left to pnpm, which reads it its way or reports it): ${what}`
+
+/**
+ * Importers as pnpm holds them in memory: `specifiers`, and each group alias → version; or why
+ * they are left to pnpm (fields besides the dependency groups are not laid out here).
+ */
+function readImporters (importers: unknown): LockfileFile['importers'] | string {
+  if (!isMapping(importers)) return malformed('importers is not a mapping')
+  const read: LockfileFile['importers'] = {}
+  for (const [id, importer] of Object.entries(importers)) {
+    if (!isMapping(importer)) return malformed(`importers[${JSON.stringify(id)}] is not a mapping`)
+    const other = Object.keys(importer).find((field) => !DEPENDENCY_GROUPS.includes(field as DependencyGroup))
+    if (other != null) return `the lockfile's importer ${JSON.stringify(id)} has ${other}`
     const specifiers: Record<string, string> = {}
     const snapshot: Record<string, Record<string, string>> = { specifiers }
     for (const [group, deps] of Object.entries(importer)) {
+      if (!isMapping(deps) || !Object.values(deps).every((d) => isMapping(d) && typeof d.specifier === 'string' && typeof d.version === 'string')) {
+        return malformed(`importers[${JSON.stringify(id)}].${group} is not a mapping of specifiers and versions`)
+      }
       snapshot[group] = {}
-      for (const [alias, { specifier, version }] of Object.entries(deps)) {
+      for (const [alias, { specifier, version }] of Object.entries(deps as Record<string, { specifier: string, version: string }>)) {
         specifiers[alias] = specifier
         snapshot[group][alias] = version
       }
     }
-    importers[id] = snapshot
+    read[id] = snapshot
   }
-  return { lockfile: { ...rest, importers, packages: merged }, text: main }
+  return read
+}
+
+/**
+ * The project's lockfile and its document's text, or why it is left to pnpm: none (pnpm
+ * decides what a missing lockfile means), one pnpm reports as broken, or one this does not
+ * read as pnpm does.
+ */
+export function readLockfileFile (lockfileDir: string): { lockfile: LockfileFile, text: string } | string {
+  let text: string
+  try {
+    text = fs.readFileSync(path.join(lockfileDir, 'pnpm-lock.yaml'), 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'no lockfile'
+    throw err
+  }
+  const main = mainLockfileDocument(text.replace(/^\uFEFF/, ''))
+  if (main.trim() === '') return 'no lockfile'
+  const loaded = loadYaml(main)
+  if ('unread' in loaded) return `pnpm-lock.yaml ${loaded.unread}`
+  if (!isMapping(loaded.value)) return malformed('its document is not a mapping')
+  const { packages, snapshots, importers, ...rest } = loaded.value
+  const merged = mergePackages(packages, snapshots)
+  if (typeof merged === 'string') return malformed(merged)
+  const read = readImporters(importers ?? {})
+  if (typeof read === 'string') return read
+  return { lockfile: { ...rest, importers: read, packages: merged }, text: main }
 }

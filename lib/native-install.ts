@@ -16,7 +16,6 @@ import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type S
 import { installableHere, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
-import * as binding from '../index.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, registryOf } from './registry-fetch.js'
 import { firstFailure } from './first-failure.js'
 import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
@@ -133,13 +132,6 @@ function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config
   if (manifest.peerDependencies != null || manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
     return 'package.json fields this does not model'
   }
-  // pnpm refuses a lockfile that names a dependency by something that is not a package name.
-  const aliases = new Set<string>()
-  for (const deps of [...DEPENDENCY_GROUPS.map((group) => importer[group]), ...Object.values(lockfile.packages ?? {}).flatMap((s) => [s.dependencies, s.optionalDependencies])]) {
-    for (const alias of Object.keys(deps ?? {})) aliases.add(alias)
-  }
-  const [invalid] = binding.invalidDependencyAliases([...aliases])
-  if (invalid != null) return `the lockfile names a dependency ${JSON.stringify(invalid)}, which pnpm refuses`
   const outdated = importerOutOfDate(importer, manifest, config.autoInstallPeers !== false)
   if (outdated != null) return `the lockfile is not up to date with package.json (${outdated})`
   // A dependency in two groups: pnpm links one of them, by rules not modelled here.
@@ -256,7 +248,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   const modulesDir = path.join(rootDir, 'node_modules')
   if (!modulesDirIsFresh(modulesDir)) return 'node_modules is not empty'
   const read = readLockfileFile(rootDir)
-  if (read == null) return 'no lockfile'
+  if (typeof read === 'string') return read
   const { lockfile, text } = read
   const manifest = readManifest(rootDir)
   if (manifest == null) return 'no package.json'
@@ -269,13 +261,14 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
 
   phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
-  const { planned, notPlanned, skipped, optional } = planVirtualStore(lockfile, {
+  const { refused, planned, notPlanned, skipped, optional } = planVirtualStore(lockfile, {
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
     engineStrict: config.engineStrict,
     installable: (name, snapshot, optional) => installableHere(name, snapshot, config.supportedArchitectures, optional),
   })
+  if (refused != null) return refused
   if (notPlanned.length > 0) return `${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`
   // pnpm checks every package of the lockfile, reached or not, before it installs any.
   if (planned.length + skipped.length !== Object.keys(lockfile.packages ?? {}).length) return 'the lockfile has packages no importer reaches'

@@ -230,6 +230,7 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
     include,
     engineStrict: cfg.engineStrict,
   })
+  if (plan.refused != null) return done({ linked: [], leftOut: [], skipped: plan.refused })
   const planned = plan.planned.filter((p) => current[p.depPath] == null)
   const pnpmOnly = plan.notPlanned
     .filter((depPath) => current[depPath] == null && ctx.wantedLockfile.packages?.[depPath] != null)

@@ -16,6 +16,7 @@
  */
 import crypto from 'node:crypto'
 import path from 'node:path'
+import * as binding from '../index.js'
 import type { StoredPackage } from './import.js'
 
 /** The parts of pnpm's in-memory lockfile this reads. */
@@ -182,8 +183,38 @@ function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, b
   return seen
 }
 
+/**
+ * Why pnpm refuses this lockfile's names (`undefined`: it does not): a dependency alias of an
+ * importer or a package that is not a valid package name (pnpm's lockfile verification), or a
+ * package whose name, read from its dependency path, is not one (pnpm's placement check in the
+ * virtual store); both by validate-npm-package-name's old-package rule. A dependency path or
+ * version holding a NUL is refused too. Nothing is laid out then: pnpm refuses in its words.
+ */
+export function refusedNames (lockfile: LockfileObject): string | undefined {
+  const aliases = new Set<string>()
+  const names = new Set<string>()
+  const addAliases = (deps: Record<string, string> | undefined): void => {
+    for (const alias of Object.keys(deps ?? {})) aliases.add(alias)
+  }
+  for (const importer of Object.values(lockfile.importers ?? {})) DEPENDENCY_GROUPS.forEach((group) => addAliases(importer[group]))
+  for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
+    addAliases(snapshot.dependencies)
+    addAliases(snapshot.optionalDependencies)
+    if (depPath.includes('\0') || snapshot.version?.includes('\0') === true) return `the lockfile has a NUL in ${JSON.stringify(depPath)}`
+    const at = depPath.indexOf('@', 1)
+    names.add(at === -1 ? depPath : depPath.slice(0, at))
+  }
+  const [alias] = binding.invalidDependencyAliases([...aliases])
+  if (alias != null) return `the lockfile names a dependency ${JSON.stringify(alias)}, which pnpm refuses (ERR_PNPM_INVALID_DEPENDENCY_NAME)`
+  const [name] = binding.invalidDependencyAliases([...names])
+  if (name != null) return `the lockfile has a package named ${JSON.stringify(name)}, which pnpm refuses to place (ERR_PNPM_INVALID_DEPENDENCY_NAME)`
+  return undefined
+}
+
 /** What becomes of the packages the importers reach. */
 export interface WholePlan {
+  /** Why nothing is planned: pnpm refuses the lockfile's names (`refusedNames`). */
+  refused?: string
   planned: PlannedPackage[]
   /** Dependency paths pnpm must install itself. */
   notPlanned: string[]
@@ -196,9 +227,11 @@ export interface WholePlan {
 /**
  * Every package the importers reach: planned (the ones that can be linked ahead of pnpm, with
  * their target directories, store-index keys and dependency links, in lockfile order), left to
- * pnpm, or skipped.
+ * pnpm, or skipped; none when pnpm refuses the lockfile's names (`refused`).
  */
 export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
+  const refused = refusedNames(lockfile)
+  if (refused != null) return { refused, planned: [], notPlanned: [], skipped: [], optional: new Set() }
   const maxLength = opts.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120)
   // A package is the target of many dependency links: its directory is computed once.
   const dirs = new Map<string, string>()
