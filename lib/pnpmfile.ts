@@ -28,7 +28,7 @@ import { checkAbsolutePath, checkObject } from './args.js'
 import { invalidArgument } from './errors.js'
 import * as cas from './index.js'
 import { installNatively, type NativeInstallConfig } from './native-install.js'
-import { downloadToStore } from './registry-fetch.js'
+import { downloadToStore, networkOf } from './registry-fetch.js'
 import { userAgentPnpmVersion } from './pnpm-plugin.js'
 import { trace } from './trace.js'
 import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
@@ -221,6 +221,7 @@ export const registryTarballFetcher = {
       ignoreFilePattern: opts.ignoreFilePattern,
       onStart: opts.onStart,
       onProgress: opts.onProgress,
+      network: networkOf((pnpmConfig ?? {}) as Record<string, unknown>),
     })
     // pnpm's fetcher downloads again, retries, and reports the error its own way.
     if (result == null) return delegate(resolution, url)
