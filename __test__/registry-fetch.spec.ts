@@ -180,6 +180,15 @@ describe('memory (issue 22, item 6)', () => {
     expect(maxTarballBytes(1024 * 1024)).toBeLessThan(4 * 1024 * 1024)
   })
 
+  it('a tarball that failed is not asked for again in the process: pnpm downloads it (the head start\'s fetcher after the native install, a bomb read once)', async () => {
+    let requests = 0
+    const server = await listen(http.createServer((_req, res) => { requests++; res.writeHead(200).end('not a tarball') }))
+    const download = { url: `${server}/a.tgz`, integrity: 'sha512-AAAA', storeDir: freshStoreDir('failed-once'), filesIndexFile: 'k' }
+    expect(await downloadToStore(download)).toBeUndefined()
+    expect(await downloadToStore(download)).toBeUndefined()
+    expect(requests).toBe(1)
+  })
+
   it('a tarball whose declared length is past its bound is not read', async () => {
     // Only the start of it ever comes: reading it would wait for the rest.
     const big = await listen(http.createServer((_req, res) => { res.writeHead(200, { 'content-length': 10 * 1024 * 1024 }).write(Buffer.alloc(1024)) }))

@@ -284,12 +284,27 @@ export function maxTarballBytes (maxUnpackedSize: number): number {
 }
 
 /**
+ * Tarballs whose download failed in this process: pnpm downloads them (with its retries), the
+ * plugin does not try again (the native install's failure would otherwise be repeated by the
+ * head start's fetcher, a gzip bomb read twice before pnpm reads it).
+ */
+const failedDownloads = new Set<string>()
+
+/**
  * Downloads a tarball into the store through the native writer, chunk by chunk as it arrives;
  * `undefined`, with nothing written, when anything goes wrong (pnpm downloads it then): an
  * HTTP error, a stall past the timeout, a body cut short or longer than `maxTarballBytes`
- * (however it is encoded: counted as it inflates), a tarball that does not verify.
+ * (however it is encoded: counted as it inflates), a tarball that does not verify, a tarball
+ * that failed before in this process.
  */
 export async function downloadToStore (opts: RegistryDownload): Promise<cas.AddFilesFromTarballResult | undefined> {
+  if (failedDownloads.has(opts.url)) return undefined
+  const result = await downloadOnce(opts)
+  if (result == null) failedDownloads.add(opts.url)
+  return result
+}
+
+async function downloadOnce (opts: RegistryDownload): Promise<cas.AddFilesFromTarballResult | undefined> {
   const maxUnpackedSize = opts.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE
   const maxBytes = maxTarballBytes(maxUnpackedSize)
   let writer: cas.TarballWriter | undefined
