@@ -142,6 +142,19 @@ describe('fetchers[0]', () => {
     expect(fetcher.canFetch('a@1.0.0', { type: 'directory' } as any)).toBe(false)
   })
 
+  it('leaves every download to pnpm under settings its requests would not honour (a proxy, certificates, credentials)', async () => {
+    const resolution = { tarball: 'https://registry.npmjs.org/a/-/a-1.0.0.tgz', integrity: 'sha512-x' }
+    try {
+      for (const settings of [{ httpsProxy: 'http://proxy:8080' }, { cafile: '/etc/corp-ca.pem' }, { configByUri: { '//registry.npmjs.org/': { token: 't' } } }]) {
+        await pnpmfile.hooks.updateConfig(settings)
+        expect(fetcher.canFetch('a@1.0.0', resolution)).toBe(false)
+      }
+    } finally {
+      await pnpmfile.hooks.updateConfig({})
+    }
+    expect(fetcher.canFetch('a@1.0.0', resolution)).toBe(true)
+  })
+
   it('downloads, extracts natively and writes the row pnpm reads next time', async () => {
     const f = fixtures[0]
     const storeDir = freshStoreDir('fetch')

@@ -5,6 +5,7 @@
  * is in native-install.spec.ts.
  */
 import fs from 'node:fs'
+import net, { type AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { firstFailure } from '../dist/first-failure.js'
@@ -122,6 +123,17 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     expect(await check([{ name: 'unknown', version: '1.0.0' }])).toBe('unknown: its registry metadata did not download: pnpm checks the lockfile first')
     expect(await check([{ name: 'old', version: '1.0.0' }], { httpsProxy: 'http://proxy' })).toBe('pnpm checks the lockfile against minimumReleaseAge first (httpsProxy is set)')
   })
+
+  it('leaves to pnpm a registry that answers nothing, after pnpm\'s fetchTimeout (issue 22, item 9)', async () => {
+    const silent = net.createServer(() => {})
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`
+      expect(await check([{ name: 'old', version: '1.0.0' }], { registry: url, fetchTimeout: 200 })).toBe('old: its registry metadata did not download: pnpm checks the lockfile first')
+    } finally {
+      silent.close()
+    }
+  }, 10_000)
 
   it('asks the registry with a networkConcurrency it cannot use as if none were set', async () => {
     expect(await check([{ name: 'young', version: '2.0.0' }], { networkConcurrency: 0 })).toBe('young@2.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
-import { readFileSync, readdirSync, existsSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -179,6 +179,26 @@ export function printReport(heading, lines, failures) {
   console.log(`\n${heading}\n`);
   console.log(report);
   return report;
+}
+
+/**
+ * The environment a package-manager CLI runs in for a benchmark: `nodeBinDir` first on PATH, a
+ * private HOME and XDG directories under `home` (made here), pnpm 11's worker-pool settings
+ * (PNPM_MAX_WORKERS, PNPM_WORKERS) passed through, nothing else of this process's.
+ */
+export function sandboxEnv(home, nodeBinDir) {
+  const env = {
+    PATH: `${nodeBinDir}:${process.env.PATH}`,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
+    TMPDIR: os.tmpdir(),
+  };
+  for (const k of ['PNPM_MAX_WORKERS', 'PNPM_WORKERS']) if (process.env[k]) env[k] = process.env[k];
+  for (const d of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) mkdirSync(d, { recursive: true });
+  return env;
 }
 
 /**

@@ -54,10 +54,9 @@ import { execFile, execFileSync, spawn } from 'node:child_process'
 import crypto from 'node:crypto'
 import http from 'node:http'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
-import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, printReport, writeResultsSection } from './corpus.mjs'
+import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, printReport, sandboxEnv as privateEnv, writeResultsSection } from './corpus.mjs'
 
 const repoDir = dirname(benchmarkDir)
 const { values: opts } = parseArgs({
@@ -285,22 +284,10 @@ const configPlugin = variants.includes('pnpm11+config') ? await setUpConfigPlugi
 const pnpm12Version = variants.includes('pnpm12') ? execFileSync(commands.pnpm12[0], ['--version'], { encoding: 'utf8' }).trim() : undefined
 
 function sandboxEnv (variant) {
-  const home = join(runDir, 'home', variant.replace('+', '-'))
-  const env = {
-    PATH: `${dirname(node24)}:${process.env.PATH}`,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_DATA_HOME: join(home, '.local', 'share'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    XDG_STATE_HOME: join(home, '.local', 'state'),
-    TMPDIR: os.tmpdir(),
-  }
-  // pnpm 11 sizes its worker pool from these (default: cores - 1).
-  for (const k of ['PNPM_MAX_WORKERS', 'PNPM_WORKERS']) if (process.env[k]) env[k] = process.env[k]
+  const env = privateEnv(join(runDir, 'home', variant.replace('+', '-')), dirname(node24))
   // @cas/native's switches (e.g. CAS_NATIVE_PNPM_WORKER_TRACE, CAS_NATIVE_PNPMFILE_IMPORTER) reach the CLI too.
   for (const [k, v] of Object.entries(process.env)) if (k.startsWith('CAS_NATIVE_')) env[k] = v
   if (usesPlugin(variant)) env.NODE_PATH = nodePath
-  for (const d of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) mkdirSync(d, { recursive: true })
   return env
 }
 

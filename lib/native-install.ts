@@ -16,7 +16,7 @@ import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type S
 import { installableHere, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
-import { downloadToStore, fetchUnsupported, networkConcurrencyOf, registryOf } from './registry-fetch.js'
+import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from './registry-fetch.js'
 import { firstFailure } from './first-failure.js'
 import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
 import { installsFrozen, layoutUnsupported, type PnpmConfig } from './prelink.js'
@@ -170,6 +170,7 @@ async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], 
       storeDir,
       filesIndexFile: p.filesIndexFile,
       maxTarballUnpackedSize: typeof config.maxTarballUnpackedSize === 'number' ? config.maxTarballUnpackedSize : undefined,
+      network: networkOf(config),
     })
     if (result == null) return url
     downloaded.push(url)

@@ -28,7 +28,7 @@ import { checkAbsolutePath, checkObject } from './args.js'
 import { invalidArgument } from './errors.js'
 import * as cas from './index.js'
 import { installNatively, type NativeInstallConfig } from './native-install.js'
-import { downloadToStore } from './registry-fetch.js'
+import { downloadToStore, fetchUnsupported, networkOf } from './registry-fetch.js'
 import { userAgentPnpmVersion } from './pnpm-plugin.js'
 import { trace } from './trace.js'
 import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
@@ -205,7 +205,9 @@ function delegate (resolution: TarballResolution, url?: string): { delegate: Tar
 /** Downloads a registry tarball and extracts it natively; anything unusual is handed back to pnpm. */
 export const registryTarballFetcher = {
   canFetch (_pkgId: string, resolution: TarballResolution): boolean {
-    return process.env.CAS_NATIVE_PNPMFILE_FETCHER !== '0' && isRegistryTarball(resolution)
+    // Under a proxy, certificates or credentials its requests would not honour, pnpm downloads.
+    return process.env.CAS_NATIVE_PNPMFILE_FETCHER !== '0' && isRegistryTarball(resolution) &&
+      fetchUnsupported((pnpmConfig ?? {}) as Record<string, unknown>) == null
   },
   async fetch (cafs: { storeDir: string } | null, resolution: TarballResolution, opts: FetchOptions) {
     // pnpm 12 calls pnpmfile fetchers without a store; delegation is all it understands.
@@ -221,6 +223,7 @@ export const registryTarballFetcher = {
       ignoreFilePattern: opts.ignoreFilePattern,
       onStart: opts.onStart,
       onProgress: opts.onProgress,
+      network: networkOf((pnpmConfig ?? {}) as Record<string, unknown>),
     })
     // pnpm's fetcher downloads again, retries, and reports the error its own way.
     if (result == null) return delegate(resolution, url)

@@ -23,7 +23,7 @@ import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { firstFailure } from './first-failure.js'
 import { cachedAges } from './metadata-cache.js'
-import { fetchUnsupported, networkConcurrencyOf, registryJson, registryOf } from './registry-fetch.js'
+import { fetchUnsupported, networkConcurrencyOf, networkOf, registryJson, registryOf } from './registry-fetch.js'
 
 /** pnpm's settings the check reads. */
 export interface SupplyChainConfig {
@@ -93,7 +93,7 @@ interface Metadata { modified?: unknown, versions?: Record<string, unknown>, tim
 const ABBREVIATED = 'application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*'
 
 async function fetchMetadata (name: string, config: SupplyChainConfig, signal: AbortSignal, accept = ABBREVIATED): Promise<Metadata | undefined> {
-  return await registryJson(`${registryOf(name, config)}${name.replace('/', '%2f')}`, accept, signal) as Metadata | undefined
+  return await registryJson(`${registryOf(name, config)}${name.replace('/', '%2f')}`, accept, signal, networkOf(config)) as Metadata | undefined
 }
 
 /** Where the native install stands with pnpm's check of a lockfile. */
