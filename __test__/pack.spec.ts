@@ -240,7 +240,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     expect(broken).toEqual([])
   })
 
-  it('packs the main package with only the loader, typings, dist/ and its documents, under 150 kB', () => {
+  it('packs the main package with only the loader, typings, dist/ and its documents, under 200 kB', () => {
     const files = main.files.map((f) => f.path).sort()
     expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'dist/index.js', 'dist/index.d.ts', 'dist/binding.js', 'dist/worker.js', 'dist/worker.d.ts']))
     for (const file of files) {
@@ -252,9 +252,9 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     const pointedAt = [...targets(rootPkg.exports), ...targets(rootPkg.bin ?? {}), rootPkg.main, rootPkg.types]
       .map((p) => path.posix.normalize(p))
     expect(pointedAt.filter((p) => !files.includes(p))).toEqual([])
-    // A budget that catches a binary, a source tree or a map packed by mistake (the package is ~100 kB
-    // since the native install's modules; a .node alone is megabytes).
-    expect(main.size).toBeLessThan(150_000)
+    // A budget that catches a binary, a source tree or a map packed by mistake (the package is
+    // ~156 kB since the native install reads lockfiles as pnpm does; a .node alone is megabytes).
+    expect(main.size).toBeLessThan(200_000)
     expect(statSync(main.filename).size).toBe(main.size)
   })
 

@@ -181,7 +181,7 @@ function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext)
   if (config.lockfileDir != null && path.resolve(config.lockfileDir) !== path.resolve(ctx.lockfileDir)) return 'another lockfile dir'
   if (!ctx.existsNonEmptyWantedLockfile) return 'no lockfile'
   if (!pnpmRelinksCurrentPackages(config, ctx)) return 'pnpm would not relink packages found in place (same hoist patterns as the last install)'
-  return frozenRefusal(config as PnpmConfig & FrozenCheckConfig, ctx)
+  return undefined
 }
 
 /**
@@ -230,7 +230,9 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
     include,
     engineStrict: cfg.engineStrict,
   })
-  if (plan.refused != null) return done({ linked: [], leftOut: [], skipped: plan.refused })
+  // What pnpm refuses, in the order it finds it: the lockfile's names, then the manifests.
+  const refused = plan.refused ?? frozenRefusal(cfg as PnpmConfig & FrozenCheckConfig, ctx)
+  if (refused != null) return done({ linked: [], leftOut: [], skipped: refused })
   const planned = plan.planned.filter((p) => current[p.depPath] == null)
   const pnpmOnly = plan.notPlanned
     .filter((depPath) => current[depPath] == null && ctx.wantedLockfile.packages?.[depPath] != null)
