@@ -9,8 +9,8 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
 import { StoreIndex, packForStorage } from '@pnpm/store.index'
-import * as cas from '../dist/index.js'
-import * as worker from '../dist/worker.js'
+import * as cas from '../dist/api/index.js'
+import * as worker from '../dist/worker/index.js'
 import { freshDir, freshStoreDir } from './helpers/stores.js'
 
 const pnpmStore = freshStoreDir('pnpm-dir')

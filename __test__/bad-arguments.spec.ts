@@ -10,9 +10,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import * as cas from '../dist/index.js'
-import * as worker from '../dist/worker.js'
-import * as pnpmfile from '../dist/pnpmfile.js'
+import * as cas from '../dist/api/index.js'
+import * as worker from '../dist/worker/index.js'
+import * as pnpmfile from '../dist/plugin/pnpmfile.js'
 import { freshDir, freshStoreDir } from './helpers/stores.js'
 
 const TYPE = 'ERR_INVALID_ARG_TYPE'

@@ -10,7 +10,7 @@ import zlib from 'node:zlib'
 import { afterAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
 import { StoreIndex } from '@pnpm/store.index'
-import * as cas from '../dist/index.js'
+import * as cas from '../dist/api/index.js'
 import { filesOutsideCas, freshStoreDir } from './helpers/stores.js'
 import { tgz, tar } from './helpers/tar.js'
 

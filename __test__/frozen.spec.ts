@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import * as cas from '../dist/index.js'
+import * as cas from '../dist/api/index.js'
 import { freshDir, freshStoreDir, tarballFixtures } from './helpers/stores.js'
 
 const fixtures = tarballFixtures().slice(0, 5)

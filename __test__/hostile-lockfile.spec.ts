@@ -10,7 +10,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { PLUGIN_NAME } from '../dist/pnpm-plugin.js'
+import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'

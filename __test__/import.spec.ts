@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
-import * as cas from '../dist/index.js'
+import * as cas from '../dist/api/index.js'
 import { comparable, freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
 
 let store: FilledStore

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { StoreIndex } from '@pnpm/store.index'
-import * as cas from '../dist/index.js'
+import * as cas from '../dist/api/index.js'
 import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
 
 const [fixture] = tarballFixtures()

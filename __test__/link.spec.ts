@@ -8,7 +8,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
 import { StoreIndex } from '@pnpm/store.index'
-import * as cas from '../dist/index.js'
+import * as cas from '../dist/api/index.js'
 import { freshStoreDir } from './helpers/stores.js'
 import { comparable, freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
 

@@ -6,8 +6,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadYaml, mainLockfileDocument, readLockfileFile } from '../dist/lockfile-file.js'
-import { prelinkVirtualStore } from '../dist/prelink.js'
+import { loadYaml, mainLockfileDocument, readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
+import { prelinkVirtualStore } from '../dist/plugin/head-start.js'
 import { freshDir } from './helpers/stores.js'
 
 const HEAD = "lockfileVersion: '9.0'\n\nimporters:\n\n  .:\n    dependencies:\n      a:\n        specifier: 1.0.0\n        version: 1.0.0\n\n"

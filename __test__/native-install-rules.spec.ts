@@ -6,11 +6,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { hoist } from '../dist/hoist.js'
-import { installableHere } from '../dist/installable.js'
-import { isMusl } from '../dist/native-platform.js'
-import { installNatively, VERIFIED_PNPM, type NativeInstallConfig } from '../dist/native-install.js'
-import { satisfies } from '../dist/semver-range.js'
+import { hoist } from '../dist/plugin/install/hoist.js'
+import { installableHere } from '../dist/plugin/install/installable.js'
+import { isMusl } from '../dist/api/native-platform.js'
+import { installNatively, VERIFIED_PNPM, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
+import { satisfies } from '../dist/plugin/install/semver-range.js'
 import { freshDir } from './helpers/stores.js'
 
 describe('satisfies: the engines ranges of optional packages', () => {

@@ -242,9 +242,9 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
 
   it('packs the main package with only the loader, typings, dist/ and its documents, under 200 kB', () => {
     const files = main.files.map((f) => f.path).sort()
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'dist/index.js', 'dist/index.d.ts', 'dist/binding.js', 'dist/worker.js', 'dist/worker.d.ts']))
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'dist/api/index.js', 'dist/api/index.d.ts', 'dist/api/binding.js', 'dist/worker/index.js', 'dist/worker/index.d.ts']))
     for (const file of files) {
-      expect(file).toMatch(/^(package\.json|README\.md|RELIABILITY\.md|index\.js|index\.d\.ts|dist\/[\w-]+\.(js|d\.ts)|docs\/[\w-]+\.md)$/)
+      expect(file).toMatch(/^(package\.json|README\.md|RELIABILITY\.md|ARCHITECTURE\.md|index\.js|index\.d\.ts|dist\/[\w/-]+\.(js|d\.ts)|docs\/[\w-]+\.md)$/)
     }
     expect(files.filter((f) => /^(src|__test__|benchmark|npm|target|lib)\/|Cargo|\.rs$|\.node$|\.spec\./.test(f))).toEqual([])
     // …and everything package.json points at is in it: each `exports` target, `main`, `types`, `bin`.
@@ -316,8 +316,8 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     const out = run(node, ['pack-smoke.mjs', fixture, fixtureInfo.integrity, String(fixtureInfo.files)], { cwd: project, env: { ...process.env, PATH: pathWithoutRust } })
     const seen = JSON.parse(out.trim().split('\n').pop()!)
     expect(seen.node).toMatch(new RegExp(`^v${major}\\.`))
-    expect(seen.resolved).toBe(path.join(project, 'node_modules/@cas/native/dist/index.js'))
-    expect(seen.resolvedWorker).toBe(path.join(project, 'node_modules/@cas/native/dist/worker.js'))
+    expect(seen.resolved).toBe(path.join(project, 'node_modules/@cas/native/dist/api/index.js'))
+    expect(seen.resolvedWorker).toBe(path.join(project, 'node_modules/@cas/native/dist/worker/index.js'))
     expect(seen.nativeAddons).toEqual([path.join(project, 'node_modules', `${rootPkg.name}-${platform}`, binaryFile)])
     expect(seen.sameModule).toBe(true)
     expect(seen.exports).toEqual(expect.arrayContaining(['addFilesFromTarball', 'initStoreDir', 'closeStores']))

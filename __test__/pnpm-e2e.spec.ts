@@ -18,8 +18,8 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as pnpmWorker from '@pnpm/worker'
 import { StoreIndex } from '@pnpm/store.index'
-import * as cas from '../dist/index.js'
-import { BACKUP_NAME } from '../dist/pnpm-swap.js'
+import * as cas from '../dist/api/index.js'
+import { BACKUP_NAME } from '../dist/pnpm-worker/swap.js'
 import { copyProject, lockedPackages, node24, nodePathWithThisPackage, nodeModulesTree, pnpmInstall, pnpmPackageDir, repoDir, type PnpmRun } from './helpers/pnpm-cli.js'
 import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
@@ -151,13 +151,13 @@ describe('pnpm 11 CLI, --frozen-lockfile --offline', () => {
     fs.cpSync(pnpmPackageDir, pnpmDir, { recursive: true })
     const workerJs = path.join(pnpmDir, 'dist', 'worker.js')
     const original = fs.readFileSync(workerJs)
-    const cli = path.join(repoDir, 'dist', 'pnpm-cli.js')
+    const cli = path.join(repoDir, 'dist', 'pnpm-worker', 'cli.js')
     const exec = promisify(execFile)
 
     const swapped = await exec(node24, [cli, 'swap', pnpmDir])
     expect(swapped.stdout).toContain('now loads @cas/native/pnpm-worker')
     expect(fs.readFileSync(path.join(pnpmDir, 'dist', BACKUP_NAME))).toEqual(original)
-    expect(fs.readFileSync(workerJs, 'utf8')).toContain(path.join(repoDir, 'dist', 'pnpm-worker.js'))
+    expect(fs.readFileSync(workerJs, 'utf8')).toContain(path.join(repoDir, 'dist', 'pnpm-worker', 'index.js'))
 
     const traceFile = path.join(base, 'trace-c.txt')
     const run = await pnpmInstall({ projectDir, storeDir, pnpmDir, sandbox: path.join(base, 'sandbox-c'), env: { CAS_NATIVE_PNPM_WORKER_TRACE: traceFile } })

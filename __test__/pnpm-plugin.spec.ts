@@ -16,8 +16,8 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/pnpm-plugin.js'
-import { platformArchABI } from '../dist/native-platform.js'
+import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/plugin/config-dependency.js'
+import { platformArchABI } from '../dist/api/native-platform.js'
 import { copyProject, lockedPackages, nodeModulesTree, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
@@ -109,10 +109,10 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(plugin.manifest!.dependencies).toBeUndefined()
     const files = spawnSync('tar', ['-tzf', plugin.tarball as string], { encoding: 'utf8' }).stdout.trim().split('\n')
     // One bundle (pnpm's own packages inside it) beside the napi loader.
-    expect(files.filter((f) => f.endsWith('.js') || f.endsWith('.cjs')).sort()).toEqual(['package/dist/pnpm-plugin.js', 'package/index.js', 'package/pnpmfile.cjs'])
-    const bundle = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/dist/pnpm-plugin.js'], { encoding: 'utf8' }).stdout
+    expect(files.filter((f) => f.endsWith('.js') || f.endsWith('.cjs')).sort()).toEqual(['package/dist/plugin/config-dependency.js', 'package/index.js', 'package/pnpmfile.cjs'])
+    const bundle = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/dist/plugin/config-dependency.js'], { encoding: 'utf8' }).stdout
     expect(bundle).toContain('node_modules/@pnpm/config.matcher/')
-    expect([...bundle.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !spec.startsWith('node:') && spec !== '../index.js')).toEqual([])
+    expect([...bundle.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !spec.startsWith('node:') && spec !== '../../index.js')).toEqual([])
     expect(files.filter((f) => f.endsWith('.node') || f.endsWith('.ts'))).toEqual([])
     // The documents its README links to, and those link to, are in it.
     const readme = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/README.md'], { encoding: 'utf8' }).stdout

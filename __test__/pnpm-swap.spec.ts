@@ -1,7 +1,7 @@
 /**
  * `cas-native-pnpm swap|restore`: the shim, the backup, idempotence both ways, and the refusals
  * (unknown pnpm versions, directories that are not pnpm), and a swapped worker whose @cas/native
- * was removed. On stand-in pnpm package dirs (a package.json and a dist/worker.js); the real CLI
+ * was removed. On stand-in pnpm package dirs (a package.json and a dist/worker/index.js); the real CLI
  * runs swapped in pnpm-e2e.spec.ts.
  */
 import { execFile, spawnSync } from 'node:child_process'
@@ -9,11 +9,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { BACKUP_NAME, restorePnpmWorker, swapPnpmWorker } from '../dist/pnpm-swap.js'
+import { BACKUP_NAME, restorePnpmWorker, swapPnpmWorker } from '../dist/pnpm-worker/swap.js'
 import { node24, repoDir } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
 
-const cli = path.join(repoDir, 'dist', 'pnpm-cli.js')
+const cli = path.join(repoDir, 'dist', 'pnpm-worker', 'cli.js')
 const ORIGINAL = '// pnpm\'s own worker\n'
 
 function fakePnpm (version: string, name = 'pnpm'): string {
@@ -34,12 +34,12 @@ async function run (...args: string[]): Promise<{ code: number, stdout: string, 
 }
 
 describe('swap and restore', () => {
-  it('swap writes a shim loading dist/pnpm-worker.js and keeps the original; twice is the same; restore puts it back; twice is a no-op', () => {
+  it('swap writes a shim loading dist/pnpm-worker/index.js and keeps the original; twice is the same; restore puts it back; twice is a no-op', () => {
     const dir = fakePnpm('11.28.11')
     const worker = path.join(dir, 'dist', 'worker.js')
     expect(swapPnpmWorker(dir).action).toBe('swapped')
     const shim = fs.readFileSync(worker, 'utf8')
-    expect(shim).toContain(JSON.stringify(path.join(repoDir, 'dist', 'pnpm-worker.js')))
+    expect(shim).toContain(JSON.stringify(path.join(repoDir, 'dist', 'pnpm-worker', 'index.js')))
     expect(fs.readFileSync(path.join(dir, 'dist', BACKUP_NAME), 'utf8')).toBe(ORIGINAL)
     // A second swap must not back up the shim over the original.
     expect(swapPnpmWorker(dir).action).toBe('already-swapped')
@@ -138,15 +138,15 @@ describe('a swapped worker whose @cas/native was removed', () => {
     const dir = pnpmWithWorker()
     const worker = path.join(dir, 'dist', 'worker.js')
     const original = fs.readFileSync(worker, 'utf8')
-    const swapped = spawnSync(node24, [path.join(native, 'dist', 'pnpm-cli.js'), 'swap', dir], { encoding: 'utf8' })
+    const swapped = spawnSync(node24, [path.join(native, 'dist', 'pnpm-worker', 'cli.js'), 'swap', dir], { encoding: 'utf8' })
     expect(swapped.stdout).toContain('now loads @cas/native/pnpm-worker')
-    expect(fs.readFileSync(worker, 'utf8')).toContain(JSON.stringify(path.join(native, 'dist', 'pnpm-worker.js')))
+    expect(fs.readFileSync(worker, 'utf8')).toContain(JSON.stringify(path.join(native, 'dist', 'pnpm-worker', 'index.js')))
     fs.rmSync(native, { recursive: true })
 
     const first = startWorkers(worker, 3)
     expect(first.messages).toEqual(Array(3).fill(`pnpm's own worker: ${worker}`))
     const lines = first.stderr.split('\n').filter((l) => l.includes('@cas/native'))
-    expect(lines).toEqual([`@cas/native: ${path.join(native, 'dist', 'pnpm-worker.js')} is gone (the @cas/native that swapped pnpm's worker was removed), so pnpm's own worker is back in place: ${worker}`])
+    expect(lines).toEqual([`@cas/native: ${path.join(native, 'dist', 'pnpm-worker', 'index.js')} is gone (the @cas/native that swapped pnpm's worker was removed), so pnpm's own worker is back in place: ${worker}`])
     expect(fs.readFileSync(worker, 'utf8')).toBe(original)
     expect(fs.existsSync(path.join(dir, 'dist', BACKUP_NAME))).toBe(false)
 
@@ -158,7 +158,7 @@ describe('a swapped worker whose @cas/native was removed', () => {
   it('with neither @cas/native nor the backup left, the worker fails saying to reinstall pnpm', () => {
     const native = installedCopy()
     const dir = pnpmWithWorker()
-    spawnSync(node24, [path.join(native, 'dist', 'pnpm-cli.js'), 'swap', dir], { encoding: 'utf8' })
+    spawnSync(node24, [path.join(native, 'dist', 'pnpm-worker', 'cli.js'), 'swap', dir], { encoding: 'utf8' })
     fs.rmSync(native, { recursive: true })
     fs.rmSync(path.join(dir, 'dist', BACKUP_NAME))
     const { messages } = startWorkers(path.join(dir, 'dist', 'worker.js'), 1)

@@ -1,5 +1,5 @@
 /**
- * `@cas/native/pnpm-worker` against the `dist/worker.js` bundled in the pnpm 11 CLI package:
+ * `@cas/native/pnpm-worker` against the `dist/worker/index.js` bundled in the pnpm 11 CLI package:
  * both run as worker_threads scripts, get the same messages, and their replies are compared
  * (status, value, index rows as pnpm's main thread commits them, warnings, error shapes), as is
  * what the requests leave on disk.
@@ -31,7 +31,7 @@ async function both (message: (side: Side) => unknown): Promise<[any, any]> {
 beforeAll(() => {
   sides = [
     { name: 'pnpm', script: path.join(pnpmPackageDir, 'dist', 'worker.js') },
-    { name: 'cas', script: path.join(repoDir, 'dist', 'pnpm-worker.js') },
+    { name: 'cas', script: path.join(repoDir, 'dist', 'pnpm-worker', 'index.js') },
   ].map(({ name, script }) => {
     const storeDir = freshStoreDir(`proto-${name}`)
     fs.mkdirSync(storeDir, { recursive: true })

@@ -10,9 +10,9 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import * as cas from '../dist/index.js'
-import * as pnpmfile from '../dist/pnpmfile.js'
-import { startedToInstall } from '../dist/prelink.js'
+import * as cas from '../dist/api/index.js'
+import * as pnpmfile from '../dist/plugin/pnpmfile.js'
+import { startedToInstall } from '../dist/plugin/pnpm-config.js'
 import { repoDir } from './helpers/pnpm-cli.js'
 import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
@@ -38,7 +38,7 @@ describe('hooks.importPackage', () => {
   it('has the hooks its environment asks for when pnpm loads it', () => {
     // As pnpm loads it: in pnpm's process, whose arguments name the command.
     const hooksOf = (args: string[], env: Record<string, string> = {}) => execFileSync(process.execPath,
-      ['-e', 'console.log(Object.keys(require(process.argv[1]).hooks).join(" "))', path.join(repoDir, 'dist/pnpmfile.js'), ...args],
+      ['-e', 'console.log(Object.keys(require(process.argv[1]).hooks).join(" "))', path.join(repoDir, 'dist/plugin/pnpmfile.js'), ...args],
       { env: { ...process.env, ...env }, encoding: 'utf8' }).trim()
     expect(hooksOf(['install', '--frozen-lockfile'])).toBe('updateConfig preResolution')
     expect(hooksOf(['install'], { CAS_NATIVE_PNPMFILE_IMPORTER: '1' })).toBe('updateConfig preResolution importPackage')

@@ -7,8 +7,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { importerOutOfDate } from '../dist/frozen-check.js'
-import { projectScripts } from '../dist/project-scripts.js'
+import { importerOutOfDate } from '../dist/plugin/install/frozen-check.js'
+import { projectScripts } from '../dist/plugin/install/project-scripts.js'
 import { freshDir } from './helpers/stores.js'
 
 describe('projectScripts: the root project\'s lifecycle scripts', () => {

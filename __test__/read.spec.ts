@@ -10,7 +10,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as pnpm from '@pnpm/worker'
 import { StoreIndex, packForStorage } from '@pnpm/store.index'
-import * as cas from '../dist/index.js'
+import * as cas from '../dist/api/index.js'
 import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
 
 const fixtures = tarballFixtures()

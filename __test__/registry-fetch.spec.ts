@@ -1,5 +1,5 @@
 /**
- * The plugin's registry requests (lib/registry-fetch.ts), against a server on 127.0.0.1: what
+ * The plugin's registry requests (lib/plugin/registry-fetch.ts), against a server on 127.0.0.1: what
  * `fetch` did for them before (redirects followed, gzip decoded), what makes an answer count
  * as none, and the bounds pnpm puts on its own requests: `fetchTimeout`, connections kept alive
  * and no more than `networkConcurrency` of them, each host looked up once, memory (issue 22,
@@ -14,8 +14,8 @@ import { Readable } from 'node:stream'
 import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import * as pnpmfile from '../dist/pnpmfile.js'
-import { createCachedLookup, downloadToStore, maxTarballBytes, MAX_BODY_BYTES, networkOf, registryGet, registryJson } from '../dist/registry-fetch.js'
+import * as pnpmfile from '../dist/plugin/pnpmfile.js'
+import { createCachedLookup, downloadToStore, maxTarballBytes, MAX_BODY_BYTES, networkOf, registryGet, registryJson } from '../dist/plugin/registry-fetch.js'
 import { freshStoreDir } from './helpers/stores.js'
 
 /** A server on 127.0.0.1 and its base URL; closed (its connections too) after the file's tests. */

@@ -1,5 +1,5 @@
 /**
- * The plugin's plan of a lockfile's virtual store (`dist/virtual-store.js`): the directories a
+ * The plugin's plan of a lockfile's virtual store (`dist/plugin/install/virtual-store.js`): the directories a
  * real pnpm 11 install of the alotta-modules lockfile made (`fixtures/alotta-virtual-store-dirs.txt`,
  * listed from one), for packages and dependency links alike, and only packages whose installation is
  * plain linking; and the installs the head start leaves alone (the CLI runs it in
@@ -8,8 +8,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { installsFrozen, prelinkVirtualStore } from '../dist/prelink.js'
-import { planVirtualStore, type LockfileObject, type PackageSnapshot } from '../dist/virtual-store.js'
+import { prelinkVirtualStore } from '../dist/plugin/head-start.js'
+import { installsFrozen } from '../dist/plugin/pnpm-config.js'
+import { planVirtualStore, type LockfileObject, type PackageSnapshot } from '../dist/plugin/install/virtual-store.js'
 // @ts-expect-error: plain JS module without types
 import { readLockfile } from '../benchmark/lockfile.mjs'
 import { freshDir, freshStoreDir } from './helpers/stores.js'

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Cold installs left to pnpm (issue 22, item 4): does the head start's tarball fetcher
- * (`registryTarballFetcher` in lib/pnpmfile.ts) make a cold `pnpm install --frozen-lockfile`
+ * (`registryTarballFetcher` in lib/plugin/pnpmfile.ts) make a cold `pnpm install --frozen-lockfile`
  * faster or slower than pnpm's own downloads? Two variants, both with the plugin's
  * `.pnpmfile.cjs` in place (so the lockfile and everything else are the same):
  *

@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import * as cas from '../dist/index.js'
+import * as cas from '../dist/api/index.js'
 import { benchmarkDir, listBlobs, loadCorpus } from './corpus.mjs'
 import { layout, readLockfile } from './lockfile.mjs'
 

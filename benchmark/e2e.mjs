@@ -8,7 +8,7 @@
  *   pnpm11+plugin  — the same with `.pnpmfile.cjs` = `module.exports = require('@cas/native/pnpmfile')`
  *                    (its importPackage hook does the linking; the lockfile carries the pnpmfile's
  *                    checksum, as pnpm writes it);
- *   pnpm11+worker  — a copy of the same pnpm package with `dist/worker.js` swapped for
+ *   pnpm11+worker  — a copy of the same pnpm package with `dist/worker/index.js` swapped for
  *                    `@cas/native/pnpm-worker` (`cas-native-pnpm swap`);
  *   pnpm11+both    — the swapped copy and the pnpmfile together (reads in the native worker,
  *                    imports batched by the hook);

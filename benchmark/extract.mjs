@@ -7,7 +7,7 @@
  *          every tarball submitted at once with Promise.all as pnpm does during an install,
  *          index rows queued to a main-thread `StoreIndex` and committed by `flush()`/`close()`
  *          inside the timed window;
- *   cas  — `@cas/native` (`dist/index.js`), which writes its own index rows before resolving.
+ *   cas  — `@cas/native` (`dist/api/index.js`), which writes its own index rows before resolving.
  *
  * Each timed window covers `initStoreDir` + all extractions + committing/closing the index.
  * All tarballs are read into memory first. One untimed warm-up of each, then `--rounds`
@@ -151,9 +151,9 @@ if (active.includes('pnpm')) {
 }
 
 if (active.includes('cas')) {
-  const distPath = join(benchmarkDir, '../dist/index.js');
+  const distPath = join(benchmarkDir, '../dist/api/index.js');
   if (!existsSync(distPath)) throw new Error(`${distPath} is missing: build @cas/native first (npm run build)`);
-  const cas = await import('../dist/index.js');
+  const cas = await import('../dist/api/index.js');
   const threads = process.env.CAS_NATIVE_EXTRACT_THREADS;
   impls.cas = {
     label: `cas: @cas/native ${pkgVersion('..')}${threads ? `, CAS_NATIVE_EXTRACT_THREADS=${threads}` : ''}`,

@@ -75,9 +75,9 @@ const newProjectDir = (label) => {
 }
 const storeDir = join(runDir, 'store', 'v11')
 
-const distPath = join(benchmarkDir, '../dist/index.js')
+const distPath = join(benchmarkDir, '../dist/api/index.js')
 if (!existsSync(distPath)) throw new Error(`${distPath} is missing: build @cas/native first (npm run build)`)
-const cas = await import('../dist/index.js')
+const cas = await import('../dist/api/index.js')
 
 log('filling a warm store (untimed) ...')
 const corpus = loadCorpus()

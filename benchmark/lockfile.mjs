@@ -14,11 +14,11 @@
  *     is linked once into `node_modules/.pnpm/node_modules/<name>` (see `hoisted` below).
  * Bin links (`.bin`) are not part of it.
  *
- * Node >= 22; the naming rules come from this package's build (`dist/virtual-store.js`).
+ * Node >= 22; the naming rules come from this package's build (`dist/plugin/install/virtual-store.js`).
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { depPathToFilename as toFilename, parseRegistryDepPath, refToDepPath } from '../dist/virtual-store.js'
+import { depPathToFilename as toFilename, parseRegistryDepPath, refToDepPath } from '../dist/plugin/install/virtual-store.js'
 
 /** pnpm's default `virtual-store-dir-max-length` on Linux and macOS. */
 export const VIRTUAL_STORE_DIR_MAX_LENGTH = 120
@@ -142,7 +142,7 @@ export function parseDepPath (depPath) {
   return parsed
 }
 
-/** pnpm 11's `depPathToFilename` (the plugin's copy in dist/virtual-store.js), 120 by default. */
+/** pnpm 11's `depPathToFilename` (the plugin's copy in dist/plugin/install/virtual-store.js), 120 by default. */
 export function depPathToFilename (depPath, maxLength = VIRTUAL_STORE_DIR_MAX_LENGTH) {
   return toFilename(depPath, maxLength)
 }

@@ -37,7 +37,7 @@ import { runInNewContext } from 'node:vm';
 import * as pnpm from '@pnpm/worker';
 import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, printReport, writeResultsSection } from './corpus.mjs';
 
-const cas = createRequire(import.meta.url)('../dist/index.js');
+const cas = createRequire(import.meta.url)('../dist/api/index.js');
 
 const { values: opts } = parseArgs({
   allowNegative: true,

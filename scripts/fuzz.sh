@@ -53,7 +53,7 @@ for tgz in __test__/fixtures/tarballs/*.tgz __test__/fixtures/tarballs/synthetic
   cp "$tgz" "$seeds/gzip/$name.tgz"
   gzip -dc < "$tgz" > "$seeds/tar/$name.tar"
 done
-cp crates/core/src/index_row/pnpm11-rows/*.msgpack "$seeds/msgpackr/"
+cp crates/core/src/store/index_row/pnpm11-rows/*.msgpack "$seeds/msgpackr/"
 
 failed=0
 echo "== property tests, $cases cases each"

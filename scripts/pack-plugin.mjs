@@ -9,7 +9,7 @@
 // this checks it), and it gets an exact-version optional dependency on every platform package in
 // npm/, so the three are published in lockstep. A config dependency gets no
 // regular dependencies, so everything else the plugin runs is bundled into it with esbuild:
-// dist/pnpm-plugin.js and every module it requires, pnpm's own packages among them
+// dist/plugin/config-dependency.js and every module it requires, pnpm's own packages among them
 // (`@pnpm/config.matcher`), in one file at the same place. Left out of the bundle: the napi
 // loader (index.js, copied beside it as it is: its requires are the binaries and the platform
 // packages) and Node's builtins.
@@ -29,7 +29,7 @@ if (dest == null) {
 }
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'))
 const rootPkg = readJson(path.join(repo, 'package.json'))
-const { PLATFORM_PACKAGE_PREFIX, platformArchABI } = createRequire(import.meta.url)(path.join(repo, 'dist', 'native-platform.js'))
+const { PLATFORM_PACKAGE_PREFIX, platformArchABI } = createRequire(import.meta.url)(path.join(repo, 'dist', 'api', 'native-platform.js'))
 
 function fail (message) {
   console.error(`pack-plugin: ${message}`)
@@ -44,6 +44,20 @@ if (pluginVersion !== rootPkg.version) fail(`npm/pnpm-plugin-native is at ${plug
  * floor), names kept so that stack traces stay readable. The napi loader `../index.js` and the
  * platform packages stay outside; anything else the bundle cannot resolve fails the pack.
  */
+/** An esbuild plugin: every require of the napi loader (`index.js` at the root) left to it, by its path from `outDir`. */
+function napiLoaderOutside (outDir) {
+  const loader = path.join(repo, 'index.js')
+  return {
+    name: 'napi-loader-outside',
+    setup (build) {
+      build.onResolve({ filter: /index\.js$/ }, (args) => {
+        if (path.resolve(args.resolveDir, args.path) !== loader) return undefined
+        return { path: path.relative(outDir, path.join(path.dirname(path.dirname(outDir)), 'index.js')), external: true }
+      })
+    },
+  }
+}
+
 async function bundle (entry, pluginDir) {
   const source = path.join(repo, 'dist', entry)
   if (!existsSync(source)) fail(`dist/${entry} is missing: run \`npm run build\` first`)
@@ -55,7 +69,8 @@ async function bundle (entry, pluginDir) {
     platform: 'node',
     format: 'cjs',
     target: 'node22',
-    external: ['../index.js', `${PLATFORM_PACKAGE_PREFIX}*`],
+    external: [`${PLATFORM_PACKAGE_PREFIX}*`],
+    plugins: [napiLoaderOutside(path.dirname(path.join(pluginDir, 'dist', entry)))],
     logLevel: 'silent',
     metafile: true,
     absWorkingDir: repo,
@@ -84,7 +99,7 @@ try {
   const plugin = path.join(stage, 'pnpm-plugin-native')
   cpSync(path.join(repo, 'npm', 'pnpm-plugin-native'), plugin, { recursive: true })
   // Its README links the native install's rules, and those link the store format.
-  await bundle('pnpm-plugin.js', plugin)
+  await bundle('plugin/config-dependency.js', plugin)
   for (const rel of ['docs/native-install.md', 'docs/store-format.md']) {
     mkdirSync(path.dirname(path.join(plugin, rel)), { recursive: true })
     copyFileSync(path.join(repo, rel), path.join(plugin, rel))

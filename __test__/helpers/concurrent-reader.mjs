@@ -7,7 +7,7 @@
  * argv: storeDir durationMs keyCount
  */
 import crypto from 'node:crypto'
-import cas from '../../dist/index.js'
+import cas from '../../dist/api/index.js'
 
 const [storeDir, durationMs, keyCount] = process.argv.slice(2)
 const keys = Array.from({ length: Number(keyCount) }, (_, i) => `key-${i}`)

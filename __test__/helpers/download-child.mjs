@@ -3,7 +3,7 @@
  * <storeDir>` (`downloadToStore`) or `json <url>` (`registryJson`). Prints what it got (`null`:
  * nothing) and the process's peak RSS in bytes, as JSON.
  */
-import { downloadToStore, registryJson } from '../../dist/registry-fetch.js'
+import { downloadToStore, registryJson } from '../../dist/plugin/registry-fetch.js'
 
 const [mode, url, storeDir] = process.argv.slice(2)
 const got = mode === 'tarball'

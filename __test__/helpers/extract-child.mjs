@@ -5,7 +5,7 @@
  * random moment after that.
  */
 import fs from 'node:fs'
-import * as cas from '../../dist/index.js'
+import * as cas from '../../dist/api/index.js'
 
 const [storeDir, jobFile] = process.argv.slice(2)
 const job = JSON.parse(fs.readFileSync(jobFile, 'utf8'))

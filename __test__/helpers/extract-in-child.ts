@@ -15,7 +15,7 @@ export interface ChildExtraction {
 /** `addFilesFromTarball` of the tarball at `tarball` in a Node process of its own, so that its peak RSS is this extraction's alone. */
 export function extractInChild (tarball: string, storeDir: string, opts: Record<string, unknown> = {}): ChildExtraction {
   const script = `
-    const cas = require(${JSON.stringify(path.join(repoDir, 'dist', 'index.js'))})
+    const cas = require(${JSON.stringify(path.join(repoDir, 'dist', 'api', 'index.js'))})
     const buffer = require('node:fs').readFileSync(${JSON.stringify(tarball)})
     const started = performance.now()
     const report = (r) => { cas.closeStores(); console.log(JSON.stringify({ ms: performance.now() - started, ...r, maxRSS: process.resourceUsage().maxRSS })) }

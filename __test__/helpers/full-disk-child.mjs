@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import * as cas from '../../dist/index.js'
+import * as cas from '../../dist/api/index.js'
 import { verifyStore } from './verify-store.mjs'
 
 const [mountDir, jobFile] = process.argv.slice(2)

@@ -4,7 +4,7 @@
  * starts; the parent SIGKILLs it at a random moment after that.
  */
 import { readFileSync } from 'node:fs'
-import * as cas from '../../dist/index.js'
+import * as cas from '../../dist/api/index.js'
 
 const job = JSON.parse(readFileSync(process.argv[2], 'utf8'))
 process.send?.({ ready: true })

@@ -6,7 +6,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import * as cas from '../../dist/index.js'
+import * as cas from '../../dist/api/index.js'
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-native-panic-'))
 const storeDir = path.join(root, 'store')

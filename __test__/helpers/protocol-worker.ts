@@ -1,4 +1,4 @@
-/** A worker_threads script spoken to as pnpm 11's CLI speaks to its `dist/worker.js`. */
+/** A worker_threads script spoken to as pnpm 11's CLI speaks to its `dist/worker/index.js`. */
 import { Worker } from 'node:worker_threads'
 
 /** One worker thread, one request at a time (as pnpm's pool uses it). */

@@ -5,7 +5,7 @@
  * are committed only after all their blobs exist.
  */
 import fs from 'node:fs'
-import * as cas from '../../dist/index.js'
+import * as cas from '../../dist/api/index.js'
 
 const [storeDir, keysFile] = process.argv.slice(2)
 const keys = JSON.parse(fs.readFileSync(keysFile, 'utf8'))

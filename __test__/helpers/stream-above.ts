@@ -1,4 +1,4 @@
-import * as cas from '../../dist/index.js'
+import * as cas from '../../dist/api/index.js'
 
 /**
  * `addFilesFromTarball` with `CAS_NATIVE_STREAM_ABOVE` at `streamAbove` bytes (0: always

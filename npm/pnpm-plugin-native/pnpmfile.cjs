@@ -1,3 +1,3 @@
 // @cas/pnpm-plugin-native: pnpm loads this file from the config dependency before it installs
 // anything. See README.md.
-module.exports = require('./dist/pnpm-plugin.js').load()
+module.exports = require('./dist/plugin/config-dependency.js').load()

@@ -5,38 +5,22 @@
 //! arguments, results and errors, which the crate boundary keeps it to.
 #![deny(clippy::all)]
 
-pub mod add_dir;
-pub mod blob_files;
-pub mod dependency_links;
-pub mod digest;
-pub mod error_code;
-pub mod extract;
-pub mod feed;
+pub mod formats;
+pub mod layout;
+pub mod store;
+pub mod support;
+pub mod unpack;
+// Every module by its own name too, as before the folders.
+pub use formats::{js, json, manifest, value, yaml_document};
+pub use layout::{dependency_links, hard_link_dir, import, link, link_stored, symlink_entry};
+pub use store::{
+    add_dir, blob_files, digest, index_db, index_row, integrity, msgpackr, read_package, row_files,
+    store_handles,
+};
+pub use support::{error_code, os_error, platform, pools, timing};
+pub use unpack::{extract, feed, gzip, streaming, tarball};
+
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
-pub mod gzip;
-pub mod hard_link_dir;
-pub mod import;
-pub mod index_db;
-pub mod index_row;
-pub mod integrity;
-pub mod js;
-pub mod json;
-pub mod link;
-pub mod link_stored;
-pub mod manifest;
-pub mod msgpackr;
-pub mod os_error;
-pub mod platform;
-pub mod pools;
-pub mod read_package;
-pub mod row_files;
-pub mod store_handles;
-pub mod streaming;
-pub mod symlink_entry;
-pub mod tarball;
 #[cfg(test)]
 mod test_support;
-pub mod timing;
-pub mod value;
-pub mod yaml_document;

@@ -445,7 +445,8 @@ fn row() -> impl Strategy<Value = PackageFilesIndex> {
 
 /// The rows pnpm 11 wrote for the tarball fixtures (see `index_row`'s tests).
 fn pnpm_rows() -> Vec<Vec<u8>> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/index_row/pnpm11-rows");
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/index_row/pnpm11-rows");
     let mut rows: Vec<Vec<u8>> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| std::fs::read(entry.unwrap().path()).unwrap())

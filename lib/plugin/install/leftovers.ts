@@ -5,7 +5,7 @@
  * - the temporaries of the state files and of bin targets (`lib/atomic-write.ts`), and the
  *   probe file the workspace state's clock is read from;
  * - the importer's staging directories, `<package dir>_tmp_<pid>_cas<n>` beside a package in
- *   the virtual store (`crates/core/src/import/file_ops.rs`, `temp_sibling`). pnpm names its own
+ *   the virtual store (`crates/core/src/layout/import/file_ops.rs`, `temp_sibling`). pnpm names its own
  *   `_tmp_<pid>_<thread>` and leaves them too: only ours are touched.
  *
  * Only those of processes that no longer run, so a concurrent install keeps its own. The walk

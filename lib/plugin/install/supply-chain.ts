@@ -21,9 +21,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
-import { firstFailure } from './first-failure.js'
+import { firstFailure } from '../first-failure.js'
 import { cachedAges } from './metadata-cache.js'
-import { fetchUnsupported, networkConcurrencyOf, networkOf, registryJson, registryOf } from './registry-fetch.js'
+import { fetchUnsupported, networkConcurrencyOf, networkOf, registryJson, registryOf } from '../registry-fetch.js'
 
 /** pnpm's settings the check reads. */
 export interface SupplyChainConfig {

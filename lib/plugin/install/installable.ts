@@ -8,7 +8,7 @@
  * os, a cpu or a libc fill in the lists it leaves out, if it declares any or its name names an
  * os. docs/native-install.md links pnpm's source.
  */
-import { isMusl } from './native-platform.js'
+import { isMusl } from '../../api/native-platform.js'
 import type { PackageSnapshot } from './virtual-store.js'
 
 export interface SupportedArchitectures {

@@ -421,7 +421,8 @@ fn every_truncated_row_is_an_error() {
 /// row does not model, `requiresPrepare`; it must still decode.)
 #[test]
 fn rows_written_by_pnpm_11_decode_and_reencode_byte_for_byte() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/index_row/pnpm11-rows");
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/index_row/pnpm11-rows");
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

@@ -1,6 +1,6 @@
 /**
  * The entry point of `@cas/pnpm-plugin-native`, the config dependency pnpm loads before it
- * installs anything (its root `pnpmfile.cjs` is `module.exports = require('./dist/pnpm-plugin.js')`).
+ * installs anything (its root `pnpmfile.cjs` is `module.exports = require('../dist/pnpm-plugin.js')`).
  *
  * An install must never fail because of it. The hooks of `pnpmfile.ts` are handed to pnpm 11
  * only, and only when the native binary loads; otherwise pnpm gets one warning that says why
@@ -11,7 +11,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { trace } from './trace.js'
-import { PLATFORM_PACKAGE_PREFIX, platformArchABI, prebuiltPlatforms, type PackageJson } from './native-platform.js'
+import { PLATFORM_PACKAGE_PREFIX, platformArchABI, prebuiltPlatforms, type PackageJson } from '../api/native-platform.js'
 
 export const PLUGIN_NAME = '@cas/pnpm-plugin-native'
 
@@ -153,7 +153,7 @@ export function load (): PnpmfileModule {
   return createPlugin({
     launcherVersion: launcherPnpmVersion(),
     loadPnpmfile: () => require('./pnpmfile.js') as PnpmfileModule,
-    manifest: JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as PackageJson,
+    manifest: JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as PackageJson,
     warn: (message) => console.warn(message),
   })
 }

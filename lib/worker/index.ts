@@ -12,13 +12,13 @@
  */
 import os from 'node:os'
 import path from 'node:path'
-import * as cas from './index.js'
-import { checkObject, checkString } from './args.js'
-import { PnpmError, invalidArgument } from './errors.js'
-import { blobDir, readCreatingStoreDir } from './store-dir.js'
+import * as cas from '../api/index.js'
+import { checkObject, checkString } from '../api/args.js'
+import { PnpmError, invalidArgument } from '../api/errors.js'
+import { blobDir, readCreatingStoreDir } from '../api/store-dir.js'
 
 /** The error a tarball whose bytes do not match its `integrity` rejects with (`ERR_PNPM_TARBALL_INTEGRITY`), as pnpm's. */
-export { TarballIntegrityError } from './errors.js'
+export { TarballIntegrityError } from '../api/errors.js'
 
 /** What pnpm's `StoreIndex` offers that the worker API uses. */
 export interface StoreIndexLike {

@@ -7,13 +7,13 @@
  * pnpm's worker, the reply carries them (`indexWrites`, msgpackr bytes in a SharedArrayBuffer)
  * and pnpm's main thread commits them through its own `StoreIndex`.
  *
- * `cas-native-pnpm swap <pnpm dir>` points a pnpm install at this file (see pnpm-swap.ts).
+ * `cas-native-pnpm swap <pnpm dir>` points a pnpm install at this file (see swap.ts).
  */
 import fs from 'node:fs'
 import os from 'node:os'
 import { isMainThread, parentPort } from 'node:worker_threads'
-import * as cas from './index.js'
-import { readCreatingStoreDir } from './store-dir.js'
+import * as cas from '../api/index.js'
+import { readCreatingStoreDir } from '../api/store-dir.js'
 
 type VerifiedFileIntegrity = cas.VerifiedFileIntegrity
 

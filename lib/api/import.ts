@@ -4,7 +4,7 @@
  * native call. This file validates arguments, flattens `Map`s into arrays for the binding and
  * turns failures into pnpm's coded errors; the work happens on the native link pool.
  */
-import * as binding from '../index.js'
+import * as binding from '../../index.js'
 import { checkAbsolutePath, checkAbsolutePathNamed, checkObject, checkOptionalBoolean, checkOptionalEnum, checkOptionalString, checkString } from './args.js'
 import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
 import { checkStoreDirExists } from './store-dir.js'

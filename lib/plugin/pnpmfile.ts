@@ -4,7 +4,7 @@
  *
  * - `hooks.preResolution` (`pnpm install` only, see `startedToInstall`): the lockfile's virtual
  *   store is linked natively in one batch before pnpm starts, and pnpm skips every package found
- *   in place (see `prelink.ts`; the settings it needs come through `hooks.updateConfig`, which
+ *   in place (see `head-start.ts`; the settings it needs come through `hooks.updateConfig`, which
  *   changes nothing).
  * - `hooks.importPackage`: every package pnpm links into `node_modules` goes through the native
  *   importer (pnpm's skip rules, `package.json` last, staging). Calls that arrive together are
@@ -24,14 +24,15 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { checkAbsolutePath, checkObject } from './args.js'
-import { invalidArgument } from './errors.js'
-import * as cas from './index.js'
-import { installNatively, type NativeInstallConfig } from './native-install.js'
+import { checkAbsolutePath, checkObject } from '../api/args.js'
+import { invalidArgument } from '../api/errors.js'
+import * as cas from '../api/index.js'
+import { installNatively, type NativeInstallConfig } from './install/native-install.js'
 import { downloadToStore, fetchUnsupported, networkOf } from './registry-fetch.js'
-import { userAgentPnpmVersion } from './pnpm-plugin.js'
+import { userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
-import { prelinkVirtualStore, startedToInstall, type PnpmConfig, type PreResolutionContext } from './prelink.js'
+import { prelinkVirtualStore, type PreResolutionContext } from './head-start.js'
+import { startedToInstall, type PnpmConfig } from './pnpm-config.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
 export interface ImportIndexedPackageOptions {

@@ -16,8 +16,8 @@
  */
 import crypto from 'node:crypto'
 import path from 'node:path'
-import * as binding from '../index.js'
-import type { StoredPackage } from './import.js'
+import * as binding from '../../../index.js'
+import type { StoredPackage } from '../../api/import.js'
 
 /** The parts of pnpm's in-memory lockfile this reads. */
 export interface LockfileObject {

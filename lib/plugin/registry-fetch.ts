@@ -23,7 +23,7 @@ import https from 'node:https'
 import type { LookupFunction } from 'node:net'
 import { pipeline, type Readable } from 'node:stream'
 import { createGunzip } from 'node:zlib'
-import * as cas from './index.js'
+import * as cas from '../api/index.js'
 
 const USER_AGENT = '@cas/native pnpmfile'
 

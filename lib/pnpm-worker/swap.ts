@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 
-/** pnpm versions whose `dist/worker.js` protocol pnpm-protocol.ts speaks (read from 11.28.11). */
+/** pnpm versions whose `dist/worker.js` protocol protocol.ts speaks (read from 11.28.11). */
 export const SUPPORTED_PNPM_VERSIONS = '11.28.x'
 const SUPPORTED = /^11\.28\.\d+$/
 
@@ -97,13 +97,13 @@ if (fs.existsSync(target)) {
 
 /** The worker script the shim loads: this package's own `dist/pnpm-worker.js`. */
 export function pnpmWorkerScript (): string {
-  return path.join(__dirname, 'pnpm-worker.js')
+  return path.join(__dirname, 'index.js')
 }
 
 /** A worker that cannot load the addon would fail every install: refuse to swap then. */
 function checkBinding (): void {
   try {
-    require('./binding.js')
+    require('../api/binding.js')
   } catch (err) {
     const e = err as { code?: string, message: string }
     throw new SwapError(e.code ?? 'ERR_CAS_NATIVE_BINDING_NOT_FOUND', `${e.message}\nThe swapped worker would fail the same way: nothing was changed.`)

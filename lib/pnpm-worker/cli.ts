@@ -3,7 +3,7 @@
  * `cas-native-pnpm swap <pnpm package dir>` / `cas-native-pnpm restore <pnpm package dir>`:
  * make an installed pnpm 11 CLI do its worker-thread work with `@cas/native`, and undo it.
  */
-import { SUPPORTED_PNPM_VERSIONS, SwapError, restorePnpmWorker, swapPnpmWorker } from './pnpm-swap.js'
+import { SUPPORTED_PNPM_VERSIONS, SwapError, restorePnpmWorker, swapPnpmWorker } from './swap.js'
 
 const USAGE = `Usage:
   cas-native-pnpm swap <pnpm package dir>     replace pnpm's dist/worker.js with a shim loading @cas/native/pnpm-worker

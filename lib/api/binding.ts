@@ -22,7 +22,7 @@ function attempts(err: unknown): string[] {
 }
 
 export function bindingLoadError(err: unknown): Error {
-  const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as PackageJson
+  const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as PackageJson
   const platform = platformArchABI()
   const platformPkg = `${PLATFORM_PACKAGE_PREFIX}${platform}`
   const prebuilt = prebuiltPlatforms(pkg)
@@ -61,7 +61,7 @@ export function bindingLoadError(err: unknown): Error {
 }
 
 try {
-  require('../index.js')
+  require('../../index.js')
 } catch (err) {
   let clear: Error
   try {

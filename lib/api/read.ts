@@ -3,7 +3,7 @@
  * shapes, and a batch form for a lockfile's worth of keys. The native side answers with compact
  * arrays; the `Map`s pnpm's API hands out are built here.
  */
-import * as binding from '../index.js'
+import * as binding from '../../index.js'
 import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalObject } from './args.js'
 import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir, checkStoreDirExists } from './store-dir.js'

@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import * as binding from '../index.js'
+import * as binding from '../../../index.js'
 import type { DependencyGroup, LockfileObject, PackageSnapshot } from './virtual-store.js'
 import { DEPENDENCY_GROUPS } from './virtual-store.js'
 

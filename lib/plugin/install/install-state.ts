@@ -18,7 +18,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { createHash, randomBytes } from 'node:crypto'
 import { writeAtomically } from './atomic-write.js'
-import type { PnpmConfig } from './prelink.js'
+import type { PnpmConfig } from '../pnpm-config.js'
 
 /** The settings pnpm records in the workspace state, in its order. */
 const STATE_SETTINGS = [

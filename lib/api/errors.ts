@@ -3,7 +3,7 @@
  * branch on `err.code` (always `ERR_PNPM_…`) and on the integrity fields unchanged. Codes are
  * full everywhere in this package: the native side decides them (`ERR_PNPM_…` included) and
  * nothing here adds or invents one; only the pnpm worker protocol takes the prefix off the
- * codes pnpm's own worker sends bare (lib/pnpm-protocol.ts).
+ * codes pnpm's own worker sends bare (lib/pnpm-worker/protocol.ts).
  */
 
 export interface PnpmErrorOptions {

@@ -3,7 +3,7 @@
  * effects) into the store, with pnpm 11's semantics.
  */
 import path from 'node:path'
-import * as binding from '../index.js'
+import * as binding from '../../index.js'
 import { checkAbsolutePath, checkObject, checkOptionalEnum, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 import { invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir } from './store-dir.js'
