@@ -19,7 +19,7 @@ describe('a store on a full disk', () => {
     const job = writeJob([...tarballs.slice(-20), ...tarballs.slice(0, -20)], 'full-disk')
     const mountDir = freshDir('full-disk')
     const child = path.join(import.meta.dirname, 'helpers/full-disk-child.mjs')
-    const script = `mount -t tmpfs -o size=2m tmpfs "$1" && exec "$2" --no-warnings "$3" "$1" "$4"`
+    const script = 'mount -t tmpfs -o size=2m tmpfs "$1" && exec "$2" --no-warnings "$3" "$1" "$4"'
     const out = execFileSync('unshare', ['--user', '--map-root-user', '--mount', 'sh', '-c', script, 'sh', mountDir, process.execPath, child, job], { encoding: 'utf8' })
     const report = JSON.parse(out)
     console.log(`full disk: ${report.extracted} packages fitted, then ${report.failure?.code} (${report.failure?.message}); ${report.afterFailure.blobs} blobs and ${report.afterFailure.rows} rows verified after the failure`)

@@ -107,7 +107,7 @@ describe('hostile lockfiles: the plugin refuses what stock refuses, in pnpm\'s w
 
   /** Renames package `a` to `name` in the importer, `packages` and `snapshots`. */
   const renamed = (name: string): string => main((doc) => doc
-    .replace(/\n      a:\n        specifier: 1\.0\.0\n        version: 1\.0\.0\n/, `\n      a:\n        specifier: 1.0.0\n        version: '${name}@1.0.0'\n`)
+    .replace(/\n {6}a:\n {8}specifier: 1\.0\.0\n {8}version: 1\.0\.0\n/, `\n      a:\n        specifier: 1.0.0\n        version: '${name}@1.0.0'\n`)
     .replaceAll('\n  a@1.0.0:', `\n  '${name}@1.0.0':`))
 
   /** Each crafted lockfile, and why the native install steps aside (`null`: pnpm refuses before any hook). */
@@ -138,8 +138,8 @@ describe('hostile lockfiles: the plugin refuses what stock refuses, in pnpm\'s w
   }, 120_000)
 
   it.each([
-    ['a snapshot written with a merge key', () => main((doc) => doc.replace(/\n  b@1\.0\.0:\n    dependencies:\n      c: 1\.0\.0\n/, '\n  b@1.0.0:\n    <<: {dependencies: {c: 1.0.0}}\n')), /^native install: 3 packages/],
-    ['dependencies in both the packages entry and the snapshot', () => main((doc) => doc.replace(/\n  b@1\.0\.0:\n    resolution: (\{[^}]+\})\n/, '\n  b@1.0.0:\n    resolution: $1\n    dependencies:\n      a: 1.0.0\n')), /^native install skipped: the lockfile has packages no importer reaches/],
+    ['a snapshot written with a merge key', () => main((doc) => doc.replace(/\n {2}b@1\.0\.0:\n {4}dependencies:\n {6}c: 1\.0\.0\n/, '\n  b@1.0.0:\n    <<: {dependencies: {c: 1.0.0}}\n')), /^native install: 3 packages/],
+    ['dependencies in both the packages entry and the snapshot', () => main((doc) => doc.replace(/\n {2}b@1\.0\.0:\n {4}resolution: (\{[^}]+\})\n/, '\n  b@1.0.0:\n    resolution: $1\n    dependencies:\n      a: 1.0.0\n')), /^native install skipped: the lockfile has packages no importer reaches/],
     // js-yaml makes it an own key of packages, which no snapshot names: pnpm installs. This
     // reader refuses such keys: left to pnpm.
     ['a __proto__ package', () => main((doc) => doc.replace('\npackages:\n', `\npackages:\n\n  __proto__:\n    resolution: {integrity: ${integrityOf('a')}}\n`)), /^native install skipped: pnpm-lock\.yaml has YAML this does not read as pnpm does: a __proto__ key/],

@@ -161,8 +161,15 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     return dir
   }
   const install = (dir: string, settings: Partial<NativeInstallConfig> = {}) => installNatively({
-    lockfileDir: dir, dir, frozenLockfile: true, nodeLinker: 'isolated', hoistPattern: ['*'], publicHoistPattern: [],
-    storeDir: path.join(dir, 'store'), offline: true, ...settings,
+    lockfileDir: dir,
+    dir,
+    frozenLockfile: true,
+    nodeLinker: 'isolated',
+    hoistPattern: ['*'],
+    publicHoistPattern: [],
+    storeDir: path.join(dir, 'store'),
+    offline: true,
+    ...settings,
   }, VERIFIED_PNPM, 'auto')
 
   it.each([

@@ -504,7 +504,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const download = spawnSync(process.execPath, [path.join(repoDir, 'benchmark', 'download.mjs')], { encoding: 'utf8' })
       expect(download.status, download.stderr).toBe(0)
     }
-    const corpus = (JSON.parse(fs.readFileSync(path.join(cache, 'manifest.json'), 'utf8')) as Array<{ name: string, version: string, file: string }>)
+    const corpus = JSON.parse(fs.readFileSync(path.join(cache, 'manifest.json'), 'utf8')) as Array<{ name: string, version: string, file: string }>
     const corpusRegistry = await serveTarballs([
       ...corpus.map((t) => ({ name: t.name, version: t.version, tarball: path.join(cache, t.file) })),
       ...plugin,

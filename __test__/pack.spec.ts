@@ -47,7 +47,7 @@ const isLinuxX64Gnu = process.platform === 'linux' && process.arch === 'x64' &&
 const platformDirs = readdirSync(path.join(repo, 'npm')).filter((dir) => existsSync(path.join(repo, 'npm', dir, 'package.json')) &&
   JSON.parse(readFileSync(path.join(repo, 'npm', dir, 'package.json'), 'utf8')).name === `${rootPkg.name}-${dir}`)
 
-function run(cmd: string, args: string[], opts: SpawnSyncOptions = {}): string {
+function run (cmd: string, args: string[], opts: SpawnSyncOptions = {}): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts })
   if (r.error) throw r.error
   if (r.status !== 0) {
@@ -57,7 +57,7 @@ function run(cmd: string, args: string[], opts: SpawnSyncOptions = {}): string {
 }
 
 /** `run` without blocking this process's event loop, which the registry stand-in answers from. */
-function runAsync(cmd: string, args: string[], opts: ExecFileOptions = {}): Promise<string> {
+function runAsync (cmd: string, args: string[], opts: ExecFileOptions = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${cmd} ${args.join(' ')} failed: ${err.message}\n${stdout}\n${stderr}`))
@@ -67,12 +67,12 @@ function runAsync(cmd: string, args: string[], opts: ExecFileOptions = {}): Prom
 }
 
 /** npm as the test runs it (`npm test` sets npm_execpath), started by this Node: the command and its arguments. */
-function npmCommand(args: string[]): [string, string[]] {
+function npmCommand (args: string[]): [string, string[]] {
   const cli = process.env.npm_execpath
   return cli && cli.endsWith('.js') ? [process.execPath, [cli, ...args]] : ['npm', args]
 }
 
-function npm(args: string[], opts: SpawnSyncOptions = {}): string {
+function npm (args: string[], opts: SpawnSyncOptions = {}): string {
   return run(...npmCommand(args), opts)
 }
 
@@ -83,7 +83,7 @@ const pathWithoutRust = (process.env.PATH ?? '')
   .join(path.delimiter)
 
 /** Section names of an ELF64 little-endian shared object. */
-function elfSectionNames(file: string): string[] {
+function elfSectionNames (file: string): string[] {
   const b = readFileSync(file)
   if (b.readUInt32BE(0) !== 0x7f454c46 || b[4] !== 2 || b[5] !== 1) throw new Error(`${file}: not an ELF64 LE file`)
   const shoff = Number(b.readBigUInt64LE(0x28))
@@ -102,7 +102,7 @@ function elfSectionNames(file: string): string[] {
 
 const isStripped = (file: string) => !elfSectionNames(file).some((name) => name === '.symtab' || name.startsWith('.debug'))
 
-function newestMtime(entry: string): number {
+function newestMtime (entry: string): number {
   const st = statSync(entry)
   if (!st.isDirectory()) return st.mtimeMs
   return Math.max(st.mtimeMs, ...readdirSync(entry).map((name) => newestMtime(path.join(entry, name))))
@@ -113,7 +113,7 @@ function newestMtime(entry: string): number {
  * build (stripped) newer than every Rust input, else a release build into a temporary directory
  * (cargo reuses target/, so this only compiles what changed).
  */
-function releaseBinary(tmp: string): { file: string, how: string } {
+function releaseBinary (tmp: string): { file: string, how: string } {
   const atRoot = path.join(repo, binaryFile)
   const inputs = ['src', 'crates', 'Cargo.toml', 'Cargo.lock', 'build.rs'].map((f) => path.join(repo, f)).filter((f) => existsSync(f))
   if (existsSync(atRoot) && isStripped(atRoot) && statSync(atRoot).mtimeMs >= Math.max(...inputs.map(newestMtime))) {
@@ -128,7 +128,7 @@ function releaseBinary(tmp: string): { file: string, how: string } {
 }
 
 /** The repository's files that are tracked or not ignored (git), else all but the known build outputs. */
-function repoFiles(): string[] {
+function repoFiles (): string[] {
   const git = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repo, encoding: 'utf8' })
   if (git.status === 0) return git.stdout.split('\0').filter((f) => f && existsSync(path.join(repo, f)))
   const skip = new Set(['.git', 'node_modules', 'target', 'dist', '.cache', '.work'])
@@ -140,7 +140,7 @@ function repoFiles(): string[] {
 
 interface Packed { filename: string, size: number, unpackedSize: number, files: Array<{ path: string }> }
 
-function pack(dir: string, dest: string): Packed {
+function pack (dir: string, dest: string): Packed {
   // Scripts allowed and no Rust on PATH: `npm pack` runs the package's pack-time scripts, and
   // none of them may need Rust.
   const out = npm(['pack', '--json', '--pack-destination', dest], { cwd: dir, env: { ...process.env, PATH: pathWithoutRust } })
@@ -153,7 +153,7 @@ function pack(dir: string, dest: string): Packed {
  * `dest` (the installs here are offline, and npm takes a dependency from a tarball installed
  * beside it).
  */
-function dependencyPackages(dest: string): Array<{ dir: string, packed: Packed }> {
+function dependencyPackages (dest: string): Array<{ dir: string, packed: Packed }> {
   const seen = new Map<string, { dir: string, packed: Packed }>()
   const visit = (deps: Record<string, string> | undefined): void => {
     for (const name of Object.keys(deps ?? {})) {
@@ -169,7 +169,7 @@ function dependencyPackages(dest: string): Array<{ dir: string, packed: Packed }
 }
 
 /** A fresh project with the given tarballs (and the main package's dependencies) installed from disk only. */
-function installProject(dir: string, tarballs: string[]): void {
+function installProject (dir: string, tarballs: string[]): void {
   mkdirSync(dir, { recursive: true })
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: path.basename(dir), version: '1.0.0', private: true }))
   npm(['install', '--offline', '--no-audit', '--no-fund', '--cache', path.join(dir, '.npm-cache'),
@@ -372,7 +372,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     writeFileSync(path.join(pkgDir, binaryFile), 'not an ELF file\n')
     const broken = path.join(tmp, 'broken-binary')
     installProject(broken, [main.filename, pack(pkgDir, pkgDir).filename])
-    const probe = `try { require('@cas/native') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }`
+    const probe = 'try { require(\'@cas/native\') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }'
     const err = JSON.parse(run(process.execPath, ['-e', probe], { cwd: broken }).trim())
     expect(err.code).toBe('ERR_CAS_NATIVE_BINDING_NOT_FOUND')
     expect(err.message).toContain(`${rootPkg.name}-${platform} is installed but its binary failed to load`)

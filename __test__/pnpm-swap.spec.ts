@@ -115,6 +115,7 @@ describe('a swapped worker whose @cas/native was removed', () => {
   /** A stand-in pnpm whose own worker answers with the file it runs from. */
   function pnpmWithWorker (): string {
     const dir = fakePnpm('11.28.11')
+    // eslint-disable-next-line no-template-curly-in-string -- the worker's own source text
     fs.writeFileSync(path.join(dir, 'dist', 'worker.js'), "import { parentPort } from 'node:worker_threads'\nparentPort.postMessage(`pnpm's own worker: ${import.meta.filename}`)\n")
     return dir
   }

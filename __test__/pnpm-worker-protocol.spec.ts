@@ -208,7 +208,12 @@ describe('link, symlinkAllModules, hardLinkDir', () => {
     for (const [storeMethod, pkgMethod, requiresBuild] of [['copy', 'hardlink', false], ['copy', undefined, true], ['auto', 'copy', false], ['hardlink', undefined, false]] as const) {
       const targets = sides.map((s) => path.join(freshDir(`proto-method-${s.name}`), 'pkg'))
       const [theirs, ours] = await Promise.all(sides.map((s, i) => s.worker.request({
-        type: 'link', storeDir: s.storeDir, packageImportMethod: storeMethod, requiresBuild, force: false, targetDir: targets[i],
+        type: 'link',
+        storeDir: s.storeDir,
+        packageImportMethod: storeMethod,
+        requiresBuild,
+        force: false,
+        targetDir: targets[i],
         filesResponse: { ...reads[i].value.files, packageImportMethod: pkgMethod },
       })))
       expect(ours, `${storeMethod}/${pkgMethod}/${requiresBuild}`).toEqual(theirs)
@@ -218,7 +223,11 @@ describe('link, symlinkAllModules, hardLinkDir', () => {
   it('a failing import: the same error code and message (pnpm\'s main thread adds the prefix)', async () => {
     const targets = sides.map(() => path.join(freshDir('proto-fail'), 'x'))
     const [theirs, ours] = await both((s) => ({
-      type: 'link', storeDir: s.storeDir, packageImportMethod: 'copy', force: false, targetDir: targets[sides.indexOf(s)],
+      type: 'link',
+      storeDir: s.storeDir,
+      packageImportMethod: 'copy',
+      force: false,
+      targetDir: targets[sides.indexOf(s)],
       filesResponse: { resolvedFrom: 'store', filesMap: new Map([['index.js', path.join(s.storeDir, 'files', '00', 'missing')]]) },
     }))
     expect(ours.status).toBe('error')

@@ -10,7 +10,6 @@ import { StoreIndex } from '@pnpm/store.index'
 import * as cas from '../dist/worker/index.js'
 import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
 import { freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
-import { tgz } from './helpers/tar.js'
 
 const fixtures = tarballFixtures()
 const relative = (m: Map<string, string>, storeDir: string) => [...m].map(([k, v]) => [k, path.relative(storeDir, v)])

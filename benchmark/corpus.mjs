@@ -3,37 +3,37 @@
  * `benchmark/download.mjs` put in `benchmark/.cache/tarballs/`, and inspecting stores.
  * Node >= 22, no dependencies.
  */
-import { spawn } from 'node:child_process';
-import os from 'node:os';
-import { readFileSync, readdirSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
+import { spawn } from 'node:child_process'
+import os from 'node:os'
+import { readFileSync, readdirSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { gunzipSync } from 'node:zlib'
 
-export const benchmarkDir = dirname(fileURLToPath(import.meta.url));
-export const defaultTarballDir = join(benchmarkDir, '.cache/tarballs');
+export const benchmarkDir = dirname(fileURLToPath(import.meta.url))
+export const defaultTarballDir = join(benchmarkDir, '.cache/tarballs')
 
 /** The registry URL of a tarball; only used in error messages (nothing is fetched). */
 const tarballUrl = (name, version) =>
-  `https://registry.npmjs.org/${name}/-/${name.slice(name.lastIndexOf('/') + 1)}-${version}.tgz`;
+  `https://registry.npmjs.org/${name}/-/${name.slice(name.lastIndexOf('/') + 1)}-${version}.tgz`
 
 /**
  * Reads the manifest and every tarball into memory.
  * Each entry: {name, version, integrity, file, size, buffer, key, url}, where `key` is the
  * store-index key pnpm uses (`${integrity}\t${name}@${version}`).
  */
-export function loadCorpus(dir = defaultTarballDir) {
-  const manifestPath = join(dir, 'manifest.json');
+export function loadCorpus (dir = defaultTarballDir) {
+  const manifestPath = join(dir, 'manifest.json')
   if (!existsSync(manifestPath)) {
-    throw new Error(`${manifestPath} is missing: run \`node benchmark/download.mjs\` first`);
+    throw new Error(`${manifestPath} is missing: run \`node benchmark/download.mjs\` first`)
   }
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'))
   return manifest.map((t) => ({
     ...t,
     buffer: readFileSync(join(dir, t.file)),
     key: `${t.integrity}\t${t.name}@${t.version}`,
     url: tarballUrl(t.name, t.version),
-  }));
+  }))
 }
 
 /**
@@ -41,87 +41,87 @@ export function loadCorpus(dir = defaultTarballDir) {
  * (what gunzip produces: headers, padding and contents), regular-file count and content bytes
  * from the tar headers (pax/GNU extension headers are skipped, not interpreted).
  */
-export function measureCorpus(corpus) {
-  let compressedBytes = 0;
-  let tarBytes = 0;
-  let files = 0;
-  let fileBytes = 0;
+export function measureCorpus (corpus) {
+  let compressedBytes = 0
+  let tarBytes = 0
+  let files = 0
+  let fileBytes = 0
   for (const t of corpus) {
-    compressedBytes += t.buffer.length;
-    const tar = gunzipSync(t.buffer);
-    tarBytes += tar.length;
-    const s = tarStats(tar);
-    files += s.files;
-    fileBytes += s.fileBytes;
+    compressedBytes += t.buffer.length
+    const tar = gunzipSync(t.buffer)
+    tarBytes += tar.length
+    const s = tarStats(tar)
+    files += s.files
+    fileBytes += s.fileBytes
   }
-  return { tarballs: corpus.length, compressedBytes, tarBytes, files, fileBytes };
+  return { tarballs: corpus.length, compressedBytes, tarBytes, files, fileBytes }
 }
 
-function tarStats(tar) {
-  let off = 0;
-  let files = 0;
-  let fileBytes = 0;
+function tarStats (tar) {
+  let off = 0
+  let files = 0
+  let fileBytes = 0
   while (off + 512 <= tar.length) {
-    const h = tar.subarray(off, off + 512);
-    if (h.every((b) => b === 0)) break;
-    const size = tarSize(h);
-    const type = h[156];
+    const h = tar.subarray(off, off + 512)
+    if (h.every((b) => b === 0)) break
+    const size = tarSize(h)
+    const type = h[156]
     if (type === 0x30 /* '0' */ || type === 0 || type === 0x37 /* '7' */) {
-      files++;
-      fileBytes += size;
+      files++
+      fileBytes += size
     }
-    off += 512 + Math.ceil(size / 512) * 512;
+    off += 512 + Math.ceil(size / 512) * 512
   }
-  return { files, fileBytes };
+  return { files, fileBytes }
 }
 
-function tarSize(h) {
+function tarSize (h) {
   if (h[124] & 0x80) { // base-256
-    let n = 0;
-    for (let i = 125; i < 136; i++) n = n * 256 + h[i];
-    return n;
+    let n = 0
+    for (let i = 125; i < 136; i++) n = n * 256 + h[i]
+    return n
   }
-  const s = h.subarray(124, 136).toString('latin1').replace(/[\0 ]+/g, '');
-  return s === '' ? 0 : parseInt(s, 8);
+  const s = h.subarray(124, 136).toString('latin1').replace(/[\0 ]+/g, '')
+  return s === '' ? 0 : parseInt(s, 8)
 }
 
-const BLOB_NAME = /^[0-9a-f]+(-exec)?$/;
+const BLOB_NAME = /^[0-9a-f]+(-exec)?$/
 
 /**
  * Lists the blobs under `<storeDir>/files/`: {count, names (sorted `xx/rest` list, only with
  * `withNames`), stray (entries that are not blob names, e.g. leftover temp files)}.
  */
-export function listBlobs(storeDir, { withNames = false } = {}) {
-  const filesDir = join(storeDir, 'files');
-  let count = 0;
-  let stray = 0;
-  const names = withNames ? [] : undefined;
+export function listBlobs (storeDir, { withNames = false } = {}) {
+  const filesDir = join(storeDir, 'files')
+  let count = 0
+  let stray = 0
+  const names = withNames ? [] : undefined
   for (const shard of readdirSync(filesDir)) {
     for (const name of readdirSync(join(filesDir, shard))) {
       if (BLOB_NAME.test(name)) {
-        count++;
-        names?.push(`${shard}/${name}`);
+        count++
+        names?.push(`${shard}/${name}`)
       } else {
-        stray++;
+        stray++
       }
     }
   }
-  names?.sort();
-  return { count, stray, names };
+  names?.sort()
+  return { count, stray, names }
 }
 
 /** Reads `<storeDir>/index.db` as a Map key -> row bytes (node:sqlite, read-only). */
-export async function readIndexRows(storeDir) {
-  const { DatabaseSync } = await import('node:sqlite');
-  const db = new DatabaseSync(join(storeDir, 'index.db'), { readOnly: true });
+export async function readIndexRows (storeDir) {
+  const { DatabaseSync } = await import('node:sqlite')
+  const db = new DatabaseSync(join(storeDir, 'index.db'), { readOnly: true })
   try {
-    const rows = new Map();
+    const rows = new Map()
     for (const { key, data } of db.prepare('SELECT key, data FROM package_index').all()) {
-      rows.set(key, Buffer.from(data));
+      rows.set(key, Buffer.from(data))
     }
-    return rows;
+    return rows
   } finally {
-    db.close();
+    db.close()
   }
 }
 
@@ -132,23 +132,23 @@ export async function readIndexRows(storeDir) {
  * again with every `checkedAt` zeroed, keeping key order.
  * Returns {rows, byteIdentical, sameButCheckedAt, different: [keys], missing: [keys]}.
  */
-export async function compareIndexRows(a, b) {
-  const { Unpackr } = await import('msgpackr');
-  const unpackr = new Unpackr({ useRecords: true, moreTypes: true });
+export async function compareIndexRows (a, b) {
+  const { Unpackr } = await import('msgpackr')
+  const unpackr = new Unpackr({ useRecords: true, moreTypes: true })
   const canonical = (v) => JSON.stringify(v, function (k, x) {
-    if (k === 'checkedAt') return 0;
-    if (x instanceof Map) return { '<Map>': [...x] };
-    return x;
-  });
-  const out = { rows: a.size, byteIdentical: 0, sameButCheckedAt: 0, different: [], missing: [] };
+    if (k === 'checkedAt') return 0
+    if (x instanceof Map) return { '<Map>': [...x] }
+    return x
+  })
+  const out = { rows: a.size, byteIdentical: 0, sameButCheckedAt: 0, different: [], missing: [] }
   for (const [key, row] of a) {
-    const other = b.get(key);
-    if (other == null) out.missing.push(key);
-    else if (other.equals(row)) out.byteIdentical++;
-    else if (other.length === row.length && canonical(unpackr.unpack(row)) === canonical(unpackr.unpack(other))) out.sameButCheckedAt++;
-    else out.different.push(key);
+    const other = b.get(key)
+    if (other == null) out.missing.push(key)
+    else if (other.equals(row)) out.byteIdentical++
+    else if (other.length === row.length && canonical(unpackr.unpack(row)) === canonical(unpackr.unpack(other))) out.sameButCheckedAt++
+    else out.different.push(key)
   }
-  return out;
+  return out
 }
 
 /**
@@ -156,29 +156,29 @@ export async function compareIndexRows(a, b) {
  * and `<!-- <name>:end -->` markers), or appends it; hand-written sections stay untouched.
  * `lines` is the section's body. Returns the file's path.
  */
-export function writeResultsSection(name, lines) {
-  const resultsPath = join(benchmarkDir, 'RESULTS.md');
-  const begin = `<!-- ${name}:begin (generated by \`node benchmark/${name}\`; replaced on every run) -->`;
-  const end = `<!-- ${name}:end -->`;
-  const section = [begin, ...lines, end].join('\n');
-  let text = existsSync(resultsPath) ? readFileSync(resultsPath, 'utf8') : '# Benchmark results\n';
-  const b = text.indexOf(`<!-- ${name}:begin`);
-  const e = text.indexOf(end);
-  text = b >= 0 && e > b ? text.slice(0, b) + section + text.slice(e + end.length) : `${text.trimEnd()}\n\n${section}\n`;
-  writeFileSync(resultsPath, text);
-  return resultsPath;
+export function writeResultsSection (name, lines) {
+  const resultsPath = join(benchmarkDir, 'RESULTS.md')
+  const begin = `<!-- ${name}:begin (generated by \`node benchmark/${name}\`; replaced on every run) -->`
+  const end = `<!-- ${name}:end -->`
+  const section = [begin, ...lines, end].join('\n')
+  let text = existsSync(resultsPath) ? readFileSync(resultsPath, 'utf8') : '# Benchmark results\n'
+  const b = text.indexOf(`<!-- ${name}:begin`)
+  const e = text.indexOf(end)
+  text = b >= 0 && e > b ? text.slice(0, b) + section + text.slice(e + end.length) : `${text.trimEnd()}\n\n${section}\n`
+  writeFileSync(resultsPath, text)
+  return resultsPath
 }
 
 /**
  * Ends a benchmark's report: the failed sanity checks (if any) appended to `lines`, then the
  * report printed under `heading`. Returns the report's text.
  */
-export function printReport(heading, lines, failures) {
-  if (failures.length > 0) lines.push('', '**SANITY CHECKS FAILED:**', ...failures.map((f) => `- ${f}`));
-  const report = lines.join('\n');
-  console.log(`\n${heading}\n`);
-  console.log(report);
-  return report;
+export function printReport (heading, lines, failures) {
+  if (failures.length > 0) lines.push('', '**SANITY CHECKS FAILED:**', ...failures.map((f) => `- ${f}`))
+  const report = lines.join('\n')
+  console.log(`\n${heading}\n`)
+  console.log(report)
+  return report
 }
 
 /**
@@ -186,7 +186,7 @@ export function printReport(heading, lines, failures) {
  * private HOME and XDG directories under `home` (made here), pnpm 11's worker-pool settings
  * (PNPM_MAX_WORKERS, PNPM_WORKERS) passed through, nothing else of this process's.
  */
-export function sandboxEnv(home, nodeBinDir) {
+export function sandboxEnv (home, nodeBinDir) {
   const env = {
     PATH: `${nodeBinDir}:${process.env.PATH}`,
     HOME: home,
@@ -195,10 +195,10 @@ export function sandboxEnv(home, nodeBinDir) {
     XDG_CACHE_HOME: join(home, '.cache'),
     XDG_STATE_HOME: join(home, '.local', 'state'),
     TMPDIR: os.tmpdir(),
-  };
-  for (const k of ['PNPM_MAX_WORKERS', 'PNPM_WORKERS']) if (process.env[k]) env[k] = process.env[k];
-  for (const d of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) mkdirSync(d, { recursive: true });
-  return env;
+  }
+  for (const k of ['PNPM_MAX_WORKERS', 'PNPM_WORKERS']) if (process.env[k]) env[k] = process.env[k]
+  for (const d of [env.XDG_CONFIG_HOME, env.XDG_DATA_HOME, env.XDG_CACHE_HOME, env.XDG_STATE_HOME]) mkdirSync(d, { recursive: true })
+  return env
 }
 
 /**
@@ -206,28 +206,28 @@ export function sandboxEnv(home, nodeBinDir) {
  * deleting many files is slow here, and file creation right after it is slow too
  * (BENCHMARKING.md trap 1), so it must never happen just before a timed run.
  */
-export function deleteInBackground(dir) {
-  spawn('nice', ['-n', '19', 'rm', '-rf', dir], { detached: true, stdio: 'ignore' }).unref();
+export function deleteInBackground (dir) {
+  spawn('nice', ['-n', '19', 'rm', '-rf', dir], { detached: true, stdio: 'ignore' }).unref()
 }
 
 /** A number for a report: thousands separated, `d` decimals. */
-export const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+export const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d })
 
-export function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+export function median (xs) {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 
-export const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+export const stats = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) })
 
-export const cores = os.availableParallelism();
+export const cores = os.availableParallelism()
 
 /** The load averages (1, 5, 15 min) to two decimals, joined with `sep`. */
-export const loadLine = (sep = ' ') => os.loadavg().map((x) => x.toFixed(2)).join(sep);
+export const loadLine = (sep = ' ') => os.loadavg().map((x) => x.toFixed(2)).join(sep)
 
 /** The machine a report was measured on: cores, CPU, memory, kernel, Node. */
-export function machineLine() {
-  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
-  return `${cores} cores (${cpu}), ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.versions.node}`;
+export function machineLine () {
+  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU'
+  return `${cores} cores (${cpu}), ${fmt(os.totalmem() / 2 ** 30)} GiB, ${os.type()} ${os.release()}, Node ${process.versions.node}`
 }

@@ -249,6 +249,8 @@ function corpusMetadata (tarballs) {
 async function serveCorpus (tarballs, moreMetadata = new Map()) {
   const plugin = pluginPackages()
   const byPath = new Map([...tarballs, ...plugin].map((t) => [new URL(t.url).pathname, t.buffer]))
+  // Set once the server listens (the metadata below is made per request).
+  // eslint-disable-next-line prefer-const
   let url
   const metadata = new Map(plugin.map((p) => [`/${p.name}`, () => JSON.stringify({
     name: p.name,
@@ -270,7 +272,6 @@ async function serveCorpus (tarballs, moreMetadata = new Map()) {
   url = `http://127.0.0.1:${server.address().port}/`
   return url
 }
-
 
 // --- running ---------------------------------------------------------------------------------
 const commands = {}

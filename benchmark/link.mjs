@@ -191,8 +191,7 @@ function snapshotTree (dir) {
       const r = rel === '' ? e.name : `${rel}/${e.name}`
       const abs = join(dir, r)
       if (e.isSymbolicLink()) out.set(r, `L ${readlinkSync(abs)}`)
-      else if (e.isDirectory()) { out.set(r, 'D'); walk(r) }
-      else {
+      else if (e.isDirectory()) { out.set(r, 'D'); walk(r) } else {
         const st = lstatSync(abs)
         out.set(r, `F ${(st.mode & 0o777).toString(8)} ${st.size}`)
         inodes.set(r, st.ino)

@@ -30,7 +30,7 @@ const outcomes = []
 for (let i = 0; i < 2; i++) {
   outcomes.push(await calls[process.argv[2]]().then(
     () => ({ resolved: true }),
-    (err) => ({ isError: err instanceof Error, code: err.code, message: err.message })
+    (err) => ({ isError: err instanceof Error, code: err.code, message: err.message }),
   ))
 }
 cas.closeStores()

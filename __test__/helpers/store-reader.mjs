@@ -27,6 +27,8 @@ async function readAll () {
 process.send({ ready: true })
 let batches = 0
 let hits = 0
+// `stopping` is set by the message handler between the loop's awaits.
+// eslint-disable-next-line no-unmodified-loop-condition
 while (!stopping) {
   // The store may not exist yet when the reader starts before the first writer.
   if (fs.existsSync(`${storeDir}/index.db`)) {

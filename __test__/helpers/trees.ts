@@ -28,7 +28,6 @@ export async function storeFilledByPnpm (label: string, storeDir = freshStoreDir
   return { storeDir, packages }
 }
 
-
 export interface TreeEntry {
   type: 'file' | 'dir' | 'symlink'
   /** Files: permission bits. */

@@ -12,7 +12,7 @@ import path from 'node:path'
 import { PLATFORM_PACKAGE_PREFIX, platformArchABI, prebuiltPlatforms, type PackageJson } from './native-platform.js'
 
 /** The first line of each message along `err`'s `cause` chain (the generated loader chains one per attempt). */
-function attempts(err: unknown): string[] {
+function attempts (err: unknown): string[] {
   const lines: string[] = []
   for (let e = (err as { cause?: unknown } | undefined)?.cause; e != null && lines.length < 16; e = (e as { cause?: unknown }).cause) {
     const message = e instanceof Error ? e.message : String(e)
@@ -21,7 +21,7 @@ function attempts(err: unknown): string[] {
   return lines
 }
 
-export function bindingLoadError(err: unknown): Error {
+export function bindingLoadError (err: unknown): Error {
   const pkg = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as PackageJson
   const platform = platformArchABI()
   const platformPkg = `${PLATFORM_PACKAGE_PREFIX}${platform}`

@@ -2,7 +2,6 @@
  * `addFilesFromDir`: a package directory (git-hosted, local, or a built package's side
  * effects) into the store, with pnpm 11's semantics.
  */
-import path from 'node:path'
 import * as binding from '../../index.js'
 import { checkAbsolutePath, checkObject, checkOptionalEnum, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 import { invalidArgument, pnpmErrorOf } from './errors.js'

@@ -9,7 +9,7 @@ import { types } from 'node:util'
 // First: turns a missing native binary into one clear error (see binding.ts).
 import './binding.js'
 import * as binding from '../../index.js'
-import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
+import { invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir } from './store-dir.js'
 import { checkAbsolutePath, checkObject, checkOptionalByteCount, checkOptionalObject, checkOptionalString, checkString } from './args.js'
 
@@ -200,4 +200,3 @@ function regExpError (pattern: string): string | undefined {
     return (err as Error).message
   }
 }
-

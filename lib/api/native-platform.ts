@@ -10,7 +10,7 @@ export const PLATFORM_PACKAGE_PREFIX = '@cas/native-'
 const ARCH: Record<string, string> = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm' }
 
 /** `x86_64-unknown-linux-gnu` → `linux-x64-gnu`, `aarch64-apple-darwin` → `darwin-arm64`, `x86_64-pc-windows-msvc` → `win32-x64-msvc`. */
-function tripleToPlatform(triple: string): string {
+function tripleToPlatform (triple: string): string {
   const [cpu, , os, abi] = triple.split('-')
   const arch = ARCH[cpu] ?? cpu
   if (os === 'linux') return `linux-${arch}-${abi?.startsWith('musl') ? 'musl' : 'gnu'}`
@@ -31,7 +31,7 @@ export interface PackageJson {
  * dependencies (`napi prepublish` and the plugin's pack script add them); a checkout has only
  * the `napi.targets` they come from.
  */
-export function prebuiltPlatforms(pkg: PackageJson): string[] {
+export function prebuiltPlatforms (pkg: PackageJson): string[] {
   const fromDeps = Object.keys(pkg.optionalDependencies ?? {})
     .filter((name) => name.startsWith(PLATFORM_PACKAGE_PREFIX))
     .map((name) => name.slice(PLATFORM_PACKAGE_PREFIX.length))
@@ -39,7 +39,7 @@ export function prebuiltPlatforms(pkg: PackageJson): string[] {
 }
 
 /** napi-rs's `platformArchABI` naming of this process's platform: `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`. */
-export function platformArchABI(): string {
+export function platformArchABI (): string {
   const { platform, arch } = process
   if (platform === 'linux') return `${platform}-${arch}-${isMusl() ? 'musl' : 'gnu'}`
   if (platform === 'win32') return `${platform}-${arch}-msvc`
@@ -47,7 +47,7 @@ export function platformArchABI(): string {
 }
 
 /** Whether this Linux runs on musl (else glibc). */
-export function isMusl(): boolean {
+export function isMusl (): boolean {
   try {
     return readFileSync('/usr/bin/ldd', 'utf8').includes('musl')
   } catch {

@@ -112,7 +112,7 @@ export interface ReadPkgsFromCafsResult {
 export async function readPkgFromCafs (
   ctx: ReadPkgFromCafsContext,
   filesIndexFile: string,
-  opts?: ReadPkgFromCafsOptions
+  opts?: ReadPkgFromCafsOptions,
 ): Promise<ReadPkgFromCafsResult & ReadReport> {
   checkContext(ctx)
   if (typeof filesIndexFile !== 'string') throw invalidArgument('filesIndexFile', 'a string', filesIndexFile)
@@ -137,7 +137,7 @@ export async function readPkgFromCafs (
 export async function readPkgsFromCafs (
   ctx: ReadPkgFromCafsContext,
   keys: string[],
-  opts?: ReadPkgsFromCafsOptions
+  opts?: ReadPkgsFromCafsOptions,
 ): Promise<ReadPkgsFromCafsResult> {
   checkContext(ctx)
   if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string')) {

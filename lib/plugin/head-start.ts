@@ -23,7 +23,6 @@ import { installsFrozen, layoutUnsupported, type PnpmConfig } from './pnpm-confi
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './install/virtual-store.js'
 import { importerOutOfDate, lockfileConfigMismatch, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
 
-
 /** What pnpm passes to `hooks.preResolution` (pnpm 11). */
 export interface PreResolutionContext {
   wantedLockfile: LockfileObject

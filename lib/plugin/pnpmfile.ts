@@ -47,7 +47,6 @@ export interface ImportIndexedPackageOptions {
   symlinks?: Map<string, string>
 }
 
-
 /** pnpm's settings, as `hooks.updateConfig` last saw them. */
 let pnpmConfig: (PnpmConfig & { maxTarballUnpackedSize?: number }) | undefined
 
@@ -60,12 +59,11 @@ function configuredImportMethod (): cas.PackageImportMethod {
 
 /** `<storeDir>/files/xx/yyy…` → `<storeDir>`; the native importer keys its method probe on it. */
 function storeDirOf (filesMap: Map<string, string>, to: string): string {
-  for (const blob of filesMap.values()) {
-    const shard = path.dirname(blob)
-    if (path.basename(path.dirname(shard)) === 'files' && /^[0-9a-f]{2}$/.test(path.basename(shard))) {
-      return path.dirname(path.dirname(shard))
-    }
-    break
+  // Any blob tells: the first one.
+  const [blob] = filesMap.values()
+  const shard = blob != null ? path.dirname(blob) : ''
+  if (blob != null && path.basename(path.dirname(shard)) === 'files' && /^[0-9a-f]{2}$/.test(path.basename(shard))) {
+    return path.dirname(path.dirname(shard))
   }
   return path.dirname(to)
 }

@@ -189,7 +189,7 @@ export type ReadPkgFromCafsResult = cas.ReadPkgFromCafsResult
 export async function readPkgFromCafs (
   ctx: ReadPkgFromCafsContext,
   filesIndexFile: string,
-  opts?: ReadPkgFromCafsOptions
+  opts?: ReadPkgFromCafsOptions,
 ): Promise<ReadPkgFromCafsResult> {
   checkObject('ctx', ctx)
   registerShutdown()

@@ -1,0 +1,22 @@
+// The TypeScript layer, its tests, benchmarks and scripts in neostandard's style (standard's
+// rules for modern JS and TypeScript, stylistic rules included, so `eslint --fix` is also the
+// formatter): the style the code was written in, checked by CI.
+import neostandard from 'neostandard'
+
+export default [
+  ...neostandard({
+    ts: true,
+    noJsx: true,
+    ignores: ['dist/**', 'target/**', 'index.js', 'index.d.ts', 'benchmark/.work/**', 'benchmark/.cache/**', 'fuzz/**', 'npm/**/*.node', '__test__/fixtures/**'],
+  }),
+  {
+    rules: {
+      // Long lines are common here (tables of cases, messages kept whole for grep).
+      '@stylistic/max-len': 'off',
+      // Trailing commas in multi-line literals, as the code has them.
+      '@stylistic/comma-dangle': ['error', 'always-multiline'],
+      // `void promise` marks a promise deliberately not awaited (its errors are handled inside).
+      'no-void': ['error', { allowAsStatement: true }],
+    },
+  },
+]
