@@ -113,7 +113,7 @@ const PNPM12 = '12.21.0'
 const PACQUET = '0.11.11'
 
 // --- the swapped pnpm 11 copy --------------------------------------------------------------
-const { swapPnpmWorker } = await import(join(casDir, 'dist', 'pnpm-swap.js'))
+const { swapPnpmWorker } = await import(join(casDir, 'dist', 'pnpm-worker', 'swap.js'))
 let swappedDir
 function swappedPnpm11 () {
   if (swappedDir != null) return swappedDir
@@ -188,7 +188,7 @@ if (opts.cold) {
   registry = await serveCorpus(corpus)
   log(`serving ${corpus.length} tarballs at ${registry}`)
 } else {
-  const cas = await import(join(casDir, 'dist', 'index.js'))
+  const cas = await import(join(casDir, 'dist', 'api', 'index.js'))
   log(`filling the store with ${corpus.length} tarballs (@cas/native, untimed)`)
   await Promise.all(corpus.map((t) => cas.addFilesFromTarball({ buffer: t.buffer, storeDir: join(storeDir, 'v11'), filesIndexFile: t.key, integrity: t.integrity, url: t.url })))
   cas.closeStores()
