@@ -7,13 +7,17 @@
  *
  * Usage: node benchmark/demo.mjs [--store <dir>] [--project <dir>]
  *   (defaults: new directories under benchmark/.work; the project dir gets the node_modules)
+ *
+ * It keeps its own run's store and project for a look, and deletes older demo runs (about
+ * 420 MB each) in the background once it is done, so that nothing accumulates and no deletion
+ * runs while it is timing (BENCHMARKING.md: creating files just after a big delete is slow).
  */
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import * as cas from '../dist/api/index.js'
-import { benchmarkDir, listBlobs, loadCorpus } from './corpus.mjs'
+import { benchmarkDir, deleteInBackground, listBlobs, loadCorpus } from './corpus.mjs'
 import { layout, readLockfile } from './lockfile.mjs'
 
 const { values: args } = parseArgs({ options: { store: { type: 'string' }, project: { type: 'string' } } })
@@ -71,3 +75,10 @@ console.log(`  ${c.filesLinked} files hard-linked, ${c.filesCopied} copied, ${c.
 console.log(`  wall ${ms(linkWall)} (native: import ${ms(linked.importMs)} + symlinks ${ms(linked.symlinkMs)}), CPU ${ms((linkCpu.user + linkCpu.system) / 1000)}`)
 for (const w of linked.warnings) console.log(`  warning: ${w}`)
 cas.closeStores()
+
+// Only the newest run is kept (its own, unless --store/--project put it elsewhere).
+const workDir = path.join(benchmarkDir, '.work')
+const older = fs.readdirSync(workDir).filter((d) => d.startsWith('demo-') && path.join(workDir, d) !== demoDir)
+for (const d of older) deleteInBackground(path.join(workDir, d))
+if (fs.existsSync(demoDir)) console.log(`\nthis run's store and node_modules are kept in ${path.relative(process.cwd(), demoDir)}`)
+if (older.length > 0) console.log(`${older.length} older demo runs are being deleted in the background`)
