@@ -429,6 +429,67 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.existsSync(path.join(native, 'node_modules', '.pnpm-workspace-state-v1.json'))).toBe(false)
   })
 
+  /** A project taking its versions from the default catalog and a named one (an entry no one uses beside them). */
+  const CATALOG_PROJECT = {
+    manifest: { name: 'catalogs', version: '1.0.0', dependencies: { util: 'catalog:', host: 'catalog:tools', a: '2.0.0' }, devDependencies: { f: 'catalog:tools' } },
+    // catalogMode only decides what `pnpm add` saves: a frozen install is the same under any.
+    workspace: 'minimumReleaseAge: 0\ncatalogMode: strict\ncatalog:\n  util: 1.0.0\n  unused: ^1.0.0\ncatalogs:\n  tools:\n    host: ^1.0.0\n    f: 2.0.0\n',
+  }
+
+  it('catalog: and catalog:<name> specifiers: installed natively, stock\'s tree and state (the catalogs recorded), up to date', async () => {
+    const { dir, store } = await setUp('catalogs', CATALOG_PROJECT.manifest, CATALOG_PROJECT.workspace)
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/^catalogs:\n {2}default:\n {4}util:\n/m)
+    const both = await expectSameAsStock(dir, store, 'catalogs', { packages: countSnapshots(dir), why: 'util' })
+    const state = both.stockTree.find((l) => l.startsWith('node_modules/.pnpm-workspace-state-v1.json '))!
+    expect(state).toContain('"catalogs":{"default":{"util":"1.0.0","unused":"^1.0.0"},"tools":{"host":"^1.0.0","f":"2.0.0"}}')
+    expect(both.stockTree).toContainEqual('node_modules/f -> .pnpm/f@2.0.0/node_modules/f')
+    // The workspace file is as it was: a frozen install rewrites none of it.
+    for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'pnpm-workspace.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'utf8'))
+  })
+
+  it('cleanupUnusedCatalogs with an entry no one uses: left to pnpm, which removes it from pnpm-workspace.yaml, as stock', async () => {
+    const { dir, store } = await setUp('catalog-prune', CATALOG_PROJECT.manifest, CATALOG_PROJECT.workspace)
+    const workspace = path.join(dir, 'pnpm-workspace.yaml')
+    fs.writeFileSync(workspace, `${fs.readFileSync(workspace, 'utf8')}cleanupUnusedCatalogs: true\n`)
+    const both = await installBoth(dir, store, 'catalog-prune')
+    expect(both.trace).toMatch(/^native install skipped: cleanupUnusedCatalogs: pnpm removes catalog entries no project uses from pnpm-workspace\.yaml$/m)
+    expect(both.nativeRun.stdout).toContain(PNPM_INSTALLED)
+    const stockWorkspace = fs.readFileSync(path.join(both.stock, 'pnpm-workspace.yaml'), 'utf8')
+    expect(stockWorkspace).not.toContain('unused')
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-workspace.yaml'), 'utf8')).toBe(stockWorkspace)
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+  })
+
+  it('cleanupUnusedCatalogs with every entry used: installed natively, stock\'s tree, pnpm-workspace.yaml unchanged', async () => {
+    const { dir, store } = await setUp('catalog-prune-used', CATALOG_PROJECT.manifest, `${CATALOG_PROJECT.workspace.replace('  unused: ^1.0.0\n', '')}cleanupUnusedCatalogs: true\n`)
+    const both = await expectSameAsStock(dir, store, 'catalog-prune-used', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'pnpm-workspace.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'utf8'))
+  })
+
+  it('a catalog entry changed in pnpm-workspace.yaml after the lockfile was written, --frozen-lockfile: pnpm refuses it, with the plugin as in stock, nothing linked', async () => {
+    const { dir } = await setUp('catalog-changed', CATALOG_PROJECT.manifest, CATALOG_PROJECT.workspace)
+    const workspace = path.join(dir, 'pnpm-workspace.yaml')
+    fs.writeFileSync(workspace, fs.readFileSync(workspace, 'utf8').replace('  util: 1.0.0\n', '  util: 2.0.0\n'))
+    const store = path.join(base, 'catalog-changed-store')
+    const stock = clone(dir, 'catalog-changed-stock')
+    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox('catalog-changed-stock'), env: STOCK })
+    const native = clone(dir, 'catalog-changed-native')
+    const traceFile = path.join(base, 'catalog-changed-trace.txt')
+    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox('catalog-changed-native'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    const trace = fs.readFileSync(traceFile, 'utf8')
+    expect(trace).toMatch(/^native install skipped: the catalogs differ from the lockfile \(the default catalog's util is "2\.0\.0", the lockfile has "1\.0\.0"\)$/m)
+    expect(trace).toMatch(/^prelink skipped: the catalogs differ from the lockfile /m)
+    const refusal = /ERR_PNPM_LOCKFILE_CONFIG_MISMATCH.*/.exec(stockRun.stdout + stockRun.stderr)
+    expect(stockRun.code).not.toBe(0)
+    expect(refusal?.[0]).toContain('"catalogs"')
+    expect(nativeRun.code).toBe(stockRun.code)
+    expect(nativeRun.stdout + nativeRun.stderr).toContain(refusal![0])
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(native)).toEqual(relative(stock))
+    expect(relative(native).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
+  })
+
   it('with scripts off (--config.ignore-scripts=true): the root shims through the packages\' own directories and every build pending, as stock', async () => {
     const project = PROJECTS[1]
     const { dir, store } = await setUp('ignore-scripts', project.manifest, project.workspace)
