@@ -13,8 +13,9 @@
  * the e2e fixture (real npm packages), three generated ones (peer dependencies, aliases, bins of
  * every kind, bundled dependencies, hoisting and bin-name conflicts, an ignored build; public
  * hoisting and optional dependencies), optional packages for other platforms (skipped as pnpm
- * skips them), and the alotta-modules lockfile (1,355 real packages, `benchmark/download.mjs`'s
- * corpus). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
+ * skips them), catalogs (default and named; changed after the lockfile, which pnpm refuses, and
+ * `cleanupUnusedCatalogs`), and the alotta-modules lockfile (1,355 real packages,
+ * `benchmark/download.mjs`'s corpus). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
  * bin it cannot write (found after the layout, so it also shows that an install stopped halfway
  * is not taken for up to date).
  */
@@ -467,27 +468,49 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'pnpm-workspace.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'utf8'))
   })
 
-  it('a catalog entry changed in pnpm-workspace.yaml after the lockfile was written, --frozen-lockfile: pnpm refuses it, with the plugin as in stock, nothing linked', async () => {
-    const { dir } = await setUp('catalog-changed', CATALOG_PROJECT.manifest, CATALOG_PROJECT.workspace)
-    const workspace = path.join(dir, 'pnpm-workspace.yaml')
-    fs.writeFileSync(workspace, fs.readFileSync(workspace, 'utf8').replace('  util: 1.0.0\n', '  util: 2.0.0\n'))
-    const store = path.join(base, 'catalog-changed-store')
-    const stock = clone(dir, 'catalog-changed-stock')
-    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox('catalog-changed-stock'), env: STOCK })
-    const native = clone(dir, 'catalog-changed-native')
-    const traceFile = path.join(base, 'catalog-changed-trace.txt')
-    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox('catalog-changed-native'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+  /**
+   * A frozen install pnpm refuses after `edit` (a project file changed after the lockfile was
+   * written): the plugin's native install and head start step aside (`why`, in the trace), and
+   * pnpm refuses with stock's `code` and words, leaving `node_modules` as stock leaves it.
+   */
+  async function expectRefusedAsStock (label: string, edit: (dir: string) => void, code: string, why: RegExp): Promise<string> {
+    const { dir, store } = await setUp(label, CATALOG_PROJECT.manifest, CATALOG_PROJECT.workspace)
+    edit(dir)
+    const stock = clone(dir, `${label}-stock`)
+    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK })
+    const native = clone(dir, `${label}-native`)
+    const traceFile = path.join(base, `${label}-trace.txt`)
+    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
     const trace = fs.readFileSync(traceFile, 'utf8')
-    expect(trace).toMatch(/^native install skipped: the catalogs differ from the lockfile \(the default catalog's util is "2\.0\.0", the lockfile has "1\.0\.0"\)$/m)
-    expect(trace).toMatch(/^prelink skipped: the catalogs differ from the lockfile /m)
-    const refusal = /ERR_PNPM_LOCKFILE_CONFIG_MISMATCH.*/.exec(stockRun.stdout + stockRun.stderr)
+    expect(trace).toMatch(new RegExp(`^native install skipped: ${why.source}`, 'm'))
+    expect(trace).toMatch(new RegExp(`^prelink skipped: ${why.source}`, 'm'))
+    const refusal = new RegExp(`${code}.*`).exec(stockRun.stdout + stockRun.stderr)
     expect(stockRun.code).not.toBe(0)
-    expect(refusal?.[0]).toContain('"catalogs"')
+    expect(refusal).not.toBeNull()
     expect(nativeRun.code).toBe(stockRun.code)
     expect(nativeRun.stdout + nativeRun.stderr).toContain(refusal![0])
     const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
     expect(relative(native)).toEqual(relative(stock))
     expect(relative(native).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
+    return refusal![0]
+  }
+
+  it('a catalog entry changed in pnpm-workspace.yaml after the lockfile was written, --frozen-lockfile: pnpm refuses it, with the plugin as in stock, nothing linked', async () => {
+    const refusal = await expectRefusedAsStock('catalog-changed', (dir) => {
+      const workspace = path.join(dir, 'pnpm-workspace.yaml')
+      fs.writeFileSync(workspace, fs.readFileSync(workspace, 'utf8').replace('  util: 1.0.0\n', '  util: 2.0.0\n'))
+    }, 'ERR_PNPM_LOCKFILE_CONFIG_MISMATCH', /the catalogs differ from the lockfile \(the default catalog's util is "2\.0\.0", the lockfile has "1\.0\.0"\)/)
+    expect(refusal).toContain('"catalogs"')
+  })
+
+  it('a lockfile whose catalog entry was resolved to another version than its importer locked: pnpm refuses it, with the plugin as in stock, nothing linked', async () => {
+    await expectRefusedAsStock('catalog-stale', (dir) => {
+      const lockfile = path.join(dir, 'pnpm-lock.yaml')
+      const text = fs.readFileSync(lockfile, 'utf8')
+      const edited = text.replace(/^( {4}util:\n {6}specifier: 1\.0\.0\n {6}version: )1\.0\.0$/m, '$12.0.0')
+      expect(edited).not.toBe(text)
+      fs.writeFileSync(lockfile, edited)
+    }, 'ERR_PNPM_OUTDATED_LOCKFILE', /the lockfile is not up to date with .*util is locked at 1\.0\.0, its default catalog entry at 2\.0\.0/)
   })
 
   it('with scripts off (--config.ignore-scripts=true): the root shims through the packages\' own directories and every build pending, as stock', async () => {
