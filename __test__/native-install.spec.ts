@@ -13,8 +13,9 @@
  * the e2e fixture (real npm packages), three generated ones (peer dependencies, aliases, bins of
  * every kind, bundled dependencies, hoisting and bin-name conflicts, an ignored build; public
  * hoisting and optional dependencies), optional packages for other platforms (skipped as pnpm
- * skips them), and the alotta-modules lockfile (1,355 real packages, `benchmark/download.mjs`'s
- * corpus). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
+ * skips them), catalogs (default and named; changed after the lockfile, which pnpm refuses, and
+ * `cleanupUnusedCatalogs`), and the alotta-modules lockfile (1,355 real packages,
+ * `benchmark/download.mjs`'s corpus). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
  * bin it cannot write (found after the layout, so it also shows that an install stopped halfway
  * is not taken for up to date).
  */
@@ -427,6 +428,89 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // Nothing recorded as installed. (How much pnpm itself lays out before its check fails
     // depends on timing, in stock too.)
     expect(fs.existsSync(path.join(native, 'node_modules', '.pnpm-workspace-state-v1.json'))).toBe(false)
+  })
+
+  /** A project taking its versions from the default catalog and a named one (an entry no one uses beside them). */
+  const CATALOG_PROJECT = {
+    manifest: { name: 'catalogs', version: '1.0.0', dependencies: { util: 'catalog:', host: 'catalog:tools', a: '2.0.0' }, devDependencies: { f: 'catalog:tools' } },
+    // catalogMode only decides what `pnpm add` saves: a frozen install is the same under any.
+    workspace: 'minimumReleaseAge: 0\ncatalogMode: strict\ncatalog:\n  util: 1.0.0\n  unused: ^1.0.0\ncatalogs:\n  tools:\n    host: ^1.0.0\n    f: 2.0.0\n',
+  }
+
+  it('catalog: and catalog:<name> specifiers: installed natively, stock\'s tree and state (the catalogs recorded), up to date', async () => {
+    const { dir, store } = await setUp('catalogs', CATALOG_PROJECT.manifest, CATALOG_PROJECT.workspace)
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/^catalogs:\n {2}default:\n {4}util:\n/m)
+    const both = await expectSameAsStock(dir, store, 'catalogs', { packages: countSnapshots(dir), why: 'util' })
+    const state = both.stockTree.find((l) => l.startsWith('node_modules/.pnpm-workspace-state-v1.json '))!
+    expect(state).toContain('"catalogs":{"default":{"util":"1.0.0","unused":"^1.0.0"},"tools":{"host":"^1.0.0","f":"2.0.0"}}')
+    expect(both.stockTree).toContainEqual('node_modules/f -> .pnpm/f@2.0.0/node_modules/f')
+    // The workspace file is as it was: a frozen install rewrites none of it.
+    for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'pnpm-workspace.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'utf8'))
+  })
+
+  it('cleanupUnusedCatalogs with an entry no one uses: left to pnpm, which removes it from pnpm-workspace.yaml, as stock', async () => {
+    const { dir, store } = await setUp('catalog-prune', CATALOG_PROJECT.manifest, CATALOG_PROJECT.workspace)
+    const workspace = path.join(dir, 'pnpm-workspace.yaml')
+    fs.writeFileSync(workspace, `${fs.readFileSync(workspace, 'utf8')}cleanupUnusedCatalogs: true\n`)
+    const both = await installBoth(dir, store, 'catalog-prune')
+    expect(both.trace).toMatch(/^native install skipped: cleanupUnusedCatalogs: pnpm removes catalog entries no project uses from pnpm-workspace\.yaml$/m)
+    expect(both.nativeRun.stdout).toContain(PNPM_INSTALLED)
+    const stockWorkspace = fs.readFileSync(path.join(both.stock, 'pnpm-workspace.yaml'), 'utf8')
+    expect(stockWorkspace).not.toContain('unused')
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-workspace.yaml'), 'utf8')).toBe(stockWorkspace)
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+  })
+
+  it('cleanupUnusedCatalogs with every entry used: installed natively, stock\'s tree, pnpm-workspace.yaml unchanged', async () => {
+    const { dir, store } = await setUp('catalog-prune-used', CATALOG_PROJECT.manifest, `${CATALOG_PROJECT.workspace.replace('  unused: ^1.0.0\n', '')}cleanupUnusedCatalogs: true\n`)
+    const both = await expectSameAsStock(dir, store, 'catalog-prune-used', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'pnpm-workspace.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'utf8'))
+  })
+
+  /**
+   * A frozen install pnpm refuses after `edit` (a project file changed after the lockfile was
+   * written): the plugin's native install and head start step aside (`why`, in the trace), and
+   * pnpm refuses with stock's `code` and words, leaving `node_modules` as stock leaves it.
+   */
+  async function expectRefusedAsStock (label: string, edit: (dir: string) => void, code: string, why: RegExp): Promise<string> {
+    const { dir, store } = await setUp(label, CATALOG_PROJECT.manifest, CATALOG_PROJECT.workspace)
+    edit(dir)
+    const stock = clone(dir, `${label}-stock`)
+    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK })
+    const native = clone(dir, `${label}-native`)
+    const traceFile = path.join(base, `${label}-trace.txt`)
+    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    const trace = fs.readFileSync(traceFile, 'utf8')
+    expect(trace).toMatch(new RegExp(`^native install skipped: ${why.source}`, 'm'))
+    expect(trace).toMatch(new RegExp(`^prelink skipped: ${why.source}`, 'm'))
+    const refusal = new RegExp(`${code}.*`).exec(stockRun.stdout + stockRun.stderr)
+    expect(stockRun.code).not.toBe(0)
+    expect(refusal).not.toBeNull()
+    expect(nativeRun.code).toBe(stockRun.code)
+    expect(nativeRun.stdout + nativeRun.stderr).toContain(refusal![0])
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(native)).toEqual(relative(stock))
+    expect(relative(native).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
+    return refusal![0]
+  }
+
+  it('a catalog entry changed in pnpm-workspace.yaml after the lockfile was written, --frozen-lockfile: pnpm refuses it, with the plugin as in stock, nothing linked', async () => {
+    const refusal = await expectRefusedAsStock('catalog-changed', (dir) => {
+      const workspace = path.join(dir, 'pnpm-workspace.yaml')
+      fs.writeFileSync(workspace, fs.readFileSync(workspace, 'utf8').replace('  util: 1.0.0\n', '  util: 2.0.0\n'))
+    }, 'ERR_PNPM_LOCKFILE_CONFIG_MISMATCH', /the catalogs differ from the lockfile \(the default catalog's util is "2\.0\.0", the lockfile has "1\.0\.0"\)/)
+    expect(refusal).toContain('"catalogs"')
+  })
+
+  it('a lockfile whose catalog entry was resolved to another version than its importer locked: pnpm refuses it, with the plugin as in stock, nothing linked', async () => {
+    await expectRefusedAsStock('catalog-stale', (dir) => {
+      const lockfile = path.join(dir, 'pnpm-lock.yaml')
+      const text = fs.readFileSync(lockfile, 'utf8')
+      const edited = text.replace(/^( {4}util:\n {6}specifier: 1\.0\.0\n {6}version: )1\.0\.0$/m, '$12.0.0')
+      expect(edited).not.toBe(text)
+      fs.writeFileSync(lockfile, edited)
+    }, 'ERR_PNPM_OUTDATED_LOCKFILE', /the lockfile is not up to date with .*util is locked at 1\.0\.0, its default catalog entry at 2\.0\.0/)
   })
 
   it('with scripts off (--config.ignore-scripts=true): the root shims through the packages\' own directories and every build pending, as stock', async () => {

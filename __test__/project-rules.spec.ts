@@ -1,13 +1,15 @@
 /**
  * Rules about the project itself, one by one: what becomes of its lifecycle scripts
  * (`projectScripts`), and when pnpm's frozen install finds its lockfile out of date
- * (`importerOutOfDate`). native-install.spec.ts and pnpmfile-prelink.spec.ts compare the
+ * (`importerOutOfDate`, its catalogs: `catalogsOutOfDate`, `catalogResolutionStale`), and when
+ * pnpm rewrites the workspace file's catalogs after it (`catalogsPnpmPrunes`). native-install.spec.ts and pnpmfile-prelink.spec.ts compare the
  * installs they decide with stock pnpm's.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { importerOutOfDate } from '../dist/plugin/install/frozen-check.js'
+import { importerOutOfDate, lockfileConfigMismatch } from '../dist/plugin/install/frozen-check.js'
+import { catalogResolutionStale, catalogsOutOfDate, catalogsPnpmPrunes, workspaceCatalogsPruned } from '../dist/plugin/install/catalogs.js'
 import { projectScripts } from '../dist/plugin/install/project-scripts.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -71,5 +73,92 @@ describe('importerOutOfDate: pnpm\'s frozen check of a project against the lockf
     const withPeer = { specifiers: { a: '^1.0.0', p: '^3' }, dependencies: { a: '1.0.1', p: '3.1.0' } }
     expect(importerOutOfDate(withPeer, { dependencies: { a: '^1.0.0' }, peerDependencies: { p: '^3' } }, true)).toBeUndefined()
     expect(importerOutOfDate(withPeer, { dependencies: { a: '^1.0.0' }, peerDependencies: { p: '^3' } }, false)).toMatch(/^p: /)
+  })
+})
+
+describe('catalogs: pnpm\'s frozen checks of catalog: specifiers', () => {
+  const locked = {
+    default: { util: { specifier: '^1.0.0', version: '1.0.1' } },
+    tools: { host: { specifier: '1.0.0', version: '1.0.0' } },
+  }
+  it('the lockfile\'s entries have the workspace file\'s specifiers: up to date (entries only the workspace file has are fine)', () => {
+    expect(catalogsOutOfDate({ default: { util: '^1.0.0', other: '2' }, tools: { host: '1.0.0' }, unused: { x: '1' } }, locked)).toBeUndefined()
+    expect(catalogsOutOfDate({}, undefined)).toBeUndefined()
+    expect(catalogsOutOfDate(undefined, {})).toBeUndefined()
+  })
+  it.each([
+    ['an entry changed', { default: { util: '^2.0.0' }, tools: { host: '1.0.0' } }, /default catalog's util is "\^2\.0\.0", the lockfile has "\^1\.0\.0"/],
+    ['an entry removed', { default: { util: '^1.0.0' }, tools: {} }, /tools catalog's host is undefined/],
+    ['a catalog removed', { default: { util: '^1.0.0' } }, /tools catalog's host/],
+    // pnpm takes some git specifiers as the same repository: left to pnpm here.
+    ['a git specifier spelt otherwise', { default: { util: '^1.0.0' }, tools: { host: 'github:o/host#1.0.0' } }, /tools catalog's host/],
+  ])('%s: out of date', (_, configured, why) => {
+    expect(catalogsOutOfDate(configured, locked)).toMatch(why)
+  })
+  it('a lockfile catalogs section not of pnpm\'s shape: out of date (left to pnpm)', () => {
+    expect(catalogsOutOfDate({}, { default: { util: '^1.0.0' } })).toMatch(/is not a specifier and a version/)
+    expect(catalogsOutOfDate({}, [])).toMatch(/is not a mapping/)
+  })
+  it('lockfileConfigMismatch checks the catalogs first, as pnpm does', () => {
+    const lockfile = { catalogs: locked, overrides: { x: '1' } }
+    expect(lockfileConfigMismatch(lockfile, { catalogs: { default: { util: '^1.0.0' } } }, '.')).toMatch(/^the catalogs differ from the lockfile \(the tools catalog's host/)
+  })
+
+  const importer = {
+    specifiers: { util: 'catalog:', host: 'catalog:tools', other: '^3.0.0' },
+    dependencies: { util: '1.0.1', other: '3.0.0' },
+    devDependencies: { host: '1.0.0(peer@2.0.0)' },
+  }
+  it('each catalog: dependency locked at its entry\'s version (peers\' suffix aside): up to date', () => {
+    expect(catalogResolutionStale(importer, locked)).toBeUndefined()
+    expect(catalogResolutionStale({ ...importer, specifiers: { ...importer.specifiers, host: 'catalog: tools ' } }, locked)).toBeUndefined()
+  })
+  it('a dependency locked at another version than its entry: stale', () => {
+    expect(catalogResolutionStale({ ...importer, dependencies: { util: '1.0.2', other: '3.0.0' } }, locked)).toBe('util is locked at 1.0.2, its default catalog entry at 1.0.1')
+  })
+  it('what pnpm does not compare: no entry in the lockfile, an unknown catalog, a locked link or alias', () => {
+    expect(catalogResolutionStale(importer, { tools: locked.tools })).toBeUndefined()
+    expect(catalogResolutionStale({ ...importer, specifiers: { ...importer.specifiers, util: 'catalog:nope' } }, locked)).toBeUndefined()
+    expect(catalogResolutionStale({ ...importer, dependencies: { util: 'link:../util', other: '3.0.0' } }, locked)).toBeUndefined()
+    expect(catalogResolutionStale({ ...importer, dependencies: { util: 'util2@1.0.2', other: '3.0.0' } }, locked)).toBeUndefined()
+  })
+  it('importerOutOfDate reports a stale catalog resolution after the manifest\'s checks', () => {
+    const manifest = { dependencies: { util: 'catalog:', other: '^3.0.0' }, devDependencies: { host: 'catalog:tools' } }
+    expect(importerOutOfDate(importer, manifest, true, locked)).toBeUndefined()
+    expect(importerOutOfDate({ ...importer, dependencies: { util: '1.0.0', other: '3.0.0' } }, manifest, true, locked)).toMatch(/^util is locked at 1\.0\.0/)
+  })
+
+  describe('catalogsPnpmPrunes: cleanupUnusedCatalogs after an install', () => {
+    const manifest = { dependencies: { util: 'catalog:', host: 'catalog:tools' }, peerDependencies: { peer: 'catalog:' } }
+    it.each([
+      ['every entry used', { catalog: { util: '1', peer: '2' }, catalogs: { tools: { host: '1' } } }, false],
+      ['no catalogs', { packages: ['.'] }, false],
+      ['a falsy field is left as it is', { catalog: null, catalogs: { tools: { host: '1' }, gone: null } }, false],
+      ['a named entry used as catalog: (the default)', { catalog: { util: '1', peer: '2' }, catalogs: { tools: { host: '1', util: '2' } } }, false],
+      ['an unused default entry', { catalog: { util: '1', peer: '2', x: '3' } }, true],
+      ['an unused named entry', { catalogs: { tools: { host: '1', x: '1' } } }, true],
+      ['an entry of another catalog', { catalogs: { tools: { host: '1' }, other: { host: '1' } } }, true],
+      ['an empty catalog', { catalog: {} }, true],
+      ['an empty catalogs field', { catalogs: {} }, true],
+    ])('%s: %s', (_, workspace, prunes) => {
+      expect(catalogsPnpmPrunes(workspace, [manifest], undefined)).toBe(prunes)
+    })
+    it('catalog:default keeps an entry written under catalogs.default, not one under catalog (pnpm\'s rules for each field)', () => {
+      const takesDefault = { dependencies: { x: 'catalog:default' } }
+      expect(catalogsPnpmPrunes({ catalog: { x: '1' } }, [takesDefault], undefined)).toBe(true)
+      expect(catalogsPnpmPrunes({ catalogs: { default: { x: '1' } } }, [takesDefault], undefined)).toBe(false)
+    })
+    it('an entry the lockfile records counts as used', () => {
+      expect(catalogsPnpmPrunes({ catalogs: { tools: { host: '1', gone: '1' } } }, [manifest], { tools: { gone: { specifier: '1', version: '1.0.0' } } })).toBe(false)
+      expect(catalogsPnpmPrunes({ catalog: { gone: '1' } }, [{}], { default: { gone: { specifier: '1', version: '1.0.0' } } })).toBe(false)
+    })
+    it('the setting off, or no pnpm-workspace.yaml: nothing to check', () => {
+      const dir = freshDir('catalog-prune')
+      expect(workspaceCatalogsPruned({ workspaceDir: dir }, [{}], undefined)).toBeUndefined()
+      expect(workspaceCatalogsPruned({ workspaceDir: dir, catalogPrune: true }, [{}], undefined)).toBeUndefined()
+      fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'catalog:\n  x: 1.0.0\n')
+      expect(workspaceCatalogsPruned({ workspaceDir: dir, catalogPrune: false }, [{}], undefined)).toBeUndefined()
+      expect(workspaceCatalogsPruned({ workspaceDir: dir, cleanupUnusedCatalogs: true }, [{}], undefined)).toMatch(/^cleanupUnusedCatalogs: /)
+    })
   })
 })

@@ -14,7 +14,7 @@
 // loader (index.js, copied beside it as it is: its requires are the binaries and the platform
 // packages) and Node's builtins.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
@@ -75,7 +75,9 @@ async function bundle (entry, pluginDir) {
     metafile: true,
     absWorkingDir: repo,
   })
-  const outside = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith('dist/') && !input.startsWith('node_modules/'))
+  // esbuild names modules by their real path: a worktree's node_modules may be a link to another checkout's.
+  const modules = `${path.relative(repo, realpathSync(path.join(repo, 'node_modules'))).split(path.sep).join('/')}/`
+  const outside = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith('dist/') && !input.startsWith('node_modules/') && !input.startsWith(modules))
   if (outside.length > 0) fail(`the bundle took files from outside dist/ and node_modules/: ${outside.join(', ')}`)
   copyFileSync(path.join(repo, 'index.js'), path.join(pluginDir, 'index.js'))
 }

@@ -128,7 +128,7 @@ function frozenRefusal (config: PnpmConfig & FrozenCheckConfig, ctx: PreResoluti
     } catch {
       return `the manifest of ${id} is not a package.json this reads`
     }
-    const outdated = importerOutOfDate(importer as LockedImporter, manifest, config.autoInstallPeers !== false)
+    const outdated = importerOutOfDate(importer as LockedImporter, manifest, config.autoInstallPeers !== false, lockfile.catalogs)
     if (outdated != null) return `the lockfile is not up to date with ${id}'s package.json (${outdated}): pnpm refuses a frozen install`
   }
   return undefined

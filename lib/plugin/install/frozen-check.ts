@@ -1,7 +1,7 @@
 /**
  * What pnpm 11.28 checks before a frozen install, as far as the plugin must know it before it
  * writes anything: a lockfile that pnpm then refuses (`ERR_PNPM_OUTDATED_LOCKFILE`,
- * `ERR_PNPM_LOCKFILE_CONFIG_MISMATCH`) must find `node_modules` as stock leaves it. The checks
+ * `ERR_PNPM_LOCKFILE_CONFIG_MISMATCH`, catalogs among them: `catalogs.ts`) must find `node_modules` as stock leaves it. The checks
  * are conservative: where they cannot tell, they say "out of date", and the plugin leaves the
  * install to pnpm (which then installs, or refuses in its own words).
  */
@@ -9,6 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { DEPENDENCY_GROUPS } from './virtual-store.js'
+import { catalogResolutionStale, catalogsOutOfDate, type ConfiguredCatalogs } from './catalogs.js'
 
 type Deps = Record<string, string>
 
@@ -30,10 +31,11 @@ const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? {}) ==
  * Why pnpm's frozen install would find `importer` out of date with `manifest` (`undefined`: it
  * would not). pnpm's rule (`satisfiesPackageManifest`): the lockfile's specifiers are exactly the
  * manifest's dependencies of every group (with `autoInstallPeers`, its peers too), and its
- * `publishDirectory` and `dependenciesMeta` are the manifest's. Specifiers pnpm takes as equal
- * though written differently (git URLs) count as different here.
+ * `publishDirectory` and `dependenciesMeta` are the manifest's; then its `catalog:` dependencies
+ * are locked at their entries in the lockfile's `catalogs` (`lockedCatalogs`). Specifiers pnpm
+ * takes as equal though written differently (git URLs) count as different here.
  */
-export function importerOutOfDate (importer: LockedImporter | undefined, manifest: Record<string, unknown>, autoInstallPeers: boolean): string | undefined {
+export function importerOutOfDate (importer: LockedImporter | undefined, manifest: Record<string, unknown>, autoInstallPeers: boolean, lockedCatalogs?: unknown): string | undefined {
   if (importer == null) return 'no importer in the lockfile'
   const wanted: Deps = {}
   if (autoInstallPeers && isDeps(manifest.peerDependencies)) Object.assign(wanted, manifest.peerDependencies)
@@ -68,7 +70,7 @@ export function importerOutOfDate (importer: LockedImporter | undefined, manifes
   for (const group of DEPENDENCY_GROUPS) {
     for (const name of Object.keys(importer[group] ?? {})) if (groupOf.get(name) !== group) return `${name} is locked in ${group}, not where package.json has it`
   }
-  return undefined
+  return catalogResolutionStale(importer, lockedCatalogs)
 }
 
 /** The settings these checks read (from `hooks.updateConfig`). */
@@ -78,6 +80,7 @@ export interface FrozenCheckConfig {
   overrides?: Record<string, string>
   pnpmfile?: string[]
   globalPnpmfile?: string
+  catalogs?: ConfiguredCatalogs
 }
 
 /** The lockfile fields these checks read. */
@@ -85,6 +88,7 @@ export interface LockfileSettings {
   settings?: { autoInstallPeers?: boolean, excludeLinksFromLockfile?: boolean }
   overrides?: Record<string, string>
   pnpmfileChecksum?: string
+  catalogs?: unknown
 }
 
 /** pnpm's `pnpmfileChecksum` for the pnpmfiles it loaded (all but a global one), when any exports hooks (ours does). */
@@ -99,10 +103,12 @@ function pnpmfileChecksum (config: FrozenCheckConfig, rootDir: string): string |
 
 /**
  * Why the lockfile was written under other settings than today's, which a frozen install
- * refuses or resolves again (`undefined`: the same): `autoInstallPeers`,
+ * refuses or resolves again (`undefined`: the same): the catalogs, `autoInstallPeers`,
  * `excludeLinksFromLockfile`, the overrides, and the checksum of the loaded pnpmfiles.
  */
 export function lockfileConfigMismatch (lockfile: LockfileSettings, config: FrozenCheckConfig, rootDir: string): string | undefined {
+  const catalogs = catalogsOutOfDate(config.catalogs, lockfile.catalogs)
+  if (catalogs != null) return catalogs
   if ((lockfile.settings?.autoInstallPeers ?? true) !== (config.autoInstallPeers ?? true) ||
     (lockfile.settings?.excludeLinksFromLockfile ?? false) !== (config.excludeLinksFromLockfile ?? false)) {
     return 'the lockfile was written with other settings'

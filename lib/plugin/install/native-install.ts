@@ -23,6 +23,7 @@ import { installsFrozen, layoutUnsupported, type PnpmConfig } from '../pnpm-conf
 import { hoist, rootDependencies } from './hoist.js'
 import { projectScripts, type ProjectScripts } from './project-scripts.js'
 import { importerOutOfDate, lockfileConfigMismatch } from './frozen-check.js'
+import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { linkBins } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
@@ -54,7 +55,7 @@ export interface NativeInstallConfig extends PnpmConfig, SupplyChainConfig {
   overrides?: Record<string, string>
   patchedDependencies?: Record<string, string>
   packageExtensions?: Record<string, unknown>
-  catalogs?: Record<string, unknown>
+  catalogs?: ConfiguredCatalogs
   optimisticRepeatInstall?: boolean
   saveWorkspaceState?: boolean
   userAgent?: string
@@ -82,7 +83,7 @@ export interface NativeInstallSummary {
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
-const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides'])
+const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs'])
 const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
 
@@ -110,7 +111,6 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
   if (Object.keys(config.registriesByPrefix ?? {}).length > 0) return 'registries by prefix'
   if (Object.keys(config.patchedDependencies ?? {}).length > 0) return 'patched dependencies'
   if (Object.keys(config.packageExtensions ?? {}).length > 0) return 'package extensions'
-  if (Object.values(config.catalogs ?? {}).some((c) => c != null && Object.keys(c).length > 0)) return 'catalogs'
   if (config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true) return 'git branch lockfiles'
   return undefined
 }
@@ -132,8 +132,10 @@ function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config
   if (manifest.peerDependencies != null || manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
     return 'package.json fields this does not model'
   }
-  const outdated = importerOutOfDate(importer, manifest, config.autoInstallPeers !== false)
+  const outdated = importerOutOfDate(importer, manifest, config.autoInstallPeers !== false, lockfile.catalogs)
   if (outdated != null) return `the lockfile is not up to date with package.json (${outdated})`
+  const pruned = workspaceCatalogsPruned(config, [manifest], lockfile.catalogs)
+  if (pruned != null) return pruned
   // A dependency in two groups: pnpm links one of them, by rules not modelled here.
   const declared = DEPENDENCY_GROUPS.flatMap((group) => Object.keys((manifest[group] ?? {}) as object))
   if (new Set(declared).size !== declared.length) return 'a dependency in two groups of package.json'
