@@ -1,13 +1,14 @@
 // The TypeScript layer, its tests, benchmarks and scripts in neostandard's style (standard's
 // rules for modern JS and TypeScript, stylistic rules included, so `eslint --fix` is also the
 // formatter): the style the code was written in, checked by CI.
-import neostandard from 'neostandard'
+import neostandard, { resolveIgnoresFromGitignore } from 'neostandard'
 
 export default [
   ...neostandard({
     ts: true,
     noJsx: true,
-    ignores: ['dist/**', 'target/**', 'index.js', 'index.d.ts', 'benchmark/.work/**', 'benchmark/.cache/**', 'fuzz/**', 'npm/**/*.node', '__test__/fixtures/**'],
+    // What git ignores (builds, caches, tools fetched by scripts), the generated napi loader, fixtures.
+    ignores: [...resolveIgnoresFromGitignore(), 'index.js', 'index.d.ts', 'fuzz/**', '__test__/fixtures/**'],
   }),
   {
     rules: {
