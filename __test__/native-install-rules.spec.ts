@@ -7,7 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { hoist } from '../dist/plugin/install/hoist.js'
-import { installableHere } from '../dist/plugin/install/installable.js'
+import { enginesMet, enginesNodeVersion, installableHere } from '../dist/plugin/install/installable.js'
 import { isMusl } from '../dist/api/native-platform.js'
 import { installNatively, VERIFIED_PNPM, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
 import { satisfies } from '../dist/plugin/install/semver-range.js'
@@ -40,6 +40,18 @@ describe('satisfies: the engines ranges of optional packages', () => {
   it('refuses what it does not read (then pnpm decides)', () => {
     expect(() => satisfies('1.0.0', '>=1.0.0-beta')).toThrow(RangeError)
     expect(() => satisfies('1.0.0', 'latest')).toThrow(RangeError)
+  })
+
+  it('enginesMet: engines.node only, as pnpm checks a lockfile\'s packages; undefined where it cannot tell', () => {
+    expect(enginesMet({ engines: { node: '>=14' } }, 'v24.9.0')).toBe(true)
+    expect(enginesMet({ engines: { node: '<14' } }, 'v24.9.0')).toBe(false)
+    expect(enginesMet({ engines: { pnpm: '<1', npm: '<1' } }, 'v24.9.0')).toBe(true)
+    expect(enginesMet({ engines: { node: '' } }, undefined)).toBe(true)
+    expect(enginesMet({ engines: { node: '>=14' } }, undefined)).toBeUndefined()
+    expect(enginesMet({ engines: { node: '>=1.0.0-beta' } }, 'v24.9.0')).toBeUndefined()
+    expect(enginesMet({ engines: { node: '>=14' } }, 'v25.0.0-pre')).toBeUndefined()
+    expect(enginesNodeVersion('20.1.0')).toBe('20.1.0')
+    expect(enginesNodeVersion(undefined)).toBe(process.version)
   })
 })
 
@@ -179,7 +191,15 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['lockfile settings other than the configured ones', {}, { autoInstallPeers: false }, /^the lockfile was written with other settings$/],
     ['a link: dependency', { wanted: { a: 'link:../a' } }, {}, /^1 packages need pnpm \(a@link:\.\.\/a, …\)$/],
     ['a version pnpm\'s lockfile check refuses', { wanted: { a: '1.0' }, importer: "      a:\n        specifier: '1.0'\n        version: '1.0'\n", packages: { "'a@1.0'": '' } }, {}, /^a@1\.0: a version pnpm's lockfile check refuses$/],
-    ['an optional package whose engines are not met', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {node: '<1'}\n" } }, {}, /^o@1\.0\.0: an optional package whose engines this does not satisfy$/],
+    // Skipped as pnpm skips it (its engines.node not met, under engineStrict too): only `a` is left to find in the store.
+    ['an optional package whose engines are not met', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {node: '<1'}\n" } }, { engineStrict: true }, /^1 packages are not in the store, and --offline$/],
+    // pnpm checks no engines.pnpm of the lockfile's packages when it installs them: installed.
+    ['an optional package wanting another pnpm', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {pnpm: '<1'}\n" } }, {}, /^2 packages are not in the store, and --offline$/],
+    // A required package whose engines are not met: installed (a warning pnpm does not print), refused under engineStrict.
+    ['a required package whose engines are not met', { packages: { 'a@1.0.0': "    engines: {node: '<1'}\n" } }, {}, /^1 packages are not in the store, and --offline$/],
+    ['a required package whose engines are not met, under engineStrict', { packages: { 'a@1.0.0': "    engines: {node: '<1'}\n" } }, { engineStrict: true }, /^1 packages need pnpm \(a@1\.0\.0, …\)$/],
+    // Skipped with the dependencies only it reaches (a wasm binding's runtime): only `a` is left to find in the store.
+    ['an optional package for another platform with a dependency of its own', { optionalDeps: { 'tool-aix-ppc64': '1.0.0' }, optional: ['tool-aix-ppc64@1.0.0', 'runtime@1.0.0'], packages: { 'a@1.0.0': '', 'tool-aix-ppc64@1.0.0': '', 'runtime@1.0.0': '' }, snapshots: { 'tool-aix-ppc64@1.0.0': '    optional: true\n    dependencies:\n      runtime: 1.0.0\n' } }, {}, /^1 packages are not in the store, and --offline$/],
     // An optional package pnpm would skip, but not a plain registry one: pnpm checks it first.
     ['a skipped package with a tarball URL of its own', { optionalDeps: { 'tool-aix-ppc64': '1.0.0' }, optional: ['tool-aix-ppc64@1.0.0'], packages: { 'a@1.0.0': '', 'tool-aix-ppc64@1.0.0': '' }, resolutions: { 'tool-aix-ppc64@1.0.0': '{integrity: sha512-AAAA, tarball: https://example.invalid/t.tgz}' } }, {}, /^1 packages need pnpm \(tool-aix-ppc64@1\.0\.0, …\)$/],
     // Required by a plain dependency of an optional package: pnpm installs it, whatever its name says.
@@ -202,5 +222,19 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     expect(summary.installed).toBe(false)
     expect(summary.skipped).toMatch(why)
     expect(fs.readdirSync(dir).sort()).toEqual(before)
+  })
+
+  it('the project\'s own engines, which pnpm checks as it reads package.json: a pnpm range always, a Node range under engineStrict', async () => {
+    const withEngines = (engines: Record<string, string>): string => {
+      const dir = project({})
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, engines }))
+      return dir
+    }
+    expect((await install(withEngines({ pnpm: '<11' }))).skipped).toMatch(/^the project's engines\.pnpm, which pnpm checks first \(ERR_PNPM_UNSUPPORTED_ENGINE\)$/)
+    expect((await install(withEngines({ node: '<1' }), { engineStrict: true })).skipped).toMatch(/^the project's engines\.node, /)
+    // Met, or a warning only: on to the store.
+    expect((await install(withEngines({ node: '<1', pnpm: '>=11' }))).skipped).toMatch(/^1 packages are not in the store, and --offline$/)
+    expect((await install(withEngines({ node: '>=1' }), { engineStrict: true })).skipped).toMatch(/^1 packages are not in the store, and --offline$/)
   })
 })

@@ -111,6 +111,19 @@ const generated: ServedPackage[] = [
   // another os, and on Linux one for the other libc, which only its name says.
   pkg('tool-core', '1.0.0', { optionalDependencies: Object.fromEntries(PLATFORM_TOOLS.map((t) => [t.name, '1.0.0'])) }),
   ...PLATFORM_TOOLS.map((t) => pkg(t.name, '1.0.0', { os: t.os, cpu: t.cpu, ...(t.here ? { bin: { 'tool-native': 'native.js' } } : {}) }, t.here ? { 'native.js': [NODE_BIN, 0o755] } : {})),
+  // Skipped with what only they reach: a binding for another os that has dependencies of its
+  // own (a runtime with one of its own, and one a required path reaches too), as Vite's wasm
+  // binding and sharp's; an optional package whose engines.node this Node does not meet, with a
+  // dependency; and one wanting another pnpm, which pnpm does not check there.
+  pkg('bound-core', '1.0.0', { optionalDependencies: { '@bound/aix-ppc64': '1.0.0', [`@bound/${process.platform}-${process.arch}`]: '1.0.0' } }),
+  pkg('@bound/aix-ppc64', '1.0.0', { os: ['aix'], cpu: ['ppc64'], dependencies: { 'bound-runtime': '1.0.0', 'bound-shared': '1.0.0' } }),
+  pkg(`@bound/${process.platform}-${process.arch}`, '1.0.0', { os: [process.platform], cpu: [process.arch] }),
+  pkg('bound-runtime', '1.0.0', { dependencies: { 'bound-leaf': '1.0.0' }, bin: { 'bound-run': 'r.js' } }, { 'r.js': [NODE_BIN, 0o755] }),
+  pkg('bound-leaf', '1.0.0'),
+  pkg('bound-shared', '1.0.0', { bin: { 'bound-shared': 's.js' } }, { 's.js': [NODE_BIN, 0o755] }),
+  pkg('old-engine', '1.0.0', { engines: { node: '<1' }, dependencies: { 'old-dep': '1.0.0' } }),
+  pkg('old-dep', '1.0.0'),
+  pkg('pnpm-engine', '1.0.0', { engines: { pnpm: '<1' } }),
   // For the installs left to pnpm: published a minute before the tests started.
   { ...pkg('fresh', '1.0.0'), published: new Date(Date.now() - 60_000).toISOString() },
   pkg('mac-only', '1.0.0', { os: ['darwin'] }),
@@ -647,6 +660,24 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       `node_modules/.pnpm/tool-core@1.0.0/node_modules/${here} -> ../../../${here.replace('/', '+')}@1.0.0/node_modules/${here}`,
     ])
   })
+
+  for (const engineStrict of [false, true]) {
+    it(`optional packages pnpm skips with everything only they reach (a binding for another os with dependencies of its own, unmet engines)${engineStrict ? ', under engineStrict' : ''}: natively, stock's tree`, async () => {
+      const label = `skip-reach${engineStrict ? '-strict' : ''}`
+      const manifest = { name: 's', version: '1.0.0', dependencies: { 'bound-core': '1.0.0', 'bound-shared': '1.0.0' }, optionalDependencies: { 'old-engine': '1.0.0', 'pnpm-engine': '1.0.0' } }
+      const { dir, store } = await setUp(label, manifest, `minimumReleaseAge: 0\n${engineStrict ? 'engineStrict: true\n' : ''}`)
+      const skipped = ['@bound/aix-ppc64@1.0.0', 'bound-leaf@1.0.0', 'bound-runtime@1.0.0', 'old-dep@1.0.0', 'old-engine@1.0.0']
+      const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir) - skipped.length, why: 'bound-shared' })
+      expect(JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).skipped).toEqual(skipped)
+      // Neither laid out, nor linked, nor hoisted, nor their bins; what a required path reaches is.
+      for (const absent of ['.pnpm/bound-runtime@', '.pnpm/bound-leaf@', '.pnpm/old-dep@', '.pnpm/old-engine@', '.pnpm/@bound+aix', '.pnpm/node_modules/bound-runtime', '.pnpm/node_modules/.bin/bound-run', 'old-engine']) {
+        expect(both.stockTree.filter((l) => l.startsWith(`node_modules/${absent}`)), absent).toEqual([])
+      }
+      for (const entry of ['node_modules/.pnpm/bound-shared@1.0.0/', 'node_modules/.bin/bound-shared 755', 'node_modules/pnpm-engine -> ', `node_modules/.pnpm/bound-core@1.0.0/node_modules/@bound/${process.platform}-${process.arch} -> `]) {
+        expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+      }
+    })
+  }
 
   it('a build pnpm runs: left to pnpm, which builds it', async () => {
     const both = await expectLeftToPnpm('allowed-build', { name: 'b', version: '1.0.0', dependencies: { builder: '1.0.0', util: '1.0.0' } },

@@ -94,6 +94,94 @@ describe('planVirtualStore', () => {
   })
 })
 
+describe('planVirtualStore for the native install: what pnpm skips', () => {
+  const integrity = { integrity: 'sha512-x' }
+  const here = `${process.platform}-${process.arch}`
+  /** Platform by name only (pnpm reads it for optional packages), engines.node by `<1` (never met) or `>=1` (met). */
+  const walk = (lockfile: LockfileObject, over: Record<string, unknown> = {}) => {
+    const { planned, notPlanned, skipped } = planVirtualStore(lockfile, {
+      virtualStoreDir: '/p/node_modules/.pnpm',
+      include: all,
+      installable: (name, _snapshot, optional) => !optional || !name.includes('aix'),
+      enginesMet: (s) => s.engines?.node === '<1' ? false : s.engines?.node === '>=1' ? true : s.engines?.node == null ? true : undefined,
+      ...over,
+    })
+    return { planned: Object.fromEntries(planned.map((p) => [p.depPath, Object.keys(p.children ?? {})])), notPlanned, skipped: skipped.sort() }
+  }
+
+  it('an optional package for another platform, with what only it reaches; a dependency also reached by a required path is installed', () => {
+    const lockfile: LockfileObject = {
+      importers: { '.': { dependencies: { core: '1.0.0', shared: '1.0.0' } } },
+      packages: {
+        'core@1.0.0': { resolution: integrity, optionalDependencies: { [`bin-${here}`]: '1.0.0', 'bin-aix-ppc64': '1.0.0' } },
+        [`bin-${here}@1.0.0`]: { resolution: integrity, optional: true },
+        'bin-aix-ppc64@1.0.0': { resolution: integrity, optional: true, dependencies: { runtime: '1.0.0', shared: '1.0.0' }, optionalDependencies: { 'deep-opt': '1.0.0' } },
+        'runtime@1.0.0': { resolution: integrity, optional: true, dependencies: { leaf: '1.0.0' } },
+        'leaf@1.0.0': { resolution: integrity, optional: true },
+        'deep-opt@1.0.0': { resolution: integrity, optional: true },
+        'shared@1.0.0': { resolution: integrity },
+      },
+    }
+    expect(walk(lockfile)).toEqual({
+      planned: { 'core@1.0.0': [`bin-${here}`], [`bin-${here}@1.0.0`]: [], 'shared@1.0.0': [] },
+      notPlanned: [],
+      skipped: ['bin-aix-ppc64@1.0.0', 'deep-opt@1.0.0', 'leaf@1.0.0', 'runtime@1.0.0'],
+    })
+    // One the lockfile does not mark optional, reached only through a skipped one: pnpm would lay it out unlinked.
+    const unmarked = structuredClone(lockfile)
+    delete unmarked.packages!['leaf@1.0.0'].optional
+    expect(walk(unmarked).notPlanned).toEqual(['leaf@1.0.0'])
+    // Required by an importer too: installed, whatever its name says, and its own dependencies with it.
+    const required = structuredClone(lockfile)
+    required.importers['.'].devDependencies = { 'bin-aix-ppc64': '1.0.0' }
+    expect(walk(required)).toMatchObject({ notPlanned: [], skipped: [] })
+    expect(Object.keys(walk(required).planned)).toEqual(Object.keys(lockfile.packages!))
+    // A skipped package that is no plain registry one: pnpm checks it first.
+    const tarball = structuredClone(lockfile)
+    tarball.packages!['runtime@1.0.0'].resolution = { ...integrity, tarball: 'https://example.invalid/r.tgz' }
+    expect(walk(tarball).notPlanned).toEqual(['runtime@1.0.0'])
+  })
+
+  it('engines: an optional package whose engines this Node does not meet is skipped; a required one installed, and under engineStrict refused unless the lockfile marks it optional', () => {
+    const lockfile: LockfileObject = {
+      importers: { '.': { dependencies: { a: '1.0.0' }, optionalDependencies: { old: '1.0.0' } } },
+      packages: {
+        'a@1.0.0': { resolution: integrity, dependencies: { strict: '1.0.0' }, optionalDependencies: { opt: '1.0.0' } },
+        'old@1.0.0': { resolution: integrity, optional: true, engines: { node: '<1' }, dependencies: { dep: '1.0.0' } },
+        'dep@1.0.0': { resolution: integrity, optional: true },
+        'strict@1.0.0': { resolution: integrity, engines: { node: '<1' } },
+        'opt@1.0.0': { resolution: integrity, optional: true, dependencies: { 'in-opt': '1.0.0' } },
+        'in-opt@1.0.0': { resolution: integrity, optional: true, engines: { node: '<1' } },
+      },
+    }
+    expect(walk(lockfile)).toEqual({
+      planned: { 'a@1.0.0': ['strict', 'opt'], 'strict@1.0.0': [], 'opt@1.0.0': ['in-opt'], 'in-opt@1.0.0': [] },
+      notPlanned: [],
+      skipped: ['dep@1.0.0', 'old@1.0.0'],
+    })
+    // pnpm refuses `strict` (ERR_PNPM_UNSUPPORTED_ENGINE); `in-opt`, which only an optional package needs, it installs.
+    expect(walk(lockfile, { engineStrict: true }).notPlanned).toEqual(['strict@1.0.0'])
+    // Engines it cannot read: left to pnpm where they decide (an optional package), not where they do not.
+    const unread = structuredClone(lockfile)
+    unread.packages!['old@1.0.0'].engines = { node: '>=1.0.0-rc.1' }
+    unread.packages!['strict@1.0.0'].engines = { node: '>=1.0.0-rc.1' }
+    expect(walk(unread).notPlanned).toEqual(['old@1.0.0'])
+    expect(walk(unread, { engineStrict: true }).notPlanned).toEqual(['old@1.0.0', 'strict@1.0.0'])
+  })
+
+  it('the walk is pnpm\'s: a package first met through an optional edge and later through a required one is installed', () => {
+    const lockfile: LockfileObject = {
+      importers: { '.': { optionalDependencies: { 'x-aix-ppc64': '1.0.0' }, dependencies: { b: '1.0.0' } } },
+      packages: {
+        'x-aix-ppc64@1.0.0': { resolution: integrity, optional: true },
+        'b@1.0.0': { resolution: integrity, dependencies: { c: '1.0.0' } },
+        'c@1.0.0': { resolution: integrity, dependencies: { 'x-aix-ppc64': '1.0.0' } },
+      },
+    }
+    expect(walk(lockfile)).toEqual({ planned: { 'x-aix-ppc64@1.0.0': [], 'b@1.0.0': ['c'], 'c@1.0.0': ['x-aix-ppc64'] }, notPlanned: [], skipped: [] })
+  })
+})
+
 describe('prelinkVirtualStore', () => {
   it('leaves installs it does not know to pnpm, untouched', async () => {
     const wantedLockfile: LockfileObject = {

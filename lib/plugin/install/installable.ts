@@ -9,6 +9,7 @@
  * os. docs/native-install.md links pnpm's source.
  */
 import { isMusl } from '../../api/native-platform.js'
+import { satisfies } from './semver-range.js'
 import type { PackageSnapshot } from './virtual-store.js'
 
 export interface SupportedArchitectures {
@@ -74,4 +75,52 @@ export function installableHere (name: string, snapshot: PackageSnapshot, suppor
   return (platform.os == null || accepts(current(process.platform, supported?.os), platform.os)) &&
     (platform.cpu == null || accepts(current(process.arch, supported?.cpu), platform.cpu)) &&
     (platform.libc == null || libc === 'unknown' || accepts(current(libc, supported?.libc), platform.libc))
+}
+
+/**
+ * The Node version pnpm checks `engines` against: its `nodeVersion` setting, else the Node it
+ * runs on; `undefined` when pnpm is a single executable, which asks the `node` on PATH.
+ */
+export function enginesNodeVersion (configured: unknown): string | undefined {
+  if (typeof configured === 'string') return configured
+  try {
+    if ((require('node:sea') as { isSea: () => boolean }).isSea()) return undefined
+  } catch {}
+  return process.version
+}
+
+/**
+ * Whether `nodeVersion` meets the package's `engines` as pnpm checks them when it installs a
+ * lockfile: `engines.node` only (pnpm passes no version of its own there); `undefined` when
+ * this cannot tell (no version, or a range or version `satisfies` does not read).
+ */
+export function enginesMet (snapshot: PackageSnapshot, nodeVersion: string | undefined): boolean | undefined {
+  const range = snapshot.engines?.node
+  if (typeof range !== 'string' || range === '') return true
+  if (nodeVersion == null) return undefined
+  try {
+    return satisfies(nodeVersion, range)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Why pnpm refuses the project for its own `engines`, which it checks as it reads package.json
+ * (`undefined`: it does not, or this can tell that it does not): a pnpm range this pnpm is out
+ * of, always; a Node range, under `engineStrict`. Also what this cannot read there.
+ */
+export function projectEnginesRefused (engines: unknown, pnpmVersion: string, nodeVersion: string | undefined, engineStrict: boolean): string | undefined {
+  if (engines == null || typeof engines !== 'object') return undefined
+  const { node, pnpm } = engines as Record<string, unknown>
+  const checks: Array<[string, string | undefined, unknown]> = [['pnpm', pnpmVersion, pnpm], ...(engineStrict ? [['node', nodeVersion, node] as [string, string | undefined, unknown]] : [])]
+  for (const [engine, version, range] of checks) {
+    if (range == null || range === '') continue
+    let met: boolean | undefined
+    try {
+      met = typeof range === 'string' && version != null ? satisfies(version, range) : undefined
+    } catch {}
+    if (met !== true) return `the project's engines.${engine}, which pnpm checks first (ERR_PNPM_UNSUPPORTED_ENGINE)`
+  }
+  return undefined
 }

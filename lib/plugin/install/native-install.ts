@@ -13,7 +13,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type StoredPackageResult } from '../../api/import.js'
-import { installableHere, type SupportedArchitectures } from './installable.js'
+import { enginesMet, enginesNodeVersion, installableHere, projectEnginesRefused, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
@@ -27,8 +27,8 @@ import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { linkBins } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
-import { isSemver, satisfies } from './semver-range.js'
-import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PackageSnapshot, type PlannedPackage } from './virtual-store.js'
+import { isSemver } from './semver-range.js'
+import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -201,22 +201,6 @@ function readManifest (rootDir: string): Manifest | undefined {
   return undefined
 }
 
-/**
- * Why pnpm might skip an optional package here that this would install (`undefined`: pnpm
- * installs it too): its `engines` unsatisfied (its platform is `installableHere`'s). Skipping
- * for engines is left to pnpm.
- */
-function optionalSkipped (snapshot: PackageSnapshot, config: NativeInstallConfig): string | undefined {
-  const engines = (snapshot.engines ?? {}) as Record<string, unknown>
-  const wanted: Array<[string, unknown]> = [[typeof config.nodeVersion === 'string' ? config.nodeVersion : process.version, engines.node], [VERIFIED_PNPM, engines.pnpm]]
-  try {
-    if (wanted.some(([version, range]) => typeof range === 'string' && !satisfies(version, range))) return 'an optional package whose engines this does not satisfy'
-  } catch {
-    return 'an optional package with engines this cannot read'
-  }
-  return undefined
-}
-
 /** Whether pnpm leaves the build scripts of `pkg` unrun (denied, or scripts off): then its build needs no pnpm. */
 function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolean {
   if (config.ignoreScripts === true) return true
@@ -264,21 +248,21 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
 
   phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
-  const { refused, planned, notPlanned, skipped, optional } = planVirtualStore(lockfile, {
+  const nodeVersion = enginesNodeVersion(config.nodeVersion)
+  const ownEngines = projectEnginesRefused(manifest.engines, VERIFIED_PNPM, nodeVersion, config.engineStrict === true)
+  if (ownEngines != null) return ownEngines
+  const { refused, planned, notPlanned, skipped } = planVirtualStore(lockfile, {
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
     engineStrict: config.engineStrict,
     installable: (name, snapshot, optional) => installableHere(name, snapshot, config.supportedArchitectures, optional),
+    enginesMet: (snapshot) => enginesMet(snapshot, nodeVersion),
   })
   if (refused != null) return refused
   if (notPlanned.length > 0) return `${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`
   // pnpm checks every package of the lockfile, reached or not, before it installs any.
   if (planned.length + skipped.length !== Object.keys(lockfile.packages ?? {}).length) return 'the lockfile has packages no importer reaches'
-  for (const p of planned) {
-    const skipsIt = optional.has(p.depPath) ? optionalSkipped(lockfile.packages![p.depPath], config) : undefined
-    if (skipsIt != null) return `${p.depPath}: ${skipsIt}`
-  }
   // pnpm checks every package, the skipped ones too (named as pnpm names them).
   const checked = [...planned, ...skipped.map((depPath) => {
     const { name, version } = parseRegistryDepPath(depPath)!

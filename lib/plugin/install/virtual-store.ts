@@ -9,8 +9,9 @@
  * importer through the dependency groups being installed. For the head start also not
  * platform-specific (`os`/`cpu`/`libc`: pnpm decides what to skip), not optional, with no
  * optional dependencies (pnpm relinks those itself); the native install, which lays out
- * everything or nothing, decides those by pnpm's platform rule (`LayoutOptions.installable`)
- * and skips the optional packages pnpm would skip.
+ * everything or nothing, decides those by pnpm's platform and engines rules
+ * (`LayoutOptions.installable`, `enginesMet`) and skips what pnpm would skip: the optional
+ * packages not installable here, and what only they reach (`skipWalk`).
  * Whether it runs build scripts is only known from its store row, so that is checked natively
  * (`linkStoredPackages`).
  */
@@ -63,6 +64,11 @@ export interface LayoutOptions {
    * that is not installable is skipped, as pnpm skips it: not laid out, not linked to.
    */
   installable?: (name: string, snapshot: PackageSnapshot, optional: boolean) => boolean
+  /**
+   * With `installable`: whether this Node meets the package's `engines` as pnpm checks them
+   * (`undefined`: it cannot tell, and pnpm decides wherever the answer matters).
+   */
+  enginesMet?: (snapshot: PackageSnapshot) => boolean | undefined
 }
 
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
@@ -121,14 +127,14 @@ function plainRegistryPackage (depPath: string, snapshot: PackageSnapshot): bool
     !depPath.includes('patch_hash=') && snapshot.patched !== true
 }
 
-/** Whether pnpm must install this one itself; `optional`: whether pnpm holds it optional. */
+/** Whether pnpm must install (or skip) this one itself; `optional`: whether pnpm holds it optional. */
 function needsPnpm (depPath: string, name: string, snapshot: PackageSnapshot, optional: boolean, opts: LayoutOptions): boolean {
   const platformBound = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
+  // The native install's engines are the skip walk's (`skipWalk`).
   const pnpmDecides = opts.installable == null
-    ? platformBound || snapshot.optional === true || snapshot.optionalDependencies != null
+    ? platformBound || snapshot.optional === true || snapshot.optionalDependencies != null || (opts.engineStrict === true && snapshot.engines != null)
     : !opts.installable(name, snapshot, optional)
   return !plainRegistryPackage(depPath, snapshot) || pnpmDecides ||
-    (opts.engineStrict === true && snapshot.engines != null) ||
     Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null)
 }
 
@@ -183,6 +189,78 @@ function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, b
   return seen
 }
 
+/** What pnpm's frozen install makes of the packages the importers reach, by its lockfile filter. */
+interface SkipWalk {
+  /** Laid out: reached through edges from the importers and from installed packages only. */
+  installed: Set<string>
+  /** Reached by an edge that is not an optional dependency's, from an importer or an installed package. */
+  required: Set<string>
+  /** Not laid out, and listed in `.modules.yaml`'s `skipped`. */
+  skipped: Set<string>
+  /** Those whose fate this cannot tell or pnpm refuses: left to pnpm. */
+  undecided: Set<string>
+}
+
+/**
+ * pnpm's walk of the lockfile for a frozen install (with `installable` and `enginesMet`), in
+ * its order: edges taken breadth-first from the importers (their dependencies and
+ * devDependencies required, their optional ones optional), a package's `dependencies`
+ * required and its `optionalDependencies` optional, whatever package they come from. A
+ * package that does not fit here (its platform, as an optional package's, or its engines) is
+ * not installed through an optional edge, and a required edge installs it anyway; only
+ * installed packages' edges are followed. Every other package reached through any edge is
+ * skipped if the lockfile marks it `optional` (else pnpm would install it unlinked: left to
+ * pnpm). Left to pnpm too: engines it cannot read where they decide, and a required package
+ * not marked optional whose engines fail under `engineStrict` (pnpm refuses it).
+ */
+function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
+  const packages = lockfile.packages ?? {}
+  const walk: SkipWalk = { installed: new Set(), required: new Set(), skipped: new Set(), undecided: new Set() }
+  /** Each package's verdict, once: whether it fits here as an optional package, and its engines'. */
+  const fits = new Map<string, { fits: boolean, engines: boolean | undefined }>()
+  const queue: Array<{ depPath: string, optional: boolean }> = []
+  const follow = (deps: Record<string, string> | undefined, optional: boolean): void => {
+    for (const [alias, ref] of Object.entries(deps ?? {})) queue.push({ depPath: refToDepPath(alias, ref), optional })
+  }
+  for (const importer of Object.values(lockfile.importers ?? {})) {
+    if (opts.include.dependencies) follow(importer.dependencies, false)
+    if (opts.include.devDependencies) follow(importer.devDependencies, false)
+    if (opts.include.dependencies && opts.include.optionalDependencies) follow(importer.optionalDependencies, true)
+  }
+  for (let next = 0; next < queue.length; next++) {
+    const { depPath, optional } = queue[next]
+    if (!optional) walk.required.add(depPath)
+    const snapshot = packages[depPath]
+    if (walk.installed.has(depPath) || snapshot == null) continue
+    let verdict = fits.get(depPath)
+    if (verdict == null) {
+      // A name not read from a registry path: fits, so that it is installed, and left to pnpm.
+      const name = parseRegistryDepPath(depPath)?.name
+      const platform = name == null || opts.installable!(name, snapshot, true)
+      const engines = platform && snapshot.engines != null ? opts.enginesMet?.(snapshot) : true
+      verdict = { fits: platform && engines !== false, engines }
+      fits.set(depPath, verdict)
+    }
+    if (optional && !verdict.fits) continue
+    walk.installed.add(depPath)
+    follow(snapshot.dependencies, false)
+    if (opts.include.optionalDependencies) follow(snapshot.optionalDependencies, true)
+  }
+  for (const depPath of reachable(lockfile, opts.include)) {
+    const snapshot = packages[depPath]
+    if (snapshot == null || walk.installed.has(depPath)) continue
+    const skips = fits.get(depPath)?.fits === false || snapshot.optional === true
+    ;(skips ? walk.skipped : walk.undecided).add(depPath)
+  }
+  for (const [depPath, { engines }] of fits) {
+    if (!walk.installed.has(depPath) || engines === true) continue
+    const refused = opts.engineStrict === true && packages[depPath].optional !== true
+    // Unknown engines decide whether an optional package is installed; unmet ones, under engineStrict, pnpm refuses.
+    if (walk.required.has(depPath) ? refused : engines === undefined) walk.undecided.add(depPath)
+  }
+  return walk
+}
+
 /**
  * Why pnpm refuses this lockfile's names (`undefined`: it does not): a dependency alias of an
  * importer or a package that is not a valid package name (pnpm's lockfile verification), or a
@@ -218,10 +296,8 @@ export interface WholePlan {
   planned: PlannedPackage[]
   /** Dependency paths pnpm must install itself. */
   notPlanned: string[]
-  /** Dependency paths of the optional packages pnpm skips here (`installable`). */
+  /** Dependency paths of the packages pnpm skips here (`installable`): optional ones and what only they reach. */
   skipped: string[]
-  /** The planned packages pnpm holds optional (only optional dependency edges reach them). */
-  optional: Set<string>
 }
 
 /**
@@ -231,7 +307,7 @@ export interface WholePlan {
  */
 export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
   const refused = refusedNames(lockfile)
-  if (refused != null) return { refused, planned: [], notPlanned: [], skipped: [], optional: new Set() }
+  if (refused != null) return { refused, planned: [], notPlanned: [], skipped: [] }
   const maxLength = opts.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120)
   // A package is the target of many dependency links: its directory is computed once.
   const dirs = new Map<string, string>()
@@ -243,22 +319,24 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
     }
     return dir
   }
-  const wanted = reachable(lockfile, opts.include)
+  const reached = reachable(lockfile, opts.include)
   const planned: PlannedPackage[] = []
-  const notPlanned: string[] = [...wanted].filter((depPath) => lockfile.packages?.[depPath] == null)
-  const required = requiredPaths(lockfile, opts.include, wanted)
-  // An optional package pnpm skips here: a plain registry one without dependencies of its own
-  // (which pnpm would not reach); any other is left to pnpm, which checks it first.
-  const skipped = new Set([...wanted].filter((depPath) => {
-    const snapshot = lockfile.packages?.[depPath]
-    const parsed = parseRegistryDepPath(depPath)
-    return opts.installable != null && snapshot != null && parsed != null && !required.has(depPath) &&
-      !opts.installable(parsed.name, snapshot, true) && plainRegistryPackage(depPath, snapshot) &&
-      snapshot.dependencies == null && snapshot.optionalDependencies == null
-  }))
+  const notPlanned: string[] = [...reached].filter((depPath) => lockfile.packages?.[depPath] == null)
+  const walk = opts.installable != null
+    ? skipWalk(lockfile, opts)
+    : { installed: reached, required: requiredPaths(lockfile, opts.include, reached), skipped: new Set<string>(), undecided: new Set<string>() }
+  const { installed, required, skipped } = walk
   for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
-    if (!wanted.has(depPath) || skipped.has(depPath)) continue
+    if (!reached.has(depPath)) continue
     const parsed = parseRegistryDepPath(depPath)
+    // A skipped package is only checked by pnpm (its name, version, age): a plain registry one with registry dependencies.
+    const pnpmChecks = skipped.has(depPath) && (parsed == null || !plainRegistryPackage(depPath, snapshot) ||
+      Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null))
+    if (walk.undecided.has(depPath) || pnpmChecks) {
+      notPlanned.push(depPath)
+      continue
+    }
+    if (!installed.has(depPath)) continue
     if (parsed == null || needsPnpm(depPath, parsed.name, snapshot, !required.has(depPath), opts)) {
       notPlanned.push(depPath)
       continue
@@ -280,5 +358,5 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
       children,
     })
   }
-  return { planned, notPlanned, skipped: [...skipped], optional: new Set(planned.map((p) => p.depPath).filter((depPath) => !required.has(depPath))) }
+  return { planned, notPlanned, skipped: [...skipped] }
 }
