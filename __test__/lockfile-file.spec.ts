@@ -81,6 +81,12 @@ describe('readLockfileFile: the lockfile as pnpm reads it', () => {
     expect(lockfileOf(`\uFEFF${HEAD}`.replace(/\n/g, '\r\n')).importers['.']).toEqual({ specifiers: { a: '1.0.0' }, dependencies: { a: '1.0.0' } })
   })
 
+  it('a platform field that is one string, as its package.json has it (sass-embedded\'s libc): read as pnpm reads it', () => {
+    const packages = lockfileOf(`${HEAD}packages:\n  a@1.0.0:\n    resolution: {integrity: sha512-A}\n    os: [linux]\n    libc: glibc\nsnapshots:\n  a@1.0.0:\n    optional: true\n`).packages!
+    expect(packages['a@1.0.0']).toMatchObject({ os: ['linux'], libc: 'glibc' })
+    expect(read(`${HEAD}packages:\n  a@1.0.0:\n    resolution: {integrity: sha512-A}\n    cpu: {x: 1}\n`)).toMatch(/has a cpu this does not read$/)
+  })
+
   it.each([
     ['an importer that is null', "lockfileVersion: '9.0'\nimporters:\n  .: null\n", /^pnpm-lock\.yaml is malformed .*: importers\["\."\] is not a mapping$/],
     ['a dependency group that is a list', "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies: [a]\n", /importers\["\."\]\.dependencies is not a mapping of specifiers and versions$/],

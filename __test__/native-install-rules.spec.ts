@@ -113,6 +113,9 @@ describe('installableHere: pnpm\'s platform check', () => {
     expect(installableHere(`tool-${otherCpu}`, { optional: true, os: [process.platform] }, undefined, true)).toBe(false)
     // Everything declared: the name is not read.
     expect(installableHere(`@tool/${other}-${otherCpu}`, { optional: true, os: [process.platform], cpu: [process.arch], libc: ['glibc', 'musl'] }, undefined, true)).toBe(true)
+    // One string, as a package.json may have it.
+    expect(installableHere('tool', { os: other, cpu: process.arch }, undefined, false)).toBe(false)
+    expect(installableHere('tool', { os: process.platform, cpu: process.arch }, undefined, false)).toBe(true)
   })
 
   it.runIf(process.platform === 'linux')('a libc named in an optional package\'s name (Linux)', () => {

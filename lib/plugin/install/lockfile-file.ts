@@ -54,6 +54,8 @@ const isStringMap = (value: unknown): value is Record<string, string> =>
 const isStringList = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((v) => typeof v === 'string')
 
+const isPlatformList = (value: unknown): value is string[] | string => typeof value === 'string' || isStringList(value)
+
 /** The type each field of a package or snapshot this reads must have, when present. */
 const SNAPSHOT_FIELDS: Record<string, (value: unknown) => boolean> = {
   resolution: isMapping,
@@ -63,9 +65,10 @@ const SNAPSHOT_FIELDS: Record<string, (value: unknown) => boolean> = {
   peerDependencies: isStringMap,
   peerDependenciesMeta: (v) => isMapping(v) && Object.values(v).every(isMapping),
   engines: isStringMap,
-  os: isStringList,
-  cpu: isStringList,
-  libc: isStringList,
+  // A platform field may be one string, as its package.json has it (pnpm's check reads both).
+  os: isPlatformList,
+  cpu: isPlatformList,
+  libc: isPlatformList,
   hasBin: (v) => typeof v === 'boolean',
   optional: (v) => typeof v === 'boolean',
   patched: (v) => typeof v === 'boolean',

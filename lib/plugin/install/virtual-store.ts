@@ -33,9 +33,9 @@ export interface PackageSnapshot {
   optionalDependencies?: Record<string, string>
   optional?: boolean
   patched?: boolean
-  os?: string[]
-  cpu?: string[]
-  libc?: string[]
+  os?: string[] | string
+  cpu?: string[] | string
+  libc?: string[] | string
   engines?: Record<string, string>
   hasBin?: boolean
   bundledDependencies?: string[] | boolean
