@@ -31,6 +31,9 @@ import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type Tarb
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 import { verifyStore } from './helpers/verify-store.mjs'
+import { enginesMet, installableHere } from '../dist/plugin/install/installable.js'
+import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
+import { planVirtualStore } from '../dist/plugin/install/virtual-store.js'
 
 /** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
 const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
@@ -594,44 +597,88 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree.some((l) => l.startsWith('node_modules/.bin/is-docker 755'))).toBe(true)
   })
 
-  it('the alotta-modules lockfile (1,355 real npm packages): stock pnpm\'s node_modules, up to date', async () => {
-    // The corpus benchmark/download.mjs keeps (fetched here when missing), served as tarballs.
-    const cache = path.join(repoDir, 'benchmark', '.cache', 'tarballs')
-    if (!fs.existsSync(path.join(cache, 'manifest.json'))) {
-      const download = spawnSync(process.execPath, [path.join(repoDir, 'benchmark', 'download.mjs')], { encoding: 'utf8' })
-      expect(download.status, download.stderr).toBe(0)
-    }
-    const corpus = JSON.parse(fs.readFileSync(path.join(cache, 'manifest.json'), 'utf8')) as Array<{ name: string, version: string, file: string }>
-    const corpusRegistry = await serveTarballs([
-      ...corpus.map((t) => ({ name: t.name, version: t.version, tarball: path.join(cache, t.file) })),
-      ...plugin,
-    ])
+  /**
+   * A committed project with the plugin added as for any project (`pnpm add --config`, then
+   * `pnpm install`): its config dependency, and the checksum of its pnpmfile, joined to the
+   * project's lockfile; its workspace settings with `minimumReleaseAge: 0` (the registry
+   * stand-in's metadata has no real publish times).
+   */
+  async function withPlugin (label: string, fixture: string): Promise<string> {
+    const seed = await setUp(`${label}-seed`, { name: 'seed', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
+    const seedLockfile = fs.readFileSync(path.join(seed.dir, 'pnpm-lock.yaml'), 'utf8')
+    const envDocument = seedLockfile.slice(0, seedLockfile.indexOf('\n---\n', 4) + 5)
+    const checksum = /^pnpmfileChecksum: .*$/m.exec(seedLockfile)![0]
+    const configDependencies = /^configDependencies:\n(?: {2}.*\n)+/m.exec(fs.readFileSync(path.join(seed.dir, 'pnpm-workspace.yaml'), 'utf8'))![0]
+    const dir = path.join(base, label)
+    fs.mkdirSync(dir)
+    fs.copyFileSync(path.join(fixture, 'package.json'), path.join(dir, 'package.json'))
+    const workspace = path.join(fixture, 'pnpm-workspace.yaml')
+    fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `${fs.existsSync(workspace) ? fs.readFileSync(workspace, 'utf8') : ''}\nminimumReleaseAge: 0\n${configDependencies}`)
+    const lockfile = fs.readFileSync(path.join(fixture, 'pnpm-lock.yaml'), 'utf8').replace('\nimporters:\n', `\n${checksum}\n\nimporters:\n`)
+    fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), envDocument + lockfile)
+    return dir
+  }
+
+  /** Installs `dir` natively and as stock with `corpus` served as the registry (real npm tarballs). */
+  async function expectSameAsStockFrom (corpus: ServedPackage[], dir: string, label: string, opts: InstallOptions & { packages: number, why: string }): Promise<Compared> {
+    const corpusRegistry = await serveTarballs([...corpus, ...plugin])
+    const saved = registry
+    registry = corpusRegistry
     try {
-      // The plugin's lines pnpm writes for any project (`pnpm add --config`, then `pnpm install`)
-      // joined to the fixture's lockfile: its config dependency, and the checksum of its pnpmfile.
-      const seed = await setUp('alotta-seed', { name: 'seed', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
-      const seedLockfile = fs.readFileSync(path.join(seed.dir, 'pnpm-lock.yaml'), 'utf8')
-      const envDocument = seedLockfile.slice(0, seedLockfile.indexOf('\n---\n', 4) + 5)
-      const checksum = /^pnpmfileChecksum: .*$/m.exec(seedLockfile)![0]
-      const configDependencies = /^configDependencies:\n(?: {2}.*\n)+/m.exec(fs.readFileSync(path.join(seed.dir, 'pnpm-workspace.yaml'), 'utf8'))![0]
-      const fixture = path.join(repoDir, 'benchmark', 'fixtures', 'alotta-modules')
-      const dir = path.join(base, 'alotta')
-      fs.mkdirSync(dir)
-      fs.copyFileSync(path.join(fixture, 'package.json'), path.join(dir, 'package.json'))
-      fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `${fs.readFileSync(path.join(fixture, 'pnpm-workspace.yaml'), 'utf8')}\nminimumReleaseAge: 0\n${configDependencies}`)
-      const lockfile = fs.readFileSync(path.join(fixture, 'pnpm-lock.yaml'), 'utf8').replace('\nimporters:\n', `\n${checksum}\n\nimporters:\n`)
-      fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), envDocument + lockfile)
-      const saved = registry
-      registry = corpusRegistry
-      try {
-        await expectSameAsStock(dir, path.join(base, 'alotta-store'), 'alotta', { packages: corpus.length, why: 'webpack', online: true })
-      } finally {
-        registry = saved
-      }
+      return await expectSameAsStock(dir, path.join(base, `${label}-store`), label, { ...opts, online: true })
     } finally {
+      registry = saved
       await corpusRegistry.close()
     }
+  }
+
+  /** `benchmark/download.mjs`'s cache of `lockfile`'s packages (fetched when missing), as the registry serves them. */
+  function downloaded (lockfile: string, out: string): ServedPackage[] {
+    if (!fs.existsSync(path.join(out, 'manifest.json'))) {
+      const download = spawnSync(process.execPath, [path.join(repoDir, 'benchmark', 'download.mjs'), '--lockfile', lockfile, '--out', out], { encoding: 'utf8' })
+      expect(download.status, download.stderr).toBe(0)
+    }
+    const corpus = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as Array<{ name: string, version: string, file: string }>
+    return corpus.map((t) => ({ name: t.name, version: t.version, tarball: path.join(out, t.file) }))
+  }
+
+  it('the alotta-modules lockfile (1,355 real npm packages): stock pnpm\'s node_modules, up to date', async () => {
+    const corpus = downloaded(path.join(repoDir, 'benchmark', 'fixtures', 'alotta-modules', 'pnpm-lock.yaml'), path.join(repoDir, 'benchmark', '.cache', 'tarballs'))
+    const dir = await withPlugin('alotta', path.join(repoDir, 'benchmark', 'fixtures', 'alotta-modules'))
+    await expectSameAsStockFrom(corpus, dir, 'alotta', { packages: corpus.length, why: 'webpack' })
   }, 300_000)
+
+  // Starter apps as their creators generate them (__test__/fixtures/projects), each with optional
+  // platform packages that have dependencies of their own; builds as the fixture allows them, and
+  // scripts off for the Express one, whose esbuild build (through tsx) no setting approves: stock
+  // pnpm refuses it with scripts on (ERR_PNPM_IGNORED_BUILDS).
+  const STARTERS = [
+    { name: 'starter-vite-react-ts', why: 'react' },
+    { name: 'starter-express-ts', why: 'express', args: ['--config.ignore-scripts=true'] },
+    { name: 'starter-next-app', why: 'react' },
+    { name: 'starter-angular-app', why: 'rxjs' },
+  ]
+  for (const starter of STARTERS) {
+    it(`the ${starter.name} fixture (real npm packages, platform packages with dependencies of their own): stock pnpm's node_modules, up to date`, async () => {
+      const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', starter.name)
+      const read = readLockfileFile(fixture)
+      if (typeof read === 'string') throw new Error(read)
+      // Only what this machine installs is fetched (the other platforms' binaries weigh hundreds of MB).
+      const { planned, skipped } = planVirtualStore(read.lockfile, {
+        virtualStoreDir: '/',
+        include: { dependencies: true, devDependencies: true, optionalDependencies: true },
+        installable: (name, snapshot, optional) => installableHere(name, snapshot, undefined, optional),
+        enginesMet: (snapshot) => enginesMet(snapshot, process.version),
+      })
+      expect(skipped.length).toBeGreaterThan(0)
+      const here = path.join(base, `${starter.name}-here.yaml`)
+      fs.writeFileSync(here, `packages:\n\n${planned.map((p) => `  '${p.name}@${p.version}':\n    resolution: {integrity: ${read.lockfile.packages![p.depPath].resolution!.integrity as string}}\n`).join('')}`)
+      const corpus = downloaded(here, path.join(repoDir, 'benchmark', '.cache', `${starter.name}-${process.platform}-${process.arch}`))
+      const dir = await withPlugin(starter.name, fixture)
+      const both = await expectSameAsStockFrom(corpus, dir, starter.name, { packages: planned.length, why: starter.why, args: starter.args })
+      expect(JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).skipped).toEqual(skipped.sort())
+    }, 300_000)
+  }
 
   /** What the native install leaves to pnpm: no state of its own, pnpm installs, stock's tree. */
   async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp): Promise<Compared> {
@@ -664,7 +711,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   for (const engineStrict of [false, true]) {
     it(`optional packages pnpm skips with everything only they reach (a binding for another os with dependencies of its own, unmet engines)${engineStrict ? ', under engineStrict' : ''}: natively, stock's tree`, async () => {
       const label = `skip-reach${engineStrict ? '-strict' : ''}`
-      const manifest = { name: 's', version: '1.0.0', dependencies: { 'bound-core': '1.0.0', 'bound-shared': '1.0.0' }, optionalDependencies: { 'old-engine': '1.0.0', 'pnpm-engine': '1.0.0' } }
+      // Without engineStrict, a required package for another os too, which pnpm installs (it only warns, silently).
+      const required = engineStrict || process.platform === 'darwin' ? {} : { 'mac-only': '1.0.0' }
+      const manifest = { name: 's', version: '1.0.0', dependencies: { 'bound-core': '1.0.0', 'bound-shared': '1.0.0', ...required }, optionalDependencies: { 'old-engine': '1.0.0', 'pnpm-engine': '1.0.0' } }
       const { dir, store } = await setUp(label, manifest, `minimumReleaseAge: 0\n${engineStrict ? 'engineStrict: true\n' : ''}`)
       const skipped = ['@bound/aix-ppc64@1.0.0', 'bound-leaf@1.0.0', 'bound-runtime@1.0.0', 'old-dep@1.0.0', 'old-engine@1.0.0']
       const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir) - skipped.length, why: 'bound-shared' })
@@ -673,7 +722,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       for (const absent of ['.pnpm/bound-runtime@', '.pnpm/bound-leaf@', '.pnpm/old-dep@', '.pnpm/old-engine@', '.pnpm/@bound+aix', '.pnpm/node_modules/bound-runtime', '.pnpm/node_modules/.bin/bound-run', 'old-engine']) {
         expect(both.stockTree.filter((l) => l.startsWith(`node_modules/${absent}`)), absent).toEqual([])
       }
-      for (const entry of ['node_modules/.pnpm/bound-shared@1.0.0/', 'node_modules/.bin/bound-shared 755', 'node_modules/pnpm-engine -> ', `node_modules/.pnpm/bound-core@1.0.0/node_modules/@bound/${process.platform}-${process.arch} -> `]) {
+      for (const entry of ['node_modules/.pnpm/bound-shared@1.0.0/', 'node_modules/.bin/bound-shared 755', 'node_modules/pnpm-engine -> ', `node_modules/.pnpm/bound-core@1.0.0/node_modules/@bound/${process.platform}-${process.arch} -> `, ...Object.keys(required).map((name) => `node_modules/${name} -> `)]) {
         expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
       }
     })

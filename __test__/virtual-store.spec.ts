@@ -97,12 +97,12 @@ describe('planVirtualStore', () => {
 describe('planVirtualStore for the native install: what pnpm skips', () => {
   const integrity = { integrity: 'sha512-x' }
   const here = `${process.platform}-${process.arch}`
-  /** Platform by name only (pnpm reads it for optional packages), engines.node by `<1` (never met) or `>=1` (met). */
+  /** Platform by a declared os, or by name for optional packages (as pnpm reads it); engines.node `<1` never met, `>=1` met. */
   const walk = (lockfile: LockfileObject, over: Record<string, unknown> = {}) => {
     const { planned, notPlanned, skipped } = planVirtualStore(lockfile, {
       virtualStoreDir: '/p/node_modules/.pnpm',
       include: all,
-      installable: (name, _snapshot, optional) => !optional || !name.includes('aix'),
+      installable: (name, snapshot, optional) => snapshot.os !== 'aix' && (!optional || !name.includes('aix')),
       enginesMet: (s) => s.engines?.node === '<1' ? false : s.engines?.node === '>=1' ? true : s.engines?.node == null ? true : undefined,
       ...over,
     })
@@ -179,6 +179,20 @@ describe('planVirtualStore for the native install: what pnpm skips', () => {
       },
     }
     expect(walk(lockfile)).toEqual({ planned: { 'x-aix-ppc64@1.0.0': [], 'b@1.0.0': ['c'], 'c@1.0.0': ['x-aix-ppc64'] }, notPlanned: [], skipped: [] })
+  })
+
+  it('a required package declaring another platform: installed (pnpm only warns), refused under engineStrict unless the lockfile marks it optional', () => {
+    const lockfile: LockfileObject = {
+      importers: { '.': { dependencies: { mac: '1.0.0', core: '1.0.0' } } },
+      packages: {
+        'mac@1.0.0': { resolution: integrity, os: 'aix' },
+        'core@1.0.0': { resolution: integrity, optionalDependencies: { opt: '1.0.0' } },
+        'opt@1.0.0': { resolution: integrity, optional: true, dependencies: { 'opt-mac': '1.0.0' } },
+        'opt-mac@1.0.0': { resolution: integrity, optional: true, os: 'aix' },
+      },
+    }
+    expect(walk(lockfile)).toEqual({ planned: { 'mac@1.0.0': [], 'core@1.0.0': ['opt'], 'opt@1.0.0': ['opt-mac'], 'opt-mac@1.0.0': [] }, notPlanned: [], skipped: [] })
+    expect(walk(lockfile, { engineStrict: true }).notPlanned).toEqual(['mac@1.0.0'])
   })
 })
 

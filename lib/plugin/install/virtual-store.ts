@@ -57,11 +57,10 @@ export interface LayoutOptions {
   /** With `engineStrict`, packages declaring `engines` are left to pnpm, which may refuse them. */
   engineStrict?: boolean
   /**
-   * Whether pnpm installs a package here (its platform: `installableHere`). Without it,
-   * platform-specific packages, optional ones and their optional dependencies are left to
-   * pnpm; with it (the native install, which lays out everything or nothing) they are planned
-   * like any other when installable, their optional dependencies linked, and an optional one
-   * that is not installable is skipped, as pnpm skips it: not laid out, not linked to.
+   * Whether a package's platform fits here (`installableHere`). Without it, platform-specific
+   * packages, optional ones and their optional dependencies are left to pnpm; with it (the
+   * native install, which lays out everything or nothing) every package is planned or skipped
+   * as pnpm installs or skips it (`skipWalk`): a skipped one not laid out, not linked to.
    */
   installable?: (name: string, snapshot: PackageSnapshot, optional: boolean) => boolean
   /**
@@ -127,13 +126,14 @@ function plainRegistryPackage (depPath: string, snapshot: PackageSnapshot): bool
     !depPath.includes('patch_hash=') && snapshot.patched !== true
 }
 
-/** Whether pnpm must install (or skip) this one itself; `optional`: whether pnpm holds it optional. */
-function needsPnpm (depPath: string, name: string, snapshot: PackageSnapshot, optional: boolean, opts: LayoutOptions): boolean {
+/**
+ * Whether pnpm must install this one itself. The native install's platforms and engines are the
+ * skip walk's (`skipWalk`); the head start leaves every package pnpm may skip to pnpm.
+ */
+function needsPnpm (depPath: string, snapshot: PackageSnapshot, opts: LayoutOptions): boolean {
   const platformBound = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
-  // The native install's engines are the skip walk's (`skipWalk`).
-  const pnpmDecides = opts.installable == null
-    ? platformBound || snapshot.optional === true || snapshot.optionalDependencies != null || (opts.engineStrict === true && snapshot.engines != null)
-    : !opts.installable(name, snapshot, optional)
+  const pnpmDecides = opts.installable == null &&
+    (platformBound || snapshot.optional === true || snapshot.optionalDependencies != null || (opts.engineStrict === true && snapshot.engines != null))
   return !plainRegistryPackage(depPath, snapshot) || pnpmDecides ||
     Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null)
 }
@@ -143,24 +143,6 @@ function dependenciesOf (snapshot: PackageSnapshot, opts: LayoutOptions): Record
   return opts.installable == null || snapshot.optionalDependencies == null
     ? snapshot.dependencies ?? {}
     : { ...snapshot.dependencies, ...snapshot.optionalDependencies }
-}
-
-/**
- * The dependency paths pnpm holds required: reached by an edge that is not an optional
- * dependency's (an importer's dependencies or devDependencies, a package's dependencies),
- * whatever the package it comes from. The rest of `reached` is optional.
- */
-function requiredPaths (lockfile: LockfileObject, include: Record<DependencyGroup, boolean>, reached: Set<string>): Set<string> {
-  const required = new Set<string>()
-  const add = (deps: Record<string, string> | undefined): void => {
-    for (const [alias, ref] of Object.entries(deps ?? {})) required.add(refToDepPath(alias, ref))
-  }
-  for (const importer of Object.values(lockfile.importers ?? {})) {
-    if (include.dependencies) add(importer.dependencies)
-    if (include.devDependencies) add(importer.devDependencies)
-  }
-  for (const depPath of reached) add(lockfile.packages?.[depPath]?.dependencies)
-  return required
 }
 
 /** Every dependency path reachable from the importers through the included groups. */
@@ -206,18 +188,31 @@ interface SkipWalk {
  * its order: edges taken breadth-first from the importers (their dependencies and
  * devDependencies required, their optional ones optional), a package's `dependencies`
  * required and its `optionalDependencies` optional, whatever package they come from. A
- * package that does not fit here (its platform, as an optional package's, or its engines) is
- * not installed through an optional edge, and a required edge installs it anyway; only
- * installed packages' edges are followed. Every other package reached through any edge is
- * skipped if the lockfile marks it `optional` (else pnpm would install it unlinked: left to
- * pnpm). Left to pnpm too: engines it cannot read where they decide, and a required package
- * not marked optional whose engines fail under `engineStrict` (pnpm refuses it).
+ * package that does not fit here as an optional package (its platform, read with what its
+ * name says, or its engines) is not installed through an optional edge, and a required edge
+ * installs it anyway; only installed packages' edges are followed. Every other package reached
+ * through any edge is skipped if the lockfile marks it `optional` (else pnpm would install it
+ * unlinked: left to pnpm). Left to pnpm too: engines it cannot read where they decide, and,
+ * under `engineStrict`, a required package that does not fit as a required one (its declared
+ * platform, its engines) and that the lockfile does not mark optional: pnpm refuses it.
  */
 function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
   const packages = lockfile.packages ?? {}
   const walk: SkipWalk = { installed: new Set(), required: new Set(), skipped: new Set(), undecided: new Set() }
-  /** Each package's verdict, once: whether it fits here as an optional package, and its engines'. */
-  const fits = new Map<string, { fits: boolean, engines: boolean | undefined }>()
+  const nameOf = (depPath: string): string | undefined => parseRegistryDepPath(depPath)?.name
+  /** Each package's verdict, once: whether it fits as an optional package, and its engines'. */
+  const verdicts = new Map<string, { fits: boolean, engines: boolean | undefined }>()
+  const verdictOf = (depPath: string, snapshot: PackageSnapshot): { fits: boolean, engines: boolean | undefined } => {
+    let verdict = verdicts.get(depPath)
+    if (verdict == null) {
+      // A name not read from a registry path: fits, so that it is installed, and left to pnpm.
+      const name = nameOf(depPath)
+      const engines = snapshot.engines == null ? true : opts.enginesMet?.(snapshot)
+      verdict = { fits: (name == null || opts.installable!(name, snapshot, true)) && engines !== false, engines }
+      verdicts.set(depPath, verdict)
+    }
+    return verdict
+  }
   const queue: Array<{ depPath: string, optional: boolean }> = []
   const follow = (deps: Record<string, string> | undefined, optional: boolean): void => {
     for (const [alias, ref] of Object.entries(deps ?? {})) queue.push({ depPath: refToDepPath(alias, ref), optional })
@@ -232,16 +227,7 @@ function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
     if (!optional) walk.required.add(depPath)
     const snapshot = packages[depPath]
     if (walk.installed.has(depPath) || snapshot == null) continue
-    let verdict = fits.get(depPath)
-    if (verdict == null) {
-      // A name not read from a registry path: fits, so that it is installed, and left to pnpm.
-      const name = parseRegistryDepPath(depPath)?.name
-      const platform = name == null || opts.installable!(name, snapshot, true)
-      const engines = platform && snapshot.engines != null ? opts.enginesMet?.(snapshot) : true
-      verdict = { fits: platform && engines !== false, engines }
-      fits.set(depPath, verdict)
-    }
-    if (optional && !verdict.fits) continue
+    if (optional && !verdictOf(depPath, snapshot).fits) continue
     walk.installed.add(depPath)
     follow(snapshot.dependencies, false)
     if (opts.include.optionalDependencies) follow(snapshot.optionalDependencies, true)
@@ -249,14 +235,20 @@ function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
   for (const depPath of reachable(lockfile, opts.include)) {
     const snapshot = packages[depPath]
     if (snapshot == null || walk.installed.has(depPath)) continue
-    const skips = fits.get(depPath)?.fits === false || snapshot.optional === true
+    const skips = verdicts.get(depPath)?.fits === false || snapshot.optional === true
     ;(skips ? walk.skipped : walk.undecided).add(depPath)
   }
-  for (const [depPath, { engines }] of fits) {
-    if (!walk.installed.has(depPath) || engines === true) continue
-    const refused = opts.engineStrict === true && packages[depPath].optional !== true
-    // Unknown engines decide whether an optional package is installed; unmet ones, under engineStrict, pnpm refuses.
-    if (walk.required.has(depPath) ? refused : engines === undefined) walk.undecided.add(depPath)
+  for (const depPath of walk.installed) {
+    const snapshot = packages[depPath]
+    const { engines } = verdictOf(depPath, snapshot)
+    if (!walk.required.has(depPath)) {
+      // Installed through optional edges only: it fits, unless its engines could not be read.
+      if (engines === undefined) walk.undecided.add(depPath)
+      continue
+    }
+    const name = nameOf(depPath)
+    const fitsRequired = engines === true && (name == null || opts.installable!(name, snapshot, false))
+    if (!fitsRequired && opts.engineStrict === true && snapshot.optional !== true) walk.undecided.add(depPath)
   }
   return walk
 }
@@ -324,8 +316,8 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
   const notPlanned: string[] = [...reached].filter((depPath) => lockfile.packages?.[depPath] == null)
   const walk = opts.installable != null
     ? skipWalk(lockfile, opts)
-    : { installed: reached, required: requiredPaths(lockfile, opts.include, reached), skipped: new Set<string>(), undecided: new Set<string>() }
-  const { installed, required, skipped } = walk
+    : { installed: reached, skipped: new Set<string>(), undecided: new Set<string>() }
+  const { installed, skipped } = walk
   for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
     if (!reached.has(depPath)) continue
     const parsed = parseRegistryDepPath(depPath)
@@ -337,7 +329,7 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
       continue
     }
     if (!installed.has(depPath)) continue
-    if (parsed == null || needsPnpm(depPath, parsed.name, snapshot, !required.has(depPath), opts)) {
+    if (parsed == null || needsPnpm(depPath, snapshot, opts)) {
       notPlanned.push(depPath)
       continue
     }
