@@ -31,12 +31,36 @@ function accepts (values: string[], list: string[] | string): boolean {
 
 /** The platforms a package name's tokens stand for, by kind (pnpm's table). */
 const OS_TOKENS: Record<string, string> = {
-  aix: 'aix', android: 'android', darwin: 'darwin', macos: 'darwin', osx: 'darwin', freebsd: 'freebsd', linux: 'linux',
-  netbsd: 'netbsd', openbsd: 'openbsd', openharmony: 'openharmony', sunos: 'sunos', win32: 'win32', windows: 'win32',
+  aix: 'aix',
+  android: 'android',
+  darwin: 'darwin',
+  macos: 'darwin',
+  osx: 'darwin',
+  freebsd: 'freebsd',
+  linux: 'linux',
+  netbsd: 'netbsd',
+  openbsd: 'openbsd',
+  openharmony: 'openharmony',
+  sunos: 'sunos',
+  win32: 'win32',
+  windows: 'win32',
 }
 const CPU_TOKENS: Record<string, string> = {
-  arm: 'arm', armv6: 'arm', armv7: 'arm', arm64: 'arm64', aarch64: 'arm64', ia32: 'ia32', loong64: 'loong64', mips64el: 'mips64el',
-  ppc64: 'ppc64', ppc64le: 'ppc64', riscv64: 'riscv64', s390x: 's390x', x64: 'x64', amd64: 'x64', wasm32: 'wasm32',
+  arm: 'arm',
+  armv6: 'arm',
+  armv7: 'arm',
+  arm64: 'arm64',
+  aarch64: 'arm64',
+  ia32: 'ia32',
+  loong64: 'loong64',
+  mips64el: 'mips64el',
+  ppc64: 'ppc64',
+  ppc64le: 'ppc64',
+  riscv64: 'riscv64',
+  s390x: 's390x',
+  x64: 'x64',
+  amd64: 'x64',
+  wasm32: 'wasm32',
 }
 const LIBC_TOKENS: Record<string, string> = { glibc: 'glibc', gnu: 'glibc', gnueabihf: 'glibc', musl: 'musl', musleabihf: 'musl' }
 

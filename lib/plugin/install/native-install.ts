@@ -86,7 +86,6 @@ export interface NativeInstallSummary {
 const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs'])
 const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
-
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not). */
 function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
   if (version !== VERIFIED_PNPM) return `pnpm ${version ?? '(unknown version)'} is not the verified ${VERIFIED_PNPM}`
@@ -114,7 +113,6 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
   if (config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true) return 'git branch lockfiles'
   return undefined
 }
-
 
 type Manifest = Record<string, unknown> & { name?: string, version?: string }
 
