@@ -11,6 +11,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import vm from 'node:vm'
 import { pnpmPackageDir } from './pnpm-cli.js'
 
 let bundle: string | undefined
@@ -60,7 +61,7 @@ export function pnpmFunction<F extends (...args: never[]) => unknown> (name: str
   let built: ((...args: unknown[]) => unknown) | undefined
   const build = (): ((...args: unknown[]) => unknown) => {
     const body = `${[...definitions.values()].join('\n')}\nreturn ${name}`
-    return new Function(...Object.keys(imports), body)(...Object.values(imports)) as (...args: unknown[]) => unknown
+    return vm.compileFunction(body, Object.keys(imports))(...Object.values(imports)) as (...args: unknown[]) => unknown
   }
   /** The missing name `err` reports, once added; else `err` is pnpm's to throw. */
   const learn = (err: unknown): void => {

@@ -464,4 +464,3 @@ function flattenDeps (name: string, deps: unknown): binding.SymlinkDepsInput {
   })
   return { modules: modules.join('\0'), names: names.join('\0'), childCounts, aliases: aliases.join('\0'), targets: targets.join('\0') }
 }
-
