@@ -176,6 +176,12 @@ export interface FileInfo {
 export declare function hardLinkDir(src: string, destDirs: Array<string>): Promise<LinkResult>
 
 /**
+ * How a package was imported: pnpm's `importMethod`. Its values are the TS type too, so a
+ * variant added here reaches the TS side as a type, never as a code to decode by hand.
+ */
+export type ImportMethodUsed = 'clone' | 'hardlink' | 'copy'
+
+/**
  * Creates the store directory, `files/` and its 256 shard directories, as pnpm's
  * `initStoreDir` does. Does not create `index.db`. Returns the failure, if any, as data.
  */
@@ -183,6 +189,16 @@ export declare function initStoreDir(storeDir: string): NativeError | null
 
 /** `dependency_links::invalid_aliases`: the rule the dependency links enforce, asked ahead. */
 export declare function invalidDependencyAliases(aliases: Array<string>): Array<string>
+
+/** A package that was left out: which, why, and for `unreadable` and `failed` the error. */
+export interface LeftOutPackage {
+  index: number
+  reason: LeftOutReason
+  message?: string
+}
+
+/** Why a package was left out (see `link_stored::LeftOut`). */
+export type LeftOutReason = 'not-in-store' | 'unverified' | 'requires-build' | 'unreadable' | 'failed'
 
 /** Per-call counts. */
 export interface LinkCounts {
@@ -252,13 +268,10 @@ export interface LinkPackagesResult {
   errorIndex?: number
   /** `error` is the symlink phase's. */
   symlinkError: boolean
-  /**
-   * One character per package: `k` clone, `h` hardlink, `c` copy, `-` already there (or
-   * failed).
-   */
-  importMethods: string
-  /** One character per package: `1` when its side-effects diff was applied, else `0`. */
-  isBuilt: string
+  /** Per package: how it was imported; `null` when it was already there (or failed). */
+  importMethods: Array<ImportMethodUsed | undefined | null>
+  /** Per package: its side-effects diff was applied. */
+  isBuilt: Array<boolean>
   counts: LinkCounts
   warnings: Array<string>
   importMs: number
@@ -301,16 +314,12 @@ export declare function linkStoredPackages(opts: LinkStoredOptions): Promise<Lin
 export interface LinkStoredResult {
   /** A failure of the whole call (the store index could not be read, malformed input). */
   error?: NativeError
-  /**
-   * One character per package. Linked: `k` clone, `h` hardlink, `c` copy, `-` already
-   * there. Left out: `m` not in the store, `v` failed verification, `b` requires a build,
-   * `r` unreadable, `f` import or dependency links failed.
-   */
-  outcomes: string
+  /** Per package: how it was imported; `null` when it was already there or left out. */
+  importMethods: Array<ImportMethodUsed | undefined | null>
+  /** The packages left out, in package order (usually few, so not one entry per package). */
+  leftOut: Array<LeftOutPackage>
   /** Linked packages whose ignored build their row requires, by index. */
   buildsIgnored: Array<number>
-  /** For each `r` and `f`, in package order: why. */
-  reasons: Array<string>
   counts: LinkCounts
   warnings: Array<string>
   readMs: number

@@ -48,10 +48,13 @@ export interface ImportPackageOptions {
   safeToSkip?: boolean
 }
 
+/** How a package was imported, `'clone' | 'hardlink' | 'copy'` (the binding's type). */
+export type { ImportMethodUsed, LeftOutReason, LinkCounts } from '../../index.js'
+
 export interface ImportPackageResult {
   isBuilt: boolean
-  /** `'clone' | 'hardlink' | 'copy'`, or `undefined` when the package was already there. */
-  importMethod: string | undefined
+  /** `undefined` when the package was already there. */
+  importMethod: binding.ImportMethodUsed | undefined
 }
 
 /**
@@ -91,7 +94,7 @@ export async function importPackage (opts: ImportPackageOptions): Promise<Import
     symlinks: NO_SYMLINKS,
   })
   if (raw.error != null) throw importError(opts.targetDir, raw.error)
-  return { isBuilt: raw.isBuilt === '1', importMethod: METHODS[raw.importMethods] }
+  return { isBuilt: raw.isBuilt[0], importMethod: raw.importMethods[0] ?? undefined }
 }
 
 export interface SymlinkDep {
@@ -163,20 +166,10 @@ export interface LinkPackagesOptions {
   symlinks?: SymlinkDep[]
 }
 
-export interface LinkCounts {
-  packagesImported: number
-  packagesSkipped: number
-  filesLinked: number
-  filesCopied: number
-  filesCloned: number
-  dirsMade: number
-  symlinks: number
-}
-
 export interface LinkPackagesResult {
   /** Per package, in order: what `importPackage` would have returned. */
   results: ImportPackageResult[]
-  counts: LinkCounts
+  counts: binding.LinkCounts
   /** What pnpm would log as warnings (filename conflicts, copy fallback, moved entities). */
   warnings: string[]
   /** Wall times of the phases and of the whole native call. */
@@ -259,7 +252,7 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
   }
   const results = new Array<ImportPackageResult>(order.length)
   for (let k = 0; k < order.length; k++) {
-    results[order[k]] = { isBuilt: raw.isBuilt[k] === '1', importMethod: METHODS[raw.importMethods[k]] }
+    results[order[k]] = { isBuilt: raw.isBuilt[k], importMethod: raw.importMethods[k] ?? undefined }
   }
   return {
     results,
@@ -270,8 +263,6 @@ export async function linkPackages (opts: LinkPackagesOptions): Promise<LinkPack
     totalMs: raw.totalMs,
   }
 }
-
-const METHODS: Record<string, string | undefined> = { k: 'clone', h: 'hardlink', c: 'copy', '-': undefined }
 
 /** `symlinkAllModules` deps for a batch that makes no links. */
 const NO_SYMLINKS: binding.SymlinkDepsInput = { modules: '', names: '', childCounts: [], aliases: '', targets: '' }
@@ -304,14 +295,12 @@ export interface LinkStoredPackagesOptions {
   packages: StoredPackage[]
 }
 
-/** Why a package was not linked. */
-export type LeftOutReason = 'not-in-store' | 'unverified' | 'requires-build' | 'unreadable' | 'failed'
-
 export interface StoredPackageResult {
   linked: boolean
-  /** `'clone' | 'hardlink' | 'copy'`; `undefined` when it was already there or left out. */
-  importMethod?: string
-  leftOut?: LeftOutReason
+  /** `undefined` when it was already there or left out. */
+  importMethod?: binding.ImportMethodUsed
+  /** Why it was not linked. */
+  leftOut?: binding.LeftOutReason
   /** For `unreadable` and `failed`: the error. */
   reason?: string
   /** Linked although its row requires a build, which `buildIgnored` said pnpm ignores. */
@@ -321,15 +310,13 @@ export interface StoredPackageResult {
 export interface LinkStoredPackagesResult {
   /** Per package, in order. */
   results: StoredPackageResult[]
-  counts: LinkCounts
+  counts: binding.LinkCounts
   warnings: string[]
   readMs: number
   importMs: number
   symlinkMs: number
   totalMs: number
 }
-
-const LEFT_OUT: Record<string, LeftOutReason> = { m: 'not-in-store', v: 'unverified', b: 'requires-build', r: 'unreadable', f: 'failed' }
 
 /**
  * Links the packages the store can serve as they are, each with its dependency links, and
@@ -378,12 +365,10 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     buildsIgnored: opts.packages.some((p) => p.buildIgnored === true) ? opts.packages.map((p) => p.buildIgnored === true) : undefined,
   })
   if (raw.error != null) throw pnpmErrorOf(raw.error)
-  let reason = 0
-  const results = [...raw.outcomes].map((c): StoredPackageResult => {
-    const leftOut = LEFT_OUT[c]
-    if (leftOut == null) return { linked: true, importMethod: METHODS[c] }
-    return { linked: false, leftOut, ...(c === 'r' || c === 'f' ? { reason: raw.reasons[reason++] } : {}) }
-  })
+  const results = raw.importMethods.map((importMethod): StoredPackageResult => ({ linked: true, importMethod: importMethod ?? undefined }))
+  for (const { index, reason, message } of raw.leftOut) {
+    results[index] = { linked: false, leftOut: reason, ...(message != null ? { reason: message } : {}) }
+  }
   for (const i of raw.buildsIgnored) results[i].buildIgnored = true
   return { results, counts: raw.counts, warnings: raw.warnings, readMs: raw.readMs, importMs: raw.importMs, symlinkMs: raw.symlinkMs, totalMs: raw.totalMs }
 }

@@ -1,24 +1,20 @@
-use std::path::Path;
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Instant;
+//! napi conversions for `extractTarball` and `TarballWriter`; the threads they run on are
+//! core's (`cas_native_core::writer`).
+
+use std::path::PathBuf;
 
 use napi::bindgen_prelude::{Buffer, Object, Uint8Array};
 use napi::{Env, JsDeferred};
 use napi_derive::napi;
 
 use super::error::NativeError;
-use cas_native_core::extract::{
-    self, ExtractError, ExtractRequest, Extracted, ExtractedFile, Indexed, RowUse,
-};
-use cas_native_core::feed::Feed;
+use cas_native_core::extract::{self, ExtractError, ExtractedFile, RowUse};
 use cas_native_core::integrity::IntegrityError;
-use cas_native_core::timing::ms_since;
-use cas_native_core::{json, pools, store_handles};
+use cas_native_core::json;
+use cas_native_core::writer::{self, Finished, Job, JobError, JobResult};
 
 /// Where and how a tarball is extracted (the tarball itself is passed beside it, or written).
 #[napi(object)]
-#[derive(Clone)]
 pub struct ExtractOptions {
     pub store_dir: String,
     /// `path.join(storeDir, 'files')`, so blob paths read exactly as pnpm's do.
@@ -88,19 +84,8 @@ pub fn extract_tarball(
     opts: ExtractOptions,
 ) -> napi::Result<Object<'_>> {
     let (deferred, promise) = env.create_deferred::<ExtractResult, Resolver>()?;
-    let submitted = Instant::now();
-    // Read here, on the JS thread, which is the one that sets environment variables.
-    let stream_above = extract::stream_above();
-    let work = extract::estimated_work(&buffer);
-    pools::spawn_extraction(work, move || {
-        let queued_ms = ms_since(submitted);
-        let store = open_store(&opts);
-        let outcome = super::task::catch_panic("extracting", || {
-            extract::extract(&store.cas, &request(&opts, &buffer, stream_above))
-        });
-        drop(buffer);
-        complete(&store, opts, outcome, queued_ms, deferred);
-    });
+    let (job, files_dir) = job(opts);
+    writer::spawn_extract(job, buffer, settler(deferred, files_dir));
     Ok(promise)
 }
 
@@ -111,80 +96,32 @@ pub fn extract_tarball(
 /// network, so it stays off the extraction pool.
 #[napi]
 pub struct TarballWriter {
-    opts: ExtractOptions,
-    feed: Arc<Feed>,
-    stream_above: u64,
-    streaming: Option<JoinHandle<Outcome>>,
-    ended: bool,
+    inner: writer::TarballWriter,
+    files_dir: String,
 }
 
 #[napi]
 impl TarballWriter {
     #[napi(constructor)]
     pub fn new(opts: ExtractOptions) -> Self {
+        let (job, files_dir) = job(opts);
         TarballWriter {
-            opts,
-            feed: Feed::new(),
-            stream_above: extract::stream_above(),
-            streaming: None,
-            ended: false,
+            inner: writer::TarballWriter::new(job),
+            files_dir,
         }
     }
 
     /// Appends a chunk (copied). Ignored after `end` or `abort`.
     #[napi]
     pub fn write(&mut self, chunk: Uint8Array) {
-        if self.ended {
-            return;
-        }
-        self.feed.push(&chunk);
-        if self.streaming.is_none() && extract::streams_while_fed(&self.feed, self.stream_above) {
-            let (opts, feed, stream_above) =
-                (self.opts.clone(), self.feed.clone(), self.stream_above);
-            self.streaming = Some(std::thread::spawn(move || {
-                let store = open_store(&opts);
-                super::task::catch_panic("extracting", || {
-                    extract::extract_fed(&store.cas, &request(&opts, &[], stream_above), feed)
-                })
-            }));
-        }
+        self.inner.write(&chunk);
     }
 
     /// No more chunks: resolves as `extractTarball` does.
     #[napi(ts_return_type = "Promise<ExtractResult>")]
     pub fn end<'env>(&mut self, env: &'env Env) -> napi::Result<Object<'env>> {
         let (deferred, promise) = env.create_deferred::<ExtractResult, Resolver>()?;
-        self.ended = true;
-        self.feed.end();
-        let (opts, feed, stream_above) = (self.opts.clone(), self.feed.clone(), self.stream_above);
-        let submitted = Instant::now();
-        match self.streaming.take() {
-            // Streamed: its thread finishes the tail and then it commits the row on a thread of
-            // its own, neither queued behind the pool's waiting extractions nor holding one of
-            // its threads while it waits.
-            Some(thread) => {
-                std::thread::spawn(move || {
-                    // catch_panic inside the thread already turned a panic into an Err.
-                    let outcome = thread
-                        .join()
-                        .unwrap_or_else(|_| Err("internal error while extracting".into()));
-                    complete(&open_store(&opts), opts, outcome, 0.0, deferred);
-                });
-            }
-            // The whole tarball waits for the pool, ranked by its size like any extraction.
-            None => {
-                let work = self.feed.peek(extract::estimated_work);
-                pools::spawn_extraction(work, move || {
-                    let queued_ms = ms_since(submitted);
-                    let store = open_store(&opts);
-                    let outcome = super::task::catch_panic("extracting", || {
-                        let tarball = feed.take_all().map_err(ExtractError::Gzip)?;
-                        extract::extract(&store.cas, &request(&opts, &tarball, stream_above))
-                    });
-                    complete(&store, opts, outcome, queued_ms, deferred);
-                });
-            }
-        }
+        self.inner.end(settler(deferred, self.files_dir.clone()));
         Ok(promise)
     }
 
@@ -193,75 +130,47 @@ impl TarballWriter {
     /// whole, and a caller's cleanup must not fail it.
     #[napi]
     pub fn abort(&mut self) {
-        if !self.ended {
-            self.ended = true;
-            self.feed.abort();
-        }
+        self.inner.abort();
     }
 }
 
-/// A writer dropped (garbage-collected) without `end` or `abort`: its streaming thread, which
-/// would otherwise wait for more bytes forever, stops.
-impl Drop for TarballWriter {
-    fn drop(&mut self) {
-        self.abort();
-    }
-}
-
-fn open_store(opts: &ExtractOptions) -> Arc<store_handles::Store> {
-    store_handles::open_as(Path::new(&opts.store_dir), opts.frozen_store == Some(true))
-}
-
-fn request<'a>(
-    opts: &'a ExtractOptions,
-    tarball: &'a [u8],
-    stream_above: u64,
-) -> ExtractRequest<'a> {
-    ExtractRequest {
-        tarball,
-        integrity: opts.integrity.as_deref(),
-        ignore_file_pattern: opts.ignore_file_pattern.as_deref(),
-        ignore_file_pattern_error: opts.ignore_file_pattern_error.as_deref(),
-        append_manifest: opts.append_manifest_json.as_deref(),
-        max_unpacked_size: opts.max_tarball_unpacked_size.map(|n| n as u64),
-        stream_above: Some(stream_above),
-    }
-}
-
-/// An extraction's end: its result or error, or the message of a panic (a bug in the addon:
-/// [`super::task::panic_error`], not an extraction failure).
-type Outcome = Result<Result<Extracted, ExtractError>, String>;
-
-/// Hands the extraction on to [`extract::write_row`] and settles with what it gives.
-fn complete(
-    store: &store_handles::Store,
-    opts: ExtractOptions,
-    outcome: Outcome,
-    queued_ms: f64,
-    deferred: JsDeferred<ExtractResult, Resolver>,
-) {
-    let extracted = match outcome {
-        Ok(Ok(extracted)) => extracted,
-        Ok(Err(e)) => return settle(deferred, Err(to_native_error(&e))),
-        Err(panic) => return settle(deferred, Err(super::task::panic_error(panic))),
-    };
-    let use_row = RowUse {
-        write: opts.write_index,
-        hand_back: opts.return_index_row,
-    };
-    let files_dir = opts.files_dir;
-    extract::write_row(
-        store,
-        opts.files_index_file,
-        extracted,
-        use_row,
-        move |indexed| {
-            let result = indexed
-                .map(|indexed| success(indexed, &files_dir, queued_ms))
-                .map_err(|e| NativeError::of(&e));
-            settle(deferred, result);
+/// The core job for `opts`, and the files dir its blob paths are reported under. Reads
+/// `CAS_NATIVE_STREAM_ABOVE` here, on the JS thread, which is the one that sets environment
+/// variables.
+fn job(opts: ExtractOptions) -> (Job, String) {
+    let job = Job {
+        store_dir: PathBuf::from(opts.store_dir),
+        frozen_store: opts.frozen_store == Some(true),
+        key: opts.files_index_file,
+        row_use: RowUse {
+            write: opts.write_index,
+            hand_back: opts.return_index_row,
         },
-    );
+        integrity: opts.integrity,
+        ignore_file_pattern: opts.ignore_file_pattern,
+        ignore_file_pattern_error: opts.ignore_file_pattern_error,
+        append_manifest: opts.append_manifest_json,
+        max_unpacked_size: opts.max_tarball_unpacked_size.map(|n| n as u64),
+        stream_above: extract::stream_above(),
+    };
+    (job, opts.files_dir)
+}
+
+/// What settles the promise when the job is done.
+fn settler(
+    deferred: JsDeferred<ExtractResult, Resolver>,
+    files_dir: String,
+) -> impl FnOnce(JobResult) + Send + 'static {
+    move |result| {
+        let result = result
+            .map(|finished| success(finished, &files_dir))
+            .map_err(|e| match e {
+                JobError::Extract(e) => to_native_error(&e),
+                JobError::Index(e) => NativeError::of(&e),
+                JobError::Panic(panic) => super::task::panic_error(panic),
+            });
+        settle(deferred, result);
+    }
 }
 
 /// Settles on the JS thread; everything that builds JS values happens there.
@@ -303,7 +212,8 @@ struct Success {
     timings: ExtractTimings,
 }
 
-fn success(indexed: Indexed, files_dir: &str, queued_ms: f64) -> Success {
+fn success(finished: Finished, files_dir: &str) -> Success {
+    let Finished { indexed, queued_ms } = finished;
     let extracted = indexed.extracted;
     let timings = ExtractTimings {
         queued_ms,

@@ -20,14 +20,24 @@ use cas_native_core::link::{self, BatchPackage, BatchRequest, Counts, FilesSourc
 use cas_native_core::pools;
 use cas_native_core::timing::ms_since;
 
-/// How a package was imported, as one character of a batch's result string: `k` clone,
-/// `h` hardlink, `c` copy, `-` already there.
-pub(super) fn method_char(imported: Option<Imported>) -> char {
-    match imported {
-        Some(Imported::Clone) => 'k',
-        Some(Imported::Hardlink) => 'h',
-        Some(Imported::Copy) => 'c',
-        None => '-',
+/// How a package was imported: pnpm's `importMethod`. Its values are the TS type too, so a
+/// variant added here reaches the TS side as a type, never as a code to decode by hand.
+#[napi(string_enum = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportMethodUsed {
+    Clone,
+    Hardlink,
+    Copy,
+}
+
+impl ImportMethodUsed {
+    /// `None` when the package was already there.
+    pub(super) fn of(imported: Option<Imported>) -> Option<Self> {
+        imported.map(|imported| match imported {
+            Imported::Clone => Self::Clone,
+            Imported::Hardlink => Self::Hardlink,
+            Imported::Copy => Self::Copy,
+        })
     }
 }
 
@@ -127,11 +137,10 @@ pub struct LinkPackagesResult {
     pub error_index: Option<u32>,
     /// `error` is the symlink phase's.
     pub symlink_error: bool,
-    /// One character per package: `k` clone, `h` hardlink, `c` copy, `-` already there (or
-    /// failed).
-    pub import_methods: String,
-    /// One character per package: `1` when its side-effects diff was applied, else `0`.
-    pub is_built: String,
+    /// Per package: how it was imported; `null` when it was already there (or failed).
+    pub import_methods: Vec<Option<ImportMethodUsed>>,
+    /// Per package: its side-effects diff was applied.
+    pub is_built: Vec<bool>,
     pub counts: LinkCounts,
     pub warnings: Vec<String>,
     pub import_ms: f64,
@@ -258,8 +267,8 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
         error: Some(error),
         error_index: index,
         symlink_error: false,
-        import_methods: String::new(),
-        is_built: String::new(),
+        import_methods: vec![],
+        is_built: vec![],
         counts: LinkCounts::default(),
         warnings: vec![],
         import_ms: 0.0,
@@ -299,21 +308,21 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
             let outcome = link::link_batch(req, &stats);
             let mut error = None;
             let mut error_index = None;
-            let mut import_methods = String::with_capacity(outcome.packages.len());
-            let mut is_built = String::with_capacity(outcome.packages.len());
+            let mut import_methods = Vec::with_capacity(outcome.packages.len());
+            let mut is_built = Vec::with_capacity(outcome.packages.len());
             for (i, p) in outcome.packages.into_iter().enumerate() {
                 match p {
                     Ok(p) => {
-                        import_methods.push(method_char(p.imported));
-                        is_built.push(if p.is_built { '1' } else { '0' });
+                        import_methods.push(ImportMethodUsed::of(p.imported));
+                        is_built.push(p.is_built);
                     }
                     Err(e) => {
                         if error.is_none() {
                             error = Some(NativeError::of(&e));
                             error_index = Some(i as u32);
                         }
-                        import_methods.push('-');
-                        is_built.push('0');
+                        import_methods.push(None);
+                        is_built.push(false);
                     }
                 }
             }

@@ -10,7 +10,7 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::link::{
-    method_char, split_n, symlink_deps, take_warnings, LinkCounts, SymlinkDepsInput,
+    split_n, symlink_deps, take_warnings, ImportMethodUsed, LinkCounts, SymlinkDepsInput,
 };
 use super::task::spawn_settled;
 use cas_native_core::import::{ImportError, ImportMethod, Stats};
@@ -39,18 +39,57 @@ pub struct LinkStoredOptions {
     pub builds_ignored: Option<Vec<bool>>,
 }
 
+/// Why a package was left out (see `link_stored::LeftOut`).
+#[napi(string_enum = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeftOutReason {
+    /// The index has no (readable) row for its key.
+    NotInStore,
+    /// A blob is missing or differs.
+    Unverified,
+    /// Its row requires a build, which only the package manager runs.
+    RequiresBuild,
+    /// Reading it failed, or read with a warning (a row naming another package).
+    Unreadable,
+    /// Its import or its dependency links failed.
+    Failed,
+}
+
+/// A package that was left out: which, why, and for `unreadable` and `failed` the error.
+#[napi(object)]
+pub struct LeftOutPackage {
+    pub index: u32,
+    pub reason: LeftOutReason,
+    pub message: Option<String>,
+}
+
+impl LeftOutPackage {
+    fn of(index: usize, left_out: LeftOut) -> Self {
+        let (reason, message) = match left_out {
+            LeftOut::NotInStore => (LeftOutReason::NotInStore, None),
+            LeftOut::Unverified => (LeftOutReason::Unverified, None),
+            LeftOut::RequiresBuild => (LeftOutReason::RequiresBuild, None),
+            LeftOut::Unreadable(message) => (LeftOutReason::Unreadable, Some(message)),
+            LeftOut::Failed(message) => (LeftOutReason::Failed, Some(message)),
+        };
+        LeftOutPackage {
+            index: index as u32,
+            reason,
+            message,
+        }
+    }
+}
+
 #[napi(object)]
 pub struct LinkStoredResult {
     /// A failure of the whole call (the store index could not be read, malformed input).
     pub error: Option<NativeError>,
-    /// One character per package. Linked: `k` clone, `h` hardlink, `c` copy, `-` already
-    /// there. Left out: `m` not in the store, `v` failed verification, `b` requires a build,
-    /// `r` unreadable, `f` import or dependency links failed.
-    pub outcomes: String,
+    /// Per package: how it was imported; `null` when it was already there or left out.
+    pub import_methods: Vec<Option<ImportMethodUsed>>,
+    /// The packages left out, in package order (usually few, so not one entry per package).
+    pub left_out: Vec<LeftOutPackage>,
     /// Linked packages whose ignored build their row requires, by index.
     pub builds_ignored: Vec<u32>,
-    /// For each `r` and `f`, in package order: why.
-    pub reasons: Vec<String>,
     pub counts: LinkCounts,
     pub warnings: Vec<String>,
     pub read_ms: f64,
@@ -100,9 +139,9 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
 fn failed(error: NativeError) -> LinkStoredResult {
     LinkStoredResult {
         error: Some(error),
-        outcomes: String::new(),
+        import_methods: vec![],
+        left_out: vec![],
         builds_ignored: vec![],
-        reasons: vec![],
         counts: LinkCounts::default(),
         warnings: vec![],
         read_ms: 0.0,
@@ -131,29 +170,22 @@ pub fn link_stored_packages(env: &Env, opts: LinkStoredOptions) -> napi::Result<
                 Ok(outcome) => outcome,
                 Err(e) => return failed(NativeError::of(&e)),
             };
-            let mut outcomes = String::with_capacity(outcome.packages.len());
-            let mut reasons = Vec::new();
-            for p in outcome.packages {
-                outcomes.push(match p {
-                    Ok(imported) => method_char(imported),
-                    Err(LeftOut::NotInStore) => 'm',
-                    Err(LeftOut::Unverified) => 'v',
-                    Err(LeftOut::RequiresBuild) => 'b',
-                    Err(LeftOut::Unreadable(reason)) => {
-                        reasons.push(reason);
-                        'r'
+            let mut import_methods = Vec::with_capacity(outcome.packages.len());
+            let mut left_out = Vec::new();
+            for (i, p) in outcome.packages.into_iter().enumerate() {
+                match p {
+                    Ok(imported) => import_methods.push(ImportMethodUsed::of(imported)),
+                    Err(reason) => {
+                        import_methods.push(None);
+                        left_out.push(LeftOutPackage::of(i, reason));
                     }
-                    Err(LeftOut::Failed(reason)) => {
-                        reasons.push(reason);
-                        'f'
-                    }
-                });
+                }
             }
             LinkStoredResult {
                 error: None,
-                outcomes,
+                import_methods,
+                left_out,
                 builds_ignored: outcome.builds_ignored.iter().map(|&i| i as u32).collect(),
-                reasons,
                 counts: Counts::of(&stats).into(),
                 warnings: take_warnings(&stats),
                 read_ms: outcome.read_ms,

@@ -3,40 +3,16 @@
 //! [`spawn_settled`] is the whole round trip for an export that answers with one value: a
 //! deferred promise, the work on a pool, a panic turned into [`panic_error`], the promise settled.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::OnceLock;
-
 use napi::bindgen_prelude::{Object, ToNapiValue};
 use napi::Env;
 use rayon::ThreadPool;
 
 use super::error::NativeError;
+pub(super) use cas_native_core::panics::catch_panic;
 
 /// The code of a panic: a bug in this addon, not a problem with the package, store or
 /// arguments, so it has a code of its own rather than the operation's usual failure code.
 pub(super) const PANIC_CODE: &str = "ERR_PNPM_CAS_NATIVE_PANIC";
-
-/// Runs `work`; a panic inside it comes back as `Err("internal error while <task>: <detail>")`.
-///
-/// Fault injection for the test suite: with `CAS_NATIVE_INJECT_PANIC=<task>` in the
-/// environment, that task panics on purpose before doing anything, which is the only way to
-/// prove the path from a Rust panic to a rejected promise without a real bug.
-pub(super) fn catch_panic<T>(task: &str, work: impl FnOnce() -> T) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(|| {
-        if injected_panic().is_some_and(|t| t == task) {
-            panic!("CAS_NATIVE_INJECT_PANIC={task}");
-        }
-        work()
-    }))
-    .map_err(|payload| {
-        let detail = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        format!("internal error while {task}: {detail}")
-    })
-}
 
 /// A panic's message (from [`catch_panic`]) as the error JS sees.
 pub(super) fn panic_error(message: String) -> NativeError {
@@ -65,10 +41,4 @@ where
         deferred.resolve(Box::new(move |_env| Ok(value)));
     });
     Ok(promise)
-}
-
-fn injected_panic() -> Option<&'static str> {
-    static TASK: OnceLock<Option<String>> = OnceLock::new();
-    TASK.get_or_init(|| std::env::var("CAS_NATIVE_INJECT_PANIC").ok())
-        .as_deref()
 }

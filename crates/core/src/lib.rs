@@ -17,8 +17,8 @@ pub use store::{
     add_dir, blob_files, digest, index_db, index_row, integrity, msgpackr, read_package, row_files,
     store_handles,
 };
-pub use support::{error_code, os_error, platform, pools, timing};
-pub use unpack::{extract, feed, gzip, streaming, tarball};
+pub use support::{error_code, os_error, panics, platform, pools, timing};
+pub use unpack::{extract, feed, gzip, streaming, tarball, writer};
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;

@@ -14,7 +14,7 @@
  * - `node_modules/.pnpm/node_modules/.bin` gets the commands of the privately hoisted packages.
  *
  * Two commands of one name in one directory: the package named like the command wins, then
- * the package whose name sorts first, then the higher version. Targets that are not executable
+ * the package whose name sorts last (by `localeCompare`), then the higher version. Targets that are not executable
  * are made so, as pnpm makes them, but on a copy of their own: pnpm changes the mode through the
  * hard link into the store. Nothing here writes through a file that is there already (a package
  * may ship a file where a shim goes, and it is a hard link into the store too).
@@ -52,7 +52,7 @@ interface Manifest {
   directories?: { bin?: unknown }
 }
 
-interface Command {
+export interface Command {
   name: string
   /** The target, through the directory the package was found at. */
   target: string
@@ -143,7 +143,7 @@ function commandsOf (dir: string, manifest: Manifest): Command[] {
 }
 
 /** One command per name: pnpm's choice between packages that both declare it. */
-function resolveConflicts (commands: Command[]): Command[] {
+export function resolveConflicts (commands: Command[]): Command[] {
   const byName = new Map<string, Command>()
   for (const cmd of commands) {
     const chosen = byName.get(cmd.name)

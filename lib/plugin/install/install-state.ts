@@ -110,9 +110,9 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
 const DIGEST_LENGTH = 32
 
 /** A file as pnpm's validation records it: its times and size (as JS numbers) and its digest. */
-interface FileSignature { mtimeNs: number, ctimeNs: number, size: number, digest: string }
+export interface FileSignature { mtimeNs: number, ctimeNs: number, size: number, digest: string }
 
-function signatureOf (file: string): FileSignature | undefined {
+export function signatureOf (file: string): FileSignature | undefined {
   let stat: fs.BigIntStats
   try {
     stat = fs.statSync(file, { bigint: true })

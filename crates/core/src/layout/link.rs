@@ -11,8 +11,7 @@
 //! [`crate::hard_link_dir`], [`crate::row_files`] (file maps from index rows) and
 //! [`crate::symlink_entry`] (side-effects symlinks).
 
-use std::path::PathBuf;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -105,134 +104,33 @@ pub struct BatchOutcome {
 /// Takes the request by value: file maps given as maps move into the imports uncopied.
 pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
     let started = Instant::now();
-    let store = req
-        .packages
-        .iter()
-        .any(|p| matches!(p.source, FilesSource::IndexKey(_)))
-        .then(|| store_handles::open(&req.store_dir));
-    let store_dir_text = req.store_dir.display().to_string();
-    // First every package's file map (index reads serialise on the connection, decoding runs in
-    // parallel), so that the imports can start with the biggest packages: longest first keeps
-    // every thread busy to the end instead of leaving one with core-js while the others idle.
-    // The rows of all keyed packages in one read transaction (one snapshot of the index, one
-    // statement per 999 keys instead of a query per package).
-    let keys: Vec<&str> = req
-        .packages
-        .iter()
-        .filter_map(|p| match &p.source {
-            FilesSource::IndexKey(key) => Some(key.as_str()),
-            FilesSource::Map { .. } => None,
-        })
-        .collect();
-    let rows: Result<Vec<Mutex<Option<Vec<u8>>>>, ImportError> = match &store {
-        Some(store) if !keys.is_empty() => store
-            .index
-            .get_many(&keys)
-            .map(|rows| rows.into_iter().map(Mutex::new).collect())
-            .map_err(|e| ImportError::store_index(e.message)),
-        _ => Ok(vec![]),
-    };
-    let mut row_of = Vec::with_capacity(req.packages.len());
-    let mut next_row = 0;
-    for p in &req.packages {
-        row_of.push(matches!(p.source, FilesSource::IndexKey(_)).then(|| {
-            next_row += 1;
-            next_row - 1
-        }));
-    }
     let BatchRequest {
         store_dir,
         method,
         packages,
         symlinks: dep_links,
     } = req;
-    let requests: Vec<Result<(ImportRequest, bool, Symlinks), ImportError>> = packages
+    let keyed = packages
+        .iter()
+        .any(|p| matches!(p.source, FilesSource::IndexKey(_)));
+    let store = keyed.then(|| store_handles::open(&store_dir));
+    // First every package's file map, so that the imports can start with the biggest
+    // packages: longest first keeps every thread busy to the end instead of leaving one with
+    // core-js while the others idle.
+    let (rows, rows_error) = match read_rows(store.as_deref(), &packages) {
+        Ok(rows) => (rows, None),
+        Err(e) => (vec![None; packages.len()], Some(e)),
+    };
+    let store_dir_text = store_dir.display().to_string();
+    let prepared: Vec<Result<Prepared, ImportError>> = packages
         .into_par_iter()
-        .zip(row_of.into_par_iter())
-        .map(|(pkg, row_at)| {
-            let (files, diff, symlinks) = match pkg.source {
-                FilesSource::Map {
-                    files,
-                    side_effects,
-                    symlinks,
-                } => {
-                    check_link_paths(&pkg.target_dir, &symlinks)?;
-                    (
-                        files,
-                        pkg.side_effects_cache_key.as_ref().and_then(|k| {
-                            side_effects
-                                .into_iter()
-                                .find(|(key, _)| key == k)
-                                .map(|(_, d)| d)
-                        }),
-                        symlinks,
-                    )
-                }
-                FilesSource::IndexKey(key) => {
-                    let rows = rows.as_ref().map_err(Clone::clone)?;
-                    let bytes = row_at.and_then(|at| rows[at].lock().unwrap().take());
-                    files_from_row(
-                        store.as_ref().unwrap(),
-                        bytes,
-                        &store_dir_text,
-                        &key,
-                        pkg.side_effects_cache_key.as_deref(),
-                    )?
-                }
-            };
-            let is_built = diff.is_some();
-            let files = match &diff {
-                Some(d) => apply_side_effects(&files, d),
-                None => files,
-            };
-            let request = ImportRequest {
-                target_dir: pkg.target_dir,
-                files,
-                resolved_from: pkg.resolved_from,
-                method: pkg.method.unwrap_or(method),
-                will_be_built: !is_built && pkg.requires_build,
-                force: pkg.force,
-                keep_modules_dir: pkg.keep_modules_dir,
-                disable_relink_local_dir_deps: pkg.disable_relink_local_dir_deps,
-                safe_to_skip: pkg.safe_to_skip,
-            };
-            Ok((request, is_built, symlinks))
+        .zip(rows.into_par_iter())
+        .map(|(pkg, row)| match (&pkg.source, &rows_error) {
+            (FilesSource::IndexKey(_), Some(e)) => Err(e.clone()),
+            _ => prepare(pkg, row, store.as_deref(), &store_dir_text, method),
         })
         .collect();
-    let mut order: Vec<usize> = (0..requests.len()).collect();
-    order.sort_by_key(|&i| {
-        std::cmp::Reverse(requests[i].as_ref().map_or(0, |(r, _, _)| r.files.len()))
-    });
-    let import_one = |i: usize| {
-        let outcome = match &requests[i] {
-            Ok((request, is_built, symlinks)) => import::import_package(&store_dir, request, stats)
-                .and_then(|imported| {
-                    place_symlinks(&request.target_dir, symlinks)?;
-                    Ok(PackageOutcome {
-                        is_built: *is_built,
-                        imported,
-                    })
-                }),
-            Err(e) => Err(e.clone()),
-        };
-        (i, outcome)
-    };
-    // `auto` decides on the first package it imports, by trying a clone and then a link and
-    // undoing a failed try (directories made and removed again). Let the smallest package
-    // pay for that, alone, instead of the biggest ones the pool would start with.
-    let mut outcomes = Vec::with_capacity(order.len());
-    if method == ImportMethod::Auto {
-        if let Some(pos) = order.iter().rposition(|&i| {
-            requests[i]
-                .as_ref()
-                .is_ok_and(|(r, _, _)| !r.files.is_empty())
-        }) {
-            outcomes.push(import_one(order.remove(pos)));
-        }
-    }
-    outcomes.par_extend(order.par_iter().with_max_len(1).map(|&i| import_one(i)));
-    outcomes.sort_by_key(|(i, _)| *i);
-    let packages: Vec<_> = outcomes.into_iter().map(|(_, o)| o).collect();
+    let packages = import_all(&prepared, &store_dir, method, stats);
     let import_ms = ms_since(started);
     let started = Instant::now();
     let symlinks = if packages.iter().all(|p| p.is_ok()) {
@@ -246,6 +144,142 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
         import_ms,
         symlink_ms: ms_since(started),
     }
+}
+
+/// The index rows of the packages given by key, one slot per package (`None` for a package
+/// given by its map, or a key the index lacks): all read in one transaction (one snapshot of
+/// the index, one statement per 999 keys instead of a query per package); decoding them is
+/// left to the pool.
+fn read_rows(
+    store: Option<&store_handles::Store>,
+    packages: &[BatchPackage],
+) -> Result<Vec<Option<Vec<u8>>>, ImportError> {
+    let keys: Vec<&str> = packages
+        .iter()
+        .filter_map(|p| match &p.source {
+            FilesSource::IndexKey(key) => Some(key.as_str()),
+            FilesSource::Map { .. } => None,
+        })
+        .collect();
+    let mut rows = match store {
+        Some(store) if !keys.is_empty() => store
+            .index
+            .get_many(&keys)
+            .map_err(|e| ImportError::store_index(e.message))?,
+        _ => vec![],
+    }
+    .into_iter();
+    Ok(packages
+        .iter()
+        .map(|p| match p.source {
+            FilesSource::IndexKey(_) => rows.next().flatten(),
+            FilesSource::Map { .. } => None,
+        })
+        .collect())
+}
+
+/// A package ready to import: its request (the side-effects diff applied), whether that diff
+/// made it built, and the side-effects symlinks to place after its files.
+struct Prepared {
+    request: ImportRequest,
+    is_built: bool,
+    symlinks: Symlinks,
+}
+
+/// A package's import request, from its file map or its index row (`row`).
+fn prepare(
+    pkg: BatchPackage,
+    row: Option<Vec<u8>>,
+    store: Option<&store_handles::Store>,
+    store_dir_text: &str,
+    method: ImportMethod,
+) -> Result<Prepared, ImportError> {
+    let (files, diff, symlinks) = match pkg.source {
+        FilesSource::Map {
+            files,
+            side_effects,
+            symlinks,
+        } => {
+            check_link_paths(&pkg.target_dir, &symlinks)?;
+            let diff = pkg.side_effects_cache_key.as_ref().and_then(|k| {
+                side_effects
+                    .into_iter()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, d)| d)
+            });
+            (files, diff, symlinks)
+        }
+        FilesSource::IndexKey(key) => files_from_row(
+            store.expect("a keyed package opens the store"),
+            row,
+            store_dir_text,
+            &key,
+            pkg.side_effects_cache_key.as_deref(),
+        )?,
+    };
+    let is_built = diff.is_some();
+    let files = match &diff {
+        Some(d) => apply_side_effects(&files, d),
+        None => files,
+    };
+    let request = ImportRequest {
+        target_dir: pkg.target_dir,
+        files,
+        resolved_from: pkg.resolved_from,
+        method: pkg.method.unwrap_or(method),
+        will_be_built: !is_built && pkg.requires_build,
+        force: pkg.force,
+        keep_modules_dir: pkg.keep_modules_dir,
+        disable_relink_local_dir_deps: pkg.disable_relink_local_dir_deps,
+        safe_to_skip: pkg.safe_to_skip,
+    };
+    Ok(Prepared {
+        request,
+        is_built,
+        symlinks,
+    })
+}
+
+/// Imports the prepared packages on the pool, biggest first; the outcomes in package order.
+fn import_all(
+    prepared: &[Result<Prepared, ImportError>],
+    store_dir: &Path,
+    method: ImportMethod,
+    stats: &Stats,
+) -> Vec<Result<PackageOutcome, ImportError>> {
+    let files_of = |i: usize| prepared[i].as_ref().map_or(0, |p| p.request.files.len());
+    let mut order: Vec<usize> = (0..prepared.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(files_of(i)));
+    let import_one = |i: usize| {
+        let outcome = match &prepared[i] {
+            Ok(p) => import::import_package(store_dir, &p.request, stats).and_then(|imported| {
+                place_symlinks(&p.request.target_dir, &p.symlinks)?;
+                Ok(PackageOutcome {
+                    is_built: p.is_built,
+                    imported,
+                })
+            }),
+            Err(e) => Err(e.clone()),
+        };
+        (i, outcome)
+    };
+    // `auto` decides on the first package it imports, by trying a clone and then a link and
+    // undoing a failed try (directories made and removed again). Let the smallest package
+    // pay for that, alone, instead of the biggest ones the pool would start with.
+    let mut outcomes = Vec::with_capacity(order.len());
+    if method == ImportMethod::Auto {
+        let smallest = order.iter().rposition(|&i| {
+            prepared[i]
+                .as_ref()
+                .is_ok_and(|p| !p.request.files.is_empty())
+        });
+        if let Some(pos) = smallest {
+            outcomes.push(import_one(order.remove(pos)));
+        }
+    }
+    outcomes.par_extend(order.par_iter().with_max_len(1).map(|&i| import_one(i)));
+    outcomes.sort_by_key(|(i, _)| *i);
+    outcomes.into_iter().map(|(_, o)| o).collect()
 }
 
 /// The counts of a call, as plain numbers.

@@ -135,80 +135,27 @@ pub fn walk<S: TarSource>(
     src: &mut S,
     max_unpacked_size: Option<u64>,
 ) -> Result<Vec<TarEntry>, S::Error> {
-    let mut unpacked = 0.0f64; // exact: sizes are JS numbers, the limit a safe integer
+    let mut budget = Budget {
+        max: max_unpacked_size,
+        unpacked: 0.0,
+    };
     let mut entries = Vec::new();
     let mut pending = Pending::default();
     let mut pos = 0usize;
     let mut header = [0u8; BLOCK];
     // Only a header starting with NUL ends the archive; running off the end does not.
     while src.bytes(pos, pos.saturating_add(1))?.first() != Some(&0) {
-        let block = src.bytes(pos, pos.saturating_add(BLOCK))?;
-        if block.len() < BLOCK {
-            // JS reads `undefined` past the end, so the computed checksum is NaN.
-            let start = pos.saturating_add(CHECKSUM.start);
-            let expected = parse_octal(src.bytes(start, start.saturating_add(8))?);
-            return Err(checksum_error(pos, expected, "NaN").into());
-        }
-        header.copy_from_slice(block);
+        read_header(src, pos, &mut header)?;
         let size = match pending.pax_size.take() {
             Some(size) => size,
             None => parse_octal(&header[SIZE]),
         };
-        let expected = parse_octal(&header[CHECKSUM]);
-        let actual = checksum(&header);
-        if expected != actual as f64 {
-            return Err(checksum_error(pos, expected, &actual.to_string()).into());
-        }
-        let name = if !pending.long_name.is_empty() {
-            std::mem::take(&mut pending.long_name)
-        } else if !pending.pax_path.is_empty() {
-            std::mem::take(&mut pending.pax_path)
-        } else {
-            header_name(&header)
-        };
-        let name = if name.contains("./") || name.contains(".\\") {
-            normalize(&name)
-        } else {
-            name
-        };
+        let name = entry_name(&header, &mut pending);
         let data = pos + BLOCK;
         match header[TYPE] {
             0 | b'0' | b'1' => {
-                if let Some(max) = max_unpacked_size {
-                    // NaN and negative sizes are left to `file_size` below.
-                    unpacked += size.max(0.0);
-                    if unpacked > max as f64 {
-                        return Err(too_large(
-                            max,
-                            format_args!(
-                                "its regular files reach {} bytes at {}",
-                                crate::json::number_to_string(unpacked),
-                                crate::json::quote(&name)
-                            ),
-                        )
-                        .into());
-                    }
-                }
-                let mode = parse_octal(&header[MODE]);
-                let unsupported = |what: &str, value: f64| {
-                    TarError::new(format!(
-                        "Unsupported {what} {} for file {name} in TAR header at offset {pos}",
-                        crate::json::number_to_string(value)
-                    ))
-                };
-                let size = file_size(size).ok_or_else(|| unsupported("size", size))?;
-                let mode = file_mode(mode).ok_or_else(|| unsupported("mode", mode))?;
-                let path = if name.contains("//") {
-                    name.replace("//", "/")
-                } else {
-                    name
-                };
-                let entry = TarEntry {
-                    path,
-                    offset: data,
-                    size,
-                    mode,
-                };
+                budget.count(size, &name)?;
+                let entry = regular_file(name, size, &header, pos)?;
                 src.file(&entry)?;
                 entries.push(entry);
             }
@@ -223,16 +170,119 @@ pub fn walk<S: TarSource>(
                 .into())
             }
         }
-        pos = block_bytes(size)
-            .and_then(|step| pos.checked_add(step))
-            .ok_or_else(|| {
-                TarError::new(format!(
-                    "Unsupported size {} in TAR header at offset {pos}",
-                    crate::json::number_to_string(size)
-                ))
-            })?;
+        pos = next_header(pos, size)?;
     }
     Ok(entries)
+}
+
+/// Copies the header at `pos` into `header`, its checksum checked as pnpm checks it.
+fn read_header<S: TarSource>(
+    src: &mut S,
+    pos: usize,
+    header: &mut [u8; BLOCK],
+) -> Result<(), S::Error> {
+    let block = src.bytes(pos, pos.saturating_add(BLOCK))?;
+    if block.len() < BLOCK {
+        // JS reads `undefined` past the end, so the computed checksum is NaN.
+        let start = pos.saturating_add(CHECKSUM.start);
+        let expected = parse_octal(src.bytes(start, start.saturating_add(8))?);
+        return Err(checksum_error(pos, expected, "NaN").into());
+    }
+    header.copy_from_slice(block);
+    let expected = parse_octal(&header[CHECKSUM]);
+    let actual = checksum(header);
+    if expected != actual as f64 {
+        return Err(checksum_error(pos, expected, &actual.to_string()).into());
+    }
+    Ok(())
+}
+
+/// The entry's name as pnpm takes it: a GNU long name, else a pax path, else the header's own,
+/// with `./` segments normalised.
+fn entry_name(header: &[u8; BLOCK], pending: &mut Pending) -> String {
+    let name = if !pending.long_name.is_empty() {
+        std::mem::take(&mut pending.long_name)
+    } else if !pending.pax_path.is_empty() {
+        std::mem::take(&mut pending.pax_path)
+    } else {
+        header_name(header)
+    };
+    if name.contains("./") || name.contains(".\\") {
+        normalize(&name)
+    } else {
+        name
+    }
+}
+
+/// pnpm 11.28's `maxTarballUnpackedSize`, counted as [`walk`] says.
+struct Budget {
+    max: Option<u64>,
+    /// Exact: sizes are JS numbers, the limit a safe integer.
+    unpacked: f64,
+}
+
+impl Budget {
+    /// Counts a regular file's `size`; past the limit, too large (at `name`).
+    fn count(&mut self, size: f64, name: &str) -> Result<(), TarError> {
+        let Some(max) = self.max else {
+            return Ok(());
+        };
+        // NaN and negative sizes are left to `file_size`.
+        self.unpacked += size.max(0.0);
+        if self.unpacked > max as f64 {
+            return Err(too_large(
+                max,
+                format_args!(
+                    "its regular files reach {} bytes at {}",
+                    crate::json::number_to_string(self.unpacked),
+                    crate::json::quote(name)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A regular file's (or hard link's) entry, refusing the sizes and modes pnpm would store
+/// as they are; its data follows the header at `pos`.
+fn regular_file(
+    name: String,
+    size: f64,
+    header: &[u8; BLOCK],
+    pos: usize,
+) -> Result<TarEntry, TarError> {
+    let mode = parse_octal(&header[MODE]);
+    let unsupported = |what: &str, value: f64| {
+        TarError::new(format!(
+            "Unsupported {what} {} for file {name} in TAR header at offset {pos}",
+            crate::json::number_to_string(value)
+        ))
+    };
+    let size = file_size(size).ok_or_else(|| unsupported("size", size))?;
+    let mode = file_mode(mode).ok_or_else(|| unsupported("mode", mode))?;
+    let path = if name.contains("//") {
+        name.replace("//", "/")
+    } else {
+        name
+    };
+    Ok(TarEntry {
+        path,
+        offset: pos + BLOCK,
+        size,
+        mode,
+    })
+}
+
+/// Where the header after the one at `pos` (whose data is `size` bytes) starts.
+fn next_header(pos: usize, size: f64) -> Result<usize, TarError> {
+    block_bytes(size)
+        .and_then(|step| pos.checked_add(step))
+        .ok_or_else(|| {
+            TarError::new(format!(
+                "Unsupported size {} in TAR header at offset {pos}",
+                crate::json::number_to_string(size)
+            ))
+        })
 }
 
 /// Later entries with the same key replace earlier ones but keep the first one's position

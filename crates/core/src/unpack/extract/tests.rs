@@ -1,25 +1,7 @@
 use super::*;
 use crate::error_code::ErrorCode;
 use crate::index_row::decode_row;
-use std::io::Write;
-
-/// A gzip'd tarball of `(path, content, mode)` entries, built with the `tar` crate.
-fn tgz(entries: &[(&str, &str, u32)]) -> Vec<u8> {
-    let mut builder = tar::Builder::new(Vec::new());
-    for (path, content, mode) in entries {
-        let mut header = tar::Header::new_ustar();
-        header.set_size(content.len() as u64);
-        header.set_mode(*mode);
-        header.set_entry_type(tar::EntryType::Regular);
-        builder
-            .append_data(&mut header, path, content.as_bytes())
-            .unwrap();
-    }
-    let tar = builder.into_inner().unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&tar).unwrap();
-    gz.finish().unwrap()
-}
+use crate::test_support::tgz;
 
 fn store() -> (tempfile::TempDir, Cas) {
     let dir = tempfile::tempdir().unwrap();

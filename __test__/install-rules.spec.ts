@@ -1,0 +1,192 @@
+/**
+ * The native install's rules one by one, each checked against pnpm's own code (read out of the
+ * pnpm devDependency's bundle: helpers/pnpm-bundle.ts) on the same input: which package wins a
+ * bin name, the shell shim's text, the workspace state's digests, dependency paths, version
+ * order. Seconds, where the end-to-end comparison with stock pnpm (native-install.spec.ts) takes
+ * minutes; a rule changed here is checked here first.
+ */
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import util from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { resolveConflicts, type Command } from '../dist/plugin/install/bin-links.js'
+import { runtimeOf, shShim } from '../dist/plugin/install/bin-shim.js'
+import { manifestDigest, signatureOf, type FileSignature } from '../dist/plugin/install/install-state.js'
+import { compareVersions } from '../dist/plugin/install/semver-range.js'
+import { depPathToFilename, refToDepPath } from '../dist/plugin/install/virtual-store.js'
+import { pnpmFunction } from './helpers/pnpm-bundle.js'
+import { freshDir } from './helpers/stores.js'
+
+/** The semver pnpm bundles (its bundle's `import_semver*`). */
+const semver = createRequire(import.meta.url)('semver') as { compare: (a: string, b: string) => number, valid: (v: string) => string | null }
+const semverImport = { default: semver }
+
+describe('bin-name conflicts: one command per name in a .bin directory', () => {
+  const pnpmChoice = pnpmFunction<(group: Command[], binsDir: undefined) => Command>('resolveCommandConflicts', { import_semver4: semverImport })
+  const cmd = (name: string, pkgName: string, pkgVersion = '1.0.0'): Command =>
+    ({ name, pkgName, pkgVersion, target: `/p/node_modules/${pkgName}/bin/${name}` })
+
+  it.each<[string, Command[], string]>([
+    ['the package named like the command wins', [cmd('foo', 'zed'), cmd('foo', 'foo'), cmd('foo', 'bar')], 'foo@1.0.0'],
+    ['npx belongs to npm', [cmd('npx', 'zzz'), cmd('npx', 'npm')], 'npm@1.0.0'],
+    ['pn belongs to pnpm and @pnpm/exe (then the name sorting last)', [cmd('pn', 'pnpm'), cmd('pn', 'zzz'), cmd('pn', '@pnpm/exe')], 'pnpm@1.0.0'],
+    ['else the package whose name sorts last', [cmd('x', 'b-pkg'), cmd('x', 'c'), cmd('x', 'a-pkg')], 'c@1.0.0'],
+    ['sorted by localeCompare, not by code units', [cmd('x', 'Zed'), cmd('x', 'alpha')], 'Zed@1.0.0'],
+    ['one package twice: the higher version', [cmd('x', 'p', '1.2.0'), cmd('x', 'p', '1.10.0'), cmd('x', 'p', '1.10.0-rc.1')], 'p@1.10.0'],
+  ])('%s', (_, commands, winner) => {
+    for (const order of [commands, [...commands].reverse()]) {
+      const chosen = resolveConflicts(order)
+      expect(chosen).toHaveLength(1)
+      expect(`${chosen[0].pkgName}@${chosen[0].pkgVersion}`).toBe(winner)
+      expect(chosen[0]).toBe(pnpmChoice(order, undefined))
+    }
+  })
+
+  it('keeps every name once, in the order the names first come', () => {
+    const chosen = resolveConflicts([cmd('b', 'x'), cmd('a', 'x'), cmd('b', 'b'), cmd('c', 'y')])
+    expect(chosen.map((c) => `${c.name}:${c.pkgName}`)).toEqual(['b:b', 'a:x', 'c:y'])
+  })
+})
+
+describe('the shell shim, byte for byte', () => {
+  const cmdShim = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { fs6: fs, path11: path, path12: path })
+
+  /** pnpm's shim for `target` (whose text is `text`) in `binsDir`, as its bin linker asks for it on POSIX. */
+  async function pnpmShim (target: string, text: string, binsDir: string, nodePath: string[] | undefined): Promise<string> {
+    let written: string | undefined
+    const promises = {
+      readFile: async (file: string) => {
+        if (file === target) return text
+        throw Object.assign(new Error(`ENOENT: ${file}`), { code: 'ENOENT' })
+      },
+      writeFile: async (file: string, data: string) => { if (file === path.join(binsDir, 'cmd')) written = data },
+      unlink: async () => {},
+      chmod: async () => {},
+      mkdir: async () => {},
+    }
+    await cmdShim(target, path.join(binsDir, 'cmd'), { fs: { promises }, shShimDir: binsDir, createPwshFile: false, createCmdFile: false, nodePath })
+    if (written == null) throw new Error('pnpm wrote no shim')
+    return written
+  }
+
+  const pkgDir = '/p/node_modules/.pnpm/a@1.0.0/node_modules/a'
+  const binsDir = '/p/node_modules/.bin'
+  const nodePath = ['/p/node_modules/.pnpm/a@1.0.0/node_modules/a/node_modules', '/p/node_modules/.pnpm/a@1.0.0/node_modules', '/p/node_modules/.pnpm/node_modules']
+
+  it.each<[string, string, string, string[] | undefined]>([
+    ['an env node shebang', 'bin/a.js', '#!/usr/bin/env node\nrequire("../")\n', undefined],
+    ['a NODE_PATH', 'bin/a.js', '#!/usr/bin/env node\n', nodePath],
+    ['env -S with arguments', 'cli.mjs', '#!/usr/bin/env -S node --experimental-vm-modules --no-warnings\n', undefined],
+    ['an absolute program', 'bin/a', '#!/bin/sh\necho a\n', undefined],
+    ['a shebang ending with CRLF', 'bin/a.js', '#!/usr/bin/env node\r\nx\r\n', undefined],
+    ['blank lines before the shebang', 'bin/a.js', '\n\n  #!/usr/bin/env node\n', undefined],
+    ['no shebang, a .js file', 'index.js', 'module.exports = 1\n', undefined],
+    ['no shebang, a .sh file', 'run.sh', 'echo hi\n', undefined],
+    ['no shebang, no extension: run as it is', 'bin/tool', 'binary', undefined],
+    ['a quote in the path', "bin/it's.js", '#!/usr/bin/env node\n', undefined],
+  ])('%s', async (_, relative, text, nodePath) => {
+    const target = path.join(pkgDir, relative)
+    const ours = shShim(target, binsDir, runtimeOf(target, text), nodePath)
+    expect(ours).toBe(await pnpmShim(target, text, binsDir, nodePath))
+    expect(ours).toContain(`# cmd-shim-target=${target}\n`)
+  })
+})
+
+describe('the workspace state\'s digests', () => {
+  const pnpmDigest = pnpmFunction<(value: unknown) => string>('manifestDigest', { crypto13: crypto })
+
+  it.each<[string, unknown]>([
+    ['an empty object', {}],
+    ['an empty array', []],
+    ['null', null],
+    ['booleans', [true, false]],
+    ['numbers as JS prints them', [0, -0, 1.5, 1e21, 2 ** 53]],
+    ['texts by their UTF-8 bytes', ['', 'a', 'é', '😀']],
+    ['keys in any order', { b: 1, a: 2 }],
+    ['undefined members left out, null kept', { a: undefined, b: null }],
+    ['undefined items in arrays', [undefined, null]],
+    ['keys sorted by UTF-8 bytes, not code units', { '\uFF01': 1, '\u{1F600}': 2, B: 3, a: 4, Ä: 5 }],
+    ['a manifest', { name: 'project', version: '1.0.0', private: true, dependencies: { lodash: '^4.17.21' }, devDependencies: {}, engines: { node: '>=20' }, files: ['dist'] }],
+  ])('%s: pnpm\'s digest', (_, value) => {
+    expect(manifestDigest(value)).toBe(pnpmDigest(value))
+  })
+
+  it('is the tagged encoding, spelled out: { a: 1 }', () => {
+    const length = (n: number): Buffer => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(n)); return b }
+    const bytes = Buffer.concat([Buffer.from('{'), length(1), length(1), Buffer.from('a'), Buffer.from('#'), length(1), Buffer.from('1')])
+    expect(manifestDigest({ a: 1 })).toBe(crypto.createHash('sha256').update(bytes).digest('hex').slice(0, 32))
+    expect(manifestDigest({ a: 1 })).not.toBe(manifestDigest({ a: '1' }))
+  })
+
+  it('a file\'s signature: its times, size and digest, as pnpm records them', () => {
+    const file = path.join(freshDir('install-rules'), 'pnpm-lock.yaml')
+    fs.writeFileSync(file, 'lockfileVersion: \'9.0\'\n')
+    const pnpmRead = pnpmFunction<(recorded: undefined, file: string) => { kind: string, signature?: FileSignature }>('fileDigestOf', { crypto13: crypto, fs143: fs, util }, ['DIGEST_LENGTH'])
+    expect(pnpmRead(undefined, file)).toEqual({ kind: 'present', signature: signatureOf(file) })
+    expect(signatureOf(path.join(path.dirname(file), 'missing'))).toBeUndefined()
+  })
+})
+
+describe('dependency paths', () => {
+  const pnpmFilename = pnpmFunction<(depPath: string, maxLength: number) => string>('depPathToFilename', { crypto8: crypto, import_semver10: semverImport })
+  const pnpmRef = pnpmFunction<(ref: string, alias: string) => string | null>('refToRelative')
+  const long = `terser-webpack-plugin@5.6.0(${['cssnano@6.1.2(postcss@8.5.10)', 'postcss@8.5.10', 'uglify-js@3.19.3', 'webpack@5.100.0(esbuild@0.28.2)'].join(')(')})`
+
+  it.each([
+    'lodash@4.17.21',
+    '@babel/core@7.29.0',
+    '@babel/helper-module-transforms@7.28.6(@babel/core@7.29.0)',
+    'a@1.0.0(b@2.0.0(c@3.0.0))(d@4.0.0)',
+    'Upper-Case@1.0.0',
+    'pkg@1.0.0-rc.1+build.5',
+    'a@1.0.0(patch_hash=0123abcd)',
+    long,
+  ])('%s: the directory pnpm names', (depPath) => {
+    for (const maxLength of [120, 60, 40]) expect(depPathToFilename(depPath, maxLength)).toBe(pnpmFilename(depPath, maxLength))
+  })
+
+  // A known difference, left to virtual-store.ts's owners: pnpm hashes the name as it was
+  // before its trailing dots became `+`, ours after. No semver version ends with a dot, so only
+  // a lockfile with `trustLockfile` (which skips the version check) reaches it.
+  it.fails('a trailing dot: the hash of the name before it is escaped, as pnpm\'s', () => {
+    expect(depPathToFilename('dots@1.0.0.', 120)).toBe(pnpmFilename('dots@1.0.0.', 120))
+  })
+
+  it.each<[string, string, string]>([
+    ['foo', '1.0.0', 'foo@1.0.0'],
+    ['foo', '1.0.0(react@18.2.0)', 'foo@1.0.0(react@18.2.0)'],
+    ['foo', '1.0.0(@types/node@20.0.0)', 'foo@1.0.0(@types/node@20.0.0)'],
+    ['alias', 'real@1.0.0', 'real@1.0.0'],
+    ['alias', '@scope/real@1.0.0(peer@1.0.0)', '@scope/real@1.0.0(peer@1.0.0)'],
+    ['foo', 'https://example.com/foo@1.0.0.tgz', 'foo@https://example.com/foo@1.0.0.tgz'],
+  ])('%s: %s is %s, as pnpm reads it', (alias, ref, depPath) => {
+    expect(refToDepPath(alias, ref)).toBe(depPath)
+    expect(pnpmRef(ref, alias)).toBe(depPath)
+  })
+
+  it('a link: ref names no package (pnpm has none; the plan finds none under that path)', () => {
+    expect(refToDepPath('foo', 'link:../foo')).toBe('foo@link:../foo')
+    expect(pnpmRef('link:../foo', 'foo')).toBeNull()
+  })
+})
+
+describe('version order', () => {
+  // Ascending, by semver's precedence rules.
+  const ascending = ['0.0.1', '0.1.0', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0', '1.0.1', '1.2.0', '1.10.0', '2.0.0-0', '2.0.0']
+
+  it('orders every pair as semver.compare does (which pnpm uses)', () => {
+    for (const [i, a] of ascending.entries()) {
+      for (const [j, b] of ascending.entries()) {
+        expect(compareVersions(a, b), `${a} vs ${b}`).toBe(Math.sign(i - j))
+        expect(semver.compare(a, b)).toBe(Math.sign(i - j))
+      }
+    }
+  })
+
+  it('leaves build metadata out', () => {
+    expect(compareVersions('1.0.0+a', '1.0.0+b')).toBe(0)
+    expect(compareVersions('1.0.0-rc.1+b', '1.0.0-rc.1')).toBe(0)
+  })
+})
