@@ -155,16 +155,21 @@ function pack (dir: string, dest: string): Packed {
  */
 function dependencyPackages (dest: string): Array<{ dir: string, packed: Packed }> {
   const seen = new Map<string, { dir: string, packed: Packed }>()
-  const visit = (deps: Record<string, string> | undefined): void => {
+  // Each dependency where Node would find it from its dependent: nested first, then hoisted.
+  const visit = (deps: Record<string, string> | undefined, from: string): void => {
     for (const name of Object.keys(deps ?? {})) {
-      if (seen.has(name)) continue
-      const dir = path.join(repo, 'node_modules', name)
-      seen.set(name, { dir, packed: pack(dir, dest) })
-      visit(JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).dependencies)
+      let at = from
+      while (!existsSync(path.join(at, 'node_modules', name)) && at !== repo) at = path.dirname(at)
+      const dir = path.join(at, 'node_modules', name)
+      const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'))
+      const key = `${manifest.name}@${manifest.version}`
+      if (seen.has(key)) continue
+      seen.set(key, { dir, packed: pack(dir, dest) })
+      visit(manifest.dependencies, dir)
     }
   }
   mkdirSync(dest, { recursive: true })
-  visit(rootPkg.dependencies)
+  visit(rootPkg.dependencies, repo)
   return [...seen.values()]
 }
 

@@ -15,10 +15,10 @@
  * Whether it runs build scripts is only known from its store row, so that is checked natively
  * (`linkStoredPackages`).
  */
-import crypto from 'node:crypto'
 import path from 'node:path'
 import * as binding from '../../../index.js'
 import type { StoredPackage } from '../../api/import.js'
+import { depPathToFilename, refToRelative } from '@pnpm/deps.path'
 
 /** The parts of pnpm's in-memory lockfile this reads. */
 export interface LockfileObject {
@@ -75,24 +75,8 @@ export interface PlannedPackage extends StoredPackage {
   depPath: string
 }
 
-/**
- * pnpm's `depPathToFilename` for registry dependency paths (`name@version(peers…)`): `/` and
- * other characters a file name cannot hold become `+`, the peers suffix `_a_b`, and a name that
- * is too long or not lower-case is cut and given a hash.
- */
-export function depPathToFilename (depPath: string, maxLength: number): string {
-  let filename = depPath.replace(/^\//, '').replace(/[\\/:*?"<>|#]/g, '+')
-  if (filename.includes('(')) filename = filename.replace(/\)$/, '').replace(/\)\(|\(|\)/g, '_')
-  let end = filename.length
-  while (end > 0 && (filename[end - 1] === '.' || filename[end - 1] === ' ')) end--
-  const escapedTrailing = end < filename.length
-  if (escapedTrailing) filename = filename.slice(0, end) + '+'.repeat(filename.length - end)
-  if (escapedTrailing || filename.length > maxLength || (filename !== filename.toLowerCase() && !filename.startsWith('file+'))) {
-    const hash = crypto.createHash('sha256').update(filename).digest('hex').slice(0, 32)
-    return `${filename.slice(0, maxLength - 33)}_${hash}`
-  }
-  return filename
-}
+/** pnpm's own rule for a package's directory in the virtual store (`@pnpm/deps.path`, the release pnpm 11.28 bundles). */
+export { depPathToFilename }
 
 /** `name@version(peers…)` → name and version; `undefined` for anything but a registry path. */
 export function parseRegistryDepPath (depPath: string): { name: string, version: string } | undefined {
@@ -106,17 +90,12 @@ export function parseRegistryDepPath (depPath: string): { name: string, version:
 }
 
 /**
- * The dependency path an `alias: ref` entry points to, by pnpm's rule: a ref that is itself a
- * path (an `npm:` alias's `name@version`) when its `@` comes before any `:` and `(`, else
- * `alias@ref`. A `link:` ref gives `alias@link:…`, which names no package in the lockfile.
+ * The dependency path an `alias: ref` entry points to, by pnpm's own rule (`refToRelative`: a
+ * ref that is itself a path, an `npm:` alias's `name@version`, or else `alias@ref`). A `link:`
+ * ref gives `alias@link:…`, which names no package in the lockfile.
  */
 export function refToDepPath (alias: string, ref: string): string {
-  if (ref.startsWith('@')) return ref
-  const at = ref.indexOf('@')
-  if (at === -1) return `${alias}@${ref}`
-  const colon = ref.indexOf(':')
-  const paren = ref.indexOf('(')
-  return (colon === -1 || at < colon) && (paren === -1 || at < paren) ? ref : `${alias}@${ref}`
+  return refToRelative(ref, alias) ?? `${alias}@${ref}`
 }
 
 /** A registry package as it is: an integrity and nothing else in its resolution, not patched. */
