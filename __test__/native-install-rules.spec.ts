@@ -37,9 +37,10 @@ describe('satisfies: the engines ranges of optional packages', () => {
     expect(satisfies(version, range)).toBe(expected)
   })
 
-  it('refuses what it does not read (then pnpm decides)', () => {
-    expect(() => satisfies('1.0.0', '>=1.0.0-beta')).toThrow(RangeError)
-    expect(() => satisfies('1.0.0', 'latest')).toThrow(RangeError)
+  it('prerelease ranges and versions as pnpm\'s engine check reads them (includePrerelease), a range that is none as unmet', () => {
+    expect(satisfies('1.0.0', '>=1.0.0-beta')).toBe(true)
+    expect(satisfies('25.0.0-pre', '>=14')).toBe(true)
+    expect(satisfies('1.0.0', 'latest')).toBe(false)
   })
 
   it('enginesMet: engines.node only, as pnpm checks a lockfile\'s packages; undefined where it cannot tell', () => {
@@ -48,8 +49,8 @@ describe('satisfies: the engines ranges of optional packages', () => {
     expect(enginesMet({ engines: { pnpm: '<1', npm: '<1' } }, 'v24.9.0')).toBe(true)
     expect(enginesMet({ engines: { node: '' } }, undefined)).toBe(true)
     expect(enginesMet({ engines: { node: '>=14' } }, undefined)).toBeUndefined()
-    expect(enginesMet({ engines: { node: '>=1.0.0-beta' } }, 'v24.9.0')).toBeUndefined()
-    expect(enginesMet({ engines: { node: '>=14' } }, 'v25.0.0-pre')).toBeUndefined()
+    expect(enginesMet({ engines: { node: '>=1.0.0-beta' } }, 'v24.9.0')).toBe(true)
+    expect(enginesMet({ engines: { node: '>=14' } }, 'v25.0.0-pre')).toBe(true)
     expect(enginesNodeVersion('20.1.0')).toBe('20.1.0')
     expect(enginesNodeVersion(undefined)).toBe(process.version)
   })

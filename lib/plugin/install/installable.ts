@@ -116,17 +116,12 @@ export function enginesNodeVersion (configured: unknown): string | undefined {
 /**
  * Whether `nodeVersion` meets the package's `engines` as pnpm checks them when it installs a
  * lockfile: `engines.node` only (pnpm passes no version of its own there); `undefined` when
- * this cannot tell (no version, or a range or version `satisfies` does not read).
+ * this cannot tell (no version).
  */
 export function enginesMet (snapshot: PackageSnapshot, nodeVersion: string | undefined): boolean | undefined {
   const range = snapshot.engines?.node
   if (typeof range !== 'string' || range === '') return true
-  if (nodeVersion == null) return undefined
-  try {
-    return satisfies(nodeVersion, range)
-  } catch {
-    return undefined
-  }
+  return nodeVersion == null ? undefined : satisfies(nodeVersion, range)
 }
 
 /**
@@ -140,10 +135,7 @@ export function projectEnginesRefused (engines: unknown, pnpmVersion: string, no
   const checks: Array<[string, string | undefined, unknown]> = [['pnpm', pnpmVersion, pnpm], ...(engineStrict ? [['node', nodeVersion, node] as [string, string | undefined, unknown]] : [])]
   for (const [engine, version, range] of checks) {
     if (range == null || range === '') continue
-    let met: boolean | undefined
-    try {
-      met = typeof range === 'string' && version != null ? satisfies(version, range) : undefined
-    } catch {}
+    const met = typeof range === 'string' && version != null ? satisfies(version, range) : undefined
     if (met !== true) return `the project's engines.${engine}, which pnpm checks first (ERR_PNPM_UNSUPPORTED_ENGINE)`
   }
   return undefined
