@@ -137,10 +137,14 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     hoistPattern: ['*'],
     publicHoistPattern: [],
     storeDir: path.join(dir, 'store'),
+    peersSuffixMaxLength: 1000,
   }
   it.each([
     [{}, '11.27.0', /^pnpm 11\.27\.0 is not the verified /],
-    [{ frozenLockfile: false }, VERIFIED_PNPM, /^not a --frozen-lockfile install$/],
+    [{ frozenLockfile: false, preferFrozenLockfile: false }, VERIFIED_PNPM, /^pnpm resolves \(preferFrozenLockfile false, /],
+    [{ frozenLockfile: false, fixLockfile: true }, VERIFIED_PNPM, /^pnpm resolves /],
+    [{ updateChecksums: true }, VERIFIED_PNPM, /^pnpm resolves /],
+    [{ useLockfile: false }, VERIFIED_PNPM, /^pnpm resolves /],
     [{ nodeLinker: 'hoisted' }, VERIFIED_PNPM, /^nodeLinker hoisted$/],
     [{ enableGlobalVirtualStore: true }, VERIFIED_PNPM, /^enableGlobalVirtualStore$/],
     [{ dev: false }, VERIFIED_PNPM, /^not every dependency group is installed$/],
@@ -160,7 +164,7 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
 
 describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
   /** A project whose package.json asks for `wanted` and whose lockfile holds `packages` (name@version → metadata lines; `optional` ones marked so in their snapshot). */
-  function project (opts: { wanted?: Record<string, string>, importer?: string, packages?: Record<string, string>, resolutions?: Record<string, string>, snapshots?: Record<string, string>, top?: string, optionalDeps?: Record<string, string>, optional?: string[] }): string {
+  function project (opts: { wanted?: Record<string, string>, settings?: string, importer?: string, packages?: Record<string, string>, resolutions?: Record<string, string>, snapshots?: Record<string, string>, top?: string, optionalDeps?: Record<string, string>, optional?: string[] }): string {
     const dir = freshDir('native-lockfile')
     const wanted = opts.wanted ?? { a: '1.0.0' }
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', dependencies: wanted, ...(opts.optionalDeps != null ? { optionalDependencies: opts.optionalDeps } : {}) }))
@@ -168,7 +172,7 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     const importer = opts.importer ?? Object.entries(wanted).map(([name, spec]) => `      ${name}:\n        specifier: ${spec}\n        version: ${spec}\n`).join('')
     const optional = Object.entries(opts.optionalDeps ?? {}).map(([name, spec]) => `      ${name}:\n        specifier: ${spec}\n        version: ${spec}\n`).join('')
     fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), [
-      "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n",
+      `lockfileVersion: '9.0'\n\n${opts.settings ?? 'settings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n'}`,
       opts.top ?? '',
       `importers:\n\n  .:\n    dependencies:\n${importer}${optional === '' ? '' : `    optionalDependencies:\n${optional}`}`,
       `packages:\n\n${Object.entries(packages).map(([key, lines]) => `  ${key}:\n    resolution: ${opts.resolutions?.[key] ?? '{integrity: sha512-AAAA}'}\n${lines}`).join('\n')}`,
@@ -185,6 +189,7 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     publicHoistPattern: [],
     storeDir: path.join(dir, 'store'),
     offline: true,
+    peersSuffixMaxLength: 1000,
     ...settings,
   }, VERIFIED_PNPM, 'auto')
 
@@ -193,6 +198,13 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['overrides the settings do not have', { top: 'overrides:\n  a: 1.0.0\n' }, {}, /^overrides differ from the lockfile$/],
     ['a pnpmfileChecksum of pnpmfiles no longer loaded', { top: 'pnpmfileChecksum: sha256-x\n' }, {}, /^the pnpmfiles changed since the lockfile was written \(run `pnpm install` once and commit the lockfile\)$/],
     ['lockfile settings other than the configured ones', {}, { autoInstallPeers: false }, /^the lockfile was written with other settings$/],
+    ['dedupePeers, which the lockfile was not written with', {}, { dedupePeers: true }, /^the lockfile was written with other settings$/],
+    ['ignoredOptionalDependencies the lockfile does not have', {}, { ignoredOptionalDependencies: ['x'] }, /^ignoredOptionalDependencies differ from the lockfile$/],
+    // A plain install: pnpm resolves where the frozen one refuses, and records today's settings.
+    ['a plain install, package.json ahead of the lockfile', { wanted: { a: '^1.0.0' }, importer: '      a:\n        specifier: 1.0.0\n        version: 1.0.0\n' }, { frozenLockfile: false }, /^the lockfile is not up to date with package\.json \(a: package\.json wants "\^1\.0\.0"/],
+    ['a plain install, the lockfile\'s settings in another order than pnpm records them', { settings: 'settings:\n  excludeLinksFromLockfile: false\n  autoInstallPeers: true\n' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
+    ['a plain install, a lockfile without settings', { settings: '' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
+    ['a plain install under --offline (everything else up to date)', {}, { frozenLockfile: false }, /^1 packages are not in the store, and --offline$/],
     ['a link: dependency', { wanted: { a: 'link:../a' } }, {}, /^1 packages need pnpm \(a@link:\.\.\/a, …\)$/],
     ['a version pnpm\'s lockfile check refuses', { wanted: { a: '1.0' }, importer: "      a:\n        specifier: '1.0'\n        version: '1.0'\n", packages: { "'a@1.0'": '' } }, {}, /^a@1\.0: a version pnpm's lockfile check refuses$/],
     // Skipped as pnpm skips it (its engines.node not met, under engineStrict too): only `a` is left to find in the store.
@@ -240,5 +252,16 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     // Met, or a warning only: on to the store.
     expect((await install(withEngines({ node: '<1', pnpm: '>=11' }))).skipped).toMatch(/^1 packages are not in the store, and --offline$/)
     expect((await install(withEngines({ node: '>=1' }), { engineStrict: true })).skipped).toMatch(/^1 packages are not in the store, and --offline$/)
+  })
+
+  it('a lockfile without dependencies: pnpm resolves it, frozen or not', async () => {
+    const dir = freshDir('native-lockfile')
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0' }))
+    fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n  .: {}\n")
+    for (const frozenLockfile of [true, false]) {
+      const summary = await install(dir, { frozenLockfile })
+      expect(summary.skipped).toBe('a lockfile without dependencies')
+    }
+    expect(fs.readdirSync(dir).sort()).toEqual(['package.json', 'pnpm-lock.yaml'])
   })
 })

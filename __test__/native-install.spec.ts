@@ -14,7 +14,8 @@
  * every kind, bundled dependencies, hoisting and bin-name conflicts, an ignored build; public
  * hoisting and optional dependencies), optional packages for other platforms (skipped as pnpm
  * skips them), catalogs (default and named; changed after the lockfile, which pnpm refuses, and
- * `cleanupUnusedCatalogs`), and the alotta-modules lockfile (1,355 real packages,
+ * `cleanupUnusedCatalogs`), a plain `pnpm install` (no `--frozen-lockfile`: natively when the
+ * lockfile is up to date, as pnpm then takes its frozen path; a new dependency left to pnpm), and the alotta-modules lockfile (1,355 real packages,
  * `benchmark/download.mjs`'s corpus). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
  * bin it cannot write (found after the layout, so it also shows that an install stopped halfway
  * is not taken for up to date).
@@ -306,12 +307,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     online?: boolean
     /** More arguments to `pnpm install --frozen-lockfile`, for both. */
     args?: string[]
+    /** A plain `pnpm install` (pnpm decides whether the lockfile is installed as it is). */
+    plain?: boolean
   }
 
-  /** A stock clone and a native clone of `setUpDir`, installed with `--frozen-lockfile` from its store. */
+  const installCommand = (opts: InstallOptions): string[] => ['install', ...(opts.plain === true ? [] : ['--frozen-lockfile']), ...(opts.args ?? [])]
+
+  /** A stock clone and a native clone of `setUpDir`, installed with `--frozen-lockfile` (or plain) from its store. */
   async function installBoth (setUpDir: string, store: string, label: string, opts: InstallOptions = {}): Promise<Compared> {
     const from = opts.online === true ? { registry: registry.url } : {}
-    const command = ['install', '--frozen-lockfile', ...(opts.args ?? [])]
+    const command = installCommand(opts)
     const stock = clone(setUpDir, `${label}-stock`)
     expectOk(await runPnpm(command, { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
     const native = clone(setUpDir, `${label}-native`)
@@ -351,7 +356,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
 
     // Up to date, and stays so.
-    const again = await runPnpm(['install', '--frozen-lockfile', ...(opts.args ?? [])], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
+    const again = await runPnpm(installCommand(opts), { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
     expectOk(again)
     expect(again.stdout).toContain('Already up to date')
     expect(again.stdout).not.toContain(PNPM_INSTALLED)
@@ -444,6 +449,31 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // Nothing recorded as installed. (How much pnpm itself lays out before its check fails
     // depends on timing, in stock too.)
     expect(fs.existsSync(path.join(native, 'node_modules', '.pnpm-workspace-state-v1.json'))).toBe(false)
+  })
+
+  it('a plain `pnpm install` of a fresh clone whose lockfile is up to date: installed natively (pnpm would take its frozen path), stock\'s tree and state, the lockfile unchanged', async () => {
+    const project = PROJECTS[0]
+    const { dir, store } = await setUp('plain', project.manifest, project.workspace)
+    const lockfile = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'))
+    const both = await expectSameAsStock(dir, store, 'plain', { packages: countSnapshots(dir), why: 'util', plain: true })
+    expect(both.trace).not.toMatch(/^prelink/m)
+    // Neither rewrote the lockfile: pnpm's own plain install writes only the current lockfile.
+    for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'pnpm-lock.yaml')).equals(lockfile)).toBe(true)
+  })
+
+  it('a plain `pnpm install` whose package.json has a new dependency: left to pnpm, which resolves it, to stock\'s result', async () => {
+    const project = PROJECTS[0]
+    const { dir, store } = await setUp('plain-changed', project.manifest, project.workspace)
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, dependencies: { ...manifest.dependencies, extra: '1.0.0' } }, null, 2))
+    const both = await installBoth(dir, store, 'plain-changed', { plain: true, online: true })
+    expect(both.trace).toMatch(/^native install skipped: the lockfile is not up to date with package\.json \(extra: package\.json wants "1\.0\.0", the lockfile has undefined\)$/m)
+    expect(both.trace).toMatch(/^prelink skipped: not a --frozen-lockfile install$/m)
+    expect(both.nativeRun.stdout).toMatch(/^\+ extra 1\.0\.0$/m)
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toContain('extra@1.0.0')
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
   })
 
   /** A project taking its versions from the default catalog and a named one (an entry no one uses beside them). */

@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { importerOutOfDate, lockfileConfigMismatch } from '../dist/plugin/install/frozen-check.js'
+import { importerOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from '../dist/plugin/install/frozen-check.js'
 import { catalogResolutionStale, catalogsOutOfDate, catalogsPnpmPrunes, workspaceCatalogsPruned } from '../dist/plugin/install/catalogs.js'
 import { projectScripts } from '../dist/plugin/install/project-scripts.js'
 import { freshDir } from './helpers/stores.js'
@@ -73,6 +73,39 @@ describe('importerOutOfDate: pnpm\'s frozen check of a project against the lockf
     const withPeer = { specifiers: { a: '^1.0.0', p: '^3' }, dependencies: { a: '1.0.1', p: '3.1.0' } }
     expect(importerOutOfDate(withPeer, { dependencies: { a: '^1.0.0' }, peerDependencies: { p: '^3' } }, true)).toBeUndefined()
     expect(importerOutOfDate(withPeer, { dependencies: { a: '^1.0.0' }, peerDependencies: { p: '^3' } }, false)).toMatch(/^p: /)
+  })
+})
+
+describe('lockfileConfigMismatch: the lockfile\'s settings against today\'s (pnpm\'s getOutdatedLockfileSettings)', () => {
+  const config = { autoInstallPeers: true, excludeLinksFromLockfile: false, dedupePeers: false, peersSuffixMaxLength: 1000, injectWorkspacePackages: false }
+  const settings = { autoInstallPeers: true, excludeLinksFromLockfile: false }
+  it('the same: no mismatch', () => {
+    expect(lockfileConfigMismatch({ settings }, config, '.')).toBeUndefined()
+    expect(lockfileConfigMismatch({ settings: { ...settings, dedupePeers: true, peersSuffixMaxLength: 40, injectWorkspacePackages: true } }, { ...config, dedupePeers: true, peersSuffixMaxLength: 40, injectWorkspacePackages: true }, '.')).toBeUndefined()
+    expect(lockfileConfigMismatch({ settings, ignoredOptionalDependencies: ['b', 'a'] }, { ...config, ignoredOptionalDependencies: ['a', 'b'] }, '.')).toBeUndefined()
+  })
+  it.each([
+    ['dedupePeers', { settings }, { dedupePeers: true }, /^the lockfile was written with other settings$/],
+    ['peersSuffixMaxLength', { settings }, { peersSuffixMaxLength: 40 }, /^the lockfile was written with other settings$/],
+    ['peersSuffixMaxLength in the lockfile', { settings: { ...settings, peersSuffixMaxLength: 40 } }, {}, /^the lockfile was written with other settings$/],
+    // pnpm's own options default it; a config without it is not pnpm's.
+    ['no peersSuffixMaxLength configured', { settings }, { peersSuffixMaxLength: undefined }, /^the lockfile was written with other settings$/],
+    ['injectWorkspacePackages', { settings }, { injectWorkspacePackages: true }, /^the lockfile was written with other settings$/],
+    ['ignoredOptionalDependencies', { settings, ignoredOptionalDependencies: ['a'] }, {}, /^ignoredOptionalDependencies differ/],
+    ['a packageExtensionsChecksum without packageExtensions', { settings, packageExtensionsChecksum: 'sha256-x' }, {}, /^packageExtensions differ/],
+    ['packageExtensions the lockfile was not written with', { settings }, { packageExtensions: { a: { dependencies: { b: '1' } } } }, /^packageExtensions differ/],
+    ['patchedDependencies the lockfile was not written with', { settings }, { patchedDependencies: { a: 'patches/a.patch' } }, /^patchedDependencies differ/],
+    ['patchedDependencies no longer configured', { settings, patchedDependencies: { a: 'sha256-x' } }, {}, /^patchedDependencies differ/],
+  ] as Array<[string, Parameters<typeof lockfileConfigMismatch>[0], object, RegExp]>)('%s: a mismatch', (_, lockfile, changed, why) => {
+    expect(lockfileConfigMismatch(lockfile, { ...config, ...changed }, '.')).toMatch(why)
+  })
+
+  it('lockedSettingsRewritten: what a plain install records is the lockfile\'s settings, in pnpm\'s order, defaults left out', () => {
+    expect(lockedSettingsRewritten(settings, config)).toBeUndefined()
+    expect(lockedSettingsRewritten({ autoInstallPeers: true, dedupePeers: true, excludeLinksFromLockfile: false, peersSuffixMaxLength: 40, injectWorkspacePackages: true }, { ...config, dedupePeers: true, peersSuffixMaxLength: 40, injectWorkspacePackages: true })).toBeUndefined()
+    for (const other of [undefined, { autoInstallPeers: true }, { excludeLinksFromLockfile: false, autoInstallPeers: true }, { ...settings, peersSuffixMaxLength: 1000 }, { ...settings, dedupePeers: false }]) {
+      expect(lockedSettingsRewritten(other, config)).toMatch(/^pnpm records the lockfile's settings otherwise/)
+    }
   })
 })
 

@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { prelinkVirtualStore } from '../dist/plugin/head-start.js'
-import { installsFrozen } from '../dist/plugin/pnpm-config.js'
+import { installsFrozen, lockfileMode } from '../dist/plugin/pnpm-config.js'
 import { planVirtualStore, type LockfileObject, type PackageSnapshot } from '../dist/plugin/install/virtual-store.js'
 // @ts-expect-error: plain JS module without types
 import { readLockfile } from '../benchmark/lockfile.mjs'
@@ -240,6 +240,24 @@ describe('prelinkVirtualStore', () => {
     expect(installsFrozen({}, true)).toBe(false)
   })
 
+  it('tells a plain install, which pnpm takes from the lockfile as it is when it is up to date, from one that always resolves', () => {
+    expect(lockfileMode({ frozenLockfile: true }, true)).toBe('frozen')
+    expect(lockfileMode({}, true)).toBe('if up to date')
+    expect(lockfileMode({ frozenLockfile: false }, true)).toBe('if up to date')
+    expect(lockfileMode({ ci: true }, false)).toBe('if up to date')
+    expect(lockfileMode({ preferFrozenLockfile: false }, true)).toBeUndefined()
+    for (const resolves of [{ fixLockfile: true }, { updateChecksums: true }, { useLockfile: false }]) {
+      expect(lockfileMode({ frozenLockfile: true, ...resolves }, true)).toBeUndefined()
+    }
+  })
+
+  it('leaves a plain install to pnpm (it decides after the hook whether the lockfile is up to date)', async () => {
+    const wantedLockfile: LockfileObject = { importers: { '.': { dependencies: { a: '1.0.0' } } }, packages: { 'a@1.0.0': { resolution: { integrity: 'sha512-x' } } } }
+    const ctx = { wantedLockfile, currentLockfile: { importers: {} }, existsNonEmptyWantedLockfile: true, lockfileDir: '/p', storeDir: '/s/v11' }
+    expect((await prelinkVirtualStore(ctx, { hoistPattern: ['*'] }, 'auto')).skipped).toBe('not a --frozen-lockfile install')
+    expect((await prelinkVirtualStore(ctx, { frozenLockfile: true, fixLockfile: true, hoistPattern: ['*'] }, 'auto')).skipped).toBe('not a --frozen-lockfile install')
+  })
+
   it('reads the last install\'s hoist patterns as pnpm compares them (string patterns, an absolute modulesDir)', async () => {
     const lockfileDir = freshDir('prelink-modules')
     fs.writeFileSync(path.join(lockfileDir, 'package.json'), JSON.stringify({ dependencies: { a: '1.0.0' } }))
@@ -248,7 +266,7 @@ describe('prelinkVirtualStore', () => {
     fs.writeFileSync(path.join(modulesDir, '.modules.yaml'), JSON.stringify({ hoistPattern: ['*'], publicHoistPattern: '*eslint*' }))
     const wantedLockfile: LockfileObject = { importers: { '.': { specifiers: { a: '1.0.0' }, dependencies: { a: '1.0.0' } } }, packages: { 'a@1.0.0': { resolution: { integrity: 'sha512-x' } } } } as LockfileObject
     const ctx = { wantedLockfile, currentLockfile: { importers: {} }, existsNonEmptyWantedLockfile: true, lockfileDir, storeDir: freshStoreDir('prelink-store') }
-    const config = { frozenLockfile: true, hoistPattern: ['*'], publicHoistPattern: '*eslint*', modulesDir }
+    const config = { frozenLockfile: true, hoistPattern: ['*'], publicHoistPattern: '*eslint*', modulesDir, peersSuffixMaxLength: 1000 }
     // The same patterns as last time: pnpm would leave packages found in place out of its graph.
     expect((await prelinkVirtualStore(ctx, config, 'auto')).skipped).toMatch(/^pnpm would not relink/)
     // Other patterns: pnpm relinks them, so the head start runs (into the configured modules dir).

@@ -10,16 +10,22 @@
  *
  * It only runs where that holds and for the layout it knows, decided from the settings pnpm
  * passes to `hooks.updateConfig`: a `--frozen-lockfile` install (or one in CI, frozen by
- * default; a plain `pnpm install` may take the same path when its lockfile is up to date, but
- * that is only known later, and a resolving install links only what is new), pnpm putting found
+ * default), pnpm putting found
  * packages back into its graph (see `pnpmRelinksCurrentPackages`), `nodeLinker: isolated`, a
  * per-project virtual store, the whole workspace installed, no pacquet. Nothing it does is
  * needed: if it is off or fails, pnpm simply installs everything itself.
+ *
+ * Not on a plain `pnpm install`, though pnpm takes the same frozen path there when the lockfile
+ * is up to date: pnpm decides that after this hook, from more than the hook is shown (whether
+ * it mended merge conflicts in the lockfile it passes, its checks of local tarballs and of
+ * linked workspace packages), and where it then resolves, packages recorded as already in
+ * place change what it links. The native install, which runs before pnpm reads anything,
+ * takes the plain installs whose lockfile it can prove up to date.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from '../api/import.js'
-import { installsFrozen, layoutUnsupported, type PnpmConfig } from './pnpm-config.js'
+import { layoutUnsupported, lockfileMode, type PnpmConfig } from './pnpm-config.js'
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './install/virtual-store.js'
 import { importerOutOfDate, lockfileConfigMismatch, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
 
@@ -101,7 +107,7 @@ function pnpmRelinksCurrentPackages (config: PnpmConfig, ctx: PreResolutionConte
 /** Why this install is not one the head start knows how to lay out (`undefined`: it is). */
 function unsupported (config: PnpmConfig | undefined, ctx: PreResolutionContext): string | undefined {
   if (config == null) return 'pnpm did not call hooks.updateConfig'
-  if (!installsFrozen(config, ctx.existsNonEmptyWantedLockfile)) return 'not a --frozen-lockfile install'
+  if (lockfileMode(config, ctx.existsNonEmptyWantedLockfile) !== 'frozen') return 'not a --frozen-lockfile install'
   const layout = layoutUnsupported(config)
   if (layout != null) return layout
   // Installing only the current project of a workspace: the other projects' packages are not wanted.

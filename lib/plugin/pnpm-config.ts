@@ -41,6 +41,9 @@ export interface PnpmConfig {
   packageImportMethod?: PackageImportMethod
   verifyStoreIntegrity?: boolean
   strictStorePkgContentCheck?: boolean
+  useLockfile?: boolean
+  fixLockfile?: boolean
+  updateChecksums?: boolean
 }
 
 /**
@@ -52,6 +55,20 @@ export function installsFrozen (config: PnpmConfig, existsNonEmptyWantedLockfile
   const ifExists = config.frozenLockfileIfExists ?? (config.ci === true && config.lockfileOnly !== true &&
     config.resolutionOnly !== true && config.frozenLockfile !== false && config.preferFrozenLockfile !== false)
   return ifExists && existsNonEmptyWantedLockfile
+}
+
+/**
+ * How pnpm 11.28 treats the lockfile of this install (`undefined`: it resolves whatever the
+ * lockfile says): `frozen`, it installs the lockfile as it is or refuses it (`installsFrozen`);
+ * `if up to date`, a plain `pnpm install` with `preferFrozenLockfile` (the default), which takes
+ * the same frozen path when the lockfile is up to date with every project and its settings, and
+ * resolves otherwise. `--fix-lockfile` and `--update-checksums` always resolve, and without
+ * lockfile use there is nothing to install as it is.
+ */
+export function lockfileMode (config: PnpmConfig, existsNonEmptyWantedLockfile: boolean): 'frozen' | 'if up to date' | undefined {
+  if (config.useLockfile === false || config.fixLockfile === true || config.updateChecksums === true) return undefined
+  if (installsFrozen(config, existsNonEmptyWantedLockfile)) return 'frozen'
+  return config.preferFrozenLockfile !== false ? 'if up to date' : undefined
 }
 
 /**

@@ -77,19 +77,40 @@ export function importerOutOfDate (importer: LockedImporter | undefined, manifes
 export interface FrozenCheckConfig {
   autoInstallPeers?: boolean
   excludeLinksFromLockfile?: boolean
+  dedupePeers?: boolean
+  peersSuffixMaxLength?: number
+  injectWorkspacePackages?: boolean
+  ignoredOptionalDependencies?: string[]
   overrides?: Record<string, string>
+  packageExtensions?: Record<string, unknown>
+  patchedDependencies?: Record<string, string>
   pnpmfile?: string[]
   globalPnpmfile?: string
   catalogs?: ConfiguredCatalogs
 }
 
+/** The settings a lockfile records under `settings`. */
+export interface LockedSettings {
+  autoInstallPeers?: boolean
+  excludeLinksFromLockfile?: boolean
+  dedupePeers?: boolean
+  peersSuffixMaxLength?: number
+  injectWorkspacePackages?: boolean
+}
+
 /** The lockfile fields these checks read. */
 export interface LockfileSettings {
-  settings?: { autoInstallPeers?: boolean, excludeLinksFromLockfile?: boolean }
+  settings?: LockedSettings
   overrides?: Record<string, string>
   pnpmfileChecksum?: string
   catalogs?: unknown
+  packageExtensionsChecksum?: unknown
+  ignoredOptionalDependencies?: unknown
+  patchedDependencies?: unknown
 }
+
+/** pnpm's `peersSuffixMaxLength` when none is set (a lockfile leaves it out then). */
+const DEFAULT_PEERS_SUFFIX_MAX_LENGTH = 1000
 
 /** pnpm's `pnpmfileChecksum` for the pnpmfiles it loaded (all but a global one), when any exports hooks (ours does). */
 function pnpmfileChecksum (config: FrozenCheckConfig, rootDir: string): string | undefined {
@@ -101,10 +122,14 @@ function pnpmfileChecksum (config: FrozenCheckConfig, rootDir: string): string |
   return hashes.length === 1 ? hashes[0] : hash(hashes.join(','))
 }
 
+const isEmpty = (value: unknown): boolean => value == null || (typeof value === 'object' && Object.keys(value).length === 0)
+
 /**
- * Why the lockfile was written under other settings than today's, which a frozen install
- * refuses or resolves again (`undefined`: the same): the catalogs, `autoInstallPeers`,
- * `excludeLinksFromLockfile`, the overrides, and the checksum of the loaded pnpmfiles.
+ * Why the lockfile was written under other settings than today's (`undefined`: the same, as far
+ * as this tells), which a frozen install refuses (`ERR_PNPM_LOCKFILE_CONFIG_MISMATCH`) and a
+ * plain one resolves again: pnpm's list of lockfile settings (`getOutdatedLockfileSettings`),
+ * the catalogs first. Package extensions and patches are only compared for being there at all
+ * (their checksums are pnpm's to compute): the native install leaves both to pnpm anyway.
  */
 export function lockfileConfigMismatch (lockfile: LockfileSettings, config: FrozenCheckConfig, rootDir: string): string | undefined {
   const catalogs = catalogsOutOfDate(config.catalogs, lockfile.catalogs)
@@ -115,6 +140,33 @@ export function lockfileConfigMismatch (lockfile: LockfileSettings, config: Froz
   }
   const overrides = Object.keys(config.overrides ?? {}).length > 0 ? config.overrides : undefined
   if (JSON.stringify(lockfile.overrides ?? null) !== JSON.stringify(overrides ?? null)) return 'overrides differ from the lockfile'
+  if (isEmpty(lockfile.packageExtensionsChecksum) !== isEmpty(config.packageExtensions)) return 'packageExtensions differ from the lockfile'
+  const sortedList = (value: unknown): string => JSON.stringify(Array.isArray(value) ? [...value].sort() : value ?? [])
+  if (sortedList(lockfile.ignoredOptionalDependencies) !== sortedList(config.ignoredOptionalDependencies)) return 'ignoredOptionalDependencies differ from the lockfile'
+  if (isEmpty(lockfile.patchedDependencies) !== isEmpty(config.patchedDependencies)) return 'patchedDependencies differ from the lockfile'
   if (lockfile.pnpmfileChecksum !== pnpmfileChecksum(config, rootDir)) return 'the pnpmfiles changed since the lockfile was written (run `pnpm install` once and commit the lockfile)'
+  const settings = lockfile.settings ?? {}
+  if (Boolean(settings.dedupePeers) !== Boolean(config.dedupePeers) ||
+    (settings.peersSuffixMaxLength ?? DEFAULT_PEERS_SUFFIX_MAX_LENGTH) !== config.peersSuffixMaxLength ||
+    Boolean(settings.injectWorkspacePackages) !== Boolean(config.injectWorkspacePackages)) {
+    return 'the lockfile was written with other settings'
+  }
   return undefined
+}
+
+/**
+ * Why a plain `pnpm install` that takes its frozen path would still record another `settings`
+ * than the lockfile's (`undefined`: the same): before it installs, pnpm puts today's settings
+ * into the lockfile it holds, which its current lockfile (`node_modules/.pnpm/lock.yaml`) is
+ * written from, the defaults left out. The native install copies the lockfile's own text.
+ */
+export function lockedSettingsRewritten (settings: unknown, config: FrozenCheckConfig): string | undefined {
+  const today: LockedSettings = {
+    autoInstallPeers: config.autoInstallPeers ?? true,
+    dedupePeers: config.dedupePeers === true ? true : undefined,
+    excludeLinksFromLockfile: config.excludeLinksFromLockfile ?? false,
+    peersSuffixMaxLength: config.peersSuffixMaxLength !== DEFAULT_PEERS_SUFFIX_MAX_LENGTH ? config.peersSuffixMaxLength : undefined,
+    injectWorkspacePackages: config.injectWorkspacePackages === true ? true : undefined,
+  }
+  return JSON.stringify(settings) === JSON.stringify(today) ? undefined : 'pnpm records the lockfile\'s settings otherwise (their order or their defaults)'
 }

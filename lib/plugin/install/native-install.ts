@@ -19,10 +19,10 @@ import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
 import { firstFailure } from '../first-failure.js'
 import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
-import { installsFrozen, layoutUnsupported, type PnpmConfig } from '../pnpm-config.js'
+import { layoutUnsupported, lockfileMode, type PnpmConfig } from '../pnpm-config.js'
 import { hoist, rootDependencies } from './hoist.js'
 import { projectScripts, type ProjectScripts } from './project-scripts.js'
-import { importerOutOfDate, lockfileConfigMismatch } from './frozen-check.js'
+import { importerOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { linkBins } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
@@ -89,7 +89,7 @@ const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not). */
 function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
   if (version !== VERIFIED_PNPM) return `pnpm ${version ?? '(unknown version)'} is not the verified ${VERIFIED_PNPM}`
-  if (!installsFrozen(config, true)) return 'not a --frozen-lockfile install'
+  if (lockfileMode(config, true) == null) return 'pnpm resolves (preferFrozenLockfile false, --fix-lockfile, --update-checksums or no lockfile)'
   const layout = layoutUnsupported(config)
   if (layout != null) return layout
   // pnpm runs plugins' updateConfig first: another pnpmfile's could still change the settings.
@@ -116,15 +116,26 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
 
 type Manifest = Record<string, unknown> & { name?: string, version?: string }
 
-/** Why the lockfile is not one pnpm would install as it is into this project (`undefined`: it is). */
+/**
+ * Why the lockfile is not one pnpm would install as it is into this project (`undefined`: it
+ * is). A frozen install and a plain one that finds the lockfile up to date take the same path
+ * in pnpm, after the same checks (the plain one resolves where the frozen one refuses); the
+ * plain one also records today's lockfile settings in the current lockfile.
+ */
 function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config: NativeInstallConfig, rootDir: string): string | undefined {
   if (lockfile.lockfileVersion !== '9.0') return `lockfileVersion ${String(lockfile.lockfileVersion)}`
   const unknown = Object.keys(lockfile).find((f) => !KNOWN_LOCKFILE_FIELDS.has(f))
   if (unknown != null) return `the lockfile has ${unknown}`
   const importers = Object.keys(lockfile.importers)
   if (importers.length !== 1 || importers[0] !== '.') return 'a workspace of several projects'
+  // pnpm resolves a lockfile without dependencies, --frozen-lockfile or not.
+  if (Object.keys(lockfile.importers['.'].specifiers ?? {}).length === 0 && Object.keys(lockfile.importers['.'].dependencies ?? {}).length === 0) return 'a lockfile without dependencies'
   const mismatch = lockfileConfigMismatch(lockfile, config, rootDir)
   if (mismatch != null) return mismatch
+  if (lockfileMode(config, true) === 'if up to date') {
+    const rewritten = lockedSettingsRewritten(lockfile.settings, config)
+    if (rewritten != null) return rewritten
+  }
   // The lockfile must be up to date with package.json, or a frozen install fails (pnpm says why).
   const importer = lockfile.importers['.']
   if (manifest.peerDependencies != null || manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
