@@ -46,7 +46,11 @@ export function platformArchABI (): string {
   return `${platform}-${arch}`
 }
 
-/** Whether this Linux runs on musl (else glibc). */
+/**
+ * Whether this Linux runs on musl (else glibc), as napi-rs's generated loader (`index.js`)
+ * decides it: the platform package named here must be the one the loader loads. pnpm's own
+ * platform checks use detect-libc instead (`installable.ts`).
+ */
 export function isMusl (): boolean {
   try {
     return readFileSync('/usr/bin/ldd', 'utf8').includes('musl')

@@ -58,7 +58,7 @@ function configuredImportMethod (): cas.PackageImportMethod {
 }
 
 /** `<storeDir>/files/xx/yyy…` → `<storeDir>`; the native importer keys its method probe on it. */
-function storeDirOf (filesMap: Map<string, string>, to: string): string {
+function storeDirOfBlobs (filesMap: Map<string, string>, to: string): string {
   // Any blob tells: the first one.
   const [blob] = filesMap.values()
   const shard = blob != null ? path.dirname(blob) : ''
@@ -145,7 +145,7 @@ export async function importIndexedPackage (to: string, opts: ImportIndexedPacka
   checkObject('opts', opts)
   const filesMap = opts.filesMap
   if (!(filesMap instanceof Map)) throw invalidArgument('filesMap', 'a Map', filesMap)
-  const method = await enqueue(to, storeDirOf(filesMap, to), {
+  const method = await enqueue(to, storeDirOfBlobs(filesMap, to), {
     targetDir: to,
     filesMap,
     resolvedFrom: opts.resolvedFrom,

@@ -73,7 +73,7 @@ const FIRST_LINE_FOLLOWED = /^\s*\S[^\n]*\n\s*\S/
 const OWNERS: Record<string, string[]> = { npx: ['npm'], pn: ['pnpm', '@pnpm/exe'], pnpm: ['@pnpm/exe'], pnpx: ['pnpm', '@pnpm/exe'], pnx: ['pnpm', '@pnpm/exe'] }
 const owns = (cmd: Command): boolean => cmd.name === cmd.pkgName || OWNERS[cmd.name]?.includes(cmd.pkgName) === true
 
-function readManifest (dir: string): Manifest | undefined {
+function readPackageManifest (dir: string): Manifest | undefined {
   try {
     return JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as Manifest
   } catch {
@@ -190,7 +190,7 @@ class BinWriter {
   commandsAt (dirs: string[]): Command[] {
     return dirs.flatMap((dir) => {
       const real = this.realpath(dir)
-      if (!this.manifests.has(real)) this.manifests.set(real, readManifest(real))
+      if (!this.manifests.has(real)) this.manifests.set(real, readPackageManifest(real))
       const manifest = this.manifests.get(real)
       return manifest == null ? [] : commandsOf(dir, manifest)
     })

@@ -8,7 +8,7 @@
  * os, a cpu or a libc fill in the lists it leaves out, if it declares any or its name names an
  * os. docs/native-install.md links pnpm's source.
  */
-import { isMusl } from '../../api/native-platform.js'
+import { familySync } from 'detect-libc'
 import { satisfies } from './semver-range.js'
 import type { PackageSnapshot } from './virtual-store.js'
 
@@ -94,7 +94,8 @@ function effectivePlatform (name: string, snapshot: PackageSnapshot, optional: b
 export function installableHere (name: string, snapshot: PackageSnapshot, supported: SupportedArchitectures | undefined, optional: boolean): boolean {
   const current = (mine: string, wanted: string[] | undefined): string[] =>
     (wanted ?? ['current']).map((w) => w === 'current' ? mine : w)
-  libc ??= process.platform !== 'linux' ? 'unknown' : isMusl() ? 'musl' : 'glibc'
+  // pnpm's own answer (detect-libc at the release it bundles, 2.1.2): `unknown` where it cannot tell.
+  libc ??= familySync() ?? 'unknown'
   const platform = effectivePlatform(name, snapshot, optional)
   return (platform.os == null || accepts(current(process.platform, supported?.os), platform.os)) &&
     (platform.cpu == null || accepts(current(process.arch, supported?.cpu), platform.cpu)) &&

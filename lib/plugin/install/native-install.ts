@@ -152,7 +152,7 @@ function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config
 }
 
 /** The versioned store pnpm would use, when it can be told without pnpm: configured, or the default on this disk. */
-function storeDirOf (config: NativeInstallConfig, rootDir: string): string | undefined {
+function configuredStoreDir (config: NativeInstallConfig, rootDir: string): string | undefined {
   if (config.storeDir != null) return path.join(path.resolve(rootDir, config.storeDir), 'v11')
   if (config.pnpmHomeDir == null) return undefined
   const store = path.join(config.pnpmHomeDir, 'store', 'v11')
@@ -198,7 +198,7 @@ function modulesDirIsFresh (modulesDir: string): boolean {
   }
 }
 
-function readManifest (rootDir: string): Manifest | undefined {
+function readProjectManifest (rootDir: string): Manifest | undefined {
   for (const file of MANIFEST_FILES) {
     try {
       const text = fs.readFileSync(path.join(rootDir, file), 'utf8')
@@ -246,13 +246,13 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   const read = readLockfileFile(rootDir)
   if (typeof read === 'string') return read
   const { lockfile, text } = read
-  const manifest = readManifest(rootDir)
+  const manifest = readProjectManifest(rootDir)
   if (manifest == null) return 'no package.json'
   const stale = lockfileUnsupported(lockfile, manifest, config, rootDir)
   if (stale != null) return stale
   const scripts = projectScripts(manifest, rootDir, config.ignoreScripts === true)
   if (scripts.leftToPnpm != null) return scripts.leftToPnpm
-  const storeDir = storeDirOf(config, rootDir)
+  const storeDir = configuredStoreDir(config, rootDir)
   if (storeDir == null) return 'the store is not known before pnpm picks it'
 
   phase('lockfile')
@@ -283,13 +283,11 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
 }
 
 /**
- * Lays out `plan` and records it last (with the time its validation was recorded at, if any),
- * or says why it stopped, with nothing recorded (pnpm installs over what is there).
- * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
- * before anything but the virtual store.
+ * The virtual store, every package in place (those the store lacks downloaded first, as pnpm
+ * would), or why it stopped; each package's result, for the builds it ignored.
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] }> {
-  const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, manifest, planned } = plan
+async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { results: StoredPackageResult[] }> {
+  const { storeDir, lockfile, planned } = plan
   const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
   const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
@@ -317,6 +315,20 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     if (notLinked !== -1) return { stopped: `${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}` }
     missing.forEach((at, k) => { results[at] = second[k] })
   }
+  return { results }
+}
+
+/**
+ * Lays out `plan` and records it last (with the time its validation was recorded at, if any),
+ * or says why it stopped, with nothing recorded (pnpm installs over what is there).
+ * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
+ * before anything but the virtual store.
+ */
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] }> {
+  const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, manifest, planned } = plan
+  const virtualStore = await linkVirtualStore(plan, config, importMethod, phase, downloaded)
+  if ('stopped' in virtualStore) return virtualStore
+  const { results } = virtualStore
   phase('virtual store')
   // The virtual store is in place but nothing is recorded: pnpm checks again, and installs over it or refuses.
   const unchecked = await supplyChainAnswer
