@@ -140,10 +140,11 @@ function repoFiles (): string[] {
 
 interface Packed { filename: string, size: number, unpackedSize: number, files: Array<{ path: string }> }
 
-function pack (dir: string, dest: string): Packed {
+function pack (dir: string, dest: string, opts: { ignoreScripts?: boolean } = {}): Packed {
   // Scripts allowed and no Rust on PATH: `npm pack` runs the package's pack-time scripts, and
-  // none of them may need Rust.
-  const out = npm(['pack', '--json', '--pack-destination', dest], { cwd: dir, env: { ...process.env, PATH: pathWithoutRust } })
+  // none of them may need Rust. (A published dependency, packed again from node_modules, has
+  // its scripts ignored: they build it from sources it does not ship.)
+  const out = npm(['pack', '--json', '--pack-destination', dest, ...(opts.ignoreScripts === true ? ['--ignore-scripts'] : [])], { cwd: dir, env: { ...process.env, PATH: pathWithoutRust } })
   const [packed] = JSON.parse(out.slice(out.indexOf('['))) as Packed[]
   return { ...packed, filename: path.join(dest, path.basename(packed.filename)) }
 }
@@ -164,7 +165,7 @@ function dependencyPackages (dest: string): Array<{ dir: string, packed: Packed 
       const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'))
       const key = `${manifest.name}@${manifest.version}`
       if (seen.has(key)) continue
-      seen.set(key, { dir, packed: pack(dir, dest) })
+      seen.set(key, { dir, packed: pack(dir, dest, { ignoreScripts: true }) })
       visit(manifest.dependencies, dir)
     }
   }

@@ -14,7 +14,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import { builtinModules } from 'node:module'
+import { isBuiltin } from 'node:module'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/plugin/config-dependency.js'
@@ -113,7 +113,7 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(files.filter((f) => f.endsWith('.js') || f.endsWith('.cjs')).sort()).toEqual(['package/dist/plugin/config-dependency.js', 'package/index.js', 'package/pnpmfile.cjs'])
     const bundle = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/dist/plugin/config-dependency.js'], { encoding: 'utf8' }).stdout
     expect(bundle).toContain('node_modules/@pnpm/config.matcher/')
-    expect([...bundle.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !builtinModules.includes(spec.replace(/^node:/, '')) && spec !== '../../index.js')).toEqual([])
+    expect([...bundle.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !isBuiltin(spec) && spec !== '../../index.js')).toEqual([])
     expect(files.filter((f) => f.endsWith('.node') || f.endsWith('.ts'))).toEqual([])
     // The documents its README links to, and those link to, are in it.
     const readme = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/README.md'], { encoding: 'utf8' }).stdout
