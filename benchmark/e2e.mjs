@@ -435,6 +435,9 @@ if (failures.length === 0) {
       out(`- ${labels[v]} vs pnpm 12: ${(median(times.pnpm12) / median(times[v])).toFixed(2)}x (above 1: faster than pnpm 12)`)
     }
   }
+  out()
+  out('Per round, ' + variants[0] + ' / this (rounds in order): ' +
+    variants.slice(1).map((v) => `${v} ${times[v].map((ms, round) => (times[variants[0]][round] / ms).toFixed(2)).join(', ')}`).join('; ') + '.')
   if (versionVariants.length > 0) {
     out()
     out(`Fixed cost, \`pnpm --version\` (${rounds} rounds, interleaved), wall ms median (min–max): ` +
