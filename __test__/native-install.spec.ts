@@ -32,9 +32,7 @@ import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type Tarb
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 import { verifyStore } from './helpers/verify-store.mjs'
-import { enginesMet, installableHere } from '../dist/plugin/install/installable.js'
-import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
-import { planVirtualStore } from '../dist/plugin/install/virtual-store.js'
+import { ensureDownloaded, platformCorpus } from '../benchmark/corpus.mjs'
 
 /** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
 const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
@@ -662,18 +660,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }
   }
 
-  /** `benchmark/download.mjs`'s cache of `lockfile`'s packages (fetched when missing), as the registry serves them. */
-  function downloaded (lockfile: string, out: string): ServedPackage[] {
-    if (!fs.existsSync(path.join(out, 'manifest.json'))) {
-      const download = spawnSync(process.execPath, [path.join(repoDir, 'benchmark', 'download.mjs'), '--lockfile', lockfile, '--out', out], { encoding: 'utf8' })
-      expect(download.status, download.stderr).toBe(0)
-    }
+  /** `benchmark/download.mjs`'s cache in `out` (of `lockfile`'s packages, fetched when missing), as the registry serves them. */
+  function downloaded (out: string, lockfile?: string): ServedPackage[] {
+    if (lockfile != null) ensureDownloaded(lockfile, out)
     const corpus = JSON.parse(fs.readFileSync(path.join(out, 'manifest.json'), 'utf8')) as Array<{ name: string, version: string, file: string }>
     return corpus.map((t) => ({ name: t.name, version: t.version, tarball: path.join(out, t.file) }))
   }
 
   it('the alotta-modules lockfile (1,355 real npm packages): stock pnpm\'s node_modules, up to date', async () => {
-    const corpus = downloaded(path.join(repoDir, 'benchmark', 'fixtures', 'alotta-modules', 'pnpm-lock.yaml'), path.join(repoDir, 'benchmark', '.cache', 'tarballs'))
+    const corpus = downloaded(path.join(repoDir, 'benchmark', '.cache', 'tarballs'), path.join(repoDir, 'benchmark', 'fixtures', 'alotta-modules', 'pnpm-lock.yaml'))
     const dir = await withPlugin('alotta', path.join(repoDir, 'benchmark', 'fixtures', 'alotta-modules'))
     await expectSameAsStockFrom(corpus, dir, 'alotta', { packages: corpus.length, why: 'webpack' })
   }, 300_000)
@@ -691,19 +686,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   for (const starter of STARTERS) {
     it(`the ${starter.name} fixture (real npm packages, platform packages with dependencies of their own): stock pnpm's node_modules, up to date`, async () => {
       const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', starter.name)
-      const read = readLockfileFile(fixture)
-      if (typeof read === 'string') throw new Error(read)
       // Only what this machine installs is fetched (the other platforms' binaries weigh hundreds of MB).
-      const { planned, skipped } = planVirtualStore(read.lockfile, {
-        virtualStoreDir: '/',
-        include: { dependencies: true, devDependencies: true, optionalDependencies: true },
-        installable: (name, snapshot, optional) => installableHere(name, snapshot, undefined, optional),
-        enginesMet: (snapshot) => enginesMet(snapshot, process.version),
-      })
+      const { dir: cache, planned, skipped } = await platformCorpus(fixture, starter.name)
       expect(skipped.length).toBeGreaterThan(0)
-      const here = path.join(base, `${starter.name}-here.yaml`)
-      fs.writeFileSync(here, `packages:\n\n${planned.map((p) => `  '${p.name}@${p.version}':\n    resolution: {integrity: ${read.lockfile.packages![p.depPath].resolution!.integrity as string}}\n`).join('')}`)
-      const corpus = downloaded(here, path.join(repoDir, 'benchmark', '.cache', `${starter.name}-${process.platform}-${process.arch}`))
+      const corpus = downloaded(cache)
       const dir = await withPlugin(starter.name, fixture)
       const both = await expectSameAsStockFrom(corpus, dir, starter.name, { packages: planned.length, why: starter.why, args: starter.args })
       expect(JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).skipped).toEqual(skipped.sort())

@@ -1,11 +1,12 @@
 /**
  * Shared helpers for the benchmarks: loading the alotta-modules tarball corpus that
- * `benchmark/download.mjs` put in `benchmark/.cache/tarballs/`, and inspecting stores.
- * Node >= 22, no dependencies.
+ * `benchmark/download.mjs` put in `benchmark/.cache/tarballs/` (or a project fixture's, see
+ * `platformCorpus`), and inspecting stores.
+ * Node >= 22, no dependencies (`platformCorpus` loads this package's compiled dist/).
  */
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import os from 'node:os'
-import { readFileSync, readdirSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { readFileSync, readdirSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gunzipSync } from 'node:zlib'
@@ -34,6 +35,47 @@ export function loadCorpus (dir = defaultTarballDir) {
     key: `${t.integrity}\t${t.name}@${t.version}`,
     url: tarballUrl(t.name, t.version),
   }))
+}
+
+/**
+ * Makes sure `out` holds `download.mjs`'s cache of `lockfile`'s packages (fetched when its
+ * manifest is missing; download.mjs verifies each tarball's integrity). Returns `out`.
+ */
+export function ensureDownloaded (lockfile, out) {
+  if (!existsSync(join(out, 'manifest.json'))) {
+    const download = spawnSync(process.execPath, [join(benchmarkDir, 'download.mjs'), '--lockfile', lockfile, '--out', out], { encoding: 'utf8' })
+    if (download.status !== 0) throw new Error(`download.mjs --lockfile ${lockfile} failed (${download.status}): ${download.stderr}`)
+  }
+  return out
+}
+
+/**
+ * The real npm tarballs of a committed project fixture (`__test__/fixtures/projects/<name>`)
+ * that THIS machine installs, in `benchmark/.cache/<name>-<platform>-<arch>` (downloaded on first
+ * use): only what the lockfile plans here, because the optional binaries of the other platforms
+ * weigh hundreds of MB. The plan is the plugin's own (`distDir`: a compiled dist/ of this
+ * package). Returns {dir, planned, skipped} (skipped: the lockfile's depPaths not installed here).
+ */
+export async function platformCorpus (fixtureDir, name, distDir = join(dirname(benchmarkDir), 'dist')) {
+  const { readLockfileFile } = await import(join(distDir, 'plugin', 'install', 'lockfile-file.js'))
+  const { planVirtualStore } = await import(join(distDir, 'plugin', 'install', 'virtual-store.js'))
+  const { enginesMet, installableHere } = await import(join(distDir, 'plugin', 'install', 'installable.js'))
+  const read = readLockfileFile(fixtureDir)
+  if (typeof read === 'string') throw new Error(`${fixtureDir}: ${read}`)
+  const { planned, skipped } = planVirtualStore(read.lockfile, {
+    virtualStoreDir: '/',
+    include: { dependencies: true, devDependencies: true, optionalDependencies: true },
+    installable: (pkgName, snapshot, optional) => installableHere(pkgName, snapshot, undefined, optional),
+    enginesMet: (snapshot) => enginesMet(snapshot, process.version),
+  })
+  const dir = join(benchmarkDir, '.cache', `${name}-${process.platform}-${process.arch}`)
+  if (!existsSync(join(dir, 'manifest.json'))) {
+    // download.mjs reads a lockfile's `packages:`: one of only the planned ones.
+    const here = join(mkdtempSync(join(os.tmpdir(), 'platform-corpus-')), `${name}-here.yaml`)
+    writeFileSync(here, `packages:\n\n${planned.map((p) => `  '${p.name}@${p.version}':\n    resolution: {integrity: ${read.lockfile.packages[p.depPath].resolution.integrity}}\n`).join('')}`)
+    ensureDownloaded(here, dir)
+  }
+  return { dir, planned, skipped }
 }
 
 /**

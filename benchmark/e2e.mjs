@@ -41,6 +41,14 @@
  * network noise; pnpm 11 needs no metadata for a frozen lockfile with `minimumReleaseAge: 0`).
  * Its results go to a section of their own.
  *
+ * `--project <name>`: a committed single-project fixture instead of alotta-modules,
+ * `__test__/fixtures/projects/<name>/` (the starter apps; their SOURCE.md say how they were made),
+ * with its own pnpm-workspace.yaml settings (plus `minimumReleaseAge: 0`), from the real npm
+ * tarballs this machine installs (`platformCorpus` in corpus.mjs, downloaded into
+ * benchmark/.cache on first use). The config variant must have run its native install (its trace
+ * says `native install:`), and `pnpm --version` is timed per pnpm variant too: the fixed cost
+ * that bounds the ratio of a small install. Each project's results go to a section of their own.
+ *
  * `--default-age`: the warm installs under pnpm 11's default `minimumReleaseAge` (a day) instead
  * of 0, online: before it installs a lockfile pnpm checks each package's age against its registry
  * metadata, which a stand-in on 127.0.0.1 serves for the corpus (abbreviated, last modified long
@@ -48,7 +56,7 @@
  * and pacquet check ages their own way, against metadata the stand-in does not serve. A section
  * of its own too.
  *
- * Usage: node benchmark/e2e.mjs [--cold | --default-age] [--rounds N] [--only a,b] [--no-write] [--keep]
+ * Usage: node benchmark/e2e.mjs [--project <name>] [--cold | --default-age] [--rounds N] [--only a,b] [--no-write] [--keep]
  */
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import crypto from 'node:crypto'
@@ -56,7 +64,7 @@ import http from 'node:http'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
-import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, printReport, sandboxEnv as privateEnv, writeResultsSection } from './corpus.mjs'
+import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, platformCorpus, printReport, sandboxEnv as privateEnv, writeResultsSection } from './corpus.mjs'
 
 const repoDir = dirname(benchmarkDir)
 const { values: opts } = parseArgs({
@@ -65,6 +73,7 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string', default: '5' },
     cold: { type: 'boolean', default: false },
     'default-age': { type: 'boolean', default: false },
+    project: { type: 'string' },
     only: { type: 'string' },
     write: { type: 'boolean', default: true },
     keep: { type: 'boolean', default: false },
@@ -81,7 +90,9 @@ const variants = opts.only == null ? (opts['default-age'] ? OURS : ALL) : opts.o
 for (const v of variants) if (!(opts['default-age'] ? OURS : ALL).includes(v)) throw new Error(`unknown variant ${v}; one of ${(opts['default-age'] ? OURS : ALL).join(', ')}`)
 const log = (...a) => console.error(...a)
 
-const fixtureDir = join(benchmarkDir, 'fixtures', 'alotta-modules')
+const project = opts.project ?? 'alotta-modules'
+const fixtureDir = opts.project == null ? join(benchmarkDir, 'fixtures', 'alotta-modules') : join(repoDir, '__test__', 'fixtures', 'projects', opts.project)
+if (!existsSync(join(fixtureDir, 'pnpm-lock.yaml'))) throw new Error(`--project ${opts.project}: no ${relative(process.cwd(), join(fixtureDir, 'pnpm-lock.yaml'))}`)
 const workDir = join(benchmarkDir, '.work')
 const runDir = join(workDir, `e2e-${process.pid}`)
 mkdirSync(runDir, { recursive: true })
@@ -130,7 +141,9 @@ const lockfile = readFileSync(join(fixtureDir, 'pnpm-lock.yaml'), 'utf8')
 // What pnpm writes once a pnpmfile is in place (a frozen install checks it).
 const lockfileWithPnpmfile = lockfile.replace('\nimporters:\n', `\npnpmfileChecksum: ${pnpmfileChecksum}\n\nimporters:\n`)
 // The fixture's storeDir line is replaced by --store-dir; minimumReleaseAge 0: offline from the store alone.
-const workspaceYaml = readFileSync(join(fixtureDir, 'pnpm-workspace.yaml'), 'utf8').replace(/^storeDir:.*$/m, '') + (defaultAge ? '' : '\nminimumReleaseAge: 0\n')
+// A project without a pnpm-workspace.yaml gets one with only that setting.
+const fixtureWorkspace = existsSync(join(fixtureDir, 'pnpm-workspace.yaml')) ? readFileSync(join(fixtureDir, 'pnpm-workspace.yaml'), 'utf8') : ''
+const workspaceYaml = fixtureWorkspace.replace(/^storeDir:.*$/m, '') + (defaultAge ? '' : '\nminimumReleaseAge: 0\n')
 let projectCounter = 0
 const usesPlugin = (variant) => variant === 'pnpm11+plugin' || variant === 'pnpm11+both'
 function newProject (variant) {
@@ -177,7 +190,7 @@ function pluginPackages () {
 }
 
 // --- the store ----------------------------------------------------------------------------
-const corpus = loadCorpus()
+const corpus = loadCorpus(opts.project == null ? undefined : (await platformCorpus(fixtureDir, opts.project, join(casDir, 'dist'))).dir)
 const storeDir = join(runDir, 'store')
 let registry = 'http://127.0.0.1:9/' // nothing listens: a warm install must not need it
 if (defaultAge) {
@@ -351,6 +364,8 @@ for (const v of variants) {
     const did = opts.cold ? lines.filter((l) => l.startsWith('fetch ')).length : Number(native ?? /^prelink (\d+) linked/m.exec(text)?.[1] ?? 0)
     log(`warm-up ${v}: the plugin ${opts.cold ? 'fetched' : native != null ? 'installed natively' : 'linked ahead'} ${did} packages${native == null && !opts.cold ? ` (${/^native install skipped: .*$/m.exec(text)?.[0] ?? 'no native install'})` : ''}`)
     if (did === 0) failures.push(`${v}: the plugin did nothing (trace ${trace}): ${r.output.slice(-2000)}`)
+    // A starter app is what the native install is for: a head start instead is a failure here.
+    else if (opts.project != null && !opts.cold && native == null) failures.push(`${v}: no \`native install:\` in the plugin's trace (${trace}): ${/^native install skipped: .*$/m.exec(text)?.[0] ?? text.slice(0, 2000)}`)
   }
   const s = shape(r.projectDir, v)
   reference ??= s
@@ -365,6 +380,25 @@ if (failures.length === 0) {
       else if (!sameShape(shape(r.projectDir, v), v)) failures.push(`${v} round ${round}: node_modules differs`)
       times[v].push(r.ms)
       log(`round ${round + 1}/${rounds} ${v}: ${r.ms.toFixed(0)} ms`)
+    }
+  }
+}
+
+/**
+ * `pnpm --version` per pnpm CLI variant, rounds interleaved: the CLI's fixed start-up (Node and
+ * the bundle for pnpm 11), which every install pays before any work (the config variant runs the
+ * same CLI as stock; its plugin loads later, in the install).
+ */
+const versionTimes = {}
+const versionVariants = opts.project == null ? [] : variants.filter((v) => v === 'pnpm11' || v === 'pnpm12')
+if (failures.length === 0) {
+  for (let round = 0; round < rounds; round++) {
+    for (const v of versionVariants) {
+      const [cmd, ...pre] = commands[v]
+      const env = sandboxEnv(v)
+      const start = process.hrtime.bigint()
+      execFileSync(cmd, [...pre, '--version'], { env, cwd: runDir, stdio: 'ignore' })
+      ;(versionTimes[v] ??= []).push(Number(process.hrtime.bigint() - start) / 1e6)
     }
   }
 }
@@ -384,7 +418,7 @@ const lines = []
 const out = (s = '') => lines.push(s)
 if (failures.length === 0) {
   const base = median(times[variants[0]])
-  out(`${opts.cold ? 'Cold' : 'Warm'} store, fresh \`node_modules\`, ${reference.virtualStore.length} packages in \`node_modules/.pnpm\`; ${rounds} rounds, order rotating:`)
+  out(`${project}: ${opts.cold ? 'cold' : 'warm'} store, fresh \`node_modules\`, ${reference.virtualStore.length} packages in \`node_modules/.pnpm\`; ${rounds} rounds, order rotating:`)
   out()
   out(`| | wall ms, median (min–max) | ${variants[0]} median / this median | per round: ${variants[0]} / this, median (min–max) |`)
   out('|---|---:|---:|---:|')
@@ -401,24 +435,34 @@ if (failures.length === 0) {
       out(`- ${labels[v]} vs pnpm 12: ${(median(times.pnpm12) / median(times[v])).toFixed(2)}x (above 1: faster than pnpm 12)`)
     }
   }
+  out()
+  out('Per round, ' + variants[0] + ' / this (rounds in order): ' +
+    variants.slice(1).map((v) => `${v} ${times[v].map((ms, round) => (times[variants[0]][round] / ms).toFixed(2)).join(', ')}`).join('; ') + '.')
+  if (versionVariants.length > 0) {
+    out()
+    out(`Fixed cost, \`pnpm --version\` (${rounds} rounds, interleaved), wall ms median (min–max): ` +
+      versionVariants.map((v) => `${labels[v]} ${fmt(median(versionTimes[v]))} (${fmt(Math.min(...versionTimes[v]))}–${fmt(Math.max(...versionTimes[v]))})`).join('; ') + '.')
+  }
 }
 out()
 out(`Load average (1/5/15 min) before the timed runs: ${loadBefore}; after: ${loadLine(' / ')} (on ${cores} cores: above that, other processes were competing).`)
 const report = printReport(machine, lines, failures)
 
-if (opts.write && opts.only == null && failures.length === 0) {
-  const flag = opts.cold ? ' --cold' : defaultAge ? ' --default-age' : ''
+// A project's section names its variants (--only), so it is written with them too.
+if (opts.write && (opts.only == null || opts.project != null) && failures.length === 0) {
+  const flag = (opts.project == null ? '' : ` --project ${opts.project}`) + (opts.cold ? ' --cold' : defaultAge ? ' --default-age' : '')
+  const command = `node benchmark/e2e.mjs${flag}${opts.only == null ? '' : ` --only ${opts.only}`} --rounds ${rounds}`
   const resultsPath = writeResultsSection(`e2e.mjs${flag}`, [
     opts.cold
       ? '## End to end: `pnpm install --frozen-lockfile`, cold store (tarballs from a local registry stand-in), fresh node_modules'
       : defaultAge
         ? '## End to end: `pnpm install --frozen-lockfile`, warm store, pnpm\'s default minimumReleaseAge (metadata from a local registry stand-in), fresh node_modules'
-        : '## End to end: `pnpm install --frozen-lockfile --offline`, warm store, fresh node_modules',
+        : `## End to end: \`pnpm install --frozen-lockfile --offline\`, warm store, fresh node_modules${opts.project == null ? '' : `: ${opts.project}`}`,
     '',
     `- Date: ${new Date().toISOString().replace('T', ' ').slice(0, 16)} UTC`,
     `- Machine: **${machine}**; shared and noisy: compare the side-by-side ratios, not absolute times`,
-    `- Command: \`node benchmark/e2e.mjs${flag} --rounds ${rounds}\``,
-    '- Timed: the CLI process from spawn to exit (pnpm 11 on Node 24), installing the alotta-modules lockfile into a new project dir ' +
+    `- Command: \`${command}\``,
+    `- Timed: the CLI process from spawn to exit (pnpm 11 on Node 24), installing the ${project} lockfile into a new project dir ` +
       (opts.cold
         ? 'and a new, empty store, every tarball fetched from an HTTP server on 127.0.0.1 serving the corpus from memory; '
         : 'from a store @cas/native filled beforehand (untimed); ') +
