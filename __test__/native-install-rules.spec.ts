@@ -127,18 +127,22 @@ describe('installableHere: pnpm\'s platform check', () => {
   })
 })
 
+/** The settings pnpm passes for a frozen install of the project in `dir` with the default layout. */
+const baseConfig = (dir: string): NativeInstallConfig => ({
+  lockfileDir: dir,
+  dir,
+  frozenLockfile: true,
+  nodeLinker: 'isolated',
+  hoistPattern: ['*'],
+  publicHoistPattern: [],
+  storeDir: path.join(dir, 'store'),
+  // Real pnpm always passes it.
+  peersSuffixMaxLength: 1000,
+})
+
 describe('installNatively: what it leaves to pnpm, untouched', () => {
   const dir = freshDir('native-rules')
-  const base: NativeInstallConfig = {
-    lockfileDir: dir,
-    dir,
-    frozenLockfile: true,
-    nodeLinker: 'isolated',
-    hoistPattern: ['*'],
-    publicHoistPattern: [],
-    storeDir: path.join(dir, 'store'),
-    peersSuffixMaxLength: 1000,
-  }
+  const base = baseConfig(dir)
   it.each([
     [{}, '11.27.0', /^pnpm 11\.27\.0 is not the verified /],
     [{ frozenLockfile: false, preferFrozenLockfile: false }, VERIFIED_PNPM, /^pnpm resolves \(preferFrozenLockfile false, /],
@@ -180,18 +184,7 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ].join('\n'))
     return dir
   }
-  const install = (dir: string, settings: Partial<NativeInstallConfig> = {}) => installNatively({
-    lockfileDir: dir,
-    dir,
-    frozenLockfile: true,
-    nodeLinker: 'isolated',
-    hoistPattern: ['*'],
-    publicHoistPattern: [],
-    storeDir: path.join(dir, 'store'),
-    offline: true,
-    peersSuffixMaxLength: 1000,
-    ...settings,
-  }, VERIFIED_PNPM, 'auto')
+  const install = (dir: string, settings: Partial<NativeInstallConfig> = {}) => installNatively({ ...baseConfig(dir), offline: true, ...settings }, VERIFIED_PNPM, 'auto')
 
   it.each([
     ['a package.json ahead of the lockfile', { wanted: { a: '^1.0.0' }, importer: '      a:\n        specifier: 1.0.0\n        version: 1.0.0\n' }, {}, /^the lockfile is not up to date with package\.json \(a: package\.json wants "\^1\.0\.0", the lockfile has "1\.0\.0"\)$/],

@@ -44,7 +44,7 @@ import http from 'node:http'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, printReport, sandboxEnv, writeResultsSection } from './corpus.mjs'
+import { benchmarkDir, cores, endRun, fmt, loadCorpus, loadLine, machineLine, median, printReport, sandboxEnv, writeResultsSection } from './corpus.mjs'
 
 const { values: opts } = parseArgs({
   allowNegative: true,
@@ -284,6 +284,4 @@ if (opts.write && opts.repo == null && failures.length === 0) {
   ])
   log(`wrote ${relative(process.cwd(), resultsPath)}`)
 }
-if (opts.keep) log(`kept ${relative(process.cwd(), runDir)}`)
-else deleteInBackground(runDir)
-process.exitCode = failures.length === 0 ? 0 : 1
+endRun(runDir, { keep: opts.keep, failures, log })

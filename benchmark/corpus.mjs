@@ -7,7 +7,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import os from 'node:os'
 import { readFileSync, readdirSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gunzipSync } from 'node:zlib'
 
@@ -250,6 +250,16 @@ export function sandboxEnv (home, nodeBinDir) {
  */
 export function deleteInBackground (dir) {
   spawn('nice', ['-n', '19', 'rm', '-rf', dir], { detached: true, stdio: 'ignore' }).unref()
+}
+
+/**
+ * The end of an end-to-end run: its directory kept (`--keep`) or deleted in the background, and
+ * the exit code its sanity checks decided.
+ */
+export function endRun (runDir, { keep, failures, log }) {
+  if (keep) log(`kept ${relative(process.cwd(), runDir)}`)
+  else deleteInBackground(runDir)
+  process.exitCode = failures.length === 0 ? 0 : 1
 }
 
 /** A number for a report: thousands separated, `d` decimals. */

@@ -64,7 +64,7 @@ import http from 'node:http'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
-import { benchmarkDir, cores, deleteInBackground, fmt, loadCorpus, loadLine, machineLine, median, platformCorpus, printReport, sandboxEnv as privateEnv, writeResultsSection } from './corpus.mjs'
+import { benchmarkDir, cores, endRun, fmt, loadCorpus, loadLine, machineLine, median, platformCorpus, printReport, sandboxEnv as privateEnv, writeResultsSection } from './corpus.mjs'
 
 const repoDir = dirname(benchmarkDir)
 const { values: opts } = parseArgs({
@@ -472,6 +472,4 @@ if (opts.write && (opts.only == null || opts.project != null) && failures.length
   ])
   log(`wrote ${relative(process.cwd(), resultsPath)}`)
 }
-if (opts.keep) log(`kept ${relative(process.cwd(), runDir)}`)
-else deleteInBackground(runDir)
-process.exitCode = failures.length === 0 ? 0 : 1
+endRun(runDir, { keep: opts.keep, failures, log })
