@@ -29,6 +29,9 @@ import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
+import { progressed } from './progress.js'
+import { packagesNeedPnpm } from '../why-not.js'
+import { directDependencies, type DirectDependency } from './direct-dependencies.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -80,6 +83,8 @@ export interface NativeInstallSummary {
    * is left for pnpm to write, and pnpm's own install finds every package in place and runs them.
    */
   pnpmRunsScripts?: string[]
+  /** Where it installed, for the report pnpm's reporter prints (when it installed). */
+  layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[] }
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
@@ -185,6 +190,7 @@ async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], 
     })
     if (result == null) return url
     downloaded.push(url)
+    progressed('downloaded')
     return undefined
   })
 }
@@ -260,7 +266,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   const nodeVersion = enginesNodeVersion(config.nodeVersion)
   const ownEngines = projectEnginesRefused(manifest.engines, VERIFIED_PNPM, nodeVersion, config.engineStrict === true)
   if (ownEngines != null) return ownEngines
-  const { refused, planned, notPlanned, skipped } = planVirtualStore(lockfile, {
+  const { refused, planned, notPlanned, leftToPnpm, skipped } = planVirtualStore(lockfile, {
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
@@ -269,7 +275,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
     enginesMet: (snapshot) => enginesMet(snapshot, nodeVersion),
   })
   if (refused != null) return refused
-  if (notPlanned.length > 0) return `${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`
+  if (notPlanned.length > 0) return packagesNeedPnpm(leftToPnpm!)
   // pnpm checks every package of the lockfile, reached or not, before it installs any.
   if (planned.length + skipped.length !== Object.keys(lockfile.packages ?? {}).length) return 'the lockfile has packages no importer reaches'
   // pnpm checks every package, the skipped ones too (named as pnpm names them).
@@ -299,6 +305,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
   const storeExists = fs.existsSync(storeDir)
   const results = storeExists ? await link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
+  reportAdded(results, 'reused')
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
   if (cannot !== -1) return { stopped: `${planned[cannot].depPath}: ${results[cannot].leftOut!}` }
   const missing = results.flatMap((r, i) => r.linked ? [] : [i])
@@ -311,11 +318,19 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     if (failed != null) return { stopped: `${failed} did not download` }
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
+    reportAdded(second, undefined)
     const notLinked = second.findIndex((r) => !r.linked)
     if (notLinked !== -1) return { stopped: `${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}` }
     missing.forEach((at, k) => { results[at] = second[k] })
   }
   return { results }
+}
+
+/** Tells the progress of the packages `results` linked (`reused`: found in the store as they were). */
+function reportAdded (results: StoredPackageResult[], reused: 'reused' | undefined): void {
+  const linked = results.filter((r) => r.linked)
+  if (reused != null) progressed(reused, linked.length)
+  progressed('added', linked.length, linked.find((r) => r.importMethod != null)?.importMethod)
 }
 
 /**
@@ -407,7 +422,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts'> = {}): NativeInstallSummary =>
+  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'layout'> = {}): NativeInstallSummary =>
     ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more })
 
   // Before anything else, and whether or not it then runs: what a killed one left goes.
@@ -419,10 +434,12 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, config)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
+  progressed('resolved', plan.planned.length)
   try {
     const laidOut = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
-    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? laidOut : { validatedAtNs: laidOut.validatedAtNs })
+    const layout = { storeDir: plan.storeDir, virtualStoreDir: plan.virtualStoreDir, direct: directDependencies(plan.lockfile, plan.skipped) }
+    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout } : { validatedAtNs: laidOut.validatedAtNs, layout })
   } finally {
     supplyChain.cancel()
   }
