@@ -104,6 +104,8 @@ export async function runPnpm (command: string[], opts: {
   env?: Record<string, string>
   registry?: string
   query?: boolean
+  /** pnpm's `--reporter` (`append-only` unless told). */
+  reporter?: string
 }): Promise<PnpmRun> {
   const args = [
     path.join(opts.pnpmDir ?? pnpmPackageDir, 'bin', 'pnpm.mjs'),
@@ -120,7 +122,7 @@ export async function runPnpm (command: string[], opts: {
           `--store-dir=${opts.storeDir}`,
           `--cache-dir=${path.join(opts.sandbox, 'cache')}`,
           '--config.update-notifier=false',
-          '--reporter=append-only',
+          `--reporter=${opts.reporter ?? 'append-only'}`,
         ]),
   ]
   return new Promise((resolve, reject) => {

@@ -33,6 +33,7 @@ import { userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
 import { prelinkVirtualStore, type PreResolutionContext } from './head-start.js'
 import { startedToInstall, type PnpmConfig } from './pnpm-config.js'
+import { PnpmLog, reporterOf, reportInstalled, reportLeftToPnpm, showProgress } from './report.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
 export interface ImportIndexedPackageOptions {
@@ -231,6 +232,15 @@ export const registryTarballFetcher = {
   },
 }
 
+/** The project's package.json as pnpm logs it (`{}` when it cannot be read: the report only needs it to be there). */
+function readManifest (dir: string): Record<string, unknown> {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+  } catch {
+    return {}
+  }
+}
+
 /**
  * Remembers the settings `preResolution` and the importer need, and, for `pnpm install`, runs
  * the native install (it decides whether it can); changes no setting.
@@ -238,16 +248,23 @@ export const registryTarballFetcher = {
 async function updateConfig<T extends object> (config: T): Promise<T> {
   pnpmConfig = config
   if (startedToInstall() && process.env.CAS_NATIVE_INSTALL !== '0') {
+    const settings = config as NativeInstallConfig
+    const log = new PnpmLog(reporterOf(settings))
+    const progress = showProgress(settings, log)
     try {
-      const settings = config as NativeInstallConfig
       const summary = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
+      progress.stop()
+      if (summary.installed) reportInstalled(summary, progress.counts, { ...settings, dir: settings.dir! }, readManifest(settings.dir!), log)
+      else reportLeftToPnpm(summary.skipped!, log)
       for (const url of summary.downloaded) trace(`fetch ${url}`)
       trace(summary.installed
         ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms (${Object.entries(summary.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${summary.validatedAtNs != null ? `, state validated at ${summary.validatedAtNs}` : ''}${summary.pnpmRunsScripts != null ? `; pnpm runs the project's ${summary.pnpmRunsScripts.join(', ')} and records the state` : ''}`
         : `native install skipped: ${summary.skipped!}`)
     } catch (err) {
       // Nothing recorded: pnpm installs as if it had not run.
+      progress.stop()
       trace(`native install failed: ${(err as Error).message}`)
+      reportLeftToPnpm(`it failed: ${(err as Error).message}`, log)
     }
   }
   return config
