@@ -237,14 +237,16 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
   log.write('debug', 'pnpm:package-manifest', { initial: manifest, prefix })
   log.write('debug', 'pnpm:context', { currentLockfileExists: false, storeDir: layout.storeDir, virtualStoreDir: layout.virtualStoreDir })
+  // In the order pnpm's own frozen install logs them (its reporter prints in that order).
+  const progress = (kinds: ProgressKind[]): void => {
+    if (log.reporter === 'ndjson') return
+    for (const kind of kinds) for (let i = 0; i < counts[kind]; i++) log.write('debug', 'pnpm:progress', { requester: prefix, status: STATUS[kind] })
+  }
   log.write('debug', 'pnpm:stats', { prefix, removed: 0 })
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_started' })
+  progress(['resolved'])
   log.write('debug', 'pnpm:stats', { added: summary.packages, prefix })
-  if (log.reporter !== 'ndjson') {
-    for (const kind of ['resolved', 'reused', 'downloaded', 'added'] as const) {
-      for (let i = 0; i < counts[kind]; i++) log.write('debug', 'pnpm:progress', { requester: prefix, status: STATUS[kind] })
-    }
-  }
+  progress(['reused', 'downloaded', 'added'])
   if (counts.method != null) log.write('debug', 'pnpm:package-import-method', { method: counts.method })
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_done' })
   for (const dep of layout.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })

@@ -63,7 +63,9 @@ export function packagesNeedPnpm (leftToPnpm: Map<string, PackageLeftToPnpm>): s
 
 /** What would change each kind of package reason `reason` names. */
 function packageChanges (reason: string): string {
-  const changes = Object.values(PACKAGE_REASONS).filter((r) => reason.includes(`${r.label}: `)).map((r) => r.change)
+  const changes = Object.values(PACKAGE_REASONS)
+    .map((r) => ({ at: reason.indexOf(`${r.label}: `), change: r.change }))
+    .filter((r) => r.at !== -1).sort((a, b) => a.at - b.at).map((r) => r.change)
   return [...new Set(changes)].join('; ') || DOCS
 }
 
@@ -112,6 +114,7 @@ const RULES: Rule[] = [
   // The store and the registry.
   { code: 'store-unknown', match: /^the store is not known before pnpm picks it$/, says: () => 'the store is on another disk than the project, where pnpm picks a store of its own', change: 'set storeDir (pnpm-workspace.yaml or .npmrc)' },
   { code: 'offline-cold', match: /^(\d+) packages are not in the store, and (.*)$/, says: (m) => `${m[1]} packages are not in the store and the native install does not download them here (${m[2]})`, change: (m) => m[2] === '--offline' ? 'install once online (or from a store that has them)' : 'pnpm downloads with these registry settings; nothing to change' },
+  { code: 'registry-metadata', match: /^(\S+): its registry metadata did not download/, says: (m) => `the registry's metadata of ${m[1]} did not download, and pnpm's release-age check (minimumReleaseAge) needs it`, change: 'nothing in the project: pnpm asks the registry itself; check the registry if pnpm fails too' },
   { code: 'download', match: / did not download$/, says: (m) => `a download failed: ${m.input}`, change: 'pnpm retries it; check the registry' },
   { code: 'release-age', match: /minimumReleaseAge/, says: (m) => `pnpm checks the packages' release dates first (${m.input})`, change: 'wait until every version is older than minimumReleaseAge, or exclude it (minimumReleaseAgeExclude)' },
   { code: 'trust-policy', match: /trustPolicy/, says: () => 'trustPolicy no-downgrade: pnpm checks the packages\' trust evidence first', change: 'nothing in the project: after pnpm has verified this lockfile once, the next installs are native' },
