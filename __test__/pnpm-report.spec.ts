@@ -15,7 +15,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
-import { copyProject, lockedPackages, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { explainMain } from '../dist/plugin/explain-cli.js'
+import { copyProject, lockedPackages, node24, pnpmEnv, pnpmPackageDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packedPackage, packPlugin, serveTarballs, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { screen } from './helpers/terminal.js'
@@ -168,5 +169,50 @@ describe('what pnpm prints after a native install, with each reporter, against s
     const debug = await runPnpm(['install', '--frozen-lockfile', '--loglevel', 'debug'], opts)
     expectOk(debug)
     expect(debug.stdout).toContain(`${PLUGIN_NAME} left this install to pnpm: node_modules already exists, so pnpm updates it`)
+  })
+
+  describe('cas-native-explain, the project with the plugin', () => {
+    /** The explain command on a fresh clone of the set-up project: its exit code and output; the clone's files after it. */
+    function explainClone (pnpmArgs: string[]): { code: number, out: string, written: string[] } {
+      const dir = path.join(base, `explain-${n++}`)
+      fs.mkdirSync(dir)
+      for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
+      const pnpm = path.join(base, 'pnpm.sh')
+      fs.writeFileSync(pnpm, `#!/bin/sh\nexec "${node24}" "${path.join(pnpmPackageDir, 'bin', 'pnpm.mjs')}" "$@"\n`, { mode: 0o755 })
+      let out = ''
+      const code = explainMain(['--pnpm', pnpm, dir, '--', `--config.registry=${registry.url}`, `--store-dir=${store}`, ...pnpmArgs], { out: (t) => { out += t }, env: pnpmEnv(path.join(base, `sandbox-${n}`)) })
+      const written = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => !['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml'].includes(f) && !f.startsWith('node_modules/.pnpm-config') && f !== 'node_modules')
+      return { code, out: out.split(dir).join('<project>'), written }
+    }
+
+    it('native: says so, with the number of packages; nothing installed (but pnpm\'s config dependencies)', () => {
+      const { code, out, written } = explainClone([])
+      expect(code, out).toBe(0)
+      expect(out).toBe([
+        'A fresh clone\'s `pnpm install --frozen-lockfile` in <project> (pnpm 11.28.11, its settings there):',
+        `native: ${PLUGIN_NAME} would lay out all 9 packages, then pnpm finds node_modules up to date.`,
+        'Told only at install time:',
+        '- a package whose build pnpm would run (allowBuilds) is found in the store at install time, and leaves the install to pnpm',
+        '',
+      ].join('\n'))
+      expect(written).toEqual([])
+    })
+
+    it('left to pnpm: every reason the settings give, each with what would change it', () => {
+      const { code, out } = explainClone(['--config.node-linker=hoisted', '--config.shamefully-hoist=true', '--config.optimistic-repeat-install=false'])
+      expect(code, out).toBe(1)
+      expect(out.split('\n').slice(1, 10)).toEqual([
+        'left to pnpm, for 4 reasons:',
+        '1. nodeLinker is hoisted; the native install lays out pnpm\'s isolated node_modules only',
+        '   To install natively: use nodeLinker: isolated (the default)',
+        '2. a setting changes the layout or how pnpm reads it: optimisticRepeatInstall false',
+        '   To install natively: use pnpm\'s default for that setting',
+        '3. a setting changes the layout or how pnpm reads it: hoisting settings',
+        '   To install natively: use pnpm\'s default for that setting',
+        // pnpm derives it from nodeLinker hoisted.
+        '4. a setting changes the layout or how pnpm reads it: bin settings',
+        '   To install natively: use pnpm\'s default for that setting',
+      ])
+    })
   })
 })

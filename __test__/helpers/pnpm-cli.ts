@@ -75,7 +75,7 @@ export interface PnpmRun {
 }
 
 /** What every pnpm run here gets: a private HOME and XDG dirs under `sandbox`, no npm_config_* of the npm script running the tests. */
-function pnpmEnv (sandbox: string, extra: Record<string, string> = {}): Record<string, string> {
+export function pnpmEnv (sandbox: string, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {
     PATH: `${path.dirname(node24)}${path.delimiter}${process.env.PATH ?? ''}`,
     HOME: path.join(sandbox, 'home'),

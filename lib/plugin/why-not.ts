@@ -25,7 +25,7 @@ export interface WhyNot {
 }
 
 const DOCS = 'see docs/native-install.md of @cas/pnpm-plugin-native'
-const UNSUPPORTED = 'the native install does not reproduce it yet; nothing to change unless you can do without it'
+const UNSUPPORTED = 'nothing in the project: the native install does not do this yet, and pnpm installs as usual'
 
 interface Rule {
   code: string
@@ -90,7 +90,7 @@ const RULES: Rule[] = [
   { code: 'ignore-pnpmfile', match: /^--ignore-pnpmfile$/, says: () => 'pnpmfiles are ignored (--ignore-pnpmfile)', change: 'drop --ignore-pnpmfile', routine: true },
   { code: 'project-below', match: /^a project below the lockfile dir$|^a workspace root elsewhere$/, says: (m) => `pnpm runs in a project that is not where the lockfile is (${m[0]})`, change: 'run `pnpm install` at the workspace root' },
   { code: 'workspace', match: /^a workspace of several projects$/, says: () => 'the lockfile is a workspace\'s, with several projects', change: UNSUPPORTED },
-  { code: 'patches', match: /^patched dependencies$|^patchedDependencies differ from the lockfile$/, says: () => 'the project patches dependencies (patchedDependencies)', change: 'the native install does not apply patches yet' },
+  { code: 'patches', match: /^patched dependencies$|^patchedDependencies differ from the lockfile$|^the lockfile has patchedDependencies$/, says: () => 'the project patches dependencies (patchedDependencies)', change: 'the native install does not apply patches yet' },
   { code: 'package-extensions', match: /^package extensions$|^packageExtensions differ from the lockfile$/, says: () => 'the project has packageExtensions', change: UNSUPPORTED },
 
   // The lockfile and package.json.
@@ -116,6 +116,7 @@ const RULES: Rule[] = [
   { code: 'offline-cold', match: /^(\d+) packages are not in the store, and (.*)$/, says: (m) => `${m[1]} packages are not in the store and the native install does not download them here (${m[2]})`, change: (m) => m[2] === '--offline' ? 'install once online (or from a store that has them)' : 'pnpm downloads with these registry settings; nothing to change' },
   { code: 'registry-metadata', match: /^(\S+): its registry metadata did not download/, says: (m) => `the registry's metadata of ${m[1]} did not download, and pnpm's release-age check (minimumReleaseAge) needs it`, change: 'nothing in the project: pnpm asks the registry itself; check the registry if pnpm fails too' },
   { code: 'download', match: / did not download$/, says: (m) => `a download failed: ${m.input}`, change: 'pnpm retries it; check the registry' },
+  { code: 'release-age-registry', match: /against minimumReleaseAge first \((.*)\)$/, says: (m) => `pnpm's minimumReleaseAge check needs the registry's release dates, which the native install does not ask for here (${m[1]})`, change: (m) => m[1] === '--offline' ? 'install online (pnpm asks the registry too)' : 'nothing in the project: pnpm asks the registry with these settings itself' },
   { code: 'release-age', match: /minimumReleaseAge/, says: (m) => `pnpm checks the packages' release dates first (${m.input})`, change: 'wait until every version is older than minimumReleaseAge, or exclude it (minimumReleaseAgeExclude)' },
   { code: 'trust-policy', match: /trustPolicy/, says: () => 'trustPolicy no-downgrade: pnpm checks the packages\' trust evidence first', change: 'nothing in the project: after pnpm has verified this lockfile once, the next installs are native' },
   { code: 'shim', match: /^a shim for |has no relative path from|directories\.bin|a command named node/, says: (m) => `a command shim the native install does not write: ${m.input}`, change: UNSUPPORTED },

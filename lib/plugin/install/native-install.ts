@@ -19,7 +19,8 @@ import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
 import { firstFailure } from '../first-failure.js'
 import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
-import { layoutUnsupported, lockfileMode, type PnpmConfig } from '../pnpm-config.js'
+import { lockfileMode, type PnpmConfig } from '../pnpm-config.js'
+import { configReasons } from './config-rules.js'
 import { hoist, rootDependencies } from './hoist.js'
 import { projectScripts, type ProjectScripts } from './project-scripts.js'
 import { importerOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from './frozen-check.js'
@@ -91,32 +92,9 @@ export interface NativeInstallSummary {
 const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs'])
 const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
-/** Why the settings ask for an install this does not reproduce (`undefined`: they do not). */
+/** Why the settings ask for an install this does not reproduce (`undefined`: they do not): the first of `configReasons`. */
 function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
-  if (version !== VERIFIED_PNPM) return `pnpm ${version ?? '(unknown version)'} is not the verified ${VERIFIED_PNPM}`
-  if (lockfileMode(config, true) == null) return 'pnpm resolves (preferFrozenLockfile false, --fix-lockfile, --update-checksums or no lockfile)'
-  const layout = layoutUnsupported(config)
-  if (layout != null) return layout
-  // pnpm runs plugins' updateConfig first: another pnpmfile's could still change the settings.
-  if ((config.pnpmfile ?? []).length > 1) return 'other pnpmfiles'
-  if (config.optimisticRepeatInstall === false) return 'optimisticRepeatInstall false'
-  if (config.saveWorkspaceState === false) return 'saveWorkspaceState false'
-  if (config.production === false || config.dev === false || config.optional === false) return 'not every dependency group is installed'
-  if (config.lockfileDir == null || config.dir == null || path.resolve(config.dir) !== path.resolve(config.lockfileDir)) return 'a project below the lockfile dir'
-  if (config.workspaceDir != null && path.resolve(config.workspaceDir) !== path.resolve(config.lockfileDir)) return 'a workspace root elsewhere'
-  if (config.modulesDir != null && config.modulesDir !== 'node_modules') return 'a modulesDir of its own'
-  if (config.virtualStoreDir != null) return 'a virtualStoreDir of its own'
-  if (config.hoist === false || config.shamefullyHoist === true) return 'hoisting settings'
-  if (!Array.isArray(config.hoistPattern) || !Array.isArray(config.publicHoistPattern)) return 'hoist patterns'
-  if (config.extendNodePath === false || config.preferSymlinkedExecutables === true) return 'bin settings'
-  if (config.nodeExperimentalPackageMap === true) return 'nodeExperimentalPackageMap'
-  if (process.platform === 'win32') return 'Windows (its shims are of other kinds)'
-  if (config.ignorePnpmfile === true) return '--ignore-pnpmfile'
-  if (Object.keys(config.registriesByPrefix ?? {}).length > 0) return 'registries by prefix'
-  if (Object.keys(config.patchedDependencies ?? {}).length > 0) return 'patched dependencies'
-  if (Object.keys(config.packageExtensions ?? {}).length > 0) return 'package extensions'
-  if (config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true) return 'git branch lockfiles'
-  return undefined
+  return configReasons(config, version, VERIFIED_PNPM)[0]
 }
 
 type Manifest = Record<string, unknown> & { name?: string, version?: string }
@@ -225,7 +203,7 @@ function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolea
 }
 
 /** What the layout needs, once the install is known to be one this reproduces. */
-interface InstallPlan {
+export interface InstallPlan {
   rootDir: string
   modulesDir: string
   virtualStoreDir: string
@@ -242,13 +220,14 @@ interface InstallPlan {
   scripts: ProjectScripts
 }
 
-/** The plan of the install, or why it is left to pnpm. */
-function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefined, phase: (name: string) => void): InstallPlan | string {
-  const why = configUnsupported(config, pnpmVersion)
-  if (why != null) return why
+/**
+ * The plan of the install into an empty `node_modules` (a fresh clone's), under settings
+ * `configUnsupported` took, or why it is left to pnpm. Reads the project, writes nothing (the
+ * explain command runs it too).
+ */
+export function planInstall (config: NativeInstallConfig, phase: (name: string) => void = () => {}): InstallPlan | string {
   const rootDir = path.resolve(config.lockfileDir!)
   const modulesDir = path.join(rootDir, 'node_modules')
-  if (!modulesDirIsFresh(modulesDir)) return 'node_modules is not empty'
   const read = readLockfileFile(rootDir)
   if (typeof read === 'string') return read
   const { lockfile, text } = read
@@ -427,7 +406,10 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
 
   // Before anything else, and whether or not it then runs: what a killed one left goes.
   if (config.lockfileDir != null) removeLeftovers(path.join(path.resolve(config.lockfileDir), 'node_modules'))
-  const plan = planInstall(config, pnpmVersion, phase)
+  const why = configUnsupported(config, pnpmVersion) ??
+    (modulesDirIsFresh(path.join(path.resolve(config.lockfileDir!), 'node_modules')) ? undefined : 'node_modules is not empty')
+  if (why != null) return done(0, why)
+  const plan = planInstall(config, phase)
   if (typeof plan === 'string') return done(0, plan)
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
   // pnpm's own does while it installs.

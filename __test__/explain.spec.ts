@@ -1,0 +1,72 @@
+/**
+ * The explain command on the real projects of `__test__/fixtures/projects/` (copies), with the
+ * real pnpm 11 CLI giving its settings: every reason each would be left to pnpm for, and
+ * nothing written. None has the plugin yet: each is judged as if it were added, and told to
+ * add it. (A project with the plugin, installed natively: `pnpm-report.spec.ts`.)
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { explainMain } from '../dist/plugin/explain-cli.js'
+import { node24, pnpmEnv, pnpmPackageDir } from './helpers/pnpm-cli.js'
+import { fixturesDir, freshDir } from './helpers/stores.js'
+
+/** The reasons' codes each fixture gets, in order (every one, not only the first). */
+const EXPECTED: Record<string, string[]> = {
+  astro: ['not-added', 'workspace'],
+  nuxt: ['not-added', 'patches'],
+  'starter-angular-app': ['not-added'],
+  'starter-express-ts': ['not-added'],
+  'starter-next-app': ['not-added'],
+  'starter-vite-react-ts': ['not-added'],
+  sveltekit: ['not-added', 'workspace'],
+  'tanstack-query': ['not-added', 'lockfile-shape'],
+  unocss: ['not-added', 'layout-setting', 'workspace'],
+  vitest: ['not-added', 'patches'],
+  'vue-core': ['not-added', 'workspace'],
+  'vue-language-tools': ['not-added', 'workspace'],
+}
+
+/** Every file below `dir` (relative), sorted. */
+function files (dir: string): string[] {
+  return (fs.readdirSync(dir, { recursive: true }) as string[]).sort()
+}
+
+describe('cas-native-explain on the fixture projects', () => {
+  let base: string
+  let pnpm: string
+
+  beforeAll(() => {
+    base = freshDir('explain')
+    // pnpm 11 wants Node 24, which the tests' Node may not be.
+    pnpm = path.join(base, 'pnpm.sh')
+    fs.writeFileSync(pnpm, `#!/bin/sh\nexec "${node24}" "${path.join(pnpmPackageDir, 'bin', 'pnpm.mjs')}" "$@"\n`, { mode: 0o755 })
+  })
+
+  it('lists the fixtures it expects', () => {
+    expect(fs.readdirSync(path.join(fixturesDir, 'projects')).filter((f) => f !== 'README.md').sort()).toEqual(Object.keys(EXPECTED).sort())
+  })
+
+  for (const [fixture, codes] of Object.entries(EXPECTED)) {
+    it(`${fixture}: ${codes.join(', ')}; nothing written`, () => {
+      const dir = path.join(base, fixture)
+      fs.cpSync(path.join(fixturesDir, 'projects', fixture), dir, { recursive: true })
+      const before = files(dir)
+      let out = ''
+      // The version a fixture pins is not downloaded: pnpm 11.28.11 answers.
+      const env = pnpmEnv(path.join(base, `${fixture}-sandbox`))
+      const code = explainMain(['--pnpm', pnpm, dir, '--', '--config.pm-on-fail=ignore'], { out: (t) => { out += t }, env })
+      expect(code, out).toBe(1)
+      const listed = [...out.matchAll(/^\d+\. (.*)\n {3}To install natively: (.*)$/gm)]
+      expect(listed, out).toHaveLength(codes.length)
+      expect(out).toMatch(/^1\. @cas\/pnpm-plugin-native is not in this project's configDependencies$/m)
+      expect(out).toContain(`left to pnpm, for ${codes.length} ${codes.length === 1 ? 'reason' : 'reasons'}:`)
+      let json = ''
+      expect(explainMain(['--json', '--pnpm', pnpm, dir, '--', '--config.pm-on-fail=ignore'], { out: (t) => { json += t }, env })).toBe(1)
+      const explanation = JSON.parse(json)
+      expect(explanation.reasons.map((r: { code: string }) => r.code)).toEqual(codes)
+      expect(explanation.pnpmVersion).toBe('11.28.11')
+      expect(files(dir)).toEqual(before)
+    })
+  }
+})
