@@ -36,13 +36,15 @@ const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g
 describe('what pnpm prints after a native install, with each reporter, against stock', () => {
   let base: string
   let registry: TarballRegistry
+  let served: Parameters<typeof serveTarballs>[0]
   let setUpDir: string
   let store: string
   let n = 0
 
   beforeAll(async () => {
     base = freshDir('pnpm-report')
-    registry = await serveTarballs([...packPlugin(path.join(base, 'packed')), ...lockedPackages().map((p) => packedPackage(p.tarball))])
+    served = [...packPlugin(path.join(base, 'packed')), ...lockedPackages().map((p) => packedPackage(p.tarball))]
+    registry = await serveTarballs(served)
     setUpDir = copyProject(path.join(base, 'setup'))
     store = path.join(base, 'store')
     const opts = { projectDir: setUpDir, storeDir: store, sandbox: path.join(base, 'setup-sandbox'), registry: registry.url }
@@ -55,14 +57,14 @@ describe('what pnpm prints after a native install, with each reporter, against s
   })
 
   /** A fresh clone of the set-up project, installed; its output's lines with paths and times replaced. */
-  async function install (opts: { stock?: boolean, reporter?: string, cold?: boolean, args?: string[], edit?: (dir: string) => void }): Promise<{ run: PnpmRun, lines: string[], dir: string }> {
+  async function install (opts: { stock?: boolean, reporter?: string, cold?: boolean, args?: string[], edit?: (dir: string) => void, from?: TarballRegistry }): Promise<{ run: PnpmRun, lines: string[], dir: string }> {
     const dir = path.join(base, `clone-${n++}`)
     fs.mkdirSync(dir)
     for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
     opts.edit?.(dir)
     const storeDir = opts.cold === true ? path.join(base, `store-${n}`) : store
     const run = await runPnpm(['install', '--frozen-lockfile', ...(opts.args ?? [])], {
-      projectDir: dir, storeDir, sandbox: path.join(base, `sandbox-${n}`), registry: registry.url, reporter: opts.reporter, env: opts.stock === true ? STOCK : {},
+      projectDir: dir, storeDir, sandbox: path.join(base, `sandbox-${n}`), registry: (opts.from ?? registry).url, reporter: opts.reporter, env: opts.stock === true ? STOCK : {},
     })
     // The default reporter redraws in place: what the screen shows at the end.
     const lines = (opts.reporter === 'default' ? screen(run.stdout) : run.stdout.replace(ANSI, '').split('\n'))
@@ -101,6 +103,22 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(progress(native.lines).at(-1)).toMatch(/^Progress: resolved 9, reused 0, downloaded \d+, added 9, done$/)
     expect(progress(native.lines)).toEqual(progress(stock.lines))
     expect(native.lines).toEqual(asNative(stock.lines))
+  })
+
+  it('--reporter=append-only, cold store, a slow registry: pnpm\'s progress line while the native install downloads (before pnpm prints anything: its reporter is not running yet), then the same output', async () => {
+    // Every tarball answered 1.5 s late: the downloads outlast the line's first interval (1 s).
+    const slow = await serveTarballs(served, { tarballDelayMs: 1500 })
+    try {
+      const stock = await install({ stock: true, cold: true })
+      const native = await install({ cold: true, from: slow })
+      expectOk(native.run)
+      const live = native.lines.slice(0, native.lines.indexOf('Installing config dependencies...'))
+      expect(live.length).toBeGreaterThan(0)
+      for (const line of live) expect(line).toMatch(/^Progress: resolved 9, reused 0, downloaded \d, added [09]$/)
+      expect(native.lines.slice(live.length)).toEqual(asNative(stock.lines))
+    } finally {
+      await slow.close()
+    }
   })
 
   it('--reporter=ndjson: the plugin\'s records are pnpm\'s own (the same names and fields as stock\'s records), on stdout with pnpm\'s', async () => {
