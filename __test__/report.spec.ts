@@ -156,6 +156,7 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     ['a@1.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first', 'release-age', false],
     ['pnpm checks the lockfile against trustPolicy first', 'trust-policy', false],
     ['the store is not known before pnpm picks it', 'store-unknown', false],
+    ['it failed: EACCES: permission denied', 'failed', false],
     ['an unheard-of reason', 'other', false],
   ])('%s → %s', (reason, code, routine) => {
     const why = whyNot(reason)

@@ -52,6 +52,8 @@ function pnpmSettings (dir: string, pnpm: string[], pnpmArgs: string[], env: Nod
     const run = spawnSync(pnpm[0], [...pnpm.slice(1), 'install', '--frozen-lockfile', `--global-pnpmfile=${capture}`, ...pnpmArgs], {
       cwd: dir,
       encoding: 'utf8',
+      // pnpm may wait for a registry through its retries (config dependencies); not forever.
+      timeout: 600_000,
       // Should the plugin's hook run before the capture's: it does nothing.
       env: { ...env, CAS_NATIVE_EXPLAIN_CONFIG: saved, CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_FETCHER: '0' },
     })

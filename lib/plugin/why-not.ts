@@ -119,6 +119,7 @@ const RULES: Rule[] = [
   { code: 'release-age-registry', match: /against minimumReleaseAge first \((.*)\)$/, says: (m) => `pnpm's minimumReleaseAge check needs the registry's release dates, which the native install does not ask for here (${m[1]})`, change: (m) => m[1] === '--offline' ? 'install online (pnpm asks the registry too)' : 'nothing in the project: pnpm asks the registry with these settings itself' },
   { code: 'release-age', match: /minimumReleaseAge/, says: (m) => `pnpm checks the packages' release dates first (${m.input})`, change: 'wait until every version is older than minimumReleaseAge, or exclude it (minimumReleaseAgeExclude)' },
   { code: 'trust-policy', match: /trustPolicy/, says: () => 'trustPolicy no-downgrade: pnpm checks the packages\' trust evidence first', change: 'nothing in the project: after pnpm has verified this lockfile once, the next installs are native' },
+  { code: 'failed', match: /^it failed: (.*)$/, says: (m) => `the native install failed (${m[1]}), with nothing recorded`, change: 'nothing: pnpm installs as usual; please report the error to @cas/native' },
   { code: 'shim', match: /^a shim for |has no relative path from|directories\.bin|a command named node/, says: (m) => `a command shim the native install does not write: ${m.input}`, change: UNSUPPORTED },
 ]
 
