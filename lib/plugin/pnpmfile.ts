@@ -34,6 +34,7 @@ import { trace } from './trace.js'
 import { prelinkVirtualStore, type PreResolutionContext } from './head-start.js'
 import { startedToInstall, type PnpmConfig } from './pnpm-config.js'
 import { PnpmLog, reporterOf, reportInstalled, reportLeftToPnpm, showProgress } from './report.js'
+import { whyNot } from './why-not.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
 export interface ImportIndexedPackageOptions {
@@ -259,7 +260,7 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
       for (const url of summary.downloaded) trace(`fetch ${url}`)
       trace(summary.installed
         ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms (${Object.entries(summary.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${summary.validatedAtNs != null ? `, state validated at ${summary.validatedAtNs}` : ''}${summary.pnpmRunsScripts != null ? `; pnpm runs the project's ${summary.pnpmRunsScripts.join(', ')} and records the state` : ''}`
-        : `native install skipped: ${summary.skipped!}`)
+        : `native install skipped: ${summary.skipped!}\n  to install natively: ${whyNot(summary.skipped!).change}`)
     } catch (err) {
       // Nothing recorded: pnpm installs as if it had not run.
       progress.stop()
