@@ -27,7 +27,7 @@ import path from 'node:path'
 import { checkAbsolutePath, checkObject } from '../api/args.js'
 import { invalidArgument } from '../api/errors.js'
 import * as cas from '../api/index.js'
-import { installNatively, type NativeInstallConfig } from './install/native-install.js'
+import { installNatively, type NativeInstallConfig, type NativeInstallSummary } from './install/native-install.js'
 import { downloadToStore, fetchUnsupported, networkOf } from './registry-fetch.js'
 import { userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
@@ -244,7 +244,8 @@ function readManifest (dir: string): Record<string, unknown> {
 
 /**
  * Remembers the settings `preResolution` and the importer need, and, for `pnpm install`, runs
- * the native install (it decides whether it can); changes no setting.
+ * the native install (it decides whether it can) and reports it through pnpm's reporter
+ * (`report.ts`); changes no setting.
  */
 async function updateConfig<T extends object> (config: T): Promise<T> {
   pnpmConfig = config
@@ -252,23 +253,37 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
     const settings = config as NativeInstallConfig
     const log = new PnpmLog(reporterOf(settings))
     const progress = showProgress(settings, log)
+    let outcome: NativeInstallSummary | Error
     try {
-      const summary = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
-      progress.stop()
-      if (summary.installed) reportInstalled(summary, progress.counts, { ...settings, dir: settings.dir! }, readManifest(settings.dir!), log)
-      else reportLeftToPnpm(summary.skipped!, log)
-      for (const url of summary.downloaded) trace(`fetch ${url}`)
-      trace(summary.installed
-        ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms (${Object.entries(summary.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${summary.validatedAtNs != null ? `, state validated at ${summary.validatedAtNs}` : ''}${summary.pnpmRunsScripts != null ? `; pnpm runs the project's ${summary.pnpmRunsScripts.join(', ')} and records the state` : ''}`
-        : `native install skipped: ${summary.skipped!}\n  to install natively: ${whyNot(summary.skipped!).change}`)
+      outcome = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
     } catch (err) {
       // Nothing recorded: pnpm installs as if it had not run.
-      progress.stop()
-      trace(`native install failed: ${(err as Error).message}`)
-      reportLeftToPnpm(`it failed: ${(err as Error).message}`, log)
+      outcome = err as Error
+    }
+    progress.stop()
+    traceOutcome(outcome)
+    try {
+      if (outcome instanceof Error) reportLeftToPnpm(`it failed: ${outcome.message}`, log)
+      else if (outcome.installed) reportInstalled(outcome, progress.counts, { ...settings, dir: settings.dir! }, readManifest(settings.dir!), log)
+      else reportLeftToPnpm(outcome.skipped!, log)
+    } catch (err) {
+      // Only the report: the install is what it is.
+      trace(`report failed: ${(err as Error).message}`)
     }
   }
   return config
+}
+
+/** The native install's lines in the trace: its downloads, then what it did or why not. */
+function traceOutcome (outcome: NativeInstallSummary | Error): void {
+  if (outcome instanceof Error) {
+    trace(`native install failed: ${outcome.message}`)
+    return
+  }
+  for (const url of outcome.downloaded) trace(`fetch ${url}`)
+  trace(outcome.installed
+    ? `native install: ${outcome.packages} packages, ${outcome.ms.toFixed(0)} ms (${Object.entries(outcome.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${outcome.validatedAtNs != null ? `, state validated at ${outcome.validatedAtNs}` : ''}${outcome.pnpmRunsScripts != null ? `; pnpm runs the project's ${outcome.pnpmRunsScripts.join(', ')} and records the state` : ''}`
+    : `native install skipped: ${outcome.skipped!}\n  to install natively: ${whyNot(outcome.skipped!).change}`)
 }
 
 async function preResolution (ctx: PreResolutionContext): Promise<void> {
