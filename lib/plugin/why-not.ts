@@ -42,7 +42,7 @@ const PACKAGE_REASONS: Record<PackageLeftToPnpm, { label: string, change: string
   patched: { label: 'patched (patchedDependencies)', change: 'the native install does not apply patches yet' },
   'local-dependency': { label: 'depends on a link:, file: or git package', change: 'the native install links registry packages only' },
   'skipped-not-registry': { label: 'an optional package pnpm skips here that is not a plain registry package, which pnpm checks first', change: 'depend on its registry release' },
-  'unmarked-under-skipped': { label: 'reached only through optional packages pnpm skips here, yet not marked optional in the lockfile', change: 'run `pnpm install` once to rewrite the lockfile and commit it' },
+  'unmarked-under-skipped': { label: 'reached only through optional packages pnpm skips here, yet not marked optional in the lockfile', change: 'nothing in the project: pnpm installs such a package unlinked, which the native install does not reproduce' },
   'engines-unread': { label: 'an engines field the native install cannot evaluate', change: UNSUPPORTED },
   'engine-strict': { label: 'under engineStrict, an engines or platform field this machine does not meet (pnpm refuses it)', change: 'meet its engines, or turn engineStrict off' },
   'pnpm-decides': { label: 'optional or for some platforms only', change: 'pnpm decides whether to install it' },
