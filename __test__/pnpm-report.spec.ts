@@ -11,6 +11,7 @@
  *   which pnpm says when its own install runs;
  * - ours: the plugin's line, then pnpm's `Already up to date` (its up-to-date check ends the run).
  */
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -116,6 +117,45 @@ describe('what pnpm prints after a native install, with each reporter, against s
       expect(live.length).toBeGreaterThan(0)
       for (const line of live) expect(line).toMatch(/^Progress: resolved 9, reused 0, downloaded \d, added [09]$/)
       expect(native.lines.slice(live.length)).toEqual(asNative(stock.lines))
+    } finally {
+      await slow.close()
+    }
+  })
+
+  /**
+   * A fresh clone installed with stdout a terminal (util-linux `script`, 120 columns), pnpm's
+   * reporter its own choice: the bytes written, and the screen they leave.
+   */
+  async function installInTerminal (opts: { stock?: boolean, from: TarballRegistry }): Promise<{ raw: string, lines: string[] }> {
+    const dir = path.join(base, `clone-${n++}`)
+    fs.mkdirSync(dir)
+    for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
+    const storeDir = path.join(base, `store-${n}`)
+    const pnpm = [node24, path.join(pnpmPackageDir, 'bin', 'pnpm.mjs'), 'install', '--frozen-lockfile', `--store-dir=${storeDir}`,
+      `--cache-dir=${path.join(base, `cache-${n}`)}`, `--config.registry=${opts.from.url}`, '--config.update-notifier=false']
+    const command = `stty cols 120 rows 60; exec ${pnpm.map((a) => `'${a}'`).join(' ')}`
+    const env = pnpmEnv(path.join(base, `sandbox-${n}`), { TERM: 'xterm', ...(opts.stock === true ? STOCK : {}) })
+    const raw = await new Promise<string>((resolve, reject) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] })
+      let out = ''
+      child.stdout.on('data', (d) => { out += d })
+      child.on('error', reject)
+      child.on('close', (code) => code === 0 ? resolve(out) : reject(new Error(`pnpm in a terminal exited with ${code}:\n${out}`)))
+    })
+    const lines = screen(raw, 120).map((l) => l.split(dir).join('<project>').split(storeDir).join('<store>')
+      .replace(/(Done|natively) in [\d.]+m?s/, '$1 in <t>').replace(/\(9 entries in \d+ms\)/, '(9 entries in <t>)'))
+    return { raw, lines }
+  }
+
+  it.runIf(process.platform === 'linux')('a terminal, cold store, a slow registry: pnpm\'s progress line redrawn in place while the native install downloads, erased, then stock\'s screen but for the plugin\'s lines', async () => {
+    const slow = await serveTarballs(served, { tarballDelayMs: 1500 })
+    try {
+      const stock = await installInTerminal({ stock: true, from: registry })
+      const native = await installInTerminal({ from: slow })
+      // Colored as pnpm colors its values on a terminal.
+      // eslint-disable-next-line no-control-regex
+      expect(native.raw).toMatch(/^\rProgress: resolved \u001b\[96m9\u001b\[39m, reused \u001b\[96m0\u001b\[39m, downloaded \u001b\[96m\d\u001b\[39m, added \u001b\[96m[09]\u001b\[39m\u001b\[K/)
+      expect(native.lines).toEqual(asNative(stock.lines))
     } finally {
       await slow.close()
     }
