@@ -8,6 +8,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { explainMain } from '../dist/plugin/explain-cli.js'
+import { explain, formatExplanation } from '../dist/plugin/explain.js'
+import { VERIFIED_PNPM, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
 import { node24, pnpmEnv, pnpmPackageDir } from './helpers/pnpm-cli.js'
 import { fixturesDir, freshDir } from './helpers/stores.js'
 
@@ -69,4 +71,53 @@ describe('cas-native-explain on the fixture projects', () => {
       expect(files(dir)).toEqual(before)
     })
   }
+})
+
+describe('explain: the verdict from pnpm\'s settings', () => {
+  /** A project in a fresh dir: the e2e fixture's package.json and lockfile, its own settings. */
+  function project (): string {
+    const dir = freshDir('explain-unit')
+    for (const f of ['package.json', 'pnpm-lock.yaml']) fs.copyFileSync(path.join(fixturesDir, 'e2e-project', f), path.join(dir, f))
+    return dir
+  }
+  const settings = (dir: string, more: Partial<NativeInstallConfig> = {}): NativeInstallConfig => ({
+    dir,
+    lockfileDir: dir,
+    workspaceDir: dir,
+    frozenLockfile: true,
+    hoistPattern: ['*'],
+    publicHoistPattern: [],
+    storeDir: path.join(dir, 'store'),
+    userAgent: `pnpm/${VERIFIED_PNPM} npm/? node/v24.9.0 linux x64`,
+    configDependencies: { '@cas/pnpm-plugin-native': '0.1.0+sha512-x' },
+    peersSuffixMaxLength: 1000,
+    ...more,
+  })
+
+  it('native: the packages it would lay out; under minimumReleaseAge, what the registry is asked at install time is a note', () => {
+    const dir = project()
+    const e = explain(settings(dir, { minimumReleaseAge: 1440 }))
+    expect(e).toMatchObject({ native: true, packages: 9, reasons: [] })
+    expect(e.notes[0]).toMatch(/^minimumReleaseAge: at install time the native install asks the registry for the release dates of the 9 packages/)
+    expect(formatExplanation(e, '<dir>')).toMatch(/^native: @cas\/pnpm-plugin-native would lay out all 9 packages/m)
+  })
+
+  it('every settings reason, in the install\'s order, then the project\'s first (one that says the same as a setting\'s once); --offline under minimumReleaseAge is a reason', () => {
+    const dir = project()
+    const e = explain(settings(dir, { userAgent: 'pnpm/11.27.0', nodeLinker: 'hoisted', patchedDependencies: { a: 'p.patch' } }))
+    expect(e.native).toBe(false)
+    expect(e.reasons.map((r) => [r.code, r.reason])).toEqual([
+      ['pnpm-version', 'pnpm 11.27.0 is not the verified 11.28.11'],
+      ['node-linker', 'nodeLinker hoisted'],
+      ['patches', 'patched dependencies'],
+    ])
+    expect(explain(settings(dir, { offline: true, minimumReleaseAge: 1440 })).reasons.map((r) => r.code)).toEqual(['release-age-registry'])
+  })
+
+  it('without the plugin: says to add it; another pnpmfile then counts, and a project without pnpm-workspace.yaml gets one from `pnpm add --config`', () => {
+    const dir = project()
+    fs.writeFileSync(path.join(dir, '.pnpmfile.cjs'), 'module.exports = { hooks: {} }\n')
+    const e = explain(settings(dir, { configDependencies: {}, pnpmfile: [path.join(dir, '.pnpmfile.cjs')], lockfileDir: undefined, workspaceDir: undefined }))
+    expect(e.reasons.map((r) => r.code)).toEqual(['not-added', 'other-pnpmfiles', 'pnpmfile-checksum'])
+  })
 })

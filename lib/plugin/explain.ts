@@ -52,7 +52,13 @@ export function explain (config: NativeInstallConfig): Explanation {
   const notes: string[] = []
   let packages: number | undefined
   if (config.lockfileDir != null) {
-    const plan = planInstall(config)
+    let plan: ReturnType<typeof planInstall>
+    try {
+      plan = planInstall(config)
+    } catch (err) {
+      // As the install: nothing written, pnpm installs.
+      plan = `it failed: ${(err as Error).message}`
+    }
     if (typeof plan === 'string') {
       reasons.push(plan)
     } else {
