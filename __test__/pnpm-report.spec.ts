@@ -1,8 +1,10 @@
 /**
  * What a user sees of the native install, with the real pnpm 11 CLI and the plugin as users get
  * it (packed, served by a registry stand-in, added with `pnpm add --config`): the output of a
- * fresh clone's `pnpm install --frozen-lockfile` with each `--reporter`, against stock pnpm's
- * output for the same clone (the plugin switched off by its environment).
+ * fresh clone's `pnpm install --frozen-lockfile` with each `--reporter` (and in a real terminal,
+ * through script(1)), against stock pnpm's output for the same clone (the plugin switched off by
+ * its environment); the progress line while a slow registry's tarballs download; the line for an
+ * install left to pnpm; the explain command on the project.
  *
  * The lines are stock's, in stock's order, but for:
  * - stock's only: pnpm's lockfile verification (`Verifying lockfile against supply-chain
