@@ -18,6 +18,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { PLUGIN_NAME } from './config-dependency.js'
 import { explain, formatExplanation } from './explain.js'
+import { whyNot } from './why-not.js'
 import type { NativeInstallConfig } from './install/native-install.js'
 
 const USAGE = `Usage: cas-native-explain [--json] [--pnpm <pnpm>] [<project dir>] [-- <pnpm install options>]
@@ -81,6 +82,12 @@ export function explainMain (argv: string[], opts: { out?: (text: string) => voi
     return rest.includes('--help') || rest.includes('-h') ? 0 : 2
   }
   const dir = path.resolve(rest[0] ?? '.')
+  if (process.platform === 'win32') {
+    // No native install there, whatever the settings (and no pnpm to start without a shell).
+    const why = whyNot('Windows (its shims are of other kinds)')
+    out(`${json ? JSON.stringify({ native: false, reasons: [why], notes: [] }) : `left to pnpm: ${why.says}\n   To install natively: ${why.change}`}\n`)
+    return 1
+  }
   const config = pnpmSettings(dir, pnpmCommand(given), pnpmArgs, opts.env ?? process.env)
   if (typeof config === 'string') {
     out(`cas-native-explain: pnpm did not get as far as its settings in ${dir}:\n${config}\n`)
