@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { explainMain } from '../dist/plugin/explain-cli.js'
 import { explain, formatExplanation } from '../dist/plugin/explain.js'
 import { VERIFIED_PNPM, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
-import { node24, pnpmEnv, pnpmPackageDir } from './helpers/pnpm-cli.js'
+import { pnpmEnv, pnpmLauncher } from './helpers/pnpm-cli.js'
 import { fixturesDir, freshDir } from './helpers/stores.js'
 
 /** The reasons' codes each fixture gets, in order (every one, not only the first). */
@@ -41,8 +41,7 @@ describe('cas-native-explain on the fixture projects', () => {
   beforeAll(() => {
     base = freshDir('explain')
     // pnpm 11 wants Node 24, which the tests' Node may not be.
-    pnpm = path.join(base, 'pnpm.sh')
-    fs.writeFileSync(pnpm, `#!/bin/sh\nexec "${node24}" "${path.join(pnpmPackageDir, 'bin', 'pnpm.mjs')}" "$@"\n`, { mode: 0o755 })
+    pnpm = pnpmLauncher(base)
   })
 
   it('lists the fixtures it expects', () => {

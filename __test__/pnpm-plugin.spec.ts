@@ -19,7 +19,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/plugin/config-dependency.js'
 import { platformArchABI } from '../dist/api/native-platform.js'
-import { copyProject, lockedPackages, node24, nodeModulesTree, pnpmEnv, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, node24, nodeModulesTree, pnpmEnv, pnpmLauncher, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -148,8 +148,7 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
 
   it('the packed plugin\'s explain command (its bin, run from where pnpm installed it): a fresh clone would be native', () => {
     const dir = cloneOf(setUpDir, 'explained')
-    const pnpm = path.join(base, 'pnpm.sh')
-    fs.writeFileSync(pnpm, `#!/bin/sh\nexec "${node24}" "${path.join(pnpmPackageDir, 'bin', 'pnpm.mjs')}" "$@"\n`, { mode: 0o755 })
+    const pnpm = pnpmLauncher(base)
     const bin = path.join(setUpDir, 'node_modules', '.pnpm-config', PLUGIN_NAME, (plugin.manifest!.bin as Record<string, string>)['cas-native-explain'])
     const run = spawnSync(node24, [bin, '--pnpm', pnpm, dir, '--', '--offline', `--store-dir=${setUpStore}`], { encoding: 'utf8', env: pnpmEnv(path.join(base, 'explained-sandbox')) })
     expect(run.status, run.stdout + run.stderr).toBe(0)

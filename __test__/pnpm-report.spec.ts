@@ -19,7 +19,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { explainMain } from '../dist/plugin/explain-cli.js'
-import { copyProject, lockedPackages, node24, pnpmEnv, pnpmPackageDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, node24, pnpmEnv, pnpmLauncher, pnpmPackageDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packedPackage, packPlugin, serveTarballs, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { screen } from './helpers/terminal.js'
@@ -237,8 +237,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
       const dir = path.join(base, `explain-${n++}`)
       fs.mkdirSync(dir)
       for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
-      const pnpm = path.join(base, 'pnpm.sh')
-      fs.writeFileSync(pnpm, `#!/bin/sh\nexec "${node24}" "${path.join(pnpmPackageDir, 'bin', 'pnpm.mjs')}" "$@"\n`, { mode: 0o755 })
+      const pnpm = pnpmLauncher(base)
       let out = ''
       const code = explainMain(['--pnpm', pnpm, dir, '--', `--config.registry=${registry.url}`, `--store-dir=${store}`, ...pnpmArgs], { out: (t) => { out += t }, env: pnpmEnv(path.join(base, `sandbox-${n}`)) })
       const written = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => !['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml'].includes(f) && !f.startsWith('node_modules/.pnpm-config') && f !== 'node_modules')

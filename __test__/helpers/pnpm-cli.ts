@@ -68,6 +68,13 @@ export function nodePathWithThisPackage (dir: string): string {
   return dir
 }
 
+/** A `pnpm` command in `dir` that runs the devDependency on Node 24 (for code that starts pnpm itself, as the explain command does). */
+export function pnpmLauncher (dir: string): string {
+  const launcher = path.join(dir, 'pnpm.sh')
+  fs.writeFileSync(launcher, `#!/bin/sh\nexec "${node24}" "${path.join(pnpmPackageDir, 'bin', 'pnpm.mjs')}" "$@"\n`, { mode: 0o755 })
+  return launcher
+}
+
 export interface PnpmRun {
   code: number | null
   stdout: string
