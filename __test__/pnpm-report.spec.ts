@@ -219,6 +219,20 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(ours).toEqual([`${PLUGIN_NAME} left this install to pnpm: the lockfile's pnpmfileChecksum does not match the pnpmfiles loaded now (the plugin was added or updated without a \`pnpm install\`). To install natively: run \`pnpm install\` once and commit pnpm-lock.yaml; until then pnpm refuses --frozen-lockfile (ERR_PNPM_LOCKFILE_CONFIG_MISMATCH)`])
   })
 
+  it('the project\'s own postinstall (laid out natively, then pnpm\'s own install runs it): stock\'s lines (the summary from the plugin\'s records, which pnpm\'s reporter takes first, pnpm\'s own install\'s after it) and the plugin\'s line', async () => {
+    const edit = (dir: string): void => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'ran.txt\', \'\')"' } }))
+    }
+    const stock = await install({ stock: true, edit })
+    const native = await install({ edit })
+    expectOk(native.run)
+    expect(fs.existsSync(path.join(native.dir, 'ran.txt'))).toBe(true)
+    const ours = `${PLUGIN_NAME} installed 9 packages natively in <t>; pnpm's own install then finds them in place and runs the project's postinstall`
+    expect([...native.lines].sort()).toEqual([...stock.lines, ours].sort())
+    expect(native.lines.indexOf('Packages: +9')).toBeLessThan(native.lines.indexOf(ours))
+  })
+
   it('a repeat install over node_modules (pnpm\'s ordinary work): no line of the plugin\'s, but under --loglevel debug', async () => {
     const first = await install({})
     expectOk(first.run)

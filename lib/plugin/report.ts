@@ -228,11 +228,6 @@ const STATUS: Record<ProgressKind, string> = { resolved: 'resolved', reused: 'fo
 export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
   const prefix = config.dir
   const took = `${summary.packages} packages natively in ${formatMs(summary.ms)}`
-  if (summary.pnpmRunsScripts != null) {
-    // pnpm's own install runs next (it finds every package in place) and reports itself.
-    log.say(`${PLUGIN_NAME} installed ${took}; pnpm now runs the project's ${summary.pnpmRunsScripts.join(', ')}`)
-    return
-  }
   const layout = summary.layout!
   // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
   log.write('debug', 'pnpm:package-manifest', { initial: manifest, prefix })
@@ -251,7 +246,11 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_done' })
   for (const dep of layout.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
   log.write('debug', 'pnpm:summary', { prefix })
-  log.say(`${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
+  // With the project's scripts, pnpm's own install runs next, finds every package in place and
+  // runs them; its reporter has the summary from these records already (it takes the first).
+  log.say(summary.pnpmRunsScripts != null
+    ? `${PLUGIN_NAME} installed ${took}; pnpm's own install then finds them in place and runs the project's ${summary.pnpmRunsScripts.join(', ')}`
+    : `${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
 }
 
 /** The line that says why an install was left to pnpm, and what would change it. */
