@@ -19,7 +19,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/plugin/config-dependency.js'
 import { platformArchABI } from '../dist/api/native-platform.js'
-import { copyProject, lockedPackages, nodeModulesTree, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, node24, nodeModulesTree, pnpmEnv, pnpmLauncher, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -110,7 +110,7 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(plugin.manifest!.dependencies).toBeUndefined()
     const files = spawnSync('tar', ['-tzf', plugin.tarball as string], { encoding: 'utf8' }).stdout.trim().split('\n')
     // One bundle (pnpm's own packages inside it) beside the napi loader.
-    expect(files.filter((f) => f.endsWith('.js') || f.endsWith('.cjs')).sort()).toEqual(['package/dist/plugin/config-dependency.js', 'package/index.js', 'package/pnpmfile.cjs'])
+    expect(files.filter((f) => f.endsWith('.js') || f.endsWith('.cjs')).sort()).toEqual(['package/dist/plugin/config-dependency.js', 'package/explain.cjs', 'package/index.js', 'package/pnpmfile.cjs'])
     const bundle = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/dist/plugin/config-dependency.js'], { encoding: 'utf8' }).stdout
     expect(bundle).toContain('node_modules/@pnpm/config.matcher/')
     expect([...bundle.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !isBuiltin(spec) && spec !== '../../index.js')).toEqual([])
@@ -144,6 +144,15 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     const trace = fs.readFileSync(traceFile, 'utf8')
     expect(trace).toMatch(new RegExp(`^native install: ${packages.length} packages, `, 'm'))
     expect(tree(dir, setUpStore)).toEqual(reference)
+  })
+
+  it('the packed plugin\'s explain command (its bin, run from where pnpm installed it): a fresh clone would be native', () => {
+    const dir = cloneOf(setUpDir, 'explained')
+    const pnpm = pnpmLauncher(base)
+    const bin = path.join(setUpDir, 'node_modules', '.pnpm-config', PLUGIN_NAME, (plugin.manifest!.bin as Record<string, string>)['cas-native-explain'])
+    const run = spawnSync(node24, [bin, '--pnpm', pnpm, dir, '--', '--offline', `--store-dir=${setUpStore}`], { encoding: 'utf8', env: pnpmEnv(path.join(base, 'explained-sandbox')) })
+    expect(run.status, run.stdout + run.stderr).toBe(0)
+    expect(run.stdout).toContain(`native: ${PLUGIN_NAME} would lay out all ${packages.length} packages, then pnpm finds node_modules up to date.`)
   })
 
   it('a fresh clone in CI (CI=true, plain pnpm install, which pnpm 11 runs frozen there): the native install too', async () => {

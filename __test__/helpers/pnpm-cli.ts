@@ -68,6 +68,13 @@ export function nodePathWithThisPackage (dir: string): string {
   return dir
 }
 
+/** A `pnpm` command in `dir` that runs the devDependency on Node 24 (for code that starts pnpm itself, as the explain command does). */
+export function pnpmLauncher (dir: string): string {
+  const launcher = path.join(dir, 'pnpm.sh')
+  fs.writeFileSync(launcher, `#!/bin/sh\nexec "${node24}" "${path.join(pnpmPackageDir, 'bin', 'pnpm.mjs')}" "$@"\n`, { mode: 0o755 })
+  return launcher
+}
+
 export interface PnpmRun {
   code: number | null
   stdout: string
@@ -75,7 +82,7 @@ export interface PnpmRun {
 }
 
 /** What every pnpm run here gets: a private HOME and XDG dirs under `sandbox`, no npm_config_* of the npm script running the tests. */
-function pnpmEnv (sandbox: string, extra: Record<string, string> = {}): Record<string, string> {
+export function pnpmEnv (sandbox: string, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {
     PATH: `${path.dirname(node24)}${path.delimiter}${process.env.PATH ?? ''}`,
     HOME: path.join(sandbox, 'home'),
@@ -104,6 +111,8 @@ export async function runPnpm (command: string[], opts: {
   env?: Record<string, string>
   registry?: string
   query?: boolean
+  /** pnpm's `--reporter` (`append-only` unless told). */
+  reporter?: string
 }): Promise<PnpmRun> {
   const args = [
     path.join(opts.pnpmDir ?? pnpmPackageDir, 'bin', 'pnpm.mjs'),
@@ -120,7 +129,7 @@ export async function runPnpm (command: string[], opts: {
           `--store-dir=${opts.storeDir}`,
           `--cache-dir=${path.join(opts.sandbox, 'cache')}`,
           '--config.update-notifier=false',
-          '--reporter=append-only',
+          `--reporter=${opts.reporter ?? 'append-only'}`,
         ]),
   ]
   return new Promise((resolve, reject) => {

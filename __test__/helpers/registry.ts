@@ -56,7 +56,8 @@ export function packedPackage (tarball: string): ServedPackage {
   return { name: manifest.name as string, version: manifest.version as string, tarball, manifest }
 }
 
-export async function serveTarballs (packages: ServedPackage[]): Promise<TarballRegistry> {
+/** `tarballDelayMs`: each tarball is answered that much later (a slow registry, for what an install shows meanwhile). */
+export async function serveTarballs (packages: ServedPackage[], opts: { tarballDelayMs?: number } = {}): Promise<TarballRegistry> {
   const tarballPath = (p: ServedPackage): string => `/${p.name}/-/${p.name.split('/').pop()}-${p.version}.tgz`
   const bytes = (p: ServedPackage): Buffer => typeof p.tarball === 'string' ? fs.readFileSync(p.tarball) : p.tarball
   const byPath = new Map(packages.map((p) => [tarballPath(p), p]))
@@ -96,7 +97,9 @@ export async function serveTarballs (packages: ServedPackage[]): Promise<Tarball
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')
       return
     }
-    res.writeHead(200, { 'content-type': tarball != null ? 'application/octet-stream' : 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
+    const answer = (): void => { res.writeHead(200, { 'content-type': tarball != null ? 'application/octet-stream' : 'application/json', 'content-length': Buffer.byteLength(body) }).end(body) }
+    if (tarball != null && opts.tarballDelayMs != null) setTimeout(answer, opts.tarballDelayMs)
+    else answer()
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`

@@ -27,12 +27,14 @@ import path from 'node:path'
 import { checkAbsolutePath, checkObject } from '../api/args.js'
 import { invalidArgument } from '../api/errors.js'
 import * as cas from '../api/index.js'
-import { installNatively, type NativeInstallConfig } from './install/native-install.js'
+import { installNatively, type NativeInstallConfig, type NativeInstallSummary } from './install/native-install.js'
 import { downloadToStore, fetchUnsupported, networkOf } from './registry-fetch.js'
 import { userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
 import { prelinkVirtualStore, type PreResolutionContext } from './head-start.js'
 import { startedToInstall, type PnpmConfig } from './pnpm-config.js'
+import { PnpmLog, reporterOf, reportInstalled, reportLeftToPnpm, showProgress } from './report.js'
+import { whyNot } from './why-not.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
 export interface ImportIndexedPackageOptions {
@@ -231,26 +233,57 @@ export const registryTarballFetcher = {
   },
 }
 
+/** The project's package.json as pnpm logs it (`{}` when it cannot be read: the report only needs it to be there). */
+function readManifest (dir: string): Record<string, unknown> {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+  } catch {
+    return {}
+  }
+}
+
 /**
  * Remembers the settings `preResolution` and the importer need, and, for `pnpm install`, runs
- * the native install (it decides whether it can); changes no setting.
+ * the native install (it decides whether it can) and reports it through pnpm's reporter
+ * (`report.ts`); changes no setting.
  */
 async function updateConfig<T extends object> (config: T): Promise<T> {
   pnpmConfig = config
   if (startedToInstall() && process.env.CAS_NATIVE_INSTALL !== '0') {
+    const settings = config as NativeInstallConfig
+    const log = new PnpmLog(reporterOf(settings))
+    const progress = showProgress(settings, log)
+    let outcome: NativeInstallSummary | Error
     try {
-      const settings = config as NativeInstallConfig
-      const summary = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
-      for (const url of summary.downloaded) trace(`fetch ${url}`)
-      trace(summary.installed
-        ? `native install: ${summary.packages} packages, ${summary.ms.toFixed(0)} ms (${Object.entries(summary.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${summary.validatedAtNs != null ? `, state validated at ${summary.validatedAtNs}` : ''}${summary.pnpmRunsScripts != null ? `; pnpm runs the project's ${summary.pnpmRunsScripts.join(', ')} and records the state` : ''}`
-        : `native install skipped: ${summary.skipped!}`)
+      outcome = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
     } catch (err) {
       // Nothing recorded: pnpm installs as if it had not run.
-      trace(`native install failed: ${(err as Error).message}`)
+      outcome = err as Error
+    }
+    progress.stop()
+    traceOutcome(outcome)
+    try {
+      if (outcome instanceof Error) reportLeftToPnpm(`it failed: ${outcome.message}`, log)
+      else if (outcome.installed) reportInstalled(outcome, progress.counts, { ...settings, dir: settings.dir! }, readManifest(settings.dir!), log)
+      else reportLeftToPnpm(outcome.skipped!, log)
+    } catch (err) {
+      // Only the report: the install is what it is.
+      trace(`report failed: ${(err as Error).message}`)
     }
   }
   return config
+}
+
+/** The native install's lines in the trace: its downloads, then what it did or why not. */
+function traceOutcome (outcome: NativeInstallSummary | Error): void {
+  if (outcome instanceof Error) {
+    trace(`native install failed: ${outcome.message}`)
+    return
+  }
+  for (const url of outcome.downloaded) trace(`fetch ${url}`)
+  trace(outcome.installed
+    ? `native install: ${outcome.packages} packages, ${outcome.ms.toFixed(0)} ms (${Object.entries(outcome.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${outcome.validatedAtNs != null ? `, state validated at ${outcome.validatedAtNs}` : ''}${outcome.pnpmRunsScripts != null ? `; pnpm runs the project's ${outcome.pnpmRunsScripts.join(', ')} and records the state` : ''}`
+    : `native install skipped: ${outcome.skipped!}\n  to install natively: ${whyNot(outcome.skipped!).change}`)
 }
 
 async function preResolution (ctx: PreResolutionContext): Promise<void> {

@@ -2,12 +2,15 @@
 /**
  * `cas-native-pnpm swap <pnpm package dir>` / `cas-native-pnpm restore <pnpm package dir>`:
  * make an installed pnpm 11 CLI do its worker-thread work with `@cas/native`, and undo it.
+ * `cas-native-pnpm explain [<dir>]`: whether the plugin would install the project natively
+ * (`plugin/explain-cli.ts`, loaded only for it).
  */
 import { SUPPORTED_PNPM_VERSIONS, SwapError, restorePnpmWorker, swapPnpmWorker } from './swap.js'
 
 const USAGE = `Usage:
   cas-native-pnpm swap <pnpm package dir>     replace pnpm's dist/worker.js with a shim loading @cas/native/pnpm-worker
   cas-native-pnpm restore <pnpm package dir>  put pnpm's own dist/worker.js back
+  cas-native-pnpm explain [<project dir>]     whether the pnpm plugin would install the project natively, and why not
 
 <pnpm package dir> is the installed "pnpm" package, e.g. "$(npm root -g)/pnpm" or node_modules/pnpm.
 Supported pnpm versions: ${SUPPORTED_PNPM_VERSIONS}.`
@@ -37,4 +40,6 @@ function main (argv: string[]): number {
   }
 }
 
-process.exitCode = main(process.argv.slice(2))
+process.exitCode = process.argv[2] === 'explain'
+  ? (require('../plugin/explain-cli.js') as typeof import('../plugin/explain-cli.js')).explainMain(process.argv.slice(3))
+  : main(process.argv.slice(2))

@@ -19,7 +19,8 @@ import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
 import { firstFailure } from '../first-failure.js'
 import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
-import { layoutUnsupported, lockfileMode, type PnpmConfig } from '../pnpm-config.js'
+import { lockfileMode, type PnpmConfig } from '../pnpm-config.js'
+import { configReasons } from './config-rules.js'
 import { hoist, rootDependencies } from './hoist.js'
 import { projectScripts, type ProjectScripts } from './project-scripts.js'
 import { importerOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from './frozen-check.js'
@@ -29,6 +30,9 @@ import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
+import { progressed } from './progress.js'
+import { packagesNeedPnpm } from '../why-not.js'
+import { directDependencies, type DirectDependency } from './direct-dependencies.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -80,38 +84,17 @@ export interface NativeInstallSummary {
    * is left for pnpm to write, and pnpm's own install finds every package in place and runs them.
    */
   pnpmRunsScripts?: string[]
+  /** Where it installed, for the report pnpm's reporter prints (when it installed). */
+  layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[] }
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
 const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs'])
 const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
-/** Why the settings ask for an install this does not reproduce (`undefined`: they do not). */
+/** Why the settings ask for an install this does not reproduce (`undefined`: they do not): the first of `configReasons`. */
 function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
-  if (version !== VERIFIED_PNPM) return `pnpm ${version ?? '(unknown version)'} is not the verified ${VERIFIED_PNPM}`
-  if (lockfileMode(config, true) == null) return 'pnpm resolves (preferFrozenLockfile false, --fix-lockfile, --update-checksums or no lockfile)'
-  const layout = layoutUnsupported(config)
-  if (layout != null) return layout
-  // pnpm runs plugins' updateConfig first: another pnpmfile's could still change the settings.
-  if ((config.pnpmfile ?? []).length > 1) return 'other pnpmfiles'
-  if (config.optimisticRepeatInstall === false) return 'optimisticRepeatInstall false'
-  if (config.saveWorkspaceState === false) return 'saveWorkspaceState false'
-  if (config.production === false || config.dev === false || config.optional === false) return 'not every dependency group is installed'
-  if (config.lockfileDir == null || config.dir == null || path.resolve(config.dir) !== path.resolve(config.lockfileDir)) return 'a project below the lockfile dir'
-  if (config.workspaceDir != null && path.resolve(config.workspaceDir) !== path.resolve(config.lockfileDir)) return 'a workspace root elsewhere'
-  if (config.modulesDir != null && config.modulesDir !== 'node_modules') return 'a modulesDir of its own'
-  if (config.virtualStoreDir != null) return 'a virtualStoreDir of its own'
-  if (config.hoist === false || config.shamefullyHoist === true) return 'hoisting settings'
-  if (!Array.isArray(config.hoistPattern) || !Array.isArray(config.publicHoistPattern)) return 'hoist patterns'
-  if (config.extendNodePath === false || config.preferSymlinkedExecutables === true) return 'bin settings'
-  if (config.nodeExperimentalPackageMap === true) return 'nodeExperimentalPackageMap'
-  if (process.platform === 'win32') return 'Windows (its shims are of other kinds)'
-  if (config.ignorePnpmfile === true) return '--ignore-pnpmfile'
-  if (Object.keys(config.registriesByPrefix ?? {}).length > 0) return 'registries by prefix'
-  if (Object.keys(config.patchedDependencies ?? {}).length > 0) return 'patched dependencies'
-  if (Object.keys(config.packageExtensions ?? {}).length > 0) return 'package extensions'
-  if (config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true) return 'git branch lockfiles'
-  return undefined
+  return configReasons(config, version, VERIFIED_PNPM)[0]
 }
 
 type Manifest = Record<string, unknown> & { name?: string, version?: string }
@@ -185,6 +168,7 @@ async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], 
     })
     if (result == null) return url
     downloaded.push(url)
+    progressed('downloaded')
     return undefined
   })
 }
@@ -219,7 +203,7 @@ function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolea
 }
 
 /** What the layout needs, once the install is known to be one this reproduces. */
-interface InstallPlan {
+export interface InstallPlan {
   rootDir: string
   modulesDir: string
   virtualStoreDir: string
@@ -236,13 +220,14 @@ interface InstallPlan {
   scripts: ProjectScripts
 }
 
-/** The plan of the install, or why it is left to pnpm. */
-function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefined, phase: (name: string) => void): InstallPlan | string {
-  const why = configUnsupported(config, pnpmVersion)
-  if (why != null) return why
+/**
+ * The plan of the install into an empty `node_modules` (a fresh clone's), under settings
+ * `configUnsupported` took, or why it is left to pnpm. Reads the project, writes nothing (the
+ * explain command runs it too).
+ */
+export function planInstall (config: NativeInstallConfig, phase: (name: string) => void = () => {}): InstallPlan | string {
   const rootDir = path.resolve(config.lockfileDir!)
   const modulesDir = path.join(rootDir, 'node_modules')
-  if (!modulesDirIsFresh(modulesDir)) return 'node_modules is not empty'
   const read = readLockfileFile(rootDir)
   if (typeof read === 'string') return read
   const { lockfile, text } = read
@@ -260,7 +245,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   const nodeVersion = enginesNodeVersion(config.nodeVersion)
   const ownEngines = projectEnginesRefused(manifest.engines, VERIFIED_PNPM, nodeVersion, config.engineStrict === true)
   if (ownEngines != null) return ownEngines
-  const { refused, planned, notPlanned, skipped } = planVirtualStore(lockfile, {
+  const { refused, planned, notPlanned, leftToPnpm, skipped } = planVirtualStore(lockfile, {
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
@@ -269,7 +254,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
     enginesMet: (snapshot) => enginesMet(snapshot, nodeVersion),
   })
   if (refused != null) return refused
-  if (notPlanned.length > 0) return `${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`
+  if (notPlanned.length > 0) return packagesNeedPnpm(leftToPnpm!)
   // pnpm checks every package of the lockfile, reached or not, before it installs any.
   if (planned.length + skipped.length !== Object.keys(lockfile.packages ?? {}).length) return 'the lockfile has packages no importer reaches'
   // pnpm checks every package, the skipped ones too (named as pnpm names them).
@@ -299,6 +284,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
   const storeExists = fs.existsSync(storeDir)
   const results = storeExists ? await link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
+  reportAdded(results, 'reused')
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
   if (cannot !== -1) return { stopped: `${planned[cannot].depPath}: ${results[cannot].leftOut!}` }
   const missing = results.flatMap((r, i) => r.linked ? [] : [i])
@@ -311,11 +297,19 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     if (failed != null) return { stopped: `${failed} did not download` }
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
+    reportAdded(second, undefined)
     const notLinked = second.findIndex((r) => !r.linked)
     if (notLinked !== -1) return { stopped: `${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}` }
     missing.forEach((at, k) => { results[at] = second[k] })
   }
   return { results }
+}
+
+/** Tells the progress of the packages `results` linked (`reused`: found in the store as they were). */
+function reportAdded (results: StoredPackageResult[], reused: 'reused' | undefined): void {
+  const linked = results.filter((r) => r.linked)
+  if (reused != null) progressed(reused, linked.length)
+  progressed('added', linked.length, linked.find((r) => r.importMethod != null)?.importMethod)
 }
 
 /**
@@ -407,22 +401,27 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts'> = {}): NativeInstallSummary =>
+  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'layout'> = {}): NativeInstallSummary =>
     ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more })
 
   // Before anything else, and whether or not it then runs: what a killed one left goes.
   if (config.lockfileDir != null) removeLeftovers(path.join(path.resolve(config.lockfileDir), 'node_modules'))
-  const plan = planInstall(config, pnpmVersion, phase)
+  const why = configUnsupported(config, pnpmVersion) ??
+    (modulesDirIsFresh(path.join(path.resolve(config.lockfileDir!), 'node_modules')) ? undefined : 'node_modules is not empty')
+  if (why != null) return done(0, why)
+  const plan = planInstall(config, phase)
   if (typeof plan === 'string') return done(0, plan)
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
   // pnpm's own does while it installs.
   const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, config)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
+  progressed('resolved', plan.planned.length)
   try {
     const laidOut = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
-    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? laidOut : { validatedAtNs: laidOut.validatedAtNs })
+    const layout = { storeDir: plan.storeDir, virtualStoreDir: plan.virtualStoreDir, direct: directDependencies(plan.lockfile, plan.skipped) }
+    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout } : { validatedAtNs: laidOut.validatedAtNs, layout })
   } finally {
     supplyChain.cancel()
   }

@@ -106,15 +106,18 @@ function plainRegistryPackage (depPath: string, snapshot: PackageSnapshot): bool
 }
 
 /**
- * Whether pnpm must install this one itself. The native install's platforms and engines are the
- * skip walk's (`skipWalk`); the head start leaves every package pnpm may skip to pnpm.
+ * Why pnpm must install this one itself (`undefined`: it need not). The native install's
+ * platforms and engines are the skip walk's (`skipWalk`); the head start leaves every package
+ * pnpm may skip to pnpm.
  */
-function needsPnpm (depPath: string, snapshot: PackageSnapshot, opts: LayoutOptions): boolean {
+function needsPnpm (depPath: string, snapshot: PackageSnapshot, opts: LayoutOptions): PackageLeftToPnpm | undefined {
+  if (depPath.includes('patch_hash=') || snapshot.patched === true) return 'patched'
+  if (!plainRegistryPackage(depPath, snapshot)) return 'not-registry'
   const platformBound = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
-  const pnpmDecides = opts.installable == null &&
-    (platformBound || snapshot.optional === true || snapshot.optionalDependencies != null || (opts.engineStrict === true && snapshot.engines != null))
-  return !plainRegistryPackage(depPath, snapshot) || pnpmDecides ||
-    Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null)
+  if (opts.installable == null &&
+    (platformBound || snapshot.optional === true || snapshot.optionalDependencies != null || (opts.engineStrict === true && snapshot.engines != null))) return 'pnpm-decides'
+  const local = Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null)
+  return local ? 'local-dependency' : undefined
 }
 
 /** The dependencies a package is linked to: its optional ones too when every package is planned. */
@@ -158,8 +161,8 @@ interface SkipWalk {
   required: Set<string>
   /** Not laid out, and listed in `.modules.yaml`'s `skipped`. */
   skipped: Set<string>
-  /** Those whose fate this cannot tell or pnpm refuses: left to pnpm. */
-  undecided: Set<string>
+  /** Those whose fate this cannot tell or pnpm refuses: left to pnpm, each with why. */
+  undecided: Map<string, PackageLeftToPnpm>
 }
 
 /**
@@ -177,7 +180,7 @@ interface SkipWalk {
  */
 function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
   const packages = lockfile.packages ?? {}
-  const walk: SkipWalk = { installed: new Set(), required: new Set(), skipped: new Set(), undecided: new Set() }
+  const walk: SkipWalk = { installed: new Set(), required: new Set(), skipped: new Set(), undecided: new Map() }
   const nameOf = (depPath: string): string | undefined => parseRegistryDepPath(depPath)?.name
   /** Each package's verdict, once: whether it fits as an optional package, and its engines'. */
   const verdicts = new Map<string, { fits: boolean, engines: boolean | undefined }>()
@@ -215,19 +218,20 @@ function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
     const snapshot = packages[depPath]
     if (snapshot == null || walk.installed.has(depPath)) continue
     const skips = verdicts.get(depPath)?.fits === false || snapshot.optional === true
-    ;(skips ? walk.skipped : walk.undecided).add(depPath)
+    if (skips) walk.skipped.add(depPath)
+    else walk.undecided.set(depPath, 'unmarked-under-skipped')
   }
   for (const depPath of walk.installed) {
     const snapshot = packages[depPath]
     const { engines } = verdictOf(depPath, snapshot)
     if (!walk.required.has(depPath)) {
       // Installed through optional edges only: it fits, unless its engines could not be read.
-      if (engines === undefined) walk.undecided.add(depPath)
+      if (engines === undefined) walk.undecided.set(depPath, 'engines-unread')
       continue
     }
     const name = nameOf(depPath)
     const fitsRequired = engines === true && (name == null || opts.installable!(name, snapshot, false))
-    if (!fitsRequired && opts.engineStrict === true && snapshot.optional !== true) walk.undecided.add(depPath)
+    if (!fitsRequired && opts.engineStrict === true && snapshot.optional !== true) walk.undecided.set(depPath, 'engine-strict')
   }
   return walk
 }
@@ -260,6 +264,17 @@ export function refusedNames (lockfile: LockfileObject): string | undefined {
   return undefined
 }
 
+/**
+ * Why a package is left to pnpm (`why-not.ts` words them): no lockfile entry (a `link:` or
+ * `file:` dependency), not a plain registry package (`git`, a tarball URL, a directory), patched,
+ * with a dependency that is not a registry package, an optional one pnpm skips here that is not
+ * a plain registry package or has such a dependency (pnpm checks it), reached only through
+ * skipped packages but not marked optional, `engines` not read here, refused under `engineStrict`,
+ * or (the head start) one pnpm may skip.
+ */
+export type PackageLeftToPnpm = 'not-in-lockfile' | 'not-registry' | 'patched' | 'local-dependency' | 'skipped-not-registry' |
+  'unmarked-under-skipped' | 'engines-unread' | 'engine-strict' | 'pnpm-decides'
+
 /** What becomes of the packages the importers reach. */
 export interface WholePlan {
   /** Why nothing is planned: pnpm refuses the lockfile's names (`refusedNames`). */
@@ -267,6 +282,8 @@ export interface WholePlan {
   planned: PlannedPackage[]
   /** Dependency paths pnpm must install itself. */
   notPlanned: string[]
+  /** Why each of `notPlanned` is (with `installable`, the native install's plan). */
+  leftToPnpm?: Map<string, PackageLeftToPnpm>
   /** Dependency paths of the packages pnpm skips here (`installable`): optional ones and what only they reach. */
   skipped: string[]
 }
@@ -293,9 +310,10 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
   const reached = reachable(lockfile, opts.include)
   const planned: PlannedPackage[] = []
   const notPlanned: string[] = [...reached].filter((depPath) => lockfile.packages?.[depPath] == null)
+  const leftToPnpm = new Map<string, PackageLeftToPnpm>(notPlanned.map((depPath) => [depPath, 'not-in-lockfile']))
   const walk = opts.installable != null
     ? skipWalk(lockfile, opts)
-    : { installed: reached, skipped: new Set<string>(), undecided: new Set<string>() }
+    : { installed: reached, skipped: new Set<string>(), undecided: new Map<string, PackageLeftToPnpm>() }
   const { installed, skipped } = walk
   for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
     if (!reached.has(depPath)) continue
@@ -303,13 +321,17 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
     // A skipped package is only checked by pnpm (its name, version, age): a plain registry one with registry dependencies.
     const pnpmChecks = skipped.has(depPath) && (parsed == null || !plainRegistryPackage(depPath, snapshot) ||
       Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null))
-    if (walk.undecided.has(depPath) || pnpmChecks) {
+    const undecided = walk.undecided.get(depPath)
+    if (undecided != null || pnpmChecks) {
       notPlanned.push(depPath)
+      leftToPnpm.set(depPath, undecided ?? 'skipped-not-registry')
       continue
     }
     if (!installed.has(depPath)) continue
-    if (parsed == null || needsPnpm(depPath, snapshot, opts)) {
+    const needs = parsed == null ? 'not-registry' : needsPnpm(depPath, snapshot, opts)
+    if (parsed == null || needs != null) {
       notPlanned.push(depPath)
+      leftToPnpm.set(depPath, needs!)
       continue
     }
     // As pnpm names it: the name from the path, the version the snapshot's if it has one.
@@ -329,5 +351,5 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
       children,
     })
   }
-  return { planned, notPlanned, skipped: [...skipped] }
+  return { planned, notPlanned, leftToPnpm, skipped: [...skipped] }
 }

@@ -1,0 +1,122 @@
+/**
+ * The explain command on the real projects of `__test__/fixtures/projects/` (copies), with the
+ * real pnpm 11 CLI giving its settings: every reason each would be left to pnpm for, and
+ * nothing written. None has the plugin yet: each is judged as if it were added, and told to
+ * add it. (A project with the plugin, installed natively: `pnpm-report.spec.ts`.)
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { explainMain } from '../dist/plugin/explain-cli.js'
+import { explain, formatExplanation } from '../dist/plugin/explain.js'
+import { VERIFIED_PNPM, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
+import { pnpmEnv, pnpmLauncher } from './helpers/pnpm-cli.js'
+import { fixturesDir, freshDir } from './helpers/stores.js'
+
+/** The reasons' codes each fixture gets, in order (every one, not only the first). */
+const EXPECTED: Record<string, string[]> = {
+  astro: ['not-added', 'workspace'],
+  nuxt: ['not-added', 'patches'],
+  'starter-angular-app': ['not-added'],
+  'starter-express-ts': ['not-added'],
+  'starter-next-app': ['not-added'],
+  'starter-vite-react-ts': ['not-added'],
+  sveltekit: ['not-added', 'workspace'],
+  'tanstack-query': ['not-added', 'lockfile-shape'],
+  unocss: ['not-added', 'layout-setting', 'workspace'],
+  vitest: ['not-added', 'patches'],
+  'vue-core': ['not-added', 'workspace'],
+  'vue-language-tools': ['not-added', 'workspace'],
+}
+
+/** Every file below `dir` (relative), sorted. */
+function files (dir: string): string[] {
+  return (fs.readdirSync(dir, { recursive: true }) as string[]).sort()
+}
+
+describe('cas-native-explain on the fixture projects', () => {
+  let base: string
+  let pnpm: string
+
+  beforeAll(() => {
+    base = freshDir('explain')
+    // pnpm 11 wants Node 24, which the tests' Node may not be.
+    pnpm = pnpmLauncher(base)
+  })
+
+  it('lists the fixtures it expects', () => {
+    expect(fs.readdirSync(path.join(fixturesDir, 'projects')).filter((f) => f !== 'README.md').sort()).toEqual(Object.keys(EXPECTED).sort())
+  })
+
+  for (const [fixture, codes] of Object.entries(EXPECTED)) {
+    it(`${fixture}: ${codes.join(', ')}; nothing written`, () => {
+      const dir = path.join(base, fixture)
+      fs.cpSync(path.join(fixturesDir, 'projects', fixture), dir, { recursive: true })
+      const before = files(dir)
+      let out = ''
+      // The version a fixture pins is not downloaded: pnpm 11.28.11 answers.
+      const env = pnpmEnv(path.join(base, `${fixture}-sandbox`))
+      const code = explainMain(['--pnpm', pnpm, dir, '--', '--config.pm-on-fail=ignore'], { out: (t) => { out += t }, env })
+      expect(code, out).toBe(1)
+      const listed = [...out.matchAll(/^\d+\. (.*)\n {3}To install natively: (.*)$/gm)]
+      expect(listed, out).toHaveLength(codes.length)
+      expect(out).toMatch(/^1\. @cas\/pnpm-plugin-native is not in this project's configDependencies$/m)
+      expect(out).toContain(`left to pnpm, for ${codes.length} ${codes.length === 1 ? 'reason' : 'reasons'}:`)
+      let json = ''
+      expect(explainMain(['--json', '--pnpm', pnpm, dir, '--', '--config.pm-on-fail=ignore'], { out: (t) => { json += t }, env })).toBe(1)
+      const explanation = JSON.parse(json)
+      expect(explanation.reasons.map((r: { code: string }) => r.code)).toEqual(codes)
+      expect(explanation.pnpmVersion).toBe('11.28.11')
+      expect(files(dir)).toEqual(before)
+    })
+  }
+})
+
+describe('explain: the verdict from pnpm\'s settings', () => {
+  /** A project in a fresh dir: the e2e fixture's package.json and lockfile, its own settings. */
+  function project (): string {
+    const dir = freshDir('explain-unit')
+    for (const f of ['package.json', 'pnpm-lock.yaml']) fs.copyFileSync(path.join(fixturesDir, 'e2e-project', f), path.join(dir, f))
+    return dir
+  }
+  const settings = (dir: string, more: Partial<NativeInstallConfig> = {}): NativeInstallConfig => ({
+    dir,
+    lockfileDir: dir,
+    workspaceDir: dir,
+    frozenLockfile: true,
+    hoistPattern: ['*'],
+    publicHoistPattern: [],
+    storeDir: path.join(dir, 'store'),
+    userAgent: `pnpm/${VERIFIED_PNPM} npm/? node/v24.9.0 linux x64`,
+    configDependencies: { '@cas/pnpm-plugin-native': '0.1.0+sha512-x' },
+    peersSuffixMaxLength: 1000,
+    ...more,
+  })
+
+  it('native: the packages it would lay out; under minimumReleaseAge, what the registry is asked at install time is a note', () => {
+    const dir = project()
+    const e = explain(settings(dir, { minimumReleaseAge: 1440 }))
+    expect(e).toMatchObject({ native: true, packages: 9, reasons: [] })
+    expect(e.notes[0]).toMatch(/^minimumReleaseAge: at install time the native install asks the registry for the release dates of the 9 packages/)
+    expect(formatExplanation(e, '<dir>')).toMatch(/^native: @cas\/pnpm-plugin-native would lay out all 9 packages/m)
+  })
+
+  it('every settings reason, in the install\'s order, then the project\'s first (one that says the same as a setting\'s once); --offline under minimumReleaseAge is a reason', () => {
+    const dir = project()
+    const e = explain(settings(dir, { userAgent: 'pnpm/11.27.0', nodeLinker: 'hoisted', patchedDependencies: { a: 'p.patch' } }))
+    expect(e.native).toBe(false)
+    expect(e.reasons.map((r) => [r.code, r.reason])).toEqual([
+      ['pnpm-version', 'pnpm 11.27.0 is not the verified 11.28.11'],
+      ['node-linker', 'nodeLinker hoisted'],
+      ['patches', 'patched dependencies'],
+    ])
+    expect(explain(settings(dir, { offline: true, minimumReleaseAge: 1440 })).reasons.map((r) => r.code)).toEqual(['release-age-registry'])
+  })
+
+  it('without the plugin: says to add it; another pnpmfile then counts, and a project without pnpm-workspace.yaml gets one from `pnpm add --config`', () => {
+    const dir = project()
+    fs.writeFileSync(path.join(dir, '.pnpmfile.cjs'), 'module.exports = { hooks: {} }\n')
+    const e = explain(settings(dir, { configDependencies: {}, pnpmfile: [path.join(dir, '.pnpmfile.cjs')], lockfileDir: undefined, workspaceDir: undefined }))
+    expect(e.reasons.map((r) => r.code)).toEqual(['not-added', 'other-pnpmfiles', 'pnpmfile-checksum'])
+  })
+})

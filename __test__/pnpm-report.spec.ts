@@ -1,0 +1,291 @@
+/**
+ * What a user sees of the native install, with the real pnpm 11 CLI and the plugin as users get
+ * it (packed, served by a registry stand-in, added with `pnpm add --config`): the output of a
+ * fresh clone's `pnpm install --frozen-lockfile` with each `--reporter` (and in a real terminal,
+ * through script(1)), against stock pnpm's output for the same clone (the plugin switched off by
+ * its environment); the progress line while a slow registry's tarballs download; the line for an
+ * install left to pnpm; the explain command on the project.
+ *
+ * The lines are stock's, in stock's order, but for:
+ * - stock's only: pnpm's lockfile verification (`Verifying lockfile against supply-chain
+ *   policies…`, `✓ Lockfile passes…`), which runs inside pnpm's own install and which the
+ *   native install does not claim, and `Lockfile is up to date, resolution step is skipped`,
+ *   which pnpm says when its own install runs;
+ * - ours: the plugin's line, then pnpm's `Already up to date` (its up-to-date check ends the run).
+ */
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
+import { explainMain } from '../dist/plugin/explain-cli.js'
+import { copyProject, lockedPackages, node24, pnpmEnv, pnpmLauncher, pnpmPackageDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { packedPackage, packPlugin, serveTarballs, type TarballRegistry } from './helpers/registry.js'
+import { freshDir } from './helpers/stores.js'
+import { screen } from './helpers/terminal.js'
+
+/** The plugin does nothing: stock pnpm with the same pnpmfile and lockfile. */
+const STOCK = { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_FETCHER: '0' }
+const STOCK_ONLY = [/Verifying lockfile against supply-chain policies/, /Lockfile passes supply-chain policies/, /^Lockfile is up to date, resolution step is skipped$/]
+const OURS = `${PLUGIN_NAME} installed 9 packages natively in <t>; pnpm then finds node_modules complete, hence "Already up to date"`
+
+function expectOk (run: PnpmRun): void {
+  expect(run.code, `pnpm failed:\n${run.stdout}\n${run.stderr}`).toBe(0)
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g
+
+describe('what pnpm prints after a native install, with each reporter, against stock', () => {
+  let base: string
+  let registry: TarballRegistry
+  let served: Parameters<typeof serveTarballs>[0]
+  let setUpDir: string
+  let store: string
+  let n = 0
+
+  beforeAll(async () => {
+    base = freshDir('pnpm-report')
+    served = [...packPlugin(path.join(base, 'packed')), ...lockedPackages().map((p) => packedPackage(p.tarball))]
+    registry = await serveTarballs(served)
+    setUpDir = copyProject(path.join(base, 'setup'))
+    store = path.join(base, 'store')
+    const opts = { projectDir: setUpDir, storeDir: store, sandbox: path.join(base, 'setup-sandbox'), registry: registry.url }
+    expectOk(await runPnpm(['add', '--config', PLUGIN_NAME], opts))
+    expectOk(await runPnpm(['install'], opts))
+  })
+
+  afterAll(async () => {
+    await registry?.close()
+  })
+
+  /** A fresh clone of the set-up project, installed; its output's lines with paths and times replaced. */
+  async function install (opts: { stock?: boolean, reporter?: string, cold?: boolean, args?: string[], edit?: (dir: string) => void, from?: TarballRegistry }): Promise<{ run: PnpmRun, lines: string[], dir: string }> {
+    const dir = path.join(base, `clone-${n++}`)
+    fs.mkdirSync(dir)
+    for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
+    opts.edit?.(dir)
+    const storeDir = opts.cold === true ? path.join(base, `store-${n}`) : store
+    const run = await runPnpm(['install', '--frozen-lockfile', ...(opts.args ?? [])], {
+      projectDir: dir, storeDir, sandbox: path.join(base, `sandbox-${n}`), registry: (opts.from ?? registry).url, reporter: opts.reporter, env: opts.stock === true ? STOCK : {},
+    })
+    // The default reporter redraws in place: what the screen shows at the end.
+    const lines = (opts.reporter === 'default' ? screen(run.stdout) : run.stdout.replace(ANSI, '').split('\n'))
+      .map((l) => l.split(dir).join('<project>').split(storeDir).join('<store>')
+        .replace(/(Done|natively) in [\d.]+m?s/, '$1 in <t>').replace(/\(9 entries in \d+ms\)/, '(9 entries in <t>)'))
+    return { run, lines, dir }
+  }
+
+  /** Stock's lines as the native install's output has them: stock's own left out, ours before pnpm's closing line. */
+  function asNative (stock: string[]): string[] {
+    const lines = stock.filter((l) => !STOCK_ONLY.some((only) => only.test(l)))
+    const done = lines.findIndex((l) => l.startsWith('Done in '))
+    lines.splice(done, 0, OURS, 'Already up to date')
+    return lines
+  }
+
+  for (const reporter of ['append-only', 'default']) {
+    it(`--reporter=${reporter}, warm store: stock's lines in stock's order (Packages: +9, the store, the progress, the dependencies), the plugin's line and pnpm's "Already up to date" instead of pnpm's own install messages`, async () => {
+      const stock = await install({ stock: true, reporter })
+      const native = await install({ reporter })
+      expectOk(stock.run)
+      expectOk(native.run)
+      expect(stock.lines).toContain('Packages: +9')
+      expect(stock.lines).toContain('dependencies:')
+      expect(native.lines).toEqual(asNative(stock.lines))
+      expect(native.run.stderr).toBe(stock.run.stderr)
+    })
+  }
+
+  it('--reporter=append-only, cold store: the same, the progress counting what was downloaded as stock\'s does', async () => {
+    const stock = await install({ stock: true, cold: true })
+    const native = await install({ cold: true })
+    expectOk(stock.run)
+    expectOk(native.run)
+    const progress = (lines: string[]): string[] => lines.filter((l) => l.startsWith('Progress: '))
+    expect(progress(native.lines).at(-1)).toMatch(/^Progress: resolved 9, reused 0, downloaded \d+, added 9, done$/)
+    expect(progress(native.lines)).toEqual(progress(stock.lines))
+    expect(native.lines).toEqual(asNative(stock.lines))
+  })
+
+  it('--reporter=append-only, cold store, a slow registry: pnpm\'s progress line while the native install downloads (before pnpm prints anything: its reporter is not running yet), then the same output', async () => {
+    // Every tarball answered 1.5 s late: the downloads outlast the line's first interval (1 s).
+    const slow = await serveTarballs(served, { tarballDelayMs: 1500 })
+    try {
+      const stock = await install({ stock: true, cold: true })
+      const native = await install({ cold: true, from: slow })
+      expectOk(native.run)
+      const live = native.lines.slice(0, native.lines.indexOf('Installing config dependencies...'))
+      expect(live.length).toBeGreaterThan(0)
+      for (const line of live) expect(line).toMatch(/^Progress: resolved 9, reused 0, downloaded \d, added [09]$/)
+      expect(native.lines.slice(live.length)).toEqual(asNative(stock.lines))
+    } finally {
+      await slow.close()
+    }
+  })
+
+  /**
+   * A fresh clone installed with stdout a terminal (util-linux `script`, 120 columns), pnpm's
+   * reporter its own choice: the bytes written, and the screen they leave.
+   */
+  async function installInTerminal (opts: { stock?: boolean, from: TarballRegistry }): Promise<{ raw: string, lines: string[] }> {
+    const dir = path.join(base, `clone-${n++}`)
+    fs.mkdirSync(dir)
+    for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
+    const storeDir = path.join(base, `store-${n}`)
+    const pnpm = [node24, path.join(pnpmPackageDir, 'bin', 'pnpm.mjs'), 'install', '--frozen-lockfile', `--store-dir=${storeDir}`,
+      `--cache-dir=${path.join(base, `cache-${n}`)}`, `--config.registry=${opts.from.url}`, '--config.update-notifier=false']
+    const command = `stty cols 120 rows 60; exec ${pnpm.map((a) => `'${a}'`).join(' ')}`
+    const env = pnpmEnv(path.join(base, `sandbox-${n}`), { TERM: 'xterm', ...(opts.stock === true ? STOCK : {}) })
+    const raw = await new Promise<string>((resolve, reject) => {
+      const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] })
+      let out = ''
+      child.stdout.on('data', (d) => { out += d })
+      child.on('error', reject)
+      child.on('close', (code) => code === 0 ? resolve(out) : reject(new Error(`pnpm in a terminal exited with ${code}:\n${out}`)))
+    })
+    const lines = screen(raw, 120).map((l) => l.split(dir).join('<project>').split(storeDir).join('<store>')
+      .replace(/(Done|natively) in [\d.]+m?s/, '$1 in <t>').replace(/\(9 entries in \d+ms\)/, '(9 entries in <t>)'))
+    return { raw, lines }
+  }
+
+  it.runIf(process.platform === 'linux')('a terminal, cold store, a slow registry: pnpm\'s progress line redrawn in place while the native install downloads, erased, then stock\'s screen but for the plugin\'s lines', async () => {
+    const slow = await serveTarballs(served, { tarballDelayMs: 1500 })
+    try {
+      const stock = await installInTerminal({ stock: true, from: registry })
+      const native = await installInTerminal({ from: slow })
+      // Colored as pnpm colors its values on a terminal.
+      // eslint-disable-next-line no-control-regex
+      expect(native.raw).toMatch(/^\rProgress: resolved \u001b\[96m9\u001b\[39m, reused \u001b\[96m0\u001b\[39m, downloaded \u001b\[96m\d\u001b\[39m, added \u001b\[96m[09]\u001b\[39m\u001b\[K/)
+      expect(native.lines).toEqual(asNative(stock.lines))
+    } finally {
+      await slow.close()
+    }
+  })
+
+  it('--reporter=ndjson: the plugin\'s records are pnpm\'s own (the same names and fields as stock\'s records), on stdout with pnpm\'s', async () => {
+    const stock = await install({ stock: true, reporter: 'ndjson' })
+    const native = await install({ reporter: 'ndjson' })
+    expectOk(stock.run)
+    expectOk(native.run)
+    const records = (lines: string[]): Array<Record<string, unknown>> => lines.filter((l) => l !== '').map((l) => {
+      const { time, hostname, pid, ...record } = JSON.parse(l)
+      return record
+    })
+    const ours = records(native.lines)
+    const theirs = records(stock.lines)
+    const named = (list: typeof ours, name: string): unknown[] => list.filter((r) => r.name === name).map((r) => JSON.stringify(r, Object.keys(r).sort())).sort()
+    // Exactly stock's: where the store is, what was added, the direct dependencies.
+    for (const name of ['pnpm:context', 'pnpm:stats', 'pnpm:root', 'pnpm:summary', 'pnpm:package-manifest', 'pnpm:stage']) {
+      expect(named(ours, name), name).toEqual(named(theirs, name).filter((r) => name !== 'pnpm:package-manifest' || !String(r).includes('"updated"')))
+    }
+    // The progress: the same statuses, as many (stock's also name each package).
+    const statuses = (list: typeof ours): unknown[] => list.filter((r) => r.name === 'pnpm:progress').map((r) => r.status).sort()
+    expect(statuses(ours)).toEqual(statuses(theirs))
+    expect(ours.filter((r) => r.name === 'pnpm:global').map((r) => r.message)).toEqual([OURS, 'Already up to date'])
+  })
+
+  it('--reporter=silent: nothing at all, as stock', async () => {
+    const stock = await install({ stock: true, reporter: 'silent' })
+    const native = await install({ reporter: 'silent' })
+    expectOk(native.run)
+    expect(fs.existsSync(path.join(native.dir, 'node_modules', '.modules.yaml'))).toBe(true)
+    expect([native.run.stdout, native.run.stderr]).toEqual(['', ''])
+    expect([stock.run.stdout, stock.run.stderr]).toEqual(['', ''])
+  })
+
+  it('an install left to pnpm: stock\'s output, and one line after the config dependencies\' saying why and what would change it', async () => {
+    const args = ['--config.node-linker=hoisted']
+    const stock = await install({ stock: true, args })
+    const native = await install({ args })
+    expectOk(native.run)
+    const line = `${PLUGIN_NAME} left this install to pnpm: nodeLinker is hoisted; the native install lays out pnpm's isolated node_modules only. To install natively: use nodeLinker: isolated (the default)`
+    const expected = [...stock.lines]
+    expected.splice(stock.lines.indexOf(`Installed config dependencies: ${PLUGIN_NAME}@0.1.0`) + 1, 0, line)
+    expect(native.lines).toEqual(expected)
+  })
+
+  it('a lockfile whose pnpmfileChecksum does not match (the plugin added without the second `pnpm install`): pnpm refuses it as stock, after the plugin\'s line saying to run `pnpm install` once and commit the lockfile', async () => {
+    const edit = (dir: string): void => {
+      const lockfile = path.join(dir, 'pnpm-lock.yaml')
+      fs.writeFileSync(lockfile, fs.readFileSync(lockfile, 'utf8').replace(/\npnpmfileChecksum: \S+\n/, '\n'))
+    }
+    const stock = await install({ stock: true, edit })
+    const native = await install({ edit })
+    expect(stock.run.code).not.toBe(0)
+    expect(native.run.code).toBe(stock.run.code)
+    expect(stock.run.stdout).toContain('ERR_PNPM_LOCKFILE_CONFIG_MISMATCH')
+    const ours = native.lines.filter((l) => !stock.lines.includes(l))
+    expect(ours).toEqual([`${PLUGIN_NAME} left this install to pnpm: the lockfile's pnpmfileChecksum does not match the pnpmfiles loaded now (the plugin was added or updated without a \`pnpm install\`). To install natively: run \`pnpm install\` once and commit pnpm-lock.yaml; until then pnpm refuses --frozen-lockfile (ERR_PNPM_LOCKFILE_CONFIG_MISMATCH)`])
+  })
+
+  it('the project\'s own postinstall (laid out natively, then pnpm\'s own install runs it): stock\'s lines (the summary from the plugin\'s records, which pnpm\'s reporter takes first, pnpm\'s own install\'s after it) and the plugin\'s line', async () => {
+    const edit = (dir: string): void => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'ran.txt\', \'\')"' } }))
+    }
+    const stock = await install({ stock: true, edit })
+    const native = await install({ edit })
+    expectOk(native.run)
+    expect(fs.existsSync(path.join(native.dir, 'ran.txt'))).toBe(true)
+    const ours = `${PLUGIN_NAME} installed 9 packages natively in <t>; pnpm's own install then finds them in place and runs the project's postinstall`
+    expect([...native.lines].sort()).toEqual([...stock.lines, ours].sort())
+    expect(native.lines.indexOf('Packages: +9')).toBeLessThan(native.lines.indexOf(ours))
+  })
+
+  it('a repeat install over node_modules (pnpm\'s ordinary work): no line of the plugin\'s, but under --loglevel debug', async () => {
+    const first = await install({})
+    expectOk(first.run)
+    const opts = { projectDir: first.dir, storeDir: store, sandbox: path.join(base, 'repeat-sandbox'), registry: registry.url }
+    const again = await runPnpm(['install', '--frozen-lockfile'], opts)
+    expectOk(again)
+    expect(again.stdout).not.toContain(PLUGIN_NAME)
+    const debug = await runPnpm(['install', '--frozen-lockfile', '--loglevel', 'debug'], opts)
+    expectOk(debug)
+    expect(debug.stdout).toContain(`${PLUGIN_NAME} left this install to pnpm: node_modules already exists, so pnpm updates it`)
+  })
+
+  describe('cas-native-explain, the project with the plugin', () => {
+    /** The explain command on a fresh clone of the set-up project: its exit code and output; the clone's files after it. */
+    function explainClone (pnpmArgs: string[]): { code: number, out: string, written: string[] } {
+      const dir = path.join(base, `explain-${n++}`)
+      fs.mkdirSync(dir)
+      for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
+      const pnpm = pnpmLauncher(base)
+      let out = ''
+      const code = explainMain(['--pnpm', pnpm, dir, '--', `--config.registry=${registry.url}`, `--store-dir=${store}`, ...pnpmArgs], { out: (t) => { out += t }, env: pnpmEnv(path.join(base, `sandbox-${n}`)) })
+      const written = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => !['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml'].includes(f) && !f.startsWith('node_modules/.pnpm-config') && f !== 'node_modules')
+      return { code, out: out.split(dir).join('<project>'), written }
+    }
+
+    it('native: says so, with the number of packages; nothing installed (but pnpm\'s config dependencies)', () => {
+      const { code, out, written } = explainClone([])
+      expect(code, out).toBe(0)
+      expect(out).toBe([
+        'A fresh clone\'s `pnpm install --frozen-lockfile` in <project> (pnpm 11.28.11, its settings there):',
+        `native: ${PLUGIN_NAME} would lay out all 9 packages, then pnpm finds node_modules up to date.`,
+        'Told only at install time:',
+        '- a package whose build pnpm would run (allowBuilds) is found in the store at install time, and leaves the install to pnpm',
+        '',
+      ].join('\n'))
+      expect(written).toEqual([])
+    })
+
+    it('left to pnpm: every reason the settings give, each with what would change it', () => {
+      const { code, out } = explainClone(['--config.node-linker=hoisted', '--config.shamefully-hoist=true', '--config.optimistic-repeat-install=false'])
+      expect(code, out).toBe(1)
+      expect(out.split('\n').slice(1, 10)).toEqual([
+        'left to pnpm, for 4 reasons:',
+        '1. nodeLinker is hoisted; the native install lays out pnpm\'s isolated node_modules only',
+        '   To install natively: use nodeLinker: isolated (the default)',
+        '2. a setting changes the layout or how pnpm reads it: optimisticRepeatInstall false',
+        '   To install natively: use pnpm\'s default for that setting',
+        '3. a setting changes the layout or how pnpm reads it: hoisting settings',
+        '   To install natively: use pnpm\'s default for that setting',
+        // pnpm derives it from nodeLinker hoisted.
+        '4. a setting changes the layout or how pnpm reads it: bin settings',
+        '   To install natively: use pnpm\'s default for that setting',
+      ])
+    })
+  })
+})

@@ -1,0 +1,205 @@
+/**
+ * The report's parts that need no pnpm: which reporter pnpm picks, how records reach bole's
+ * outputs or stdout, the live progress line's pace and form, the reasons' words
+ * (`why-not.ts`), the direct dependencies pnpm lists. The whole report against stock pnpm's
+ * output is `pnpm-report.spec.ts`.
+ */
+import { Writable } from 'node:stream'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { formatMs, PnpmLog, ProgressLine, progressText, reporterOf } from '../dist/plugin/report.js'
+import { packagesNeedPnpm, whyNot } from '../dist/plugin/why-not.js'
+import { createRequire } from 'node:module'
+import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
+
+/** A stream that keeps what is written to it. */
+function sink (objectMode = false): Writable & { chunks: unknown[], text: () => string } {
+  const chunks: unknown[] = []
+  const stream = new Writable({ objectMode, write (chunk, _enc, cb) { chunks.push(objectMode ? chunk : chunk.toString()); cb() } })
+  return Object.assign(stream, { chunks, text: () => chunks.join('') })
+}
+
+describe('reporterOf: pnpm 11\'s choice of reporter', () => {
+  it.each([
+    [{}, true, 'default'],
+    [{}, false, 'append-only'],
+    [{ ci: true }, true, 'append-only'],
+    [{ reporter: 'ndjson' }, true, 'ndjson'],
+    [{ reporter: 'default' }, false, 'default'],
+    [{ reporter: 'default', loglevel: 'silent' }, true, 'silent'],
+    [{ reporter: 'silent' }, true, 'silent'],
+    [{ json: true }, true, 'silent'],
+  ] as const)('%j, stdout a TTY: %s → %s', (config, tty, kind) => {
+    expect(reporterOf(config, tty)).toBe(kind)
+  })
+})
+
+describe('PnpmLog', () => {
+  afterEach(() => { delete (globalThis as { $$bole?: unknown }).$$bole })
+
+  it('writes records to bole\'s outputs of their level, as bole does (a JSON line, or the object to an object-mode stream)', () => {
+    const lines = sink()
+    const objects = sink(true)
+    ;(globalThis as { $$bole?: unknown }).$$bole = { debug: [lines, objects], info: [lines, objects] }
+    new PnpmLog('append-only').write('debug', 'pnpm:stats', { added: 3, prefix: '/p' })
+    expect(JSON.parse(lines.text())).toMatchObject({ level: 'debug', name: 'pnpm:stats', added: 3, prefix: '/p', pid: process.pid })
+    expect(objects.chunks[0]).toMatchObject({ level: 'debug', name: 'pnpm:stats', added: 3 })
+  })
+
+  it('ndjson: to stdout as bole writes them; silent: nowhere; without pnpm\'s logger: messages as plain lines', () => {
+    const out = sink()
+    new PnpmLog('ndjson', out).say('hello')
+    expect(JSON.parse(out.text())).toMatchObject({ level: 'info', name: 'pnpm:global', message: 'hello' })
+    const none = sink()
+    new PnpmLog('silent', none).say('hello')
+    expect(none.text()).toBe('')
+    const plain = sink()
+    new PnpmLog('append-only', plain).say('hello')
+    new PnpmLog('append-only', plain).write('debug', 'pnpm:stats', { added: 1 })
+    expect(plain.text()).toBe('hello\n')
+  })
+
+  it('a routine line is a debug record of pnpm\'s own logger (printed under --loglevel debug only)', () => {
+    const out = sink()
+    new PnpmLog('ndjson', out).say('routine', true)
+    expect(JSON.parse(out.text())).toMatchObject({ level: 'debug', name: 'pnpm', message: 'routine' })
+  })
+})
+
+describe('the live progress line', () => {
+  afterEach(() => { vi.useRealTimers() })
+
+  it('is pnpm\'s progress line', () => {
+    expect(progressText({ resolved: 9, reused: 2, downloaded: 7, added: 5 })).toBe('Progress: resolved 9, reused 2, downloaded 7, added 5')
+    expect(progressText({ resolved: 9, reused: 2, downloaded: 7, added: 9 }, true)).toBe('Progress: resolved 9, reused 2, downloaded 7, added 9, done')
+    expect(progressText({ resolved: 1, reused: 0, downloaded: 0, added: 0 }, false, true)).toBe('Progress: resolved \u001b[96m1\u001b[39m, reused \u001b[96m0\u001b[39m, downloaded \u001b[96m0\u001b[39m, added \u001b[96m0\u001b[39m')
+  })
+
+  it('append-only: nothing before a second has passed, then a line at most every second, with the latest counts', () => {
+    vi.useFakeTimers()
+    const out = sink()
+    const counts = { resolved: 0, reused: 0, downloaded: 0, added: 0 }
+    const line = new ProgressLine('append-only', counts, { out })
+    counts.resolved = 9
+    line.changed()
+    vi.advanceTimersByTime(999)
+    expect(out.text()).toBe('')
+    vi.advanceTimersByTime(1)
+    expect(out.text()).toBe('Progress: resolved 9, reused 0, downloaded 0, added 0\n')
+    counts.downloaded = 1
+    line.changed()
+    counts.downloaded = 2
+    line.changed()
+    vi.advanceTimersByTime(500)
+    expect(out.chunks).toHaveLength(1)
+    vi.advanceTimersByTime(500)
+    expect(out.chunks.at(-1)).toBe('Progress: resolved 9, reused 0, downloaded 2, added 0\n')
+    line.end()
+    vi.advanceTimersByTime(5000)
+    expect(out.chunks).toHaveLength(2)
+  })
+
+  it('default: one line redrawn every 200 ms at most, erased at the end (pnpm\'s reporter prints the final one); an install over sooner prints nothing', () => {
+    vi.useFakeTimers()
+    const out = sink()
+    const counts = { resolved: 9, reused: 0, downloaded: 0, added: 0 }
+    const line = new ProgressLine('default', counts, { out })
+    vi.advanceTimersByTime(200)
+    counts.added = 9
+    line.changed()
+    vi.advanceTimersByTime(200)
+    line.end()
+    expect(out.chunks).toEqual(['\rProgress: resolved 9, reused 0, downloaded 0, added 0\u001b[K', '\rProgress: resolved 9, reused 0, downloaded 0, added 9\u001b[K', '\r\u001b[K'])
+    const quick = sink()
+    new ProgressLine('default', counts, { out: quick }).end()
+    vi.advanceTimersByTime(1000)
+    expect(quick.text()).toBe('')
+  })
+
+  it('showProgress counts what the install tells, the import method too; ndjson gets pnpm\'s progress records as they come', () => {
+    // The install's module and the report's, as one process has them (vitest would load a second copy).
+    const require = createRequire(import.meta.url)
+    const { progressed } = require('../dist/plugin/install/progress.js') as typeof import('../dist/plugin/install/progress.js')
+    const report = require('../dist/plugin/report.js') as typeof import('../dist/plugin/report.js')
+    const out = sink()
+    const { counts, stop } = report.showProgress({ dir: '/p' }, new report.PnpmLog('ndjson', out))
+    progressed('resolved', 2)
+    progressed('downloaded')
+    progressed('added', 2, 'hardlink')
+    stop()
+    progressed('added', 5)
+    expect(counts).toEqual({ resolved: 2, reused: 0, downloaded: 1, added: 2, method: 'hardlink' })
+    expect(out.text().trim().split('\n').map((l) => JSON.parse(l).status)).toEqual(['resolved', 'resolved', 'fetched', 'imported', 'imported'])
+  })
+
+  it('durations as pnpm writes them', () => {
+    expect([formatMs(12.4), formatMs(999), formatMs(1000), formatMs(1240), formatMs(61_000)]).toEqual(['12ms', '999ms', '1s', '1.2s', '61s'])
+  })
+})
+
+describe('why-not: every reason the install gives, in words a user can act on', () => {
+  it.each([
+    ['node_modules is not empty', 'modules-exist', true],
+    ['pnpm resolves (preferFrozenLockfile false, --fix-lockfile, --update-checksums or no lockfile)', 'resolves', true],
+    ['the lockfile is not up to date with package.json (a: package.json wants "^1.0.0", the lockfile has "1.0.0")', 'outdated-lockfile', true],
+    ['--filter', 'nothing-to-write', true],
+    ['pnpm 11.27.0 is not the verified 11.28.11', 'pnpm-version', false],
+    ['nodeLinker hoisted', 'node-linker', false],
+    ['hoisting settings', 'layout-setting', false],
+    ['other pnpmfiles', 'other-pnpmfiles', false],
+    ['a workspace of several projects', 'workspace', false],
+    ['patched dependencies', 'patches', false],
+    ['the pnpmfiles changed since the lockfile was written (run `pnpm install` once and commit the lockfile)', 'pnpmfile-checksum', false],
+    ['the lockfile was written with other settings', 'lockfile-settings', false],
+    ['the project\'s preinstall script, which pnpm runs before it links anything', 'preinstall', false],
+    ['3 packages are not in the store, and --offline', 'offline-cold', false],
+    ['a@1.0.0: its registry metadata did not download: pnpm checks the lockfile first', 'registry-metadata', false],
+    ['a@1.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first', 'release-age', false],
+    ['pnpm checks the lockfile against trustPolicy first', 'trust-policy', false],
+    ['the store is not known before pnpm picks it', 'store-unknown', false],
+    ['it failed: EACCES: permission denied', 'failed', false],
+    ['an unheard-of reason', 'other', false],
+  ])('%s → %s', (reason, code, routine) => {
+    const why = whyNot(reason)
+    expect(why.code).toBe(code)
+    expect(why.routine).toBe(routine)
+    expect(why.says).not.toBe('')
+    expect(why.change).not.toBe('')
+  })
+
+  it('the pnpmfileChecksum: says to run pnpm install once and commit the lockfile', () => {
+    expect(whyNot('the pnpmfiles changed since the lockfile was written (run `pnpm install` once and commit the lockfile)').change).toMatch(/^run `pnpm install` once and commit pnpm-lock\.yaml/)
+  })
+
+  it('packages left to pnpm: counted, grouped by why, each kind with what would change it', () => {
+    const reason = packagesNeedPnpm(new Map([
+      ['a@1.0.0', 'patched'], ['b@link:../b', 'not-in-lockfile'], ['c@1.0.0', 'patched'], ['d@1.0.0', 'patched'], ['e@1.0.0', 'patched'],
+    ] as const))
+    expect(reason).toBe('5 packages need pnpm: patched (patchedDependencies): a@1.0.0, c@1.0.0, d@1.0.0, … (4); a link:, file: or workspace: dependency: b@link:../b')
+    const why = whyNot(reason)
+    expect(why.code).toBe('packages')
+    expect(why.change).toBe('the native install does not apply patches yet; the native install links registry packages only')
+    expect(packagesNeedPnpm(new Map([['x@1.0.0', 'engine-strict']]))).toMatch(/^1 package needs pnpm: /)
+  })
+})
+
+describe('directDependencies: the list pnpm prints after an install', () => {
+  it('each group in pnpm\'s word, aliases with their real names, peers\' suffixes off, skipped optional ones and links left out', () => {
+    const lockfile = {
+      importers: {
+        '.': {
+          dependencies: { a: '1.0.0', two: 'util@2.0.0', p: '1.0.0(host@1.0.0)', local: 'link:../local' },
+          devDependencies: { d: '3.0.0' },
+          optionalDependencies: { o: '1.0.0', gone: '1.0.0' },
+        },
+      },
+      packages: { 'a@1.0.0': {}, 'util@2.0.0': {}, 'p@1.0.0(host@1.0.0)': {}, 'd@3.0.0': {}, 'o@1.0.0': {}, 'gone@1.0.0': {} },
+    }
+    expect(directDependencies(lockfile, ['gone@1.0.0'])).toEqual([
+      { name: 'a', realName: 'a', version: '1.0.0', id: 'a@1.0.0', dependencyType: 'prod' },
+      { name: 'two', realName: 'util', version: '2.0.0', id: 'util@2.0.0', dependencyType: 'prod' },
+      { name: 'p', realName: 'p', version: '1.0.0', id: 'p@1.0.0(host@1.0.0)', dependencyType: 'prod' },
+      { name: 'd', realName: 'd', version: '3.0.0', id: 'd@3.0.0', dependencyType: 'dev' },
+      { name: 'o', realName: 'o', version: '1.0.0', id: 'o@1.0.0', dependencyType: 'optional' },
+    ])
+  })
+})

@@ -1,0 +1,98 @@
+/**
+ * Whether the next fresh-clone install of a project (`pnpm install --frozen-lockfile` into an
+ * empty `node_modules`) would be native, and every reason it would not: the explain command's
+ * verdict, from the settings pnpm would hand the plugin (`explain-cli.ts` gets them from pnpm).
+ *
+ * Every settings rule is checked (`configReasons`); the project's own checks (lockfile,
+ * package.json, packages, scripts, store) run in order and stop at the first reason, as each
+ * assumes the ones before it passed (no package can be planned from a lockfile that does not
+ * match package.json), but the packages' reason lists every kind of package left to pnpm.
+ * Nothing is written and the registry is not asked: what only the install can tell (release
+ * ages the registry must confirm, packages whose builds pnpm runs, found in the store) is
+ * listed as notes.
+ */
+import path from 'node:path'
+import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
+import { configReasons } from './install/config-rules.js'
+import { planInstall, VERIFIED_PNPM, type NativeInstallConfig } from './install/native-install.js'
+import { checkSupplyChain } from './install/supply-chain.js'
+import { whyNot, type WhyNot } from './why-not.js'
+
+export interface Explanation {
+  /** The pnpm version whose settings these are. */
+  pnpmVersion: string | undefined
+  native: boolean
+  /** Why not, each with what would change it (the install's reason as `reason`). */
+  reasons: Array<WhyNot & { reason: string }>
+  /** How many packages it would lay out, when native. */
+  packages?: number
+  /** What only the install itself can tell. */
+  notes: string[]
+}
+
+const NOT_ADDED = 'the plugin is not in configDependencies'
+
+/**
+ * The verdict for `config` (pnpm's settings for the install, as `updateConfig` gets them, with
+ * `pnpmfile` listing the pnpmfiles the install would load). A project without the plugin is
+ * judged as if it were added (and says to add it).
+ */
+export function explain (config: NativeInstallConfig): Explanation {
+  // `pnpm add --config` writes pnpm-workspace.yaml, which makes the project its own workspace root.
+  if (config.configDependencies?.[PLUGIN_NAME] == null && config.workspaceDir == null && config.lockfileDir == null && config.dir != null) {
+    config = { ...config, lockfileDir: config.dir, workspaceDir: config.dir }
+  }
+  const pnpmVersion = userAgentPnpmVersion(config.userAgent)
+  const reasons = configReasons(config, pnpmVersion, VERIFIED_PNPM)
+  if (config.configDependencies?.[PLUGIN_NAME] == null) {
+    reasons.unshift(NOT_ADDED)
+    // Once added, the plugin's pnpmfile comes with any the project has.
+    if ((config.pnpmfile ?? []).length > 0 && !reasons.includes('other pnpmfiles')) reasons.push('other pnpmfiles')
+  }
+  const notes: string[] = []
+  let packages: number | undefined
+  if (config.lockfileDir != null) {
+    let plan: ReturnType<typeof planInstall>
+    try {
+      plan = planInstall(config)
+    } catch (err) {
+      // As the install: nothing written, pnpm installs.
+      plan = `it failed: ${(err as Error).message}`
+    }
+    if (typeof plan === 'string') {
+      reasons.push(plan)
+    } else {
+      packages = plan.planned.length
+      // Offline here: what the registry would have to say is a note, not a reason.
+      const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, { ...config, offline: true })
+      if (supplyChain.leftToPnpm?.endsWith('(--offline)') === true && config.offline !== true) {
+        notes.push(`minimumReleaseAge: at install time the native install asks the registry for the release dates of the ${plan.checked.length} packages (pnpm's cached metadata first); a version younger than ${String(config.minimumReleaseAge)} minutes leaves the install to pnpm`)
+      } else if (supplyChain.leftToPnpm != null) {
+        reasons.push(supplyChain.leftToPnpm)
+      }
+      if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm`)
+      notes.push('a package whose build pnpm would run (allowBuilds) is found in the store at install time, and leaves the install to pnpm')
+    }
+  }
+  const explained = reasons.map((reason): WhyNot & { reason: string } => reason === NOT_ADDED
+    ? { reason, code: 'not-added', says: `${PLUGIN_NAME} is not in this project's configDependencies`, change: `\`pnpm add --config ${PLUGIN_NAME}\`, then \`pnpm install\` once, and commit pnpm-workspace.yaml and pnpm-lock.yaml`, routine: false }
+    : { reason, ...whyNot(reason) })
+  return {
+    pnpmVersion,
+    native: reasons.length === 0,
+    // One kind of reason once (a setting and the lockfile can both say it).
+    reasons: explained.filter((r, i) => explained.findIndex((other) => other.says === r.says) === i),
+    ...(reasons.length === 0 ? { packages } : {}),
+    notes,
+  }
+}
+
+/** The explanation as the command prints it. */
+export function formatExplanation (e: Explanation, dir: string): string {
+  const head = `A fresh clone's \`pnpm install --frozen-lockfile\` in ${dir} (pnpm ${e.pnpmVersion ?? '(unknown version)'}, its settings there):`
+  const lines = e.native
+    ? [head, `native: ${PLUGIN_NAME} would lay out all ${e.packages} packages, then pnpm finds node_modules up to date.`]
+    : [head, `left to pnpm, for ${e.reasons.length} ${e.reasons.length === 1 ? 'reason' : 'reasons'}:`, ...e.reasons.flatMap((r, i) => [`${i + 1}. ${r.says}`, `   To install natively: ${r.change}`])]
+  if (e.notes.length > 0) lines.push('Told only at install time:', ...e.notes.map((n) => `- ${n}`))
+  return `${lines.join('\n')}\n`
+}

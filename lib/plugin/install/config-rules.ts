@@ -1,0 +1,48 @@
+/**
+ * The native install's rules about pnpm's settings: which settings ask for an install it does
+ * not reproduce. Every rule is checked, so that the explain command can list all of them; the
+ * install itself goes by the first (`configUnsupported` in `native-install.ts`). Each reason is
+ * the short form the trace shows; `why-not.ts` words it for users.
+ */
+import path from 'node:path'
+import { layoutUnsupported, lockfileMode } from '../pnpm-config.js'
+import type { NativeInstallConfig } from './native-install.js'
+
+type Rule = (config: NativeInstallConfig) => string | undefined
+
+const RULES: Rule[] = [
+  (config) => lockfileMode(config, true) == null ? 'pnpm resolves (preferFrozenLockfile false, --fix-lockfile, --update-checksums or no lockfile)' : undefined,
+  (config) => layoutUnsupported(config),
+  // pnpm runs plugins' updateConfig first: another pnpmfile's could still change the settings.
+  (config) => (config.pnpmfile ?? []).length > 1 ? 'other pnpmfiles' : undefined,
+  (config) => config.optimisticRepeatInstall === false ? 'optimisticRepeatInstall false' : undefined,
+  (config) => config.saveWorkspaceState === false ? 'saveWorkspaceState false' : undefined,
+  (config) => config.production === false || config.dev === false || config.optional === false ? 'not every dependency group is installed' : undefined,
+  (config) => config.lockfileDir == null || config.dir == null || path.resolve(config.dir) !== path.resolve(config.lockfileDir) ? 'a project below the lockfile dir' : undefined,
+  (config) => config.workspaceDir != null && config.lockfileDir != null && path.resolve(config.workspaceDir) !== path.resolve(config.lockfileDir) ? 'a workspace root elsewhere' : undefined,
+  (config) => config.modulesDir != null && config.modulesDir !== 'node_modules' ? 'a modulesDir of its own' : undefined,
+  (config) => config.virtualStoreDir != null ? 'a virtualStoreDir of its own' : undefined,
+  (config) => config.hoist === false || config.shamefullyHoist === true ? 'hoisting settings' : undefined,
+  (config) => !Array.isArray(config.hoistPattern) || !Array.isArray(config.publicHoistPattern) ? 'hoist patterns' : undefined,
+  (config) => config.extendNodePath === false || config.preferSymlinkedExecutables === true ? 'bin settings' : undefined,
+  (config) => config.nodeExperimentalPackageMap === true ? 'nodeExperimentalPackageMap' : undefined,
+  () => process.platform === 'win32' ? 'Windows (its shims are of other kinds)' : undefined,
+  (config) => config.ignorePnpmfile === true ? '--ignore-pnpmfile' : undefined,
+  (config) => Object.keys(config.registriesByPrefix ?? {}).length > 0 ? 'registries by prefix' : undefined,
+  (config) => Object.keys(config.patchedDependencies ?? {}).length > 0 ? 'patched dependencies' : undefined,
+  (config) => Object.keys(config.packageExtensions ?? {}).length > 0 ? 'package extensions' : undefined,
+  (config) => config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true ? 'git branch lockfiles' : undefined,
+]
+
+/**
+ * Every reason the settings (under pnpm `version`; `verified`: the one the install reproduces)
+ * ask for an install this does not reproduce, in the order the install checks them.
+ */
+export function configReasons (config: NativeInstallConfig, version: string | undefined, verified: string): string[] {
+  const reasons = version !== verified ? [`pnpm ${version ?? '(unknown version)'} is not the verified ${verified}`] : []
+  for (const rule of RULES) {
+    const why = rule(config)
+    if (why != null) reasons.push(why)
+  }
+  return reasons
+}

@@ -1,0 +1,260 @@
+/**
+ * What a user sees of the native install, through pnpm's own reporter where the plugin can
+ * reach it. pnpm 11 runs `hooks.updateConfig` (where the native install runs) before it starts
+ * its reporter, and logs with bole, whose outputs live on a process global (`$$bole`): a
+ * record written to those outputs now is what pnpm's loggers would have written, and pnpm's
+ * reporter renders it once it starts, after the config dependencies' lines, as if pnpm's own
+ * install had logged it. So after a native install, pnpm prints its usual summary (the
+ * packages added, where the store and the virtual store are, the progress counts, the direct
+ * dependencies) from the plugin's records, plus one line that says the plugin did it. Each
+ * `--reporter` does with them what it does with pnpm's:
+ *
+ * - `append-only`: rendered by pnpm's reporter (its log level applies) from bole's buffer.
+ * - `default`: the same, but this reporter drops what was logged before it started (a listener
+ *   of its own takes the buffer first: pnpm's own config-dependency lines are lost the same
+ *   way), so the records wait until pnpm has started it (`whenReporterRuns`).
+ * - `ndjson`: pnpm adds stdout to bole's outputs only when its reporter starts, so the records
+ *   of a hook would be lost: they are written to stdout here, as bole writes them.
+ * - `silent` (or `--loglevel silent`, `--json`, `--parseable`): nothing.
+ *
+ * Live progress cannot go through pnpm's reporter (it is not running yet): while a long
+ * native install runs, a progress line in pnpm's form is written to stdout directly,
+ * throttled as pnpm throttles it (`ProgressLine`).
+ */
+import os from 'node:os'
+import { PLUGIN_NAME } from './config-dependency.js'
+import { whyNot } from './why-not.js'
+import { watchProgress, type ProgressKind } from './install/progress.js'
+import type { NativeInstallSummary } from './install/native-install.js'
+
+export type ReporterKind = 'default' | 'append-only' | 'ndjson' | 'silent'
+
+/** pnpm's settings that decide how it reports. */
+export interface ReportingConfig {
+  reporter?: string
+  loglevel?: string
+  ci?: boolean
+  color?: string
+  json?: boolean
+  parseable?: boolean
+  dir?: string
+}
+
+/** pnpm 11's choice of reporter for a command that prints its logs (`getReporterType` in its main). */
+export function reporterOf (config: ReportingConfig, stdoutIsTTY = process.stdout.isTTY === true): ReporterKind {
+  if (config.json === true || config.parseable === true || config.loglevel === 'silent') return 'silent'
+  if (config.reporter === 'default' || config.reporter === 'append-only' || config.reporter === 'ndjson' || config.reporter === 'silent') return config.reporter
+  return config.ci === true || !stdoutIsTTY ? 'append-only' : 'default'
+}
+
+type Level = 'debug' | 'info'
+type LogRecord = Record<string, unknown>
+
+interface BoleOutputs { debug?: NodeJS.WritableStream[], info?: NodeJS.WritableStream[] }
+
+/** bole's outputs by level, as pnpm's logger set them up in this process (none: pnpm is elsewhere). */
+function boleOutputs (): BoleOutputs | undefined {
+  return (globalThis as { $$bole?: BoleOutputs }).$$bole
+}
+
+/** A record as bole serialises it: its time, host and process first. */
+function boleLine (level: Level, name: string, fields: LogRecord): string {
+  return `${JSON.stringify({ time: Date.now(), hostname: os.hostname(), pid: process.pid, level, name, ...fields })}\n`
+}
+
+/** Whether pnpm has started its reporter (its main marks the process with a symbol of this name). */
+function reporterRuns (): boolean {
+  return Object.getOwnPropertySymbols(globalThis).some((s) => s.description === 'reporterInitialized')
+}
+
+/** How long records wait for pnpm's reporter before they are dropped (it does not start for every command). */
+const REPORTER_WAIT_MS = 60_000
+
+/**
+ * Runs `then` once pnpm's reporter listens: when pnpm has marked it started, after the timer
+ * its log streams subscribe on (pnpm's reporter attaches them on the next timer tick).
+ */
+function whenReporterRuns (then: () => void): void {
+  const since = Date.now()
+  const poll = (): void => {
+    if (reporterRuns()) setTimeout(then, 0)
+    else if (Date.now() - since < REPORTER_WAIT_MS) setTimeout(poll, 1).unref()
+  }
+  poll()
+}
+
+/** Where pnpm's log records go from here, for one `--reporter`. */
+export class PnpmLog {
+  private pending: Array<() => void> | undefined
+
+  constructor (readonly reporter: ReporterKind, private readonly out: NodeJS.WritableStream = process.stdout) {}
+
+  /** Runs `send` when pnpm's reporter can take it (at once, but for the default reporter before it runs). */
+  private whenReady (send: () => void): void {
+    if (this.reporter !== 'default' || reporterRuns()) {
+      send()
+      return
+    }
+    if (this.pending == null) {
+      const pending: Array<() => void> = this.pending = []
+      whenReporterRuns(() => { for (const f of pending) f() })
+    }
+    this.pending.push(send)
+  }
+
+  /** Logs as pnpm's logger `name` (`pnpm:stats`, `pnpm:global`, …) at `level`. */
+  write (level: Level, name: string, fields: LogRecord): void {
+    if (this.reporter === 'silent') return
+    if (this.reporter === 'ndjson') {
+      this.out.write(boleLine(level, name, fields))
+      return
+    }
+    const outputs = boleOutputs()?.[level]
+    if (outputs == null) {
+      // No pnpm logger in this process: its messages as plain lines, the rest has no reader.
+      if (typeof fields.message === 'string') this.out.write(`${fields.message}\n`)
+      return
+    }
+    const line = boleLine(level, name, fields)
+    this.whenReady(() => {
+      for (const stream of outputs) {
+        const objectMode = (stream as { _writableState?: { objectMode?: boolean } })._writableState?.objectMode === true
+        stream.write(objectMode ? JSON.parse(line) : Buffer.from(line))
+      }
+    })
+  }
+
+  /** A line pnpm's reporter prints as it is (`routine`: only under `--loglevel debug`). */
+  say (message: string, routine = false): void {
+    this.write(routine ? 'debug' : 'info', routine ? 'pnpm' : 'pnpm:global', { message })
+  }
+}
+
+/** pnpm's way of writing a duration (pretty-ms: `870ms`, `1.2s`). */
+export function formatMs (ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`
+  return `${(ms / 1000).toFixed(1).replace(/\.0$/, '')}s`
+}
+
+interface Counts { resolved: number, reused: number, downloaded: number, added: number }
+
+/** pnpm's progress line (its reporter's `Progress: resolved …` with the same four counts). */
+export function progressText (c: Counts, done = false, color = false): string {
+  const hl = (n: number): string => color ? `\u001b[96m${n}\u001b[39m` : String(n)
+  return `Progress: resolved ${hl(c.resolved)}, reused ${hl(c.reused)}, downloaded ${hl(c.downloaded)}, added ${hl(c.added)}${done ? ', done' : ''}`
+}
+
+/**
+ * The progress line while pnpm's reporter is not running yet, in its form and at its pace
+ * (`default`: one line redrawn at most every 200 ms and erased at the end, since pnpm's
+ * reporter then prints the final counts; `append-only`: a line at most every second). The
+ * first one waits a whole interval, so an install that ends sooner prints none: pnpm's
+ * summary says it all then.
+ */
+export class ProgressLine {
+  private readonly interval: number
+  private last = 0
+  private timer: NodeJS.Timeout | undefined
+  private shown = false
+
+  constructor (private readonly reporter: 'default' | 'append-only', private readonly counts: Counts, private readonly opts: { out?: NodeJS.WritableStream, color?: boolean, now?: () => number } = {}) {
+    this.interval = reporter === 'default' ? 200 : 1000
+    this.last = this.now()
+    this.schedule()
+  }
+
+  private now (): number { return this.opts.now?.() ?? Date.now() }
+  private get out (): NodeJS.WritableStream { return this.opts.out ?? process.stdout }
+
+  /** The counts changed: shown now if the interval has passed, else at its end. */
+  changed (): void {
+    if (this.timer == null) this.schedule()
+  }
+
+  private schedule (): void {
+    this.timer = setTimeout(() => this.draw(), Math.max(0, this.last + this.interval - this.now()))
+    this.timer.unref()
+  }
+
+  private draw (): void {
+    this.timer = undefined
+    this.last = this.now()
+    const text = progressText(this.counts, false, this.opts.color === true)
+    this.out.write(this.reporter === 'default' ? `\r${text}\u001b[K` : `${text}\n`)
+    this.shown = true
+  }
+
+  /** No more lines (the one redrawn in place is erased). */
+  end (): void {
+    if (this.timer != null) clearTimeout(this.timer)
+    this.timer = undefined
+    if (this.shown && this.reporter === 'default') this.out.write('\r\u001b[K')
+  }
+}
+
+/** Whether pnpm's reporter would color its values on this stdout. */
+function colored (config: ReportingConfig): boolean {
+  if (config.color === 'always') return true
+  if (config.color === 'never' || process.env.FORCE_COLOR === '0' || 'NO_COLOR' in process.env) return false
+  return process.stdout.isTTY === true && process.stdout.hasColors?.() === true
+}
+
+/** What the native install did, as `showProgress` counted it: pnpm's four counts and the import method used. */
+export interface Progress extends Counts { method?: string }
+
+/** Shows the progress of the native install about to run; call `stop` when it is over. */
+export function showProgress (config: ReportingConfig, log: PnpmLog): { counts: Progress, stop: () => void } {
+  const counts: Progress = { resolved: 0, reused: 0, downloaded: 0, added: 0 }
+  const quiet = config.loglevel === 'warn' || config.loglevel === 'error'
+  const line = !quiet && (log.reporter === 'default' || log.reporter === 'append-only') ? new ProgressLine(log.reporter, counts, { color: colored(config) }) : undefined
+  const prefix = config.dir
+  const unwatch = watchProgress((kind: ProgressKind, count: number, method) => {
+    counts[kind] += count
+    counts.method ??= method
+    // ndjson: pnpm's own records, as they happen.
+    if (log.reporter === 'ndjson') for (let i = 0; i < count; i++) log.write('debug', 'pnpm:progress', { requester: prefix, status: STATUS[kind] })
+    line?.changed()
+  })
+  return { counts, stop: () => { unwatch(); line?.end() } }
+}
+
+/** pnpm's progress statuses, by the counts they make. */
+const STATUS: Record<ProgressKind, string> = { resolved: 'resolved', reused: 'found_in_store', downloaded: 'fetched', added: 'imported' }
+
+/**
+ * After a native install: pnpm's summary records (what its own frozen install logs), then the
+ * plugin's line. `counts`: what `showProgress` counted (ndjson has had the progress records).
+ */
+export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
+  const prefix = config.dir
+  const took = `${summary.packages} packages natively in ${formatMs(summary.ms)}`
+  const layout = summary.layout!
+  // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
+  log.write('debug', 'pnpm:package-manifest', { initial: manifest, prefix })
+  log.write('debug', 'pnpm:context', { currentLockfileExists: false, storeDir: layout.storeDir, virtualStoreDir: layout.virtualStoreDir })
+  // In the order pnpm's own frozen install logs them (its reporter prints in that order).
+  const progress = (kinds: ProgressKind[]): void => {
+    if (log.reporter === 'ndjson') return
+    for (const kind of kinds) for (let i = 0; i < counts[kind]; i++) log.write('debug', 'pnpm:progress', { requester: prefix, status: STATUS[kind] })
+  }
+  log.write('debug', 'pnpm:stats', { prefix, removed: 0 })
+  log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_started' })
+  progress(['resolved'])
+  log.write('debug', 'pnpm:stats', { added: summary.packages, prefix })
+  progress(['reused', 'downloaded', 'added'])
+  if (counts.method != null) log.write('debug', 'pnpm:package-import-method', { method: counts.method })
+  log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_done' })
+  for (const dep of layout.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
+  log.write('debug', 'pnpm:summary', { prefix })
+  // With the project's scripts, pnpm's own install runs next, finds every package in place and
+  // runs them; its reporter has the summary from these records already (it takes the first).
+  log.say(summary.pnpmRunsScripts != null
+    ? `${PLUGIN_NAME} installed ${took}; pnpm's own install then finds them in place and runs the project's ${summary.pnpmRunsScripts.join(', ')}`
+    : `${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
+}
+
+/** The line that says why an install was left to pnpm, and what would change it. */
+export function reportLeftToPnpm (reason: string, log: PnpmLog): void {
+  const why = whyNot(reason)
+  log.say(`${PLUGIN_NAME} left this install to pnpm: ${why.says}. To install natively: ${why.change}`, why.routine)
+}

@@ -1,0 +1,134 @@
+/**
+ * Why the native install left an install to pnpm, in words a user can act on. The install's
+ * checks name what is in the way in a short reason (the trace's words, kept as the checks
+ * write them); this is the one place that turns each kind of reason into what it means for
+ * the project and what would change it. Used by the line pnpm's reporter prints
+ * (`report.ts`) and by the explain command (`explain.ts`).
+ *
+ * A reason no rule knows is shown as it is, with a pointer to the rules' documentation.
+ */
+import type { PackageLeftToPnpm } from './install/virtual-store.js'
+
+export interface WhyNot {
+  /** The rule's name: stable, for tests and for the documentation's table. */
+  code: string
+  /** What is in the way. */
+  says: string
+  /** What would let the native install run (or that nothing in the project would). */
+  change: string
+  /**
+   * Part of pnpm's ordinary work (a repeat install over an existing `node_modules`, a changed
+   * package.json, an option that asks for something else): the line is only printed with
+   * `--loglevel debug`, so that everyday installs do not repeat it.
+   */
+  routine: boolean
+}
+
+const DOCS = 'see docs/native-install.md of @cas/pnpm-plugin-native'
+const UNSUPPORTED = 'nothing in the project: the native install does not do this yet, and pnpm installs as usual'
+
+interface Rule {
+  code: string
+  match: RegExp
+  says: (m: RegExpExecArray) => string
+  change: string | ((m: RegExpExecArray) => string)
+  routine?: boolean
+}
+
+/** Each package's reason: what it is, and what would let the native install lay it out. */
+const PACKAGE_REASONS: Record<PackageLeftToPnpm, { label: string, change: string }> = {
+  'not-in-lockfile': { label: 'a link:, file: or workspace: dependency', change: 'the native install links registry packages only' },
+  'not-registry': { label: 'not a registry package (a git repository, a tarball URL or a directory)', change: 'depend on the registry release of it instead' },
+  patched: { label: 'patched (patchedDependencies)', change: 'the native install does not apply patches yet' },
+  'local-dependency': { label: 'depends on a link:, file: or git package', change: 'the native install links registry packages only' },
+  'skipped-not-registry': { label: 'an optional package pnpm skips here that is not a plain registry package, which pnpm checks first', change: 'depend on its registry release' },
+  'unmarked-under-skipped': { label: 'reached only through optional packages pnpm skips here, yet not marked optional in the lockfile', change: 'nothing in the project: pnpm installs such a package unlinked, which the native install does not reproduce' },
+  'engines-unread': { label: 'an engines field the native install cannot evaluate', change: UNSUPPORTED },
+  'engine-strict': { label: 'under engineStrict, an engines or platform field this machine does not meet (pnpm refuses it)', change: 'meet its engines, or turn engineStrict off' },
+  'pnpm-decides': { label: 'optional or for some platforms only', change: 'pnpm decides whether to install it' },
+}
+
+/**
+ * The reason the install gives for `leftToPnpm` (the packages it cannot lay out): how many,
+ * then each kind with its packages (the first three), e.g. `11 packages need pnpm: patched
+ * (patchedDependencies): a@1.0.0, b@2.0.0, …`.
+ */
+export function packagesNeedPnpm (leftToPnpm: Map<string, PackageLeftToPnpm>): string {
+  const byReason = new Map<PackageLeftToPnpm, string[]>()
+  for (const [depPath, why] of leftToPnpm) byReason.set(why, [...(byReason.get(why) ?? []), depPath])
+  const groups = [...byReason].map(([why, depPaths]) =>
+    `${PACKAGE_REASONS[why].label}: ${depPaths.slice(0, 3).join(', ')}${depPaths.length > 3 ? `, … (${depPaths.length})` : ''}`)
+  return `${leftToPnpm.size} ${leftToPnpm.size === 1 ? 'package needs' : 'packages need'} pnpm: ${groups.join('; ')}`
+}
+
+/** What would change each kind of package reason `reason` names. */
+function packageChanges (reason: string): string {
+  const changes = Object.values(PACKAGE_REASONS)
+    .map((r) => ({ at: reason.indexOf(`${r.label}: `), change: r.change }))
+    .filter((r) => r.at !== -1).sort((a, b) => a.at - b.at).map((r) => r.change)
+  return [...new Set(changes)].join('; ') || DOCS
+}
+
+const RULES: Rule[] = [
+  // Routine: pnpm's own work, which the native install has no part in.
+  { code: 'modules-exist', match: /^node_modules is not empty$/, says: () => 'node_modules already exists, so pnpm updates it (the native install only fills an empty one, as in a fresh clone)', change: 'nothing: a fresh clone or `rm -rf node_modules` installs natively', routine: true },
+  { code: 'resolves', match: /^pnpm resolves /, says: () => 'pnpm resolves dependencies in this install (no lockfile, --fix-lockfile, --update-checksums or preferFrozenLockfile false)', change: 'install from a committed, up-to-date lockfile', routine: true },
+  { code: 'no-lockfile', match: /^no lockfile$/, says: () => 'there is no pnpm-lock.yaml yet', change: 'commit the lockfile pnpm writes now; the next fresh clone installs natively', routine: true },
+  { code: 'outdated-lockfile', match: /^the lockfile is not up to date with package\.json \((.*)\)$/, says: (m) => `the lockfile is not up to date with package.json (${m[1]})`, change: 'run `pnpm install` and commit the lockfile', routine: true },
+  { code: 'nothing-to-write', match: /^nothing is to be written$|^--lockfile-only$|^--filter$|^--force$|^not every dependency group is installed$/, says: (m) => `this install asks for something else (${m[0]})`, change: 'a plain `pnpm install` of the whole project installs natively', routine: true },
+  { code: 'no-dependencies', match: /^a lockfile without dependencies$/, says: () => 'the project has no dependencies', change: 'nothing to install', routine: true },
+
+  // The pnpm that runs.
+  { code: 'pnpm-version', match: /^pnpm (\S+) is not the verified (\S+)$/, says: (m) => `this is pnpm ${m[1]}; the native install is checked against pnpm ${m[2]} only`, change: (m) => `run pnpm ${m[2]} (packageManager in package.json), or a release of the plugin verified with pnpm ${m[1]}` },
+  { code: 'windows', match: /^Windows/, says: () => 'pnpm runs on Windows, whose command shims the native install does not write', change: 'none on Windows; Linux and macOS install natively' },
+
+  // Settings.
+  { code: 'node-linker', match: /^nodeLinker (\S+)$/, says: (m) => `nodeLinker is ${m[1]}; the native install lays out pnpm's isolated node_modules only`, change: 'use nodeLinker: isolated (the default)' },
+  { code: 'layout-setting', match: /^(enableGlobalVirtualStore|enableModulesDir false|virtualStoreType \S+|sharedWorkspaceLockfile false|symlink false|virtualStoreOnly|optimisticRepeatInstall false|saveWorkspaceState false|nodeExperimentalPackageMap|a modulesDir of its own|a virtualStoreDir of its own|hoisting settings|hoist patterns|bin settings|git branch lockfiles|registries by prefix)$/, says: (m) => `a setting changes the layout or how pnpm reads it: ${m[1]}`, change: 'use pnpm\'s default for that setting' },
+  { code: 'pacquet', match: /^pacquet installs$/, says: () => 'pacquet, pnpm\'s Rust installer, is configured and installs instead', change: 'use one of the two' },
+  { code: 'other-pnpmfiles', match: /^other pnpmfiles$/, says: () => 'other pnpmfiles are loaded; their hooks may change what pnpm installs', change: 'move their hooks out (or drop them) so that the plugin is the only pnpmfile' },
+  { code: 'ignore-pnpmfile', match: /^--ignore-pnpmfile$/, says: () => 'pnpmfiles are ignored (--ignore-pnpmfile)', change: 'drop --ignore-pnpmfile', routine: true },
+  { code: 'project-below', match: /^a project below the lockfile dir$|^a workspace root elsewhere$/, says: (m) => `pnpm runs in a project that is not where the lockfile is (${m[0]})`, change: 'run `pnpm install` at the workspace root' },
+  { code: 'workspace', match: /^a workspace of several projects$/, says: () => 'the lockfile is a workspace\'s, with several projects', change: UNSUPPORTED },
+  { code: 'patches', match: /^patched dependencies$|^patchedDependencies differ from the lockfile$|^the lockfile has patchedDependencies$/, says: () => 'the project patches dependencies (patchedDependencies)', change: 'the native install does not apply patches yet' },
+  { code: 'package-extensions', match: /^package extensions$|^packageExtensions differ from the lockfile$/, says: () => 'the project has packageExtensions', change: UNSUPPORTED },
+
+  // The lockfile and package.json.
+  { code: 'pnpmfile-checksum', match: /^the pnpmfiles changed since the lockfile was written/, says: () => 'the lockfile\'s pnpmfileChecksum does not match the pnpmfiles loaded now (the plugin was added or updated without a `pnpm install`)', change: 'run `pnpm install` once and commit pnpm-lock.yaml; until then pnpm refuses --frozen-lockfile (ERR_PNPM_LOCKFILE_CONFIG_MISMATCH)' },
+  { code: 'lockfile-settings', match: /^the lockfile was written with other settings$|^pnpm records the lockfile's settings otherwise|^overrides differ from the lockfile$|^ignoredOptionalDependencies differ from the lockfile$/, says: (m) => `the lockfile does not match today's settings (${m[0]})`, change: 'run `pnpm install` and commit the lockfile' },
+  { code: 'lockfile-version', match: /^lockfileVersion (.*)$/, says: (m) => `the lockfile's version is ${m[1]}, not pnpm 11's 9.0`, change: 'run `pnpm install` with pnpm 11 and commit the lockfile' },
+  { code: 'lockfile-shape', match: /^the lockfile has (?!packages no importer)|^pnpm-lock\.yaml |^the lockfile's /, says: (m) => `the lockfile has a part the native install does not read (${m.input})`, change: UNSUPPORTED },
+  { code: 'unreached-packages', match: /^the lockfile has packages no importer reaches$/, says: () => 'the lockfile lists packages no project depends on', change: 'run `pnpm install` (pnpm prunes them) and commit the lockfile' },
+  { code: 'catalogs', match: /catalog/, says: (m) => `the catalogs: ${m.input}`, change: 'run `pnpm install` and commit the lockfile and pnpm-workspace.yaml' },
+  { code: 'manifest-fields', match: /^package\.json fields this does not model$|^no package\.json$|^a dependency in two groups of package\.json$/, says: (m) => `package.json: ${m[0]}`, change: UNSUPPORTED },
+  { code: 'refused', match: /ERR_PNPM_|a version pnpm's lockfile check refuses$/, says: (m) => `pnpm refuses this lockfile: ${m.input}`, change: 'pnpm says what to fix when it refuses it' },
+  { code: 'project-engines', match: /^the project's engines/, says: (m) => m.input, change: 'pnpm says which engine when it refuses; meet it' },
+
+  // Scripts and builds.
+  { code: 'preinstall', match: /^the project's (\S+) script, which pnpm runs before it links anything$/, says: (m) => `the project has a ${m[1]} script, which pnpm runs before anything is linked`, change: 'move it to postinstall or prepare (pnpm runs those after a native layout)' },
+  { code: 'builds', match: /: requires-build$|builds pnpm denies/, says: (m) => `a dependency has a build script for pnpm to run (${m.input})`, change: 'list it under allowBuilds with false if it needs no build, or keep pnpm installing this project' },
+
+  // Packages.
+  { code: 'packages', match: /^\d+ packages? needs? pnpm: /, says: (m) => m.input, change: (m) => packageChanges(m.input) },
+
+  // The store and the registry.
+  { code: 'store-unknown', match: /^the store is not known before pnpm picks it$/, says: () => 'the store is on another disk than the project, where pnpm picks a store of its own', change: 'set storeDir (pnpm-workspace.yaml or .npmrc)' },
+  { code: 'offline-cold', match: /^(\d+) packages are not in the store, and (.*)$/, says: (m) => `${m[1]} packages are not in the store and the native install does not download them here (${m[2]})`, change: (m) => m[2] === '--offline' ? 'install once online (or from a store that has them)' : 'pnpm downloads with these registry settings; nothing to change' },
+  { code: 'registry-metadata', match: /^(\S+): its registry metadata did not download/, says: (m) => `the registry's metadata of ${m[1]} did not download, and pnpm's release-age check (minimumReleaseAge) needs it`, change: 'nothing in the project: pnpm asks the registry itself; check the registry if pnpm fails too' },
+  { code: 'download', match: / did not download$/, says: (m) => `a download failed: ${m.input}`, change: 'pnpm retries it; check the registry' },
+  { code: 'release-age-registry', match: /against minimumReleaseAge first \((.*)\)$/, says: (m) => `pnpm's minimumReleaseAge check needs the registry's release dates, which the native install does not ask for here (${m[1]})`, change: (m) => m[1] === '--offline' ? 'install online (pnpm asks the registry too)' : 'nothing in the project: pnpm asks the registry with these settings itself' },
+  { code: 'release-age', match: /minimumReleaseAge/, says: (m) => `pnpm checks the packages' release dates first (${m.input})`, change: 'wait until every version is older than minimumReleaseAge, or exclude it (minimumReleaseAgeExclude)' },
+  { code: 'trust-policy', match: /trustPolicy/, says: () => 'trustPolicy no-downgrade: pnpm checks the packages\' trust evidence first', change: 'nothing in the project: after pnpm has verified this lockfile once, the next installs are native' },
+  { code: 'failed', match: /^it failed: (.*)$/, says: (m) => `the native install failed (${m[1]}), with nothing recorded`, change: 'nothing: pnpm installs as usual; please report the error to @cas/native' },
+  { code: 'shim', match: /^a shim for |has no relative path from|directories\.bin|a command named node/, says: (m) => `a command shim the native install does not write: ${m.input}`, change: UNSUPPORTED },
+]
+
+/** What `reason` (a reason the install gave) means for the user. */
+export function whyNot (reason: string): WhyNot {
+  for (const rule of RULES) {
+    const m = rule.match.exec(reason)
+    if (m == null) continue
+    return { code: rule.code, says: rule.says(m), change: typeof rule.change === 'string' ? rule.change : rule.change(m), routine: rule.routine === true }
+  }
+  return { code: 'other', says: reason, change: DOCS, routine: false }
+}
