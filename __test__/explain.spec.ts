@@ -16,12 +16,17 @@ import { fixturesDir, freshDir } from './helpers/stores.js'
 /** The reasons' codes each fixture gets, in order (every one, not only the first). */
 const EXPECTED: Record<string, string[]> = {
   astro: ['not-added', 'workspace'],
+  effect: ['not-added', 'patches'],
+  nitro: ['not-added', 'patches'],
   nuxt: ['not-added', 'patches'],
+  'nuxt-devtools': ['not-added', 'layout-setting', 'workspace'],
+  rolldown: ['not-added', 'layout-setting', 'workspace'],
   'starter-angular-app': ['not-added'],
   'starter-express-ts': ['not-added'],
   'starter-next-app': ['not-added'],
   'starter-vite-react-ts': ['not-added'],
   sveltekit: ['not-added', 'workspace'],
+  tailwindcss: ['not-added', 'patches'],
   'tanstack-query': ['not-added', 'lockfile-shape'],
   unocss: ['not-added', 'layout-setting', 'workspace'],
   vitest: ['not-added', 'patches'],
