@@ -57,6 +57,8 @@ function pkg (name: string, version: string, manifest: Record<string, unknown> =
   return { name, version, tarball, manifest: full }
 }
 const NODE_BIN = '#!/usr/bin/env node\nconsole.log(1)\n'
+/** A build script's start: it appends its package's name to `build-log.txt` in the project pnpm installs. */
+const BUILD_LOG = "const fs = require('fs'); fs.appendFileSync(require('path').join(process.env.INIT_CWD, 'build-log.txt'), require('./package.json').name + '\\n')\n"
 const SHIPPED = 'data some other project has too\n'
 const OTHER_LIBC = process.platform === 'linux' ? (isMusl() ? 'gnu' : 'musl') : undefined
 const PLATFORM_TOOLS: Array<{ name: string, os: string[], cpu: string[], here: boolean }> = [
@@ -104,6 +106,16 @@ const generated: ServedPackage[] = [
   // A build pnpm is told not to run, and the extra dependency a changed package.json adds.
   pkg('builder', '1.0.0', { scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'built.txt\', \'yes\')"' }, bin: { 'builder-cli': 'cli.js' } }, { 'cli.js': [NODE_BIN, 0o755] }),
   pkg('extra', '1.0.0', { dependencies: { util: '2.0.0' } }),
+  // Builds pnpm records in its side-effects cache: each appends its name to a log in the
+  // project (INIT_CWD), outside the package, so that a build that runs shows.
+  pkg('logs-build', '1.0.0', { scripts: { postinstall: 'node build.js' }, dependencies: { util: '1.0.0' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes')\n" }),
+  pkg('native-build', '1.0.0', { scripts: { install: 'node build.js' }, bin: { 'native-cli': 'cli.js' }, dependencies: { 'logs-build': '1.0.0' } }, {
+    'cli.js': [NODE_BIN, 0o755],
+    'prebuilt.txt': 'removed by the build\n',
+    'build.js': BUILD_LOG + "fs.mkdirSync('build/Release', { recursive: true }); fs.writeFileSync('build/Release/addon.node', 'binary'); fs.chmodSync('build/Release/addon.node', 0o755); fs.rmSync('prebuilt.txt')\n",
+  }),
+  // A build that changes nothing in its package: pnpm records no side effects for it, and runs it again each time.
+  pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
   // Public hoisting, and optional dependencies this machine installs (one with engines it meets).
   pkg('linter-core', '1.0.0', { bin: { lint: 'lint.js' }, optionalDependencies: { 'opt-helper': '1.0.0' } }, { 'lint.js': [NODE_BIN, 0o755] }),
   pkg('opt-helper', '1.0.0', { engines: { node: '>=18' }, bin: { 'opt-helper': 'h.js' } }, { 'h.js': [NODE_BIN, 0o755] }),
@@ -744,10 +756,51 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     })
   }
 
-  it('a build pnpm runs: left to pnpm, which builds it', async () => {
-    const both = await expectLeftToPnpm('allowed-build', { name: 'b', version: '1.0.0', dependencies: { builder: '1.0.0', util: '1.0.0' } },
-      'minimumReleaseAge: 0\nallowBuilds:\n  builder: true\n', /^native install skipped: builder@1\.0\.0: requires-build$/m)
+  /** A clone's build log: the builds that ran in its install (none: `''`). */
+  const buildLog = (dir: string): string => fs.existsSync(path.join(dir, 'build-log.txt')) ? fs.readFileSync(path.join(dir, 'build-log.txt'), 'utf8') : ''
+
+  it('builds pnpm runs, their side effects cached by an earlier install (a warm store): imported natively with those side effects, no script runs, stock\'s tree, up to date', async () => {
+    const manifest = { name: 'built', version: '1.0.0', dependencies: { builder: '1.0.0', 'native-build': '1.0.0', util: '1.0.0' } }
+    const { dir, store } = await setUp('cached-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  builder: true\n  logs-build: true\n  native-build: true\n')
+    // The set-up's install built them, once each, and pnpm recorded what they changed.
+    expect(buildLog(dir).split('\n').sort().join(' ')).toBe(' logs-build native-build')
+    const both = await expectSameAsStock(dir, store, 'cached-builds', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('')
+    const built = path.join(both.native, 'node_modules', 'native-build')
+    expect(fs.readFileSync(path.join(built, 'build', 'Release', 'addon.node'), 'utf8')).toBe('binary')
+    expect(fs.existsSync(path.join(built, 'prebuilt.txt'))).toBe(false)
     expect(fs.readFileSync(path.join(both.native, 'node_modules', 'builder', 'built.txt'), 'utf8')).toBe('yes')
+    const modules = both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))!
+    expect(modules).toContain('"ignoredBuilds":[]')
+    expect(modules).toContain('"pendingBuilds":[]')
+    for (const entry of ['node_modules/.bin/native-cli 755', 'node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/Release/addon.node 755']) {
+      expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+    }
+  })
+
+  it('a build whose side effects pnpm did not cache (it changed nothing in its package): left to pnpm, which runs it, as stock', async () => {
+    const both = await expectLeftToPnpm('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } },
+      'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n', /^native install skipped: log-only-build@1\.0\.0: no side effects cached for [^;]+;[^;]+;node\d+;format=2;deps=[A-Za-z0-9+/=]+$/m)
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+  })
+
+  it('a build pnpm leaves undecided (not in allowBuilds): left to pnpm, which lists it as ignored, as stock', async () => {
+    const both = await expectLeftToPnpm('undecided-build', { name: 'u', version: '1.0.0', dependencies: { 'logs-build': '1.0.0' } },
+      'minimumReleaseAge: 0\nstrictDepBuilds: false\n', /^native install skipped: logs-build@1\.0\.0: requires-build$/m)
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('')
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).toMatch(/"ignoredBuilds": \[\n\s+"logs-build@1\.0\.0"/)
+  })
+
+  it('builds pnpm runs, into a cold store: downloaded, then left to pnpm, which runs them, as stock; the next install of a clone is native, from what pnpm cached', async () => {
+    const manifest = { name: 'cold-built', version: '1.0.0', dependencies: { 'native-build': '1.0.0' } }
+    const { dir } = await setUp('cold-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n')
+    const cold = await installCold(dir, 'cold-builds')
+    expect(cold.trace).toMatch(/^native install skipped: logs-build@1\.0\.0: no side effects cached for /m)
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' logs-build native-build')
+    expect(tree(cold.native, cold.nativeStore).map((l) => l.split(cold.native).join('<p>'))).toEqual(tree(cold.stock, cold.stockStore).map((l) => l.split(cold.stock).join('<p>')))
+    // pnpm cached the side effects of the builds it ran: fresh clones on that store find it warm.
+    const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-builds-warm', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
 
   it('a bin it cannot write as pnpm does, found after the layout: nothing recorded, so pnpm installs over it, to stock\'s tree', async () => {

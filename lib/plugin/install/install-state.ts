@@ -51,6 +51,8 @@ export interface InstallRecord {
   publicHoistPattern?: string[]
   /** Packages whose row requires a build, in lockfile order (pnpm ran none of them). */
   requireBuild: string[]
+  /** Packages imported with their build's side effects from pnpm's cache (pnpm's `isBuilt`). */
+  builtFromCache?: string[]
   /** The project's own scripts wait for `pnpm rebuild` (scripts off): pnpm lists `.` first. */
   projectPendingBuild?: boolean
   /** The optional packages pnpm skips on this platform. */
@@ -86,8 +88,8 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     included: { dependencies: true, devDependencies: true, optionalDependencies: true },
     injectedDeps: {},
     // pnpm lists builds it left undecided (none here: those installs are left to it), and
-    // only when it looked at builds at all: scripts on, and something to build.
-    ignoredBuilds: config.ignoreScripts !== true && record.requireBuild.length > 0 ? [] : undefined,
+    // only when it looked at builds at all: scripts on, and something to build (or built).
+    ignoredBuilds: config.ignoreScripts !== true && record.requireBuild.length + (record.builtFromCache?.length ?? 0) > 0 ? [] : undefined,
     layoutVersion: 5,
     nodeLinker: 'isolated',
     packageManager: `pnpm@${record.pnpmVersion}`,

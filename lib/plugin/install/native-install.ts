@@ -29,6 +29,7 @@ import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
+import { sideEffectsCacheKeys } from './side-effects.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -288,7 +289,12 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
  */
 async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { results: StoredPackageResult[] }> {
   const { storeDir, lockfile, planned } = plan
-  const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
+  // A build pnpm runs is imported from its side-effects cache, under pnpm's key, or left to pnpm.
+  const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config)
+  const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config), sideEffectsCacheKey: cacheKeys.get(p.depPath) }))
+  const leftOutWhy = (at: number, result: StoredPackageResult): string => result.leftOut === 'no-side-effects'
+    ? `${planned[at].depPath}: no side effects cached for ${packages[at].sideEffectsCacheKey!}`
+    : `${planned[at].depPath}: ${result.leftOut!}`
   const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
     packageImportMethod: importMethod,
@@ -300,7 +306,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   const storeExists = fs.existsSync(storeDir)
   const results = storeExists ? await link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
-  if (cannot !== -1) return { stopped: `${planned[cannot].depPath}: ${results[cannot].leftOut!}` }
+  if (cannot !== -1) return { stopped: leftOutWhy(cannot, results[cannot]) }
   const missing = results.flatMap((r, i) => r.linked ? [] : [i])
   if (missing.length > 0) {
     // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
@@ -312,7 +318,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
     const notLinked = second.findIndex((r) => !r.linked)
-    if (notLinked !== -1) return { stopped: `${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}` }
+    if (notLinked !== -1) return { stopped: leftOutWhy(missing[notLinked], second[notLinked]) }
     missing.forEach((at, k) => { results[at] = second[k] })
   }
   return { results }
@@ -368,10 +374,12 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
 
   phase('bins')
   const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)
+  const builtFromCache = planned.filter((_, i) => results[i].built === true).map((p) => p.depPath)
   // pnpm's own install over a complete layout takes no package through its build step, so it
-  // would not record the denied builds as stock does (`ignoredBuilds: []`).
-  if (plan.scripts.pnpmRuns.length > 0 && requireBuild.length > 0 && config.ignoreScripts !== true) {
-    return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} with builds pnpm denies (${requireBuild[0]}, …)` }
+  // would not record the denied or cached builds as stock does (`ignoredBuilds: []`).
+  const buildStep = [...requireBuild, ...builtFromCache]
+  if (plan.scripts.pnpmRuns.length > 0 && buildStep.length > 0 && config.ignoreScripts !== true) {
+    return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} with builds pnpm ${requireBuild.length > 0 ? 'denies' : 'takes from its cache'} (${buildStep[0]}, …)` }
   }
   const record: InstallRecord = {
     rootDir,
@@ -383,6 +391,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     hoistPattern,
     publicHoistPattern,
     requireBuild,
+    builtFromCache,
     projectPendingBuild: plan.scripts.pendingBuild,
     skipped: plan.skipped,
     lockfileText: plan.lockfileText,
