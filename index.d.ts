@@ -308,6 +308,11 @@ export interface LinkStoredOptions {
    * none; see `StoredPackage::side_effects_cache_key`), NUL-joined; absent when none has one.
    */
   sideEffectsCacheKeys?: string
+  /**
+   * Per package: a patched package's key if its row does not require a build (`""`: none;
+   * see `StoredPackage::patched_cache_key`), NUL-joined; absent when none has one.
+   */
+  patchedCacheKeys?: string
 }
 
 /**

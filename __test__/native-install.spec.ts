@@ -213,7 +213,7 @@ const PROJECTS: Project[] = [
   },
 ]
 
-/** A project's files as a clone has them. */
+/** A project's files as a clone has them (and its `patches` directory, if any). */
 const CLONED = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']
 
 describe('the native frozen install with the real pnpm 11 CLI', () => {
@@ -235,12 +235,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   const sandbox = (label: string): string => path.join(base, `${label}-sandbox`)
 
   /** The README's setup: a project with the plugin as its config dependency and a lockfile pnpm resolved. */
-  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string): Promise<{ dir: string, store: string }> {
+  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string, patches: Record<string, string> = {}): Promise<{ dir: string, store: string }> {
     const dir = path.join(base, label)
     const store = path.join(base, `${label}-store`)
     fs.mkdirSync(dir)
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
     fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), workspace)
+    for (const [file, text] of Object.entries(patches)) {
+      fs.mkdirSync(path.join(dir, 'patches'), { recursive: true })
+      fs.writeFileSync(path.join(dir, 'patches', file), text)
+    }
     const opts = { projectDir: dir, storeDir: store, sandbox: sandbox(label), registry: registry.url }
     expectOk(await runPnpm(['add', '--config', PLUGIN_NAME], opts))
     expectOk(await runPnpm(['install'], opts))
@@ -251,6 +255,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const dir = path.join(base, label)
     fs.mkdirSync(dir)
     for (const f of CLONED) fs.copyFileSync(path.join(from, f), path.join(dir, f))
+    if (fs.existsSync(path.join(from, 'patches'))) fs.cpSync(path.join(from, 'patches'), path.join(dir, 'patches'), { recursive: true })
     return dir
   }
 
@@ -709,8 +714,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   }
 
   /** What the native install leaves to pnpm: no state of its own, pnpm installs, stock's tree. */
-  async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp): Promise<Compared> {
-    const { dir, store } = await setUp(label, manifest, workspace)
+  async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp, patches: Record<string, string> = {}): Promise<Compared> {
+    const { dir, store } = await setUp(label, manifest, workspace, patches)
     const both = await installBoth(dir, store, label)
     expect(both.trace).toMatch(why)
     expect(both.trace).not.toMatch(/^native install: /m)
@@ -789,6 +794,30 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       'minimumReleaseAge: 0\nstrictDepBuilds: false\n', /^native install skipped: logs-build@1\.0\.0: requires-build$/m)
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('')
     expect(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).toMatch(/"ignoredBuilds": \[\n\s+"logs-build@1\.0\.0"/)
+  })
+
+  /** Patches of util@1.0.0 and of logs-build's build script, in the form `pnpm patch-commit` writes. */
+  const PATCHES = {
+    'util@1.0.0.patch': 'diff --git a/index.js b/index.js\n--- a/index.js\n+++ b/index.js\n@@ -1 +1 @@\n-module.exports = 1\n+module.exports = \'patched\'\n',
+    'logs-build.patch': "diff --git a/build.js b/build.js\n--- a/build.js\n+++ b/build.js\n@@ -2 +2 @@\n-fs.writeFileSync('built.txt', 'yes')\n+fs.writeFileSync('built.txt', 'patched')\n",
+  }
+  const PATCHED = 'patchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n  logs-build: patches/logs-build.patch\n'
+
+  it('patched packages, one that also builds, their builds allowed, the patched files cached by an earlier install: imported natively patched, no script runs, stock\'s tree, up to date', async () => {
+    const manifest = { name: 'patched', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
+    const { dir, store } = await setUp('cached-patches', manifest, `minimumReleaseAge: 0\nallowBuilds:\n  util: true\n  logs-build: true\n${PATCHED}`, PATCHES)
+    expect(buildLog(dir)).toBe('logs-build\n')
+    const both = await expectSameAsStock(dir, store, 'cached-patches', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('')
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', 'logs-build', 'built.txt'), 'utf8')).toBe('patched')
+    expect(both.stockTree.some((l) => /^node_modules\/\.pnpm\/util@1\.0\.0_patch_hash=[0-9a-f]+\//.test(l))).toBe(true)
+  })
+
+  it('a patched package whose build is not allowed (pnpm patches it in its build step every time): left to pnpm, as stock', async () => {
+    const both = await expectLeftToPnpm('unallowed-patch', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' } },
+      'minimumReleaseAge: 0\npatchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n', /^native install skipped: util@1\.0\.0\(patch_hash=[0-9a-f]+\): patched, and pnpm applies the patch itself \(its build is not allowed\)$/m, PATCHES)
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
   })
 
   it('builds pnpm runs, into a cold store: downloaded, then left to pnpm, which runs them, as stock; the next install of a clone is native, from what pnpm cached', async () => {

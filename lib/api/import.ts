@@ -288,6 +288,12 @@ export interface StoredPackage {
    * built package, or left out (`no-side-effects`) when the row has none.
    */
   sideEffectsCacheKey?: string
+  /**
+   * A patched package's key if its row does not require a build: linked with the diff under it
+   * applied (pnpm imports a patched package with its cached side effects whether or not it
+   * builds), or left out (`no-side-effects`).
+   */
+  patchedSideEffectsCacheKey?: string
 }
 
 export interface LinkStoredPackagesOptions {
@@ -350,6 +356,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     checkAbsolutePath(`${name}.targetDir`, p.targetDir)
     checkOptionalBoolean(`${name}.buildIgnored`, p.buildIgnored)
     checkOptionalString(`${name}.sideEffectsCacheKey`, p.sideEffectsCacheKey)
+    checkOptionalString(`${name}.patchedSideEffectsCacheKey`, p.patchedSideEffectsCacheKey)
     // On Windows a path may separate with `\`, also inside a scoped name.
     const slashed = process.platform === 'win32' ? p.targetDir.replace(/\\/g, '/') : p.targetDir
     if (!slashed.endsWith(`/${p.name}`)) {
@@ -372,7 +379,8 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     targetDirs: opts.packages.map((p) => p.targetDir).join('\0'),
     symlinks,
     buildsIgnored: opts.packages.some((p) => p.buildIgnored === true) ? opts.packages.map((p) => p.buildIgnored === true) : undefined,
-    sideEffectsCacheKeys: opts.packages.some((p) => p.sideEffectsCacheKey != null) ? opts.packages.map((p) => p.sideEffectsCacheKey ?? '').join('\0') : undefined,
+    sideEffectsCacheKeys: optionalColumn(opts.packages, (p) => p.sideEffectsCacheKey),
+    patchedCacheKeys: optionalColumn(opts.packages, (p) => p.patchedSideEffectsCacheKey),
   })
   if (raw.error != null) throw pnpmErrorOf(raw.error)
   const results = raw.importMethods.map((importMethod): StoredPackageResult => ({ linked: true, importMethod: importMethod ?? undefined }))
@@ -382,6 +390,11 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
   for (const i of raw.buildsIgnored) results[i].buildIgnored = true
   for (const i of raw.built) results[i].built = true
   return { results, counts: raw.counts, warnings: raw.warnings, readMs: raw.readMs, importMs: raw.importMs, symlinkMs: raw.symlinkMs, totalMs: raw.totalMs }
+}
+
+/** A column of optional strings, NUL-joined (`''` where absent); `undefined` when none has one. */
+function optionalColumn (packages: StoredPackage[], value: (p: StoredPackage) => string | undefined): string | undefined {
+  return packages.some((p) => value(p) != null) ? packages.map((p) => value(p) ?? '').join('\0') : undefined
 }
 
 function isCompact (p: LinkPackage): boolean {

@@ -40,6 +40,9 @@ pub struct LinkStoredOptions {
     /// Per package: the side-effects cache key pnpm would import it with if it builds (`""`:
     /// none; see `StoredPackage::side_effects_cache_key`), NUL-joined; absent when none has one.
     pub side_effects_cache_keys: Option<String>,
+    /// Per package: a patched package's key if its row does not require a build (`""`: none;
+    /// see `StoredPackage::patched_cache_key`), NUL-joined; absent when none has one.
+    pub patched_cache_keys: Option<String>,
 }
 
 /// Why a package was left out (see `link_stored::LeftOut`).
@@ -114,10 +117,9 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
     let targets = split_n(&opts.target_dirs, n)?;
     let deps = symlink_deps(&opts.symlinks)?;
     let builds_ignored = opts.builds_ignored.unwrap_or_else(|| vec![false; n]);
-    let cache_keys = match &opts.side_effects_cache_keys {
-        Some(keys) => split_n(keys, n)?,
-        None => vec![""; n],
-    };
+    let cache_keys = optional_column(opts.side_effects_cache_keys.as_deref(), n)?;
+    let patched_keys = optional_column(opts.patched_cache_keys.as_deref(), n)?;
+    let some = |key: &str| (!key.is_empty()).then(|| key.to_string());
     if deps.len() != n || builds_ignored.len() != n {
         return Err(ImportError::linking_failed(format!(
             "malformed batch: expected {n} symlink deps and build flags, got {} and {}",
@@ -137,7 +139,8 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
             target_dir: PathBuf::from(targets[i]),
             deps,
             build_ignored: builds_ignored[i],
-            side_effects_cache_key: (!cache_keys[i].is_empty()).then(|| cache_keys[i].to_string()),
+            side_effects_cache_key: some(cache_keys[i]),
+            patched_cache_key: some(patched_keys[i]),
         })
         .collect();
     Ok(StoredRequest {
@@ -147,6 +150,14 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
         strict_store_pkg_content_check: opts.strict_store_pkg_content_check,
         packages,
     })
+}
+
+/// An optional NUL-joined column: `n` empty fields when absent.
+fn optional_column(joined: Option<&str>, n: usize) -> Result<Vec<&str>, ImportError> {
+    match joined {
+        Some(keys) => split_n(keys, n),
+        None => Ok(vec![""; n]),
+    }
 }
 
 fn failed(error: NativeError) -> LinkStoredResult {

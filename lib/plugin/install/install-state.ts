@@ -53,6 +53,8 @@ export interface InstallRecord {
   requireBuild: string[]
   /** Packages imported with their build's side effects from pnpm's cache (pnpm's `isBuilt`). */
   builtFromCache?: string[]
+  /** The patch files of `patchedDependencies` (absolute), in their order: pnpm validates them first. */
+  patchFiles?: string[]
   /** The project's own scripts wait for `pnpm rebuild` (scripts off): pnpm lists `.` first. */
   projectPendingBuild?: boolean
   /** The optional packages pnpm skips on this platform. */
@@ -188,15 +190,16 @@ function filesystemNowNs (dir: string): number | undefined {
 }
 
 /**
- * The `validation` block pnpm records: the loaded pnpmfiles' and the lockfile's signatures,
- * the lockfile's digest, the manifest's, and the lockfile's local dependencies (none: the
+ * The `validation` block pnpm records: the patch files', the loaded pnpmfiles' and the
+ * lockfile's signatures, the lockfile's digest, the manifest's, and the lockfile's local dependencies (none: the
  * native install takes registry packages only). `undefined` where it cannot be made as pnpm
  * makes it (a project with bins of its own, which pnpm digests too; no filesystem clock).
  */
 function validationOf (record: InstallRecord, pnpmfiles: string[]): Record<string, unknown> | undefined {
   if (record.manifest.bin != null || (record.manifest.directories as { bin?: unknown } | undefined)?.bin != null) return undefined
   const files: Record<string, FileSignature> = {}
-  for (const file of pnpmfiles) {
+  // pnpm's shared inputs: the patch files, then the pnpmfiles (workspace/state `sharedInputPaths`).
+  for (const file of [...(record.patchFiles ?? []), ...pnpmfiles]) {
     const signature = signatureOf(file)
     if (signature != null) files[file] = signature
   }

@@ -29,7 +29,8 @@ import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
-import { sideEffectsCacheKeys } from './side-effects.js'
+import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
+import { patchedPackages } from './patches.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -84,7 +85,7 @@ export interface NativeInstallSummary {
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
-const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs'])
+const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs', 'patchedDependencies'])
 const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not). */
@@ -109,7 +110,6 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
   if (process.platform === 'win32') return 'Windows (its shims are of other kinds)'
   if (config.ignorePnpmfile === true) return '--ignore-pnpmfile'
   if (Object.keys(config.registriesByPrefix ?? {}).length > 0) return 'registries by prefix'
-  if (Object.keys(config.patchedDependencies ?? {}).length > 0) return 'patched dependencies'
   if (Object.keys(config.packageExtensions ?? {}).length > 0) return 'package extensions'
   if (config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true) return 'git branch lockfiles'
   return undefined
@@ -235,6 +235,8 @@ interface InstallPlan {
   checked: Array<{ name: string, version: string }>
   /** What becomes of the project's own lifecycle scripts. */
   scripts: ProjectScripts
+  /** The side-effects cache keys of the packages pnpm builds or patches (see side-effects.ts). */
+  cacheKeys: Map<string, CacheKeys>
 }
 
 /** The plan of the install, or why it is left to pnpm. */
@@ -268,6 +270,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
     engineStrict: config.engineStrict,
     installable: (name, snapshot, optional) => installableHere(name, snapshot, config.supportedArchitectures, optional),
     enginesMet: (snapshot) => enginesMet(snapshot, nodeVersion),
+    patched: true,
   })
   if (refused != null) return refused
   if (notPlanned.length > 0) return `${notPlanned.length} packages need pnpm (${notPlanned[0]}, …)`
@@ -280,7 +283,12 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   })]
   const nonSemver = checked.find((p) => !isSemver(p.version))
   if (config.trustLockfile !== true && nonSemver != null) return `${nonSemver.depPath}: a version pnpm's lockfile check refuses`
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked, scripts }
+  // A build pnpm runs or a patch it applies comes from its side-effects cache, under pnpm's key.
+  const patched = patchedPackages(lockfile.patchedDependencies, planned, config, rootDir)
+  if (typeof patched === 'string') return patched
+  const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched)
+  if (typeof cacheKeys === 'string') return cacheKeys
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked, scripts, cacheKeys }
 }
 
 /**
@@ -289,11 +297,13 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
  */
 async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { results: StoredPackageResult[] }> {
   const { storeDir, lockfile, planned } = plan
-  // A build pnpm runs is imported from its side-effects cache, under pnpm's key, or left to pnpm.
-  const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config)
-  const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config), sideEffectsCacheKey: cacheKeys.get(p.depPath) }))
+  // A build pnpm runs or a patch it applies is imported from its side-effects cache, or left to pnpm.
+  const packages = planned.map((p) => {
+    const keys = plan.cacheKeys.get(p.depPath)
+    return { ...p, buildIgnored: buildIgnored(p, config), sideEffectsCacheKey: keys?.key, patchedSideEffectsCacheKey: keys?.patched }
+  })
   const leftOutWhy = (at: number, result: StoredPackageResult): string => result.leftOut === 'no-side-effects'
-    ? `${planned[at].depPath}: no side effects cached for ${packages[at].sideEffectsCacheKey!}`
+    ? `${planned[at].depPath}: no side effects cached for ${[packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter(Boolean).join(' or ')}`
     : `${planned[at].depPath}: ${result.leftOut!}`
   const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
@@ -392,6 +402,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     publicHoistPattern,
     requireBuild,
     builtFromCache,
+    patchFiles: Object.values(config.patchedDependencies ?? {}).map((file) => path.resolve(rootDir, file)),
     projectPendingBuild: plan.scripts.pendingBuild,
     skipped: plan.skipped,
     lockfileText: plan.lockfileText,

@@ -156,7 +156,7 @@ export function engineName (): string | undefined {
   return version == null ? undefined : `${process.platform};${process.arch};node${version.replace(/^v/, '').split('.')[0]}`
 }
 
-/** The key pnpm looks a built package up under (`calcDepState` with the dependency graph's hash). */
+/** The key pnpm looks a built package up under (`calcDepState` with the dependency graph's hash, and the patch's). */
 export function sideEffectsCacheKey (engine: string, depGraphHash: string, patchHash?: string): string {
   return `${engine};${FORMAT};deps=${depGraphHash}${patchHash != null ? `;patch=${patchHash}` : ''}`
 }
@@ -168,7 +168,7 @@ export interface BuildPolicyConfig {
 }
 
 /** A rule key of `allowBuilds` this reads: a package name, or a name and one exact version. */
-const SIMPLE_RULE = /^(@[^/@\s]+\/)?[^/@\s:#()|]+(@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)?$/
+export const SIMPLE_RULE = /^(@[^/@\s]+\/)?[^/@\s:#()|]+(@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)?$/
 
 /**
  * pnpm's verdict on running the build of `name@version` (building/policy
@@ -209,19 +209,37 @@ function cacheUnread (config: SideEffectsConfig): string | undefined {
   return undefined
 }
 
+/** The keys pnpm would import a package under: if its row requires a build, and (patched) if not. */
+export interface CacheKeys {
+  key: string
+  /** A patched package's key when its row requires no build (no dependency hash). */
+  patched?: string
+}
+
 /**
- * The key pnpm would import each planned package under if its row requires a build: for the
- * packages whose build pnpm allows (`buildVerdict` true), as linkAllPkgs' `findSideEffectsCacheKey`
- * computes it with scripts on (the engine, the format, the dependency graph's hash). Empty when
- * pnpm would look none up (see `cacheUnread`): a package that builds is then left to pnpm.
+ * The keys pnpm would import each planned package under (linkAllPkgs' `findSideEffectsCacheKey`
+ * with scripts on: the engine, the format, the dependency graph's hash if its row requires a
+ * build, the patch's hash if it is patched): for the packages whose build pnpm allows
+ * (`buildVerdict` true); none when pnpm would look none up (see `cacheUnread`), and a package
+ * that builds is then left to pnpm. `patches`: the patched packages' patch hashes by dependency
+ * path. A patched package pnpm would not look up (its build not allowed, the cache not read)
+ * is patched by pnpm's build step: then why the install is left to pnpm.
  */
-export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: PlannedPackage[], config: SideEffectsConfig): Map<string, string> {
-  const keys = new Map<string, string>()
+export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: PlannedPackage[], config: SideEffectsConfig, patches: Map<string, string>): Map<string, CacheKeys> | string {
+  const keys = new Map<string, CacheKeys>()
   const engine = engineName()
-  if (cacheUnread(config) != null || engine == null) return keys
+  const unread = cacheUnread(config) ?? (engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined)
   const allowed = planned.filter((p) => buildVerdict(p.name, p.version, config) === true)
-  if (allowed.length === 0) return keys
+  const unpatchable = planned.find((p) => patches.has(p.depPath) && (unread != null || !allowed.includes(p)))
+  if (unpatchable != null) return `${unpatchable.depPath}: patched, and pnpm applies the patch itself (${unread ?? 'its build is not allowed'})`
+  if (unread != null || allowed.length === 0) return keys
   const hashes = graphHashes(plannedGraph(lockfile, planned))
-  for (const p of allowed) keys.set(p.depPath, sideEffectsCacheKey(engine, hashes.get(p.depPath)!))
+  for (const p of allowed) {
+    const patch = patches.get(p.depPath)
+    keys.set(p.depPath, {
+      key: sideEffectsCacheKey(engine!, hashes.get(p.depPath)!, patch),
+      ...(patch != null ? { patched: `${engine!};${FORMAT};patch=${patch}` } : {}),
+    })
+  }
   return keys
 }

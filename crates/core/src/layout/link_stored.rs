@@ -45,6 +45,9 @@ pub struct StoredPackage {
     /// the build is not ignored): the row's diff under it is applied, or, without one, the
     /// package is left out (`NoSideEffects`).
     pub side_effects_cache_key: Option<String>,
+    /// A patched package's key if its row does not require a build (pnpm's key then has no
+    /// dependency hash): its diff is applied, or the package is left out (`NoSideEffects`).
+    pub patched_cache_key: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -103,7 +106,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         side_effects_symlinks: req
             .packages
             .iter()
-            .any(|p| p.side_effects_cache_key.is_some()),
+            .any(|p| p.side_effects_cache_key.is_some() || p.patched_cache_key.is_some()),
     };
     let keys: Vec<&str> = req.packages.iter().map(|p| p.key.as_str()).collect();
     let expected: Vec<Option<ExpectedPkg>> = req
@@ -246,8 +249,8 @@ fn ready_files(
     if !pkg.verified {
         return Err(LeftOut::Unverified);
     }
-    let built = pkg.requires_build && !wanted.build_ignored;
-    if built && wanted.side_effects_cache_key.is_none() {
+    let builds = pkg.requires_build && !wanted.build_ignored;
+    if builds && wanted.side_effects_cache_key.is_none() {
         return Err(LeftOut::RequiresBuild);
     }
     if let Some(warning) = pkg.warnings.into_iter().next() {
@@ -265,18 +268,25 @@ fn ready_files(
             })
             .collect()
     };
-    if !built {
+    // A patched package is imported with side effects whether or not it builds, under the
+    // key for its case.
+    let key = if builds {
+        wanted.side_effects_cache_key.clone()
+    } else {
+        wanted.patched_cache_key.clone()
+    };
+    let Some(key) = key else {
         return Ok(Ready::Plain {
             files: to_map(pkg.files),
             requires_build: pkg.requires_build,
         });
-    }
-    let key = wanted.side_effects_cache_key.clone().unwrap_or_default();
+    };
     let entry = pkg
         .side_effects
         .into_iter()
         .flatten()
-        .find(|e| e.cache_key == key)
+        // A diff a remote cache restored is not one pnpm imports as a local entry: it builds.
+        .find(|e| e.cache_key == key && !e.diff.remote_origin)
         .ok_or(LeftOut::NoSideEffects)?;
     // Symlink entries are placed as symlinks after the files, not imported as files.
     let added = entry
