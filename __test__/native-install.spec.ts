@@ -16,9 +16,12 @@
  * skips them), catalogs (default and named; changed after the lockfile, which pnpm refuses, and
  * `cleanupUnusedCatalogs`), a plain `pnpm install` (no `--frozen-lockfile`: natively when the
  * lockfile is up to date, as pnpm then takes its frozen path; a new dependency left to pnpm), and the alotta-modules lockfile (1,355 real packages,
- * `benchmark/download.mjs`'s corpus). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
- * bin it cannot write (found after the layout, so it also shows that an install stopped halfway
- * is not taken for up to date).
+ * `benchmark/download.mjs`'s corpus). Builds and patches: taken from pnpm's side-effects cache
+ * when an earlier install recorded them (a log the build scripts append to shows none ran),
+ * left to pnpm when it has not (a cold store, a build that changed nothing) or pnpm would not
+ * look them up (undecided builds, a patch whose build is not allowed). Then the installs it
+ * leaves to pnpm, untouched: a bin it cannot write (found after the layout, so it also shows
+ * that an install stopped halfway is not taken for up to date).
  */
 import { spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
