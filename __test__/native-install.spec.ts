@@ -799,6 +799,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).toMatch(/"ignoredBuilds": \[\n\s+"logs-build@1\.0\.0"/)
   })
 
+  it('the project\'s scripts and a build from the side-effects cache (pnpm\'s own install over the layout would not record it): left to pnpm, as stock; no build runs', async () => {
+    const both = await expectLeftToPnpm('project-scripts-cached', { name: 'p', version: '1.0.0', dependencies: { 'logs-build': '1.0.0' }, scripts: RECORDING_SCRIPTS },
+      'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n', /^native install skipped: the project's install, postinstall, prepare with builds pnpm takes from its cache \(logs-build@1\.0\.0, …\)$/m)
+    for (const d of [both.stock, both.native]) {
+      expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+      expect(buildLog(d)).toBe('')
+    }
+  })
+
   /** Patches of util@1.0.0 and of logs-build's build script, in the form `pnpm patch-commit` writes. */
   const PATCHES = {
     'util@1.0.0.patch': 'diff --git a/index.js b/index.js\n--- a/index.js\n+++ b/index.js\n@@ -1 +1 @@\n-module.exports = 1\n+module.exports = \'patched\'\n',
