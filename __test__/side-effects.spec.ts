@@ -4,8 +4,11 @@
  * graph's hash (cycles too), and the build policy.
  */
 import { createRequire } from 'node:module'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { buildVerdict, engineName, graphHashes, hashObject, sideEffectsCacheKey, type GraphNode } from '../dist/plugin/install/side-effects.js'
+import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
+import { refToDepPath } from '../dist/plugin/install/virtual-store.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 
 const require = createRequire(import.meta.url)
@@ -90,6 +93,21 @@ describe('graphHashes: pnpm\'s calcDepGraphHash for every node', () => {
   })
   it.each([[1, 6, 8], [2, 10, 20], [3, 12, 30], [4, 20, 45], [5, 30, 60], [6, 8, 30]])('random graph %i (%i nodes, %i edges)', (seed, n, edges) => {
     const graph = randomGraph(seed, n, edges)
+    expect(ours(graph)).toEqual(pnpmHashes(graph))
+  })
+})
+
+describe('graphHashes on real lockfiles: pnpm\'s hashes of every package', () => {
+  // Their dependency cycles are real ones (typescript-eslint's, babel's, vitest's, …).
+  it.each(['unocss', 'nuxt', 'vitest', 'astro'])('%s', (fixture) => {
+    const read = readLockfileFile(path.join(__dirname, 'fixtures', 'projects', fixture))
+    if (typeof read === 'string') throw new Error(read)
+    const graph: Graph = {}
+    for (const [depPath, snapshot] of Object.entries(read.lockfile.packages ?? {})) {
+      const children = Object.fromEntries(Object.entries({ ...snapshot.dependencies, ...snapshot.optionalDependencies }).map(([alias, ref]) => [alias, refToDepPath(alias, ref)]))
+      graph[depPath] = { fullPkgId: `${depPath}:${String(snapshot.resolution?.integrity)}`, children }
+    }
+    expect(Object.keys(graph).length).toBeGreaterThan(1000)
     expect(ours(graph)).toEqual(pnpmHashes(graph))
   })
 })
