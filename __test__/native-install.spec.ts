@@ -115,7 +115,7 @@ const generated: ServedPackage[] = [
   pkg('native-build', '1.0.0', { scripts: { install: 'node build.js' }, bin: { 'native-cli': 'cli.js' }, dependencies: { 'logs-build': '1.0.0' } }, {
     'cli.js': [NODE_BIN, 0o755],
     'prebuilt.txt': 'removed by the build\n',
-    'build.js': BUILD_LOG + "fs.mkdirSync('build/Release', { recursive: true }); fs.writeFileSync('build/Release/addon.node', 'binary'); fs.chmodSync('build/Release/addon.node', 0o755); fs.rmSync('prebuilt.txt')\n",
+    'build.js': BUILD_LOG + "fs.mkdirSync('build/Release', { recursive: true }); fs.writeFileSync('build/Release/addon.node', 'binary'); fs.chmodSync('build/Release/addon.node', 0o755); fs.symlinkSync('Release/addon.node', 'build/addon.node'); fs.rmSync('prebuilt.txt')\n",
   }),
   // A build that changes nothing in its package: pnpm records no side effects for it, and runs it again each time.
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
@@ -781,7 +781,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const modules = both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))!
     expect(modules).toContain('"ignoredBuilds":[]')
     expect(modules).toContain('"pendingBuilds":[]')
-    for (const entry of ['node_modules/.bin/native-cli 755', 'node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/Release/addon.node 755']) {
+    // pnpm 11.28 records the symlinks a build makes, and restores them.
+    expect(fs.readlinkSync(path.join(built, 'build', 'addon.node'))).toBe('Release/addon.node')
+    for (const entry of ['node_modules/.bin/native-cli 755', 'node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/Release/addon.node 755', 'node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/addon.node -> Release/addon.node']) {
       expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
     }
   })
