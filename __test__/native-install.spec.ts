@@ -119,6 +119,8 @@ const generated: ServedPackage[] = [
   }),
   // A build that changes nothing in its package: pnpm records no side effects for it, and runs it again each time.
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
+  // A build that fails: pnpm records nothing for it, and skips it when it is optional.
+  pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(1)\n' }),
   // Public hoisting, and optional dependencies this machine installs (one with engines it meets).
   pkg('linter-core', '1.0.0', { bin: { lint: 'lint.js' }, optionalDependencies: { 'opt-helper': '1.0.0' } }, { 'lint.js': [NODE_BIN, 0o755] }),
   pkg('opt-helper', '1.0.0', { engines: { node: '>=18' }, bin: { 'opt-helper': 'h.js' } }, { 'h.js': [NODE_BIN, 0o755] }),
@@ -792,6 +794,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const both = await expectLeftToPnpm('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } },
       'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n', /^native install skipped: log-only-build@1\.0\.0: no side effects cached for [^;]+;[^;]+;node\d+;format=2;deps=[A-Za-z0-9+/=]+$/m)
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+  })
+
+  it('an optional package whose build fails (nothing cached for it): left to pnpm, which runs it again and skips the package, as stock', async () => {
+    const both = await expectLeftToPnpm('failing-build', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' }, optionalDependencies: { 'fails-build': '1.0.0' } },
+      'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', /^native install skipped: fails-build@1\.0\.0: no side effects cached for /m)
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('fails-build\n')
   })
 
   it('a build pnpm leaves undecided (not in allowBuilds): left to pnpm, which lists it as ignored, as stock', async () => {
