@@ -1,15 +1,19 @@
 /**
- * The side-effects cache key of a built package (lib/plugin/install/side-effects.ts), checked
- * against pnpm 11.28.11's own functions read out of its bundle: the object hash, the dependency
- * graph's hash (cycles too), and the build policy.
+ * The side-effects cache key of a built or patched package (lib/plugin/install/side-effects.ts,
+ * patches.ts), checked against pnpm 11.28.11's own functions read out of its bundle: the object
+ * hash, the dependency graph's hash (cycles too), the patch file's hash; and the build policy.
  */
+import crypto from 'node:crypto'
+import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { buildVerdict, engineName, graphHashes, hashObject, sideEffectsCacheKey, type GraphNode } from '../dist/plugin/install/side-effects.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
+import { patchFileHash } from '../dist/plugin/install/patches.js'
 import { refToDepPath } from '../dist/plugin/install/virtual-store.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
+import { freshDir } from './helpers/stores.js'
 
 const require = createRequire(import.meta.url)
 /** esbuild's CommonJS wrapper, enough for object-hash. */
@@ -118,6 +122,22 @@ describe('the key', () => {
     expect(engine).toBe(`${process.platform};${process.arch};node${process.versions.node.split('.')[0]}`)
     expect(sideEffectsCacheKey(engine, 'H')).toBe(`${engine};format=2;deps=H`)
     expect(sideEffectsCacheKey(engine, 'H', 'P')).toBe(`${engine};format=2;deps=H;patch=P`)
+  })
+})
+
+describe('patchFileHash: pnpm\'s hash of a patch file', () => {
+  const pnpmHash = pnpmFunction<(file: string) => Promise<string>>('createHexHashFromFile', { fs54: fs, crypto8: crypto })
+  it.each([
+    ['LF line ends', 'diff --git a/x b/x\n--- a/x\n+++ b/x\n'],
+    ['CRLF line ends', 'diff --git a/x b/x\r\n--- a/x\r\n+++ b/x\r\n-é\r\n+ü\r\n'],
+    ['a lone CR and bytes that are not UTF-8', Buffer.from([0x2d, 0x0d, 0x61, 0xff, 0xfe, 0x0a])],
+  ])('%s', async (_name, content) => {
+    const file = `${freshDir('patch-hash')}/x.patch`
+    fs.writeFileSync(file, content)
+    expect(patchFileHash(file)).toBe(await pnpmHash(file))
+  })
+  it('a missing file: undefined (pnpm fails with ERR_PNPM_PATCH_NOT_FOUND)', () => {
+    expect(patchFileHash('/nowhere/x.patch')).toBeUndefined()
   })
 })
 
