@@ -229,9 +229,13 @@ export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: Planned
   const keys = new Map<string, CacheKeys>()
   const engine = engineName()
   const unread = cacheUnread(config) ?? (engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined)
-  const allowed = planned.filter((p) => buildVerdict(p.name, p.version, config) === true)
-  const unpatchable = planned.find((p) => patches.has(p.depPath) && (unread != null || !allowed.includes(p)))
-  if (unpatchable != null) return `${unpatchable.depPath}: patched, and pnpm applies the patch itself (${unread ?? 'its build is not allowed'})`
+  const verdicts = new Map(planned.map((p) => [p.depPath, buildVerdict(p.name, p.version, config)]))
+  const allowed = planned.filter((p) => verdicts.get(p.depPath) === true)
+  const unpatchable = planned.find((p) => patches.has(p.depPath) && (unread != null || verdicts.get(p.depPath) !== true))
+  if (unpatchable != null) {
+    const why = unread ?? (verdicts.get(unpatchable.depPath) === 'unread' ? 'allowBuilds has rules not read here' : 'its build is not allowed')
+    return `${unpatchable.depPath}: patched, and pnpm applies the patch itself (${why})`
+  }
   if (unread != null || allowed.length === 0) return keys
   const hashes = graphHashes(plannedGraph(lockfile, planned))
   for (const p of allowed) {
