@@ -198,7 +198,7 @@ export interface LeftOutPackage {
 }
 
 /** Why a package was left out (see `link_stored::LeftOut`). */
-export type LeftOutReason = 'not-in-store' | 'unverified' | 'requires-build' | 'unreadable' | 'failed'
+export type LeftOutReason = 'not-in-store' | 'unverified' | 'requires-build' | 'no-side-effects' | 'unreadable' | 'failed'
 
 /** Per-call counts. */
 export interface LinkCounts {
@@ -303,6 +303,16 @@ export interface LinkStoredOptions {
   symlinks: SymlinkDepsInput
   /** Per package: pnpm will not run its build scripts (see `StoredPackage::build_ignored`). */
   buildsIgnored?: Array<boolean>
+  /**
+   * Per package: the side-effects cache key pnpm would import it with if it builds (`""`:
+   * none; see `StoredPackage::side_effects_cache_key`), NUL-joined; absent when none has one.
+   */
+  sideEffectsCacheKeys?: string
+  /**
+   * Per package: a patched package's key if its row does not require a build (`""`: none;
+   * see `StoredPackage::patched_cache_key`), NUL-joined; absent when none has one.
+   */
+  patchedCacheKeys?: string
 }
 
 /**
@@ -320,6 +330,8 @@ export interface LinkStoredResult {
   leftOut: Array<LeftOutPackage>
   /** Linked packages whose ignored build their row requires, by index. */
   buildsIgnored: Array<number>
+  /** Linked packages imported with their build's side effects, by index. */
+  built: Array<number>
   counts: LinkCounts
   warnings: Array<string>
   readMs: number

@@ -16,9 +16,9 @@ import { fixturesDir, freshDir } from './helpers/stores.js'
 /** The reasons' codes each fixture gets, in order (every one, not only the first). */
 const EXPECTED: Record<string, string[]> = {
   astro: ['not-added', 'workspace'],
-  effect: ['not-added', 'patches'],
-  nitro: ['not-added', 'patches'],
-  nuxt: ['not-added', 'patches'],
+  effect: ['not-added', 'workspace'],
+  nitro: ['not-added', 'workspace'],
+  nuxt: ['not-added', 'workspace'],
   'nuxt-devtools': ['not-added', 'layout-setting', 'workspace'],
   rolldown: ['not-added', 'layout-setting', 'workspace'],
   'starter-angular-app': ['not-added'],
@@ -26,10 +26,10 @@ const EXPECTED: Record<string, string[]> = {
   'starter-next-app': ['not-added'],
   'starter-vite-react-ts': ['not-added'],
   sveltekit: ['not-added', 'workspace'],
-  tailwindcss: ['not-added', 'patches'],
+  tailwindcss: ['not-added', 'workspace'],
   'tanstack-query': ['not-added', 'lockfile-shape'],
   unocss: ['not-added', 'layout-setting', 'workspace'],
-  vitest: ['not-added', 'patches'],
+  vitest: ['not-added', 'workspace'],
   'vue-core': ['not-added', 'workspace'],
   'vue-language-tools': ['not-added', 'workspace'],
 }
@@ -113,7 +113,7 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     expect(e.reasons.map((r) => [r.code, r.reason])).toEqual([
       ['pnpm-version', 'pnpm 11.27.0 is not the verified 11.28.11'],
       ['node-linker', 'nodeLinker hoisted'],
-      ['patches', 'patched dependencies'],
+      ['patches', 'patchedDependencies differ from the lockfile'],
     ])
     expect(explain(settings(dir, { offline: true, minimumReleaseAge: 1440 })).reasons.map((r) => r.code)).toEqual(['release-age-registry'])
   })

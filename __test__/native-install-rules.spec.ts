@@ -3,6 +3,7 @@
  * pnpm (native-install.spec.ts): engines ranges, hoist patterns, platform checks, and the
  * settings it leaves to pnpm without touching anything.
  */
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -155,7 +156,6 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     [{ filter: ['x'] }, VERIFIED_PNPM, /^--filter$/],
     [{ shamefullyHoist: true }, VERIFIED_PNPM, /^hoisting settings$/],
     [{ pnpmfile: ['/a/pnpmfile.cjs', '/b/.pnpmfile.cjs'] }, VERIFIED_PNPM, /^other pnpmfiles$/],
-    [{ patchedDependencies: { x: 'patches/x.patch' } }, VERIFIED_PNPM, /^patched dependencies$/],
     [{ useGitBranchLockfile: true }, VERIFIED_PNPM, /^git branch lockfiles$/],
     [{}, VERIFIED_PNPM, /^no lockfile$/],
   ] as Array<[Partial<NativeInstallConfig>, string, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
@@ -165,6 +165,11 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     expect(fs.readdirSync(dir)).toEqual([])
   })
 })
+
+/** A patch file, with CRLF line ends (pnpm hashes them as LF), and its hash as pnpm records it. */
+const PATCH_FILE = path.join(freshDir('native-patch'), 'a.patch')
+fs.writeFileSync(PATCH_FILE, 'diff --git a/x b/x\r\n--- a/x\r\n+++ b/x\r\n')
+const PATCH_HASH = crypto.createHash('sha256').update('diff --git a/x b/x\n--- a/x\n+++ b/x\n').digest('hex')
 
 describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
   /** A project whose package.json asks for `wanted` and whose lockfile holds `packages` (name@version → metadata lines; `optional` ones marked so in their snapshot). */
@@ -224,6 +229,12 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['a package no importer reaches', { packages: { 'a@1.0.0': '', 'b@1.0.0': '' } }, {}, /^the lockfile has packages no importer reaches$/],
     ['minimumReleaseAge under --offline', {}, { minimumReleaseAge: 1440 }, /^pnpm checks the lockfile against minimumReleaseAge first \(--offline\)$/],
     ['trustPolicy no-downgrade', {}, { trustPolicy: 'no-downgrade' }, /^pnpm checks the lockfile against trustPolicy first$/],
+    // Patches: pnpm checks the lockfile's hashes of them, and applies them (or takes them from its side-effects cache).
+    ['a patch file that is missing', { top: 'patchedDependencies:\n  a: abc\n' }, { patchedDependencies: { a: '/nowhere/a.patch' } }, /^the patch file of a cannot be read$/],
+    ['a patch for a version range', { top: 'patchedDependencies:\n  a@^1.0.0: abc\n' }, { patchedDependencies: { 'a@^1.0.0': PATCH_FILE } }, /^a patchedDependencies key with a version range \(a@\^1\.0\.0\)$/],
+    ['a patch whose hash is not the lockfile\'s', { top: 'patchedDependencies:\n  a: abc\n' }, { patchedDependencies: { a: PATCH_FILE } }, /^patchedDependencies differ from the lockfile$/],
+    ['a patch the lockfile records but its package does not have', { top: `patchedDependencies:\n  a: ${PATCH_HASH}\n` }, { patchedDependencies: { a: PATCH_FILE } }, /^a@1\.0\.0: not the patch pnpm would apply to it$/],
+    ['a patch with scripts off', { top: `patchedDependencies:\n  a: ${PATCH_HASH}\n` }, { patchedDependencies: { a: PATCH_FILE }, ignoreScripts: true }, /^patched dependencies with scripts off$/],
   ] as Array<[string, Parameters<typeof project>[0], Partial<NativeInstallConfig>, RegExp]>)('%s', async (_name, shape, settings, why) => {
     const dir = project(shape)
     const before = fs.readdirSync(dir).sort()

@@ -16,9 +16,12 @@
  * skips them), catalogs (default and named; changed after the lockfile, which pnpm refuses, and
  * `cleanupUnusedCatalogs`), a plain `pnpm install` (no `--frozen-lockfile`: natively when the
  * lockfile is up to date, as pnpm then takes its frozen path; a new dependency left to pnpm), and the alotta-modules lockfile (1,355 real packages,
- * `benchmark/download.mjs`'s corpus). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
- * bin it cannot write (found after the layout, so it also shows that an install stopped halfway
- * is not taken for up to date).
+ * `benchmark/download.mjs`'s corpus). Builds and patches: taken from pnpm's side-effects cache
+ * when an earlier install recorded them (a log the build scripts append to shows none ran),
+ * left to pnpm when it has not (a cold store, a build that changed nothing) or pnpm would not
+ * look them up (undecided builds, a patch whose build is not allowed). Then the installs it
+ * leaves to pnpm, untouched: a bin it cannot write (found after the layout, so it also shows
+ * that an install stopped halfway is not taken for up to date).
  */
 import { spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
@@ -57,6 +60,8 @@ function pkg (name: string, version: string, manifest: Record<string, unknown> =
   return { name, version, tarball, manifest: full }
 }
 const NODE_BIN = '#!/usr/bin/env node\nconsole.log(1)\n'
+/** A build script's start: it appends its package's name to `build-log.txt` in the project pnpm installs. */
+const BUILD_LOG = "const fs = require('fs'); fs.appendFileSync(require('path').join(process.env.INIT_CWD, 'build-log.txt'), require('./package.json').name + '\\n')\n"
 const SHIPPED = 'data some other project has too\n'
 const OTHER_LIBC = process.platform === 'linux' ? (isMusl() ? 'gnu' : 'musl') : undefined
 const PLATFORM_TOOLS: Array<{ name: string, os: string[], cpu: string[], here: boolean }> = [
@@ -104,6 +109,18 @@ const generated: ServedPackage[] = [
   // A build pnpm is told not to run, and the extra dependency a changed package.json adds.
   pkg('builder', '1.0.0', { scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'built.txt\', \'yes\')"' }, bin: { 'builder-cli': 'cli.js' } }, { 'cli.js': [NODE_BIN, 0o755] }),
   pkg('extra', '1.0.0', { dependencies: { util: '2.0.0' } }),
+  // Builds pnpm records in its side-effects cache: each appends its name to a log in the
+  // project (INIT_CWD), outside the package, so that a build that runs shows.
+  pkg('logs-build', '1.0.0', { scripts: { postinstall: 'node build.js' }, dependencies: { util: '1.0.0' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes')\n" }),
+  pkg('native-build', '1.0.0', { scripts: { install: 'node build.js' }, bin: { 'native-cli': 'cli.js' }, dependencies: { 'logs-build': '1.0.0' } }, {
+    'cli.js': [NODE_BIN, 0o755],
+    'prebuilt.txt': 'removed by the build\n',
+    'build.js': BUILD_LOG + "fs.mkdirSync('build/Release', { recursive: true }); fs.writeFileSync('build/Release/addon.node', 'binary'); fs.chmodSync('build/Release/addon.node', 0o755); fs.symlinkSync('Release/addon.node', 'build/addon.node'); fs.rmSync('prebuilt.txt')\n",
+  }),
+  // A build that changes nothing in its package: pnpm records no side effects for it, and runs it again each time.
+  pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
+  // A build that fails: pnpm records nothing for it, and skips it when it is optional.
+  pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(1)\n' }),
   // Public hoisting, and optional dependencies this machine installs (one with engines it meets).
   pkg('linter-core', '1.0.0', { bin: { lint: 'lint.js' }, optionalDependencies: { 'opt-helper': '1.0.0' } }, { 'lint.js': [NODE_BIN, 0o755] }),
   pkg('opt-helper', '1.0.0', { engines: { node: '>=18' }, bin: { 'opt-helper': 'h.js' } }, { 'h.js': [NODE_BIN, 0o755] }),
@@ -201,7 +218,7 @@ const PROJECTS: Project[] = [
   },
 ]
 
-/** A project's files as a clone has them. */
+/** A project's files as a clone has them (and its `patches` directory, if any). */
 const CLONED = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']
 
 describe('the native frozen install with the real pnpm 11 CLI', () => {
@@ -223,12 +240,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   const sandbox = (label: string): string => path.join(base, `${label}-sandbox`)
 
   /** The README's setup: a project with the plugin as its config dependency and a lockfile pnpm resolved. */
-  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string): Promise<{ dir: string, store: string }> {
+  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string, patches: Record<string, string> = {}): Promise<{ dir: string, store: string }> {
     const dir = path.join(base, label)
     const store = path.join(base, `${label}-store`)
     fs.mkdirSync(dir)
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
     fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), workspace)
+    for (const [file, text] of Object.entries(patches)) {
+      fs.mkdirSync(path.join(dir, 'patches'), { recursive: true })
+      fs.writeFileSync(path.join(dir, 'patches', file), text)
+    }
     const opts = { projectDir: dir, storeDir: store, sandbox: sandbox(label), registry: registry.url }
     expectOk(await runPnpm(['add', '--config', PLUGIN_NAME], opts))
     expectOk(await runPnpm(['install'], opts))
@@ -239,6 +260,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const dir = path.join(base, label)
     fs.mkdirSync(dir)
     for (const f of CLONED) fs.copyFileSync(path.join(from, f), path.join(dir, f))
+    if (fs.existsSync(path.join(from, 'patches'))) fs.cpSync(path.join(from, 'patches'), path.join(dir, 'patches'), { recursive: true })
     return dir
   }
 
@@ -697,8 +719,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   }
 
   /** What the native install leaves to pnpm: no state of its own, pnpm installs, stock's tree. */
-  async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp): Promise<Compared> {
-    const { dir, store } = await setUp(label, manifest, workspace)
+  async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp, patches: Record<string, string> = {}): Promise<Compared> {
+    const { dir, store } = await setUp(label, manifest, workspace, patches)
     const both = await installBoth(dir, store, label)
     expect(both.trace).toMatch(why)
     expect(both.trace).not.toMatch(/^native install: /m)
@@ -744,10 +766,92 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     })
   }
 
-  it('a build pnpm runs: left to pnpm, which builds it', async () => {
-    const both = await expectLeftToPnpm('allowed-build', { name: 'b', version: '1.0.0', dependencies: { builder: '1.0.0', util: '1.0.0' } },
-      'minimumReleaseAge: 0\nallowBuilds:\n  builder: true\n', /^native install skipped: builder@1\.0\.0: requires-build$/m)
+  /** A clone's build log: the builds that ran in its install (none: `''`). */
+  const buildLog = (dir: string): string => fs.existsSync(path.join(dir, 'build-log.txt')) ? fs.readFileSync(path.join(dir, 'build-log.txt'), 'utf8') : ''
+
+  it('builds pnpm runs, their side effects cached by an earlier install (a warm store): imported natively with those side effects, no script runs, stock\'s tree, up to date', async () => {
+    const manifest = { name: 'built', version: '1.0.0', dependencies: { builder: '1.0.0', 'native-build': '1.0.0', util: '1.0.0' } }
+    const { dir, store } = await setUp('cached-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  builder: true\n  logs-build: true\n  native-build: true\n')
+    // The set-up's install built them, once each, and pnpm recorded what they changed.
+    expect(buildLog(dir).split('\n').sort().join(' ')).toBe(' logs-build native-build')
+    const both = await expectSameAsStock(dir, store, 'cached-builds', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('')
+    const built = path.join(both.native, 'node_modules', 'native-build')
+    expect(fs.readFileSync(path.join(built, 'build', 'Release', 'addon.node'), 'utf8')).toBe('binary')
+    expect(fs.existsSync(path.join(built, 'prebuilt.txt'))).toBe(false)
     expect(fs.readFileSync(path.join(both.native, 'node_modules', 'builder', 'built.txt'), 'utf8')).toBe('yes')
+    const modules = both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))!
+    expect(modules).toContain('"ignoredBuilds":[]')
+    expect(modules).toContain('"pendingBuilds":[]')
+    // pnpm 11.28 records the symlinks a build makes, and restores them.
+    expect(fs.readlinkSync(path.join(built, 'build', 'addon.node'))).toBe('Release/addon.node')
+    for (const entry of ['node_modules/.bin/native-cli 755', 'node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/Release/addon.node 755', 'node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/addon.node -> Release/addon.node']) {
+      expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+    }
+  })
+
+  it('a build whose side effects pnpm did not cache (it changed nothing in its package): left to pnpm, which runs it, as stock', async () => {
+    const both = await expectLeftToPnpm('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } },
+      'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n', /^native install skipped: log-only-build@1\.0\.0: no side effects cached for [^;]+;[^;]+;node\d+;format=2;deps=[A-Za-z0-9+/=]+$/m)
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+  })
+
+  it('an optional package whose build fails (nothing cached for it): left to pnpm, which runs it again and skips the package, as stock', async () => {
+    const both = await expectLeftToPnpm('failing-build', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' }, optionalDependencies: { 'fails-build': '1.0.0' } },
+      'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', /^native install skipped: fails-build@1\.0\.0: no side effects cached for /m)
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('fails-build\n')
+  })
+
+  it('a build pnpm leaves undecided (not in allowBuilds): left to pnpm, which lists it as ignored, as stock', async () => {
+    const both = await expectLeftToPnpm('undecided-build', { name: 'u', version: '1.0.0', dependencies: { 'logs-build': '1.0.0' } },
+      'minimumReleaseAge: 0\nstrictDepBuilds: false\n', /^native install skipped: logs-build@1\.0\.0: requires-build$/m)
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('')
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).toMatch(/"ignoredBuilds": \[\n\s+"logs-build@1\.0\.0"/)
+  })
+
+  it('the project\'s scripts and a build from the side-effects cache (pnpm\'s own install over the layout would not record it): left to pnpm, as stock; no build runs', async () => {
+    const both = await expectLeftToPnpm('project-scripts-cached', { name: 'p', version: '1.0.0', dependencies: { 'logs-build': '1.0.0' }, scripts: RECORDING_SCRIPTS },
+      'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n', /^native install skipped: the project's install, postinstall, prepare with builds pnpm takes from its cache \(logs-build@1\.0\.0, …\)$/m)
+    for (const d of [both.stock, both.native]) {
+      expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+      expect(buildLog(d)).toBe('')
+    }
+  })
+
+  /** Patches of util@1.0.0 and of logs-build's build script, in the form `pnpm patch-commit` writes. */
+  const PATCHES = {
+    'util@1.0.0.patch': 'diff --git a/index.js b/index.js\n--- a/index.js\n+++ b/index.js\n@@ -1 +1 @@\n-module.exports = 1\n+module.exports = \'patched\'\n',
+    'logs-build.patch': "diff --git a/build.js b/build.js\n--- a/build.js\n+++ b/build.js\n@@ -2 +2 @@\n-fs.writeFileSync('built.txt', 'yes')\n+fs.writeFileSync('built.txt', 'patched')\n",
+  }
+  const PATCHED = 'patchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n  logs-build: patches/logs-build.patch\n'
+
+  it('patched packages, one that also builds, their builds allowed, the patched files cached by an earlier install: imported natively patched, no script runs, stock\'s tree, up to date', async () => {
+    const manifest = { name: 'patched', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
+    const { dir, store } = await setUp('cached-patches', manifest, `minimumReleaseAge: 0\nallowBuilds:\n  util: true\n  logs-build: true\n${PATCHED}`, PATCHES)
+    expect(buildLog(dir)).toBe('logs-build\n')
+    const both = await expectSameAsStock(dir, store, 'cached-patches', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('')
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', 'logs-build', 'built.txt'), 'utf8')).toBe('patched')
+    expect(both.stockTree.some((l) => /^node_modules\/\.pnpm\/util@1\.0\.0_patch_hash=[0-9a-f]+\//.test(l))).toBe(true)
+  })
+
+  it('a patched package whose build is not allowed (pnpm patches it in its build step every time): left to pnpm, as stock', async () => {
+    const both = await expectLeftToPnpm('unallowed-patch', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' } },
+      'minimumReleaseAge: 0\npatchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n', /^native install skipped: util@1\.0\.0\(patch_hash=[0-9a-f]+\): patched, and pnpm applies the patch itself \(its build is not allowed\)$/m, PATCHES)
+    expect(fs.readFileSync(path.join(both.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
+  })
+
+  it('builds pnpm runs, into a cold store: downloaded, then left to pnpm, which runs them, as stock; the next install of a clone is native, from what pnpm cached', async () => {
+    const manifest = { name: 'cold-built', version: '1.0.0', dependencies: { 'native-build': '1.0.0' } }
+    const { dir } = await setUp('cold-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n')
+    const cold = await installCold(dir, 'cold-builds')
+    expect(cold.trace).toMatch(/^native install skipped: logs-build@1\.0\.0: no side effects cached for /m)
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' logs-build native-build')
+    expect(tree(cold.native, cold.nativeStore).map((l) => l.split(cold.native).join('<p>'))).toEqual(tree(cold.stock, cold.stockStore).map((l) => l.split(cold.stock).join('<p>')))
+    // pnpm cached the side effects of the builds it ran: fresh clones on that store find it warm.
+    const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-builds-warm', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
 
   it('a bin it cannot write as pnpm does, found after the layout: nothing recorded, so pnpm installs over it, to stock\'s tree', async () => {

@@ -147,7 +147,8 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     ['hoisting settings', 'layout-setting', false],
     ['other pnpmfiles', 'other-pnpmfiles', false],
     ['a workspace of several projects', 'workspace', false],
-    ['patched dependencies', 'patches', false],
+    ['patched dependencies with scripts off', 'patches', false],
+    ['esbuild@0.25.0: no side effects cached for linux;x64;node24;format=2;deps=abc', 'side-effects-miss', false],
     ['the pnpmfiles changed since the lockfile was written (run `pnpm install` once and commit the lockfile)', 'pnpmfile-checksum', false],
     ['the lockfile was written with other settings', 'lockfile-settings', false],
     ['the project\'s preinstall script, which pnpm runs before it links anything', 'preinstall', false],
@@ -177,7 +178,7 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(reason).toBe('5 packages need pnpm: patched (patchedDependencies): a@1.0.0, c@1.0.0, d@1.0.0, … (4); a link:, file: or workspace: dependency: b@link:../b')
     const why = whyNot(reason)
     expect(why.code).toBe('packages')
-    expect(why.change).toBe('the native install does not apply patches yet; the native install links registry packages only')
+    expect(why.change).toBe('the native install takes patched packages from pnpm\'s side-effects cache; the head start leaves them to pnpm; the native install links registry packages only')
     expect(packagesNeedPnpm(new Map([['x@1.0.0', 'engine-strict']]))).toMatch(/^1 package needs pnpm: /)
   })
 })

@@ -282,6 +282,18 @@ export interface StoredPackage {
    * row that requires a build does not leave it out (default `false`).
    */
   buildIgnored?: boolean
+  /**
+   * The side-effects cache key pnpm would import it with if its row requires a build (and the
+   * build is not ignored): linked with the row's diff under this key applied, as pnpm imports a
+   * built package, or left out (`no-side-effects`) when the row has none.
+   */
+  sideEffectsCacheKey?: string
+  /**
+   * A patched package's key if its row does not require a build: linked with the diff under it
+   * applied (pnpm imports a patched package with its cached side effects whether or not it
+   * builds), or left out (`no-side-effects`).
+   */
+  patchedSideEffectsCacheKey?: string
 }
 
 export interface LinkStoredPackagesOptions {
@@ -305,6 +317,8 @@ export interface StoredPackageResult {
   reason?: string
   /** Linked although its row requires a build, which `buildIgnored` said pnpm ignores. */
   buildIgnored?: boolean
+  /** Linked with its build's side effects (under `sideEffectsCacheKey`): pnpm's `isBuilt`. */
+  built?: boolean
 }
 
 export interface LinkStoredPackagesResult {
@@ -341,6 +355,8 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     checkString(`${name}.version`, p.version)
     checkAbsolutePath(`${name}.targetDir`, p.targetDir)
     checkOptionalBoolean(`${name}.buildIgnored`, p.buildIgnored)
+    checkOptionalString(`${name}.sideEffectsCacheKey`, p.sideEffectsCacheKey)
+    checkOptionalString(`${name}.patchedSideEffectsCacheKey`, p.patchedSideEffectsCacheKey)
     // On Windows a path may separate with `\`, also inside a scoped name.
     const slashed = process.platform === 'win32' ? p.targetDir.replace(/\\/g, '/') : p.targetDir
     if (!slashed.endsWith(`/${p.name}`)) {
@@ -363,6 +379,8 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     targetDirs: opts.packages.map((p) => p.targetDir).join('\0'),
     symlinks,
     buildsIgnored: opts.packages.some((p) => p.buildIgnored === true) ? opts.packages.map((p) => p.buildIgnored === true) : undefined,
+    sideEffectsCacheKeys: optionalColumn(opts.packages, (p) => p.sideEffectsCacheKey),
+    patchedCacheKeys: optionalColumn(opts.packages, (p) => p.patchedSideEffectsCacheKey),
   })
   if (raw.error != null) throw pnpmErrorOf(raw.error)
   const results = raw.importMethods.map((importMethod): StoredPackageResult => ({ linked: true, importMethod: importMethod ?? undefined }))
@@ -370,7 +388,13 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     results[index] = { linked: false, leftOut: reason, ...(message != null ? { reason: message } : {}) }
   }
   for (const i of raw.buildsIgnored) results[i].buildIgnored = true
+  for (const i of raw.built) results[i].built = true
   return { results, counts: raw.counts, warnings: raw.warnings, readMs: raw.readMs, importMs: raw.importMs, symlinkMs: raw.symlinkMs, totalMs: raw.totalMs }
+}
+
+/** A column of optional strings, NUL-joined (`''` where absent); `undefined` when none has one. */
+function optionalColumn (packages: StoredPackage[], value: (p: StoredPackage) => string | undefined): string | undefined {
+  return packages.some((p) => value(p) != null) ? packages.map((p) => value(p) ?? '').join('\0') : undefined
 }
 
 function isCompact (p: LinkPackage): boolean {

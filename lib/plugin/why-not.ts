@@ -39,7 +39,7 @@ interface Rule {
 const PACKAGE_REASONS: Record<PackageLeftToPnpm, { label: string, change: string }> = {
   'not-in-lockfile': { label: 'a link:, file: or workspace: dependency', change: 'the native install links registry packages only' },
   'not-registry': { label: 'not a registry package (a git repository, a tarball URL or a directory)', change: 'depend on the registry release of it instead' },
-  patched: { label: 'patched (patchedDependencies)', change: 'the native install does not apply patches yet' },
+  patched: { label: 'patched (patchedDependencies)', change: 'the native install takes patched packages from pnpm\'s side-effects cache; the head start leaves them to pnpm' },
   'local-dependency': { label: 'depends on a link:, file: or git package', change: 'the native install links registry packages only' },
   'skipped-not-registry': { label: 'an optional package pnpm skips here that is not a plain registry package, which pnpm checks first', change: 'depend on its registry release' },
   'unmarked-under-skipped': { label: 'reached only through optional packages pnpm skips here, yet not marked optional in the lockfile', change: 'nothing in the project: pnpm installs such a package unlinked, which the native install does not reproduce' },
@@ -90,7 +90,8 @@ const RULES: Rule[] = [
   { code: 'ignore-pnpmfile', match: /^--ignore-pnpmfile$/, says: () => 'pnpmfiles are ignored (--ignore-pnpmfile)', change: 'drop --ignore-pnpmfile', routine: true },
   { code: 'project-below', match: /^a project below the lockfile dir$|^a workspace root elsewhere$/, says: (m) => `pnpm runs in a project that is not where the lockfile is (${m[0]})`, change: 'run `pnpm install` at the workspace root' },
   { code: 'workspace', match: /^a workspace of several projects$/, says: () => 'the lockfile is a workspace\'s, with several projects', change: UNSUPPORTED },
-  { code: 'patches', match: /^patched dependencies$|^patchedDependencies differ from the lockfile$|^the lockfile has patchedDependencies$/, says: () => 'the project patches dependencies (patchedDependencies)', change: 'the native install does not apply patches yet' },
+  { code: 'patches', match: /^patchedDependencies differ from the lockfile$/, says: () => 'the lockfile\'s patchedDependencies do not match the patch files', change: 'run `pnpm install` and commit the lockfile' },
+  { code: 'patches', match: /^patched dependencies with scripts off$|^a patchedDependencies key with a version range|^the patch file of .* cannot be read$|: not the patch pnpm would apply to it$|: patched, and pnpm applies the patch itself \((.*)\)$/, says: (m) => `a patch pnpm applies itself: ${m.input}`, change: 'the native install takes patched packages from pnpm\'s side-effects cache only: allow the package\'s build (allowBuilds), keep scripts and sideEffectsCache on, and name patches by exact version' },
   { code: 'package-extensions', match: /^package extensions$|^packageExtensions differ from the lockfile$/, says: () => 'the project has packageExtensions', change: UNSUPPORTED },
 
   // The lockfile and package.json.
@@ -106,6 +107,7 @@ const RULES: Rule[] = [
 
   // Scripts and builds.
   { code: 'preinstall', match: /^the project's (\S+) script, which pnpm runs before it links anything$/, says: (m) => `the project has a ${m[1]} script, which pnpm runs before anything is linked`, change: 'move it to postinstall or prepare (pnpm runs those after a native layout)' },
+  { code: 'side-effects-miss', match: /^(\S+): no side effects cached for /, says: (m) => `the built (or patched) files of ${m[1]} are not in pnpm's side-effects cache yet (a new store, a new version, or another Node)`, change: 'nothing: pnpm builds it this time and caches the result, and the next fresh clone on this store is native' },
   { code: 'builds', match: /: requires-build$|builds pnpm denies/, says: (m) => `a dependency has a build script for pnpm to run (${m.input})`, change: 'list it under allowBuilds with false if it needs no build, or keep pnpm installing this project' },
 
   // Packages.

@@ -37,6 +37,12 @@ pub struct LinkStoredOptions {
     pub symlinks: SymlinkDepsInput,
     /// Per package: pnpm will not run its build scripts (see `StoredPackage::build_ignored`).
     pub builds_ignored: Option<Vec<bool>>,
+    /// Per package: the side-effects cache key pnpm would import it with if it builds (`""`:
+    /// none; see `StoredPackage::side_effects_cache_key`), NUL-joined; absent when none has one.
+    pub side_effects_cache_keys: Option<String>,
+    /// Per package: a patched package's key if its row does not require a build (`""`: none;
+    /// see `StoredPackage::patched_cache_key`), NUL-joined; absent when none has one.
+    pub patched_cache_keys: Option<String>,
 }
 
 /// Why a package was left out (see `link_stored::LeftOut`).
@@ -49,6 +55,8 @@ pub enum LeftOutReason {
     Unverified,
     /// Its row requires a build, which only the package manager runs.
     RequiresBuild,
+    /// Its row requires a build and holds no side effects under its cache key.
+    NoSideEffects,
     /// Reading it failed, or read with a warning (a row naming another package).
     Unreadable,
     /// Its import or its dependency links failed.
@@ -69,6 +77,7 @@ impl LeftOutPackage {
             LeftOut::NotInStore => (LeftOutReason::NotInStore, None),
             LeftOut::Unverified => (LeftOutReason::Unverified, None),
             LeftOut::RequiresBuild => (LeftOutReason::RequiresBuild, None),
+            LeftOut::NoSideEffects => (LeftOutReason::NoSideEffects, None),
             LeftOut::Unreadable(message) => (LeftOutReason::Unreadable, Some(message)),
             LeftOut::Failed(message) => (LeftOutReason::Failed, Some(message)),
         };
@@ -90,6 +99,8 @@ pub struct LinkStoredResult {
     pub left_out: Vec<LeftOutPackage>,
     /// Linked packages whose ignored build their row requires, by index.
     pub builds_ignored: Vec<u32>,
+    /// Linked packages imported with their build's side effects, by index.
+    pub built: Vec<u32>,
     pub counts: LinkCounts,
     pub warnings: Vec<String>,
     pub read_ms: f64,
@@ -106,6 +117,9 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
     let targets = split_n(&opts.target_dirs, n)?;
     let deps = symlink_deps(&opts.symlinks)?;
     let builds_ignored = opts.builds_ignored.unwrap_or_else(|| vec![false; n]);
+    let cache_keys = optional_column(opts.side_effects_cache_keys.as_deref(), n)?;
+    let patched_keys = optional_column(opts.patched_cache_keys.as_deref(), n)?;
+    let some = |key: &str| (!key.is_empty()).then(|| key.to_string());
     if deps.len() != n || builds_ignored.len() != n {
         return Err(ImportError::linking_failed(format!(
             "malformed batch: expected {n} symlink deps and build flags, got {} and {}",
@@ -125,6 +139,8 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
             target_dir: PathBuf::from(targets[i]),
             deps,
             build_ignored: builds_ignored[i],
+            side_effects_cache_key: some(cache_keys[i]),
+            patched_cache_key: some(patched_keys[i]),
         })
         .collect();
     Ok(StoredRequest {
@@ -136,12 +152,21 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
     })
 }
 
+/// An optional NUL-joined column: `n` empty fields when absent.
+fn optional_column(joined: Option<&str>, n: usize) -> Result<Vec<&str>, ImportError> {
+    match joined {
+        Some(keys) => split_n(keys, n),
+        None => Ok(vec![""; n]),
+    }
+}
+
 fn failed(error: NativeError) -> LinkStoredResult {
     LinkStoredResult {
         error: Some(error),
         import_methods: vec![],
         left_out: vec![],
         builds_ignored: vec![],
+        built: vec![],
         counts: LinkCounts::default(),
         warnings: vec![],
         read_ms: 0.0,
@@ -186,6 +211,7 @@ pub fn link_stored_packages(env: &Env, opts: LinkStoredOptions) -> napi::Result<
                 import_methods,
                 left_out,
                 builds_ignored: outcome.builds_ignored.iter().map(|&i| i as u32).collect(),
+                built: outcome.built.iter().map(|&i| i as u32).collect(),
                 counts: Counts::of(&stats).into(),
                 warnings: take_warnings(&stats),
                 read_ms: outcome.read_ms,

@@ -203,6 +203,7 @@ pub fn check_msgpackr(bytes: &[u8]) {
     );
 
     let diff = SideEffectsDiff {
+        remote_origin: false,
         deleted: Some(vec!["removed.js".into()]),
         added: None,
     };

@@ -29,7 +29,6 @@ const RULES: Rule[] = [
   () => process.platform === 'win32' ? 'Windows (its shims are of other kinds)' : undefined,
   (config) => config.ignorePnpmfile === true ? '--ignore-pnpmfile' : undefined,
   (config) => Object.keys(config.registriesByPrefix ?? {}).length > 0 ? 'registries by prefix' : undefined,
-  (config) => Object.keys(config.patchedDependencies ?? {}).length > 0 ? 'patched dependencies' : undefined,
   (config) => Object.keys(config.packageExtensions ?? {}).length > 0 ? 'package extensions' : undefined,
   (config) => config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true ? 'git branch lockfiles' : undefined,
 ]

@@ -51,6 +51,10 @@ export interface InstallRecord {
   publicHoistPattern?: string[]
   /** Packages whose row requires a build, in lockfile order (pnpm ran none of them). */
   requireBuild: string[]
+  /** Packages imported with their build's side effects from pnpm's cache (pnpm's `isBuilt`). */
+  builtFromCache?: string[]
+  /** The patch files of `patchedDependencies` (absolute), in their order: pnpm validates them first. */
+  patchFiles?: string[]
   /** The project's own scripts wait for `pnpm rebuild` (scripts off): pnpm lists `.` first. */
   projectPendingBuild?: boolean
   /** The optional packages pnpm skips on this platform. */
@@ -86,8 +90,8 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     included: { dependencies: true, devDependencies: true, optionalDependencies: true },
     injectedDeps: {},
     // pnpm lists builds it left undecided (none here: those installs are left to it), and
-    // only when it looked at builds at all: scripts on, and something to build.
-    ignoredBuilds: config.ignoreScripts !== true && record.requireBuild.length > 0 ? [] : undefined,
+    // only when it looked at builds at all: scripts on, and something to build (or built).
+    ignoredBuilds: config.ignoreScripts !== true && record.requireBuild.length + (record.builtFromCache?.length ?? 0) > 0 ? [] : undefined,
     layoutVersion: 5,
     nodeLinker: 'isolated',
     packageManager: `pnpm@${record.pnpmVersion}`,
@@ -186,15 +190,16 @@ function filesystemNowNs (dir: string): number | undefined {
 }
 
 /**
- * The `validation` block pnpm records: the loaded pnpmfiles' and the lockfile's signatures,
- * the lockfile's digest, the manifest's, and the lockfile's local dependencies (none: the
+ * The `validation` block pnpm records: the patch files', the loaded pnpmfiles' and the
+ * lockfile's signatures, the lockfile's digest, the manifest's, and the lockfile's local dependencies (none: the
  * native install takes registry packages only). `undefined` where it cannot be made as pnpm
  * makes it (a project with bins of its own, which pnpm digests too; no filesystem clock).
  */
 function validationOf (record: InstallRecord, pnpmfiles: string[]): Record<string, unknown> | undefined {
   if (record.manifest.bin != null || (record.manifest.directories as { bin?: unknown } | undefined)?.bin != null) return undefined
   const files: Record<string, FileSignature> = {}
-  for (const file of pnpmfiles) {
+  // pnpm's shared inputs: the patch files, then the pnpmfiles (workspace/state `sharedInputPaths`).
+  for (const file of [...(record.patchFiles ?? []), ...pnpmfiles]) {
     const signature = signatureOf(file)
     if (signature != null) files[file] = signature
   }

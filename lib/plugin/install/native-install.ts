@@ -33,6 +33,8 @@ import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type Planned
 import { progressed } from './progress.js'
 import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
+import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
+import { patchedPackages } from './patches.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -89,7 +91,7 @@ export interface NativeInstallSummary {
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
-const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs'])
+const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs', 'patchedDependencies'])
 const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not): the first of `configReasons`. */
@@ -218,6 +220,8 @@ export interface InstallPlan {
   checked: Array<{ name: string, version: string }>
   /** What becomes of the project's own lifecycle scripts. */
   scripts: ProjectScripts
+  /** The side-effects cache keys of the packages pnpm builds or patches (see side-effects.ts). */
+  cacheKeys: Map<string, CacheKeys>
 }
 
 /**
@@ -252,6 +256,7 @@ export function planInstall (config: NativeInstallConfig, phase: (name: string) 
     engineStrict: config.engineStrict,
     installable: (name, snapshot, optional) => installableHere(name, snapshot, config.supportedArchitectures, optional),
     enginesMet: (snapshot) => enginesMet(snapshot, nodeVersion),
+    patched: true,
   })
   if (refused != null) return refused
   if (notPlanned.length > 0) return packagesNeedPnpm(leftToPnpm!)
@@ -264,7 +269,12 @@ export function planInstall (config: NativeInstallConfig, phase: (name: string) 
   })]
   const nonSemver = checked.find((p) => !isSemver(p.version))
   if (config.trustLockfile !== true && nonSemver != null) return `${nonSemver.depPath}: a version pnpm's lockfile check refuses`
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked, scripts }
+  // A build pnpm runs or a patch it applies comes from its side-effects cache, under pnpm's key.
+  const patched = patchedPackages(lockfile.patchedDependencies, planned, config, rootDir)
+  if (typeof patched === 'string') return patched
+  const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched)
+  if (typeof cacheKeys === 'string') return cacheKeys
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked, scripts, cacheKeys }
 }
 
 /**
@@ -273,7 +283,14 @@ export function planInstall (config: NativeInstallConfig, phase: (name: string) 
  */
 async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { results: StoredPackageResult[] }> {
   const { storeDir, lockfile, planned } = plan
-  const packages = planned.map((p) => ({ ...p, buildIgnored: buildIgnored(p, config) }))
+  // A build pnpm runs or a patch it applies is imported from its side-effects cache, or left to pnpm.
+  const packages = planned.map((p) => {
+    const keys = plan.cacheKeys.get(p.depPath)
+    return { ...p, buildIgnored: buildIgnored(p, config), sideEffectsCacheKey: keys?.key, patchedSideEffectsCacheKey: keys?.patched }
+  })
+  const leftOutWhy = (at: number, result: StoredPackageResult): string => result.leftOut === 'no-side-effects'
+    ? `${planned[at].depPath}: no side effects cached for ${[packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter(Boolean).join(' or ')}`
+    : `${planned[at].depPath}: ${result.leftOut!}`
   const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
     packageImportMethod: importMethod,
@@ -286,7 +303,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   const results = storeExists ? await link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   reportAdded(results, 'reused')
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
-  if (cannot !== -1) return { stopped: `${planned[cannot].depPath}: ${results[cannot].leftOut!}` }
+  if (cannot !== -1) return { stopped: leftOutWhy(cannot, results[cannot]) }
   const missing = results.flatMap((r, i) => r.linked ? [] : [i])
   if (missing.length > 0) {
     // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
@@ -299,7 +316,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     const second = await link(missing.map((i) => packages[i]))
     reportAdded(second, undefined)
     const notLinked = second.findIndex((r) => !r.linked)
-    if (notLinked !== -1) return { stopped: `${planned[missing[notLinked]].depPath}: ${second[notLinked].leftOut!}` }
+    if (notLinked !== -1) return { stopped: leftOutWhy(missing[notLinked], second[notLinked]) }
     missing.forEach((at, k) => { results[at] = second[k] })
   }
   return { results }
@@ -362,10 +379,12 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
 
   phase('bins')
   const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)
+  const builtFromCache = planned.filter((_, i) => results[i].built === true).map((p) => p.depPath)
   // pnpm's own install over a complete layout takes no package through its build step, so it
-  // would not record the denied builds as stock does (`ignoredBuilds: []`).
-  if (plan.scripts.pnpmRuns.length > 0 && requireBuild.length > 0 && config.ignoreScripts !== true) {
-    return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} with builds pnpm denies (${requireBuild[0]}, …)` }
+  // would not record the denied or cached builds as stock does (`ignoredBuilds: []`).
+  const buildStep = [...requireBuild, ...builtFromCache]
+  if (plan.scripts.pnpmRuns.length > 0 && buildStep.length > 0 && config.ignoreScripts !== true) {
+    return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} with builds pnpm ${requireBuild.length > 0 ? 'denies' : 'takes from its cache'} (${buildStep[0]}, …)` }
   }
   const record: InstallRecord = {
     rootDir,
@@ -377,6 +396,8 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     hoistPattern,
     publicHoistPattern,
     requireBuild,
+    builtFromCache,
+    patchFiles: Object.values(config.patchedDependencies ?? {}).map((file) => path.resolve(rootDir, file)),
     projectPendingBuild: plan.scripts.pendingBuild,
     skipped: plan.skipped,
     lockfileText: plan.lockfileText,

@@ -68,6 +68,8 @@ export interface LayoutOptions {
    * (`undefined`: it cannot tell, and pnpm decides wherever the answer matters).
    */
   enginesMet?: (snapshot: PackageSnapshot) => boolean | undefined
+  /** Patched packages are planned too (the native install takes them from pnpm's side-effects cache). */
+  patched?: boolean
 }
 
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
@@ -98,11 +100,11 @@ export function refToDepPath (alias: string, ref: string): string {
   return refToRelative(ref, alias) ?? `${alias}@${ref}`
 }
 
-/** A registry package as it is: an integrity and nothing else in its resolution, not patched. */
-function plainRegistryPackage (depPath: string, snapshot: PackageSnapshot): boolean {
+/** A registry package as it is: an integrity and nothing else in its resolution, not patched (unless `patched`). */
+function plainRegistryPackage (depPath: string, snapshot: PackageSnapshot, patched = false): boolean {
   const resolution = snapshot.resolution ?? {}
   return typeof resolution.integrity === 'string' && Object.keys(resolution).length === 1 &&
-    !depPath.includes('patch_hash=') && snapshot.patched !== true
+    (patched || (!depPath.includes('patch_hash=') && snapshot.patched !== true))
 }
 
 /**
@@ -111,8 +113,8 @@ function plainRegistryPackage (depPath: string, snapshot: PackageSnapshot): bool
  * pnpm may skip to pnpm.
  */
 function needsPnpm (depPath: string, snapshot: PackageSnapshot, opts: LayoutOptions): PackageLeftToPnpm | undefined {
-  if (depPath.includes('patch_hash=') || snapshot.patched === true) return 'patched'
-  if (!plainRegistryPackage(depPath, snapshot)) return 'not-registry'
+  if (opts.patched !== true && (depPath.includes('patch_hash=') || snapshot.patched === true)) return 'patched'
+  if (!plainRegistryPackage(depPath, snapshot, opts.patched)) return 'not-registry'
   const platformBound = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
   if (opts.installable == null &&
     (platformBound || snapshot.optional === true || snapshot.optionalDependencies != null || (opts.engineStrict === true && snapshot.engines != null))) return 'pnpm-decides'
@@ -319,7 +321,7 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
     if (!reached.has(depPath)) continue
     const parsed = parseRegistryDepPath(depPath)
     // A skipped package is only checked by pnpm (its name, version, age): a plain registry one with registry dependencies.
-    const pnpmChecks = skipped.has(depPath) && (parsed == null || !plainRegistryPackage(depPath, snapshot) ||
+    const pnpmChecks = skipped.has(depPath) && (parsed == null || !plainRegistryPackage(depPath, snapshot, opts.patched) ||
       Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null))
     const undecided = walk.undecided.get(depPath)
     if (undecided != null || pnpmChecks) {

@@ -424,7 +424,11 @@ fn row() -> impl Strategy<Value = PackageFilesIndex> {
         prop::option::of(vec(".{0,20}", 0..4)),
         prop::option::of(files()),
     )
-        .prop_map(|(deleted, added)| SideEffectsDiff { deleted, added });
+        .prop_map(|(deleted, added)| SideEffectsDiff {
+            deleted,
+            added,
+            remote_origin: false,
+        });
     (
         prop::option::of(any::<bool>()),
         prop::option::of(prop_oneof![Just(Value::Undefined), object(leaf())]),

@@ -8,6 +8,11 @@
 //! will not run build scripts. Anything else (no row, a blob that fails verification, a build
 //! to run, an unreadable row, an import or symlink that fails) is left out with its reason and
 //! its directory removed (`package.json`, written last, first), so pnpm still sees it as missing.
+//!
+//! A package whose build pnpm would run is linked too when the caller gives the side-effects
+//! cache key pnpm would look up for it and its row holds a diff under that key: pnpm imports it
+//! with that diff applied and marks it built, so its build step never runs
+//! (docs/native-install.md, "Builds from the side-effects cache").
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -15,10 +20,12 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::dependency_links::{self, SymlinkDep};
-use crate::import::{FilesMap, ImportError, ImportMethod, Imported, Stats};
+use crate::import::{FilesMap, ImportError, ImportMethod, Imported, SideEffects, Stats};
+use crate::index_row::PackageFileInfo;
 use crate::link::{self, BatchPackage, BatchRequest, FilesSource};
 use crate::read_package::{self, ExpectedPkg, PkgRead, ReadRequest};
 use crate::store_handles;
+use crate::symlink_entry::{self, Symlinks};
 use crate::timing::ms_since;
 
 /// One package to link if the store can serve it.
@@ -34,6 +41,13 @@ pub struct StoredPackage {
     /// pnpm will not run its build scripts (they are denied, or scripts are off), so a row
     /// that requires a build does not leave it out.
     pub build_ignored: bool,
+    /// The side-effects cache key pnpm would import it with if its row requires a build (and
+    /// the build is not ignored): the row's diff under it is applied, or, without one, the
+    /// package is left out (`NoSideEffects`).
+    pub side_effects_cache_key: Option<String>,
+    /// A patched package's key if its row does not require a build (pnpm's key then has no
+    /// dependency hash): its diff is applied, or the package is left out (`NoSideEffects`).
+    pub patched_cache_key: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -55,6 +69,8 @@ pub enum LeftOut {
     Unverified,
     /// It would run build scripts, which only pnpm decides about and runs.
     RequiresBuild,
+    /// It would run build scripts, and its row has no side effects under its cache key.
+    NoSideEffects,
     /// Reading it failed, or it read with a warning (e.g. a name mismatch): pnpm reports it.
     Unreadable(String),
     /// Importing it or linking its dependencies failed; what was made was removed.
@@ -69,6 +85,8 @@ pub struct StoredOutcome {
     /// The linked packages whose row requires a build that was ignored (`build_ignored`), by
     /// index: pnpm records them in `.modules.yaml`.
     pub builds_ignored: Vec<usize>,
+    /// The linked packages imported with their side effects (built), by index.
+    pub built: Vec<usize>,
     pub read_ms: f64,
     pub import_ms: f64,
     pub symlink_ms: f64,
@@ -84,7 +102,11 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         store_dir: &req.store_dir,
         verify_store_integrity: req.verify_store_integrity,
         strict_store_pkg_content_check: req.strict_store_pkg_content_check,
-        side_effects_symlinks: false,
+        // pnpm 11.28 reads a diff's symlinks back; only a diff that is applied needs them.
+        side_effects_symlinks: req
+            .packages
+            .iter()
+            .any(|p| p.side_effects_cache_key.is_some() || p.patched_cache_key.is_some()),
     };
     let keys: Vec<&str> = req.packages.iter().map(|p| p.key.as_str()).collect();
     let expected: Vec<Option<ExpectedPkg>> = req
@@ -94,7 +116,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         .collect();
     let (files, _) =
         read_package::read_pkgs_map(&store.index, &read, &keys, &expected, |i, answer| {
-            ready_files(&req.store_dir, answer, req.packages[i].build_ignored)
+            ready_files(&req.store_dir, answer, &req.packages[i])
         })
         .map_err(|e| ImportError::store_index(e.to_string()))?;
     let mut outcomes: Vec<Result<Option<Imported>, LeftOut>> = Vec::with_capacity(files.len());
@@ -103,7 +125,10 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
     let mut builds_ignored = Vec::new();
     for (i, files) in files.into_iter().enumerate() {
         match files {
-            Ok((files, requires_build)) => {
+            Ok(Ready::Plain {
+                files,
+                requires_build,
+            }) => {
                 if requires_build {
                     builds_ignored.push(i);
                 }
@@ -118,6 +143,26 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
                     },
                 ));
             }
+            Ok(Ready::Built {
+                files,
+                key,
+                diff,
+                symlinks,
+            }) => {
+                outcomes.push(Ok(None));
+                ready_at.push(i);
+                let mut pkg = BatchPackage::from_store(
+                    req.packages[i].target_dir.clone(),
+                    FilesSource::Map {
+                        files,
+                        side_effects: vec![(key.clone(), diff)],
+                        symlinks,
+                    },
+                );
+                pkg.side_effects_cache_key = Some(key);
+                pkg.requires_build = true;
+                ready.push(pkg);
+            }
             Err(left_out) => outcomes.push(Err(left_out)),
         }
     }
@@ -130,7 +175,11 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         symlinks: vec![],
     };
     let imported = link::link_batch(batch, stats);
+    let mut built = Vec::new();
     for (&i, result) in ready_at.iter().zip(imported.packages) {
+        if matches!(&result, Ok(p) if p.is_built) {
+            built.push(i);
+        }
         outcomes[i] = result
             .map(|p| p.imported)
             .map_err(|e| LeftOut::Failed(e.message));
@@ -159,22 +208,39 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         }
     }
     builds_ignored.retain(|&i| outcomes[i].is_ok());
+    built.retain(|&i| outcomes[i].is_ok());
     Ok(StoredOutcome {
         packages: outcomes,
         builds_ignored,
+        built,
         read_ms,
         import_ms: imported.import_ms,
         symlink_ms: ms_since(started),
     })
 }
 
-/// The file map of a package that can be linked as it is, and whether its row requires a
-/// build (then ignored), or why it cannot.
+/// What a package that can be linked is imported from.
+enum Ready {
+    /// Its files as they are; `requires_build`: its row requires a build, which is ignored.
+    Plain {
+        files: FilesMap,
+        requires_build: bool,
+    },
+    /// Its files with the side effects of its build under `key` (and their symlinks).
+    Built {
+        files: FilesMap,
+        key: String,
+        diff: SideEffects,
+        symlinks: Symlinks,
+    },
+}
+
+/// The files of a package that can be linked, or why it cannot.
 fn ready_files(
     store_dir: &str,
     answer: Result<PkgRead, read_package::ReadError>,
-    build_ignored: bool,
-) -> Result<(FilesMap, bool), LeftOut> {
+    wanted: &StoredPackage,
+) -> Result<Ready, LeftOut> {
     let pkg = match answer {
         Ok(PkgRead::Hit(pkg)) => pkg,
         Ok(PkgRead::Miss { .. }) => return Err(LeftOut::NotInStore),
@@ -183,21 +249,62 @@ fn ready_files(
     if !pkg.verified {
         return Err(LeftOut::Unverified);
     }
-    if pkg.requires_build && !build_ignored {
+    let builds = pkg.requires_build && !wanted.build_ignored;
+    if builds && wanted.side_effects_cache_key.is_none() {
         return Err(LeftOut::RequiresBuild);
     }
     if let Some(warning) = pkg.warnings.into_iter().next() {
         return Err(LeftOut::Unreadable(warning));
     }
-    let files = pkg
-        .files
+    let blob = |info: &PackageFileInfo| {
+        PathBuf::from(read_package::blob_path(store_dir, &info.digest, info.mode))
+    };
+    let to_map = |files: Vec<(String, PackageFileInfo)>| -> FilesMap {
+        files
+            .into_iter()
+            .map(|(path, info)| {
+                let blob = blob(&info);
+                (path, blob)
+            })
+            .collect()
+    };
+    // A patched package is imported with side effects whether or not it builds, under the
+    // key for its case.
+    let key = if builds {
+        wanted.side_effects_cache_key.clone()
+    } else {
+        wanted.patched_cache_key.clone()
+    };
+    let Some(key) = key else {
+        return Ok(Ready::Plain {
+            files: to_map(pkg.files),
+            requires_build: pkg.requires_build,
+        });
+    };
+    let entry = pkg
+        .side_effects
         .into_iter()
-        .map(|(path, info)| {
-            let blob = read_package::blob_path(store_dir, &info.digest, info.mode);
-            (path, PathBuf::from(blob))
-        })
+        .flatten()
+        // A diff a remote cache restored is not one pnpm imports as a local entry: it builds.
+        .find(|e| e.cache_key == key && !e.diff.remote_origin)
+        .ok_or(LeftOut::NoSideEffects)?;
+    // Symlink entries are placed as symlinks after the files, not imported as files.
+    let added = entry
+        .diff
+        .added
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, info)| !symlink_entry::is_symlink_entry(info.mode))
         .collect();
-    Ok((files, pkg.requires_build))
+    Ok(Ready::Built {
+        files: to_map(pkg.files),
+        diff: SideEffects {
+            added: to_map(added),
+            deleted: entry.diff.deleted.unwrap_or_default(),
+        },
+        symlinks: entry.symlinks.unwrap_or_default(),
+        key,
+    })
 }
 
 #[cfg(test)]

@@ -559,6 +559,7 @@ fn diff_files(
         .map(|(_, f)| (f.path.clone(), f.info.clone()))
         .collect();
     SideEffectsDiff {
+        remote_origin: false,
         deleted: (!deleted.is_empty()).then_some(deleted),
         added: (!added.is_empty()).then_some(added),
     }

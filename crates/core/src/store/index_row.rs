@@ -27,6 +27,9 @@ pub struct PackageFileInfo {
 pub struct SideEffectsDiff {
     pub deleted: Option<Vec<String>>,
     pub added: Option<Vec<(String, PackageFileInfo)>>,
+    /// The diff came from a remote side-effects cache (its `remoteOrigin` is set): pnpm
+    /// 11.28 does not import it as a local entry. Never written by this crate.
+    pub remote_origin: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -409,6 +412,9 @@ fn read_side_effects(d: &mut Decoder) -> Result<Option<Vec<(String, SideEffectsD
             match k.as_str() {
                 "deleted" => diff.deleted = read_deleted(d)?,
                 "added" => diff.added = read_files(d, FIELD)?,
+                "remoteOrigin" => {
+                    diff.remote_origin = !matches!(d.value()?, Value::Undefined | Value::Null)
+                }
                 _ => {
                     d.value()?;
                 }

@@ -157,6 +157,7 @@ fn store_with_side_effect_links(
         side_effects: Some(vec![(
             "k".into(),
             SideEffectsDiff {
+                remote_origin: false,
                 deleted: None,
                 added: Some(added),
             },

@@ -5,16 +5,9 @@ use super::*;
 use crate::index_row::{encode_row, PackageFileInfo, PackageFilesIndex};
 use crate::value::Value;
 
-/// Writes `files` as blobs and a row for `name@version` under the key `k\t<name>@<version>`.
-fn add_package(
-    store_dir: &Path,
-    name: &str,
-    version: &str,
-    files: &[(&str, &str)],
-    requires_build: bool,
-) -> String {
-    let s = store_handles::open(store_dir);
-    let files = files
+/// Writes each file's text as a blob: the row's entries.
+fn blobs(s: &store_handles::Store, files: &[(&str, &str)]) -> Vec<(String, PackageFileInfo)> {
+    files
         .iter()
         .map(|(path, text)| {
             let stored = s.cas.write(text.as_bytes(), 0o644).unwrap();
@@ -26,7 +19,19 @@ fn add_package(
             };
             (path.to_string(), info)
         })
-        .collect();
+        .collect()
+}
+
+/// Writes `files` as blobs and a row for `name@version` under the key `k\t<name>@<version>`.
+fn add_package(
+    store_dir: &Path,
+    name: &str,
+    version: &str,
+    files: &[(&str, &str)],
+    requires_build: bool,
+) -> String {
+    let s = store_handles::open(store_dir);
+    let files = blobs(&s, files);
     let row = PackageFilesIndex {
         requires_build: Some(requires_build),
         manifest: Some(Value::Object(vec![
@@ -74,6 +79,8 @@ fn package(
             name: name.into(),
         },
         build_ignored: false,
+        side_effects_cache_key: None,
+        patched_cache_key: None,
     }
 }
 
@@ -220,4 +227,157 @@ fn a_build_ignored_package_whose_links_fail_is_not_reported_as_linked() {
     let outcome = link_stored(&req, &Stats::default()).unwrap();
     assert!(matches!(&outcome.packages[0], Err(LeftOut::Failed(_))));
     assert_eq!(outcome.builds_ignored, [1]);
+}
+
+/// Records side effects under `cache_key` in `key`'s row: `added` files as blobs, `deleted` paths.
+fn add_side_effects(
+    store_dir: &Path,
+    key: &str,
+    cache_key: &str,
+    added: &[(&str, &str)],
+    deleted: &[&str],
+) {
+    let s = store_handles::open(store_dir);
+    let added = blobs(&s, added);
+    let diff = crate::index_row::SideEffectsDiff {
+        remote_origin: false,
+        deleted: Some(deleted.iter().map(|p| p.to_string()).collect()),
+        added: Some(added),
+    };
+    let row = s.index.get(key).unwrap().unwrap();
+    let row = crate::index_row::with_side_effects(&row, cache_key, &diff).unwrap();
+    s.index.write(vec![(key.to_string(), row)]).unwrap();
+}
+
+#[test]
+fn a_build_is_imported_from_the_side_effects_under_its_key_or_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
+    let project = dir.path().join("project");
+    let files = [
+        ("package.json", "{}"),
+        ("install.js", "x"),
+        ("gone.txt", "y"),
+    ];
+    let cached = add_package(&store_dir, "b", "1.0.0", &files, true);
+    add_side_effects(
+        &store_dir,
+        &cached,
+        "engine;deps=1",
+        &[("build/out.node", "built")],
+        &["gone.txt"],
+    );
+    let elsewhere = add_package(&store_dir, "c", "1.0.0", &files, true);
+    add_side_effects(
+        &store_dir,
+        &elsewhere,
+        "engine;deps=other",
+        &[("build/out.node", "built")],
+        &[],
+    );
+    let plain = add_package(&store_dir, "a", "1.0.0", &[("package.json", "{}")], false);
+    let mut hit = package(&project, &cached, "b", "1.0.0", &[]);
+    hit.side_effects_cache_key = Some("engine;deps=1".into());
+    let mut miss = package(&project, &elsewhere, "c", "1.0.0", &[]);
+    miss.side_effects_cache_key = Some("engine;deps=1".into());
+    // A key for a package that does not build is not looked at.
+    let mut unbuilt = package(&project, &plain, "a", "1.0.0", &[]);
+    unbuilt.side_effects_cache_key = Some("engine;deps=1".into());
+    let req = request(&store_dir, vec![hit, miss, unbuilt]);
+    let outcome = link_stored(&req, &Stats::default()).unwrap();
+    assert_eq!(outcome.packages[0], Ok(Some(Imported::Hardlink)));
+    let b = &req.packages[0].target_dir;
+    assert_eq!(
+        fs::read_to_string(b.join("build/out.node")).unwrap(),
+        "built"
+    );
+    assert!(b.join("install.js").exists());
+    assert!(!b.join("gone.txt").exists());
+    assert_eq!(outcome.packages[1], Err(LeftOut::NoSideEffects));
+    assert!(!req.packages[1].target_dir.exists());
+    assert_eq!(outcome.packages[2], Ok(Some(Imported::Hardlink)));
+    assert_eq!(outcome.built, [0]);
+    assert!(outcome.builds_ignored.is_empty());
+    store_handles::open(&store_dir).index.close();
+}
+
+#[test]
+fn side_effects_a_remote_cache_restored_are_not_imported_as_a_local_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
+    let project = dir.path().join("project");
+    let key = add_package(&store_dir, "b", "1.0.0", &[("package.json", "{}")], true);
+    add_side_effects(
+        &store_dir,
+        &key,
+        "engine;deps=1",
+        &[("out.node", "built")],
+        &[],
+    );
+    // Mark the entry as pnpm's remote restorer writes it.
+    let s = store_handles::open(&store_dir);
+    let mut row = crate::index_row::row_fields(&s.index.get(&key).unwrap().unwrap()).unwrap();
+    let (_, Value::Map(entries)) = row.iter_mut().find(|(k, _)| k == "sideEffects").unwrap() else {
+        panic!("no sideEffects map")
+    };
+    let Value::Object(diff) = &mut entries[0].1 else {
+        panic!("the diff is not an object")
+    };
+    diff.push((
+        "remoteOrigin".into(),
+        Value::Object(vec![("channel".into(), Value::String("https://r".into()))]),
+    ));
+    let bytes = crate::msgpackr::encode(&Value::Object(row));
+    s.index.write(vec![(key.clone(), bytes)]).unwrap();
+    let mut pkg = package(&project, &key, "b", "1.0.0", &[]);
+    pkg.side_effects_cache_key = Some("engine;deps=1".into());
+    let outcome = link_stored(&request(&store_dir, vec![pkg]), &Stats::default()).unwrap();
+    assert_eq!(outcome.packages[0], Err(LeftOut::NoSideEffects));
+    store_handles::open(&store_dir).index.close();
+}
+
+#[test]
+fn a_patched_package_takes_the_key_for_its_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
+    let project = dir.path().join("project");
+    let files = [("package.json", "{}"), ("index.js", "1")];
+    let plain = add_package(&store_dir, "a", "1.0.0", &files, false);
+    add_side_effects(
+        &store_dir,
+        &plain,
+        "e;patch=p",
+        &[("index.js", "patched")],
+        &[],
+    );
+    let built = add_package(&store_dir, "b", "1.0.0", &files, true);
+    add_side_effects(
+        &store_dir,
+        &built,
+        "e;deps=d;patch=p",
+        &[("index.js", "patched and built")],
+        &[],
+    );
+    let missing = add_package(&store_dir, "c", "1.0.0", &files, false);
+    let with_keys = |key: &str, name: &str| {
+        let mut p = package(&project, key, name, "1.0.0", &[]);
+        p.side_effects_cache_key = Some("e;deps=d;patch=p".into());
+        p.patched_cache_key = Some("e;patch=p".into());
+        p
+    };
+    let req = request(
+        &store_dir,
+        vec![
+            with_keys(&plain, "a"),
+            with_keys(&built, "b"),
+            with_keys(&missing, "c"),
+        ],
+    );
+    let outcome = link_stored(&req, &Stats::default()).unwrap();
+    let index = |i: usize| fs::read_to_string(req.packages[i].target_dir.join("index.js")).unwrap();
+    assert_eq!(index(0), "patched");
+    assert_eq!(index(1), "patched and built");
+    assert_eq!(outcome.packages[2], Err(LeftOut::NoSideEffects));
+    assert_eq!(outcome.built, [0, 1]);
+    store_handles::open(&store_dir).index.close();
 }

@@ -71,6 +71,7 @@ fn example_a() -> PackageFilesIndex {
 
 fn linux_diff() -> SideEffectsDiff {
     SideEffectsDiff {
+        remote_origin: false,
         deleted: Some(vec!["cli.js".into()]),
         added: Some(vec![(
             "build/a.node".into(),
@@ -234,6 +235,7 @@ fn pnpm12_row() -> PackageFilesIndex {
         side_effects: Some(vec![(
             "k".into(),
             SideEffectsDiff {
+                remote_origin: false,
                 deleted: Some(vec!["lib/x.js".into()]),
                 added: Some(vec![("y".into(), file(Some(5.0), 'f', 420, 300))]),
             },
@@ -253,6 +255,7 @@ fn side_effects_upload_keeps_a_pnpm12_row_layout() {
     // msgpackr: row.sideEffects.set('k2', {deleted: ['index.js']}); row.sideEffects.set('k', {})
     let row = unhex(PNPM12_ROW);
     let k2 = SideEffectsDiff {
+        remote_origin: false,
         deleted: Some(vec!["index.js".into()]),
         added: None,
     };

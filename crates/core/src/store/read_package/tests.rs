@@ -146,6 +146,7 @@ fn maps_only_without_verification() {
         (
             "built".into(),
             SideEffectsDiff {
+                remote_origin: false,
                 deleted: Some(vec!["a.js".into()]),
                 added: Some(vec![("out.node".into(), x.clone())]),
             },
@@ -243,6 +244,7 @@ fn side_effects_with_a_bad_blob_are_dropped_and_empty_diffs_too_when_verifying()
         (
             "bad".into(),
             SideEffectsDiff {
+                remote_origin: false,
                 deleted: None,
                 added: Some(vec![("x".into(), bad.clone())]),
             },
@@ -250,6 +252,7 @@ fn side_effects_with_a_bad_blob_are_dropped_and_empty_diffs_too_when_verifying()
         (
             "good".into(),
             SideEffectsDiff {
+                remote_origin: false,
                 deleted: None,
                 added: Some(vec![("y".into(), good.clone())]),
             },
@@ -257,6 +260,7 @@ fn side_effects_with_a_bad_blob_are_dropped_and_empty_diffs_too_when_verifying()
         (
             "deleting".into(),
             SideEffectsDiff {
+                remote_origin: false,
                 deleted: Some(vec!["a".into()]),
                 added: None,
             },

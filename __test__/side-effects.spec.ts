@@ -1,0 +1,161 @@
+/**
+ * The side-effects cache key of a built or patched package (lib/plugin/install/side-effects.ts,
+ * patches.ts), checked against pnpm 11.28.11's own functions read out of its bundle: the object
+ * hash, the dependency graph's hash (cycles too), the patch file's hash; and the build policy.
+ */
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { buildVerdict, engineName, graphHashes, hashObject, sideEffectsCacheKey, type GraphNode } from '../dist/plugin/install/side-effects.js'
+import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
+import { patchFileHash } from '../dist/plugin/install/patches.js'
+import { refToDepPath } from '../dist/plugin/install/virtual-store.js'
+import { pnpmFunction } from './helpers/pnpm-bundle.js'
+import { freshDir } from './helpers/stores.js'
+
+const require = createRequire(import.meta.url)
+/** esbuild's CommonJS wrapper, enough for object-hash. */
+const __commonJS = (mod: Record<string, (e: object, m: { exports: object }) => void>) => {
+  let m: { exports: object } | undefined
+  return () => {
+    if (m == null) {
+      m = { exports: {} }
+      Object.values(mod)[0](m.exports, m)
+    }
+    return m.exports
+  }
+}
+const imports = { __require: require, __commonJS, __toESM: (m: unknown) => ({ default: m }) }
+/** Module variables of the object hasher, in the order they are initialised. */
+const uses = ['require_object_hash', 'import_object_hash', 'defaultOptions4', 'withSortingOptions']
+type Graph = Record<string, GraphNode>
+const pnpmHashObject = pnpmFunction<(o: unknown) => string>('hashObject', imports, uses)
+const pnpmGraphHash = pnpmFunction<(o: { depsGraph: Graph, cache: object, depPath: string, context: unknown }) => string>('calcDepGraphHash', imports, uses)
+const pnpmContext = pnpmFunction<(a: unknown) => unknown>('createDepGraphHashContext', imports, uses)
+
+/** pnpm's hash of every node, each computed from a fresh cache and from a shared one. */
+function pnpmHashes (graph: Graph): Record<string, string> {
+  const shared = {}
+  const out: Record<string, string> = {}
+  for (const id of Object.keys(graph)) {
+    out[id] = pnpmGraphHash({ depsGraph: graph, cache: {}, depPath: id, context: pnpmContext(undefined) })
+    expect(pnpmGraphHash({ depsGraph: graph, cache: shared, depPath: id, context: pnpmContext(undefined) })).toBe(out[id])
+  }
+  return out
+}
+
+const ours = (graph: Graph): Record<string, string> => Object.fromEntries(graphHashes(new Map(Object.entries(graph))))
+
+/** A graph of `n` nodes with `edges` random edges (a seeded generator: the same graphs every run). */
+function randomGraph (seed: number, n: number, edges: number): Graph {
+  let state = seed
+  const next = (k: number): number => {
+    state = (state * 1103515245 + 12345) % 2147483648
+    return state % k
+  }
+  const graph: Graph = {}
+  // Few distinct ids, so that cycles of equal-looking members need the refinement.
+  for (let i = 0; i < n; i++) graph[`n${i}`] = { fullPkgId: `p${next(3)}@1.0.0:sha512-x`, children: {} }
+  for (let e = 0; e < edges; e++) graph[`n${next(n)}`].children[`dep${next(4)}`] = `n${next(n)}`
+  return graph
+}
+
+describe('hashObject: pnpm\'s object hash of nested objects of strings', () => {
+  it.each([
+    [{ id: 'a@1.0.0:sha512-x', deps: {} }],
+    [{ id: 'é@1', deps: { z: 'h1', a: '', 'ü-𝒳': 'h2' } }],
+    [{ member: 'l', component: 'c' }],
+    [{ b: { y: 'v', x: '' }, a: { c: { d: 'e' } } }],
+  ])('%j', (value) => {
+    expect(hashObject(value)).toBe(pnpmHashObject(value))
+  })
+})
+
+describe('graphHashes: pnpm\'s calcDepGraphHash for every node', () => {
+  it('a chain, a diamond, a missing child', () => {
+    const graph: Graph = {
+      a: { fullPkgId: 'a@1.0.0:i1', children: { b: 'b', c: 'c' } },
+      b: { fullPkgId: 'b@1.0.0:i2', children: { d: 'd' } },
+      c: { fullPkgId: 'c@1.0.0:i3', children: { d: 'd', gone: 'nowhere' } },
+      d: { fullPkgId: 'd@1.0.0:i4', children: {} },
+    }
+    expect(ours(graph)).toEqual(pnpmHashes(graph))
+  })
+  it('a self-dependency, a two-cycle, a symmetric three-cycle with a tail', () => {
+    const graph: Graph = {
+      self: { fullPkgId: 's@1:i', children: { self: 'self', x: 'x' } },
+      x: { fullPkgId: 'x@1:i', children: { y: 'y' } },
+      y: { fullPkgId: 'y@1:i', children: { x: 'x', t: 't1' } },
+      t1: { fullPkgId: 't@1:i', children: { t: 't2' } },
+      t2: { fullPkgId: 't@1:i', children: { t: 't3' } },
+      t3: { fullPkgId: 't@1:i', children: { t: 't1', tail: 'd' } },
+      d: { fullPkgId: 'd@1:i', children: {} },
+    }
+    expect(ours(graph)).toEqual(pnpmHashes(graph))
+  })
+  it.each([[1, 6, 8], [2, 10, 20], [3, 12, 30], [4, 20, 45], [5, 30, 60], [6, 8, 30]])('random graph %i (%i nodes, %i edges)', (seed, n, edges) => {
+    const graph = randomGraph(seed, n, edges)
+    expect(ours(graph)).toEqual(pnpmHashes(graph))
+  })
+})
+
+describe('graphHashes on real lockfiles: pnpm\'s hashes of every package', () => {
+  // Their dependency cycles are real ones (typescript-eslint's, babel's, vitest's, …).
+  it.each(['unocss', 'nuxt', 'vitest', 'astro'])('%s', (fixture) => {
+    const read = readLockfileFile(path.join(__dirname, 'fixtures', 'projects', fixture))
+    if (typeof read === 'string') throw new Error(read)
+    const graph: Graph = {}
+    for (const [depPath, snapshot] of Object.entries(read.lockfile.packages ?? {})) {
+      const children = Object.fromEntries(Object.entries({ ...snapshot.dependencies, ...snapshot.optionalDependencies }).map(([alias, ref]) => [alias, refToDepPath(alias, ref)]))
+      graph[depPath] = { fullPkgId: `${depPath}:${String(snapshot.resolution?.integrity)}`, children }
+    }
+    expect(Object.keys(graph).length).toBeGreaterThan(1000)
+    expect(ours(graph)).toEqual(pnpmHashes(graph))
+  })
+})
+
+describe('the key', () => {
+  it('engine, format, the graph hash, the patch hash', () => {
+    const engine = engineName()!
+    expect(engine).toBe(`${process.platform};${process.arch};node${process.versions.node.split('.')[0]}`)
+    expect(sideEffectsCacheKey(engine, 'H')).toBe(`${engine};format=2;deps=H`)
+    expect(sideEffectsCacheKey(engine, 'H', 'P')).toBe(`${engine};format=2;deps=H;patch=P`)
+  })
+})
+
+describe('patchFileHash: pnpm\'s hash of a patch file', () => {
+  const pnpmHash = pnpmFunction<(file: string) => Promise<string>>('createHexHashFromFile', { fs54: fs, crypto8: crypto })
+  it.each([
+    ['LF line ends', 'diff --git a/x b/x\n--- a/x\n+++ b/x\n'],
+    ['CRLF line ends', 'diff --git a/x b/x\r\n--- a/x\r\n+++ b/x\r\n-é\r\n+ü\r\n'],
+    ['a lone CR and bytes that are not UTF-8', Buffer.from([0x2d, 0x0d, 0x61, 0xff, 0xfe, 0x0a])],
+  ])('%s', async (_name, content) => {
+    const file = `${freshDir('patch-hash')}/x.patch`
+    fs.writeFileSync(file, content)
+    expect(patchFileHash(file)).toBe(await pnpmHash(file))
+  })
+  it('a missing file: undefined (pnpm fails with ERR_PNPM_PATCH_NOT_FOUND)', () => {
+    expect(patchFileHash('/nowhere/x.patch')).toBeUndefined()
+  })
+})
+
+describe('buildVerdict: pnpm\'s allowBuild for a registry package', () => {
+  const cases: Array<[Record<string, unknown> | undefined, boolean | undefined, string, string, boolean | undefined | 'unread']> = [
+    [undefined, undefined, 'esbuild', '0.25.0', undefined],
+    [undefined, true, 'esbuild', '0.25.0', true],
+    [{ esbuild: true }, undefined, 'esbuild', '0.25.0', true],
+    [{ esbuild: false }, undefined, 'esbuild', '0.25.0', false],
+    [{ 'esbuild@0.25.0': true }, undefined, 'esbuild', '0.25.0', true],
+    [{ 'esbuild@0.25.0': true }, undefined, 'esbuild', '0.25.1', undefined],
+    [{ esbuild: true, 'esbuild@0.25.0': false }, undefined, 'esbuild', '0.25.0', false],
+    [{ '@swc/core': true }, undefined, '@swc/core', '1.3.0', true],
+    [{ '@swc/core': 'maybe' }, undefined, '@swc/core', '1.3.0', undefined],
+    [{ other: true }, undefined, 'esbuild', '0.25.0', undefined],
+    [{ 'esbuild@0.25.0 || 0.26.0': true }, undefined, 'esbuild', '0.25.0', 'unread'],
+  ]
+  it.each(cases)('%j, dangerouslyAllowAllBuilds %j: %s@%s', (allowBuilds, dangerouslyAllowAllBuilds, name, version, verdict) => {
+    expect(buildVerdict(name, version, { allowBuilds, dangerouslyAllowAllBuilds })).toBe(verdict)
+  })
+})

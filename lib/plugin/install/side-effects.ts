@@ -1,0 +1,249 @@
+/**
+ * Builds from pnpm's side-effects cache, for the native install. After pnpm runs a package's
+ * build it records the files the build added and deleted in the package's store-index row,
+ * under a cache key; a later frozen install that finds a diff under the key it computes
+ * imports the package with that diff applied and marks it built, so no script runs again
+ * (pnpm 11.28.11: installing/deps-restorer/src/linkAllPkgs.ts `findSideEffectsCacheKey`,
+ * building/during-install/src/index.ts `nodeNeedsBuild`). This module computes that key as
+ * pnpm 11.28.11 computes it (deps/graph-hasher/src/calcDepState.ts, calcDepGraphHash.ts), and
+ * says which packages pnpm would look it up for (building/policy/src/index.ts).
+ *
+ * Why not `@pnpm/deps.graph-hasher` itself: its only published release (1100.3.0) is older than
+ * the one pnpm 11.28.11 bundles, whose keys carry `;format=2` and hash dependency cycles
+ * another way; so the rules are written here, and the tests check them against the bundle.
+ */
+import { createHash, type Hash } from 'node:crypto'
+import { getPkgIdWithPatchHash } from '@pnpm/deps.path'
+import { enginesNodeVersion } from './installable.js'
+import type { LockfileObject, PlannedPackage } from './virtual-store.js'
+
+/** pnpm's format marker after the engine (deps/graph-hasher `SIDE_EFFECTS_FORMAT_KEY`). */
+const FORMAT = 'format=2'
+
+/** A nested object of strings, as the graph hasher hashes them. */
+interface Hashed { [key: string]: string | Hashed }
+
+function feed (hash: Hash, value: string | Hashed): void {
+  if (typeof value === 'string') {
+    hash.update(`string:${value.length}:`)
+    hash.update(value)
+    return
+  }
+  const keys = Object.keys(value).sort()
+  hash.update(`object:${keys.length}:`)
+  for (const key of keys) {
+    feed(hash, key)
+    hash.update(':')
+    feed(hash, value[key])
+    hash.update(',')
+  }
+}
+
+/**
+ * pnpm's `hashObject` (@pnpm/crypto.object-hasher: object-hash 3, SHA-256, base64, keys
+ * sorted, types not respected), for objects of strings: object-hash's serialization of them.
+ */
+export function hashObject (value: Hashed): string {
+  const hash = createHash('sha256')
+  feed(hash, value)
+  return hash.digest('base64')
+}
+
+/** A node of the dependency graph pnpm hashes: its full id and its children's node ids by alias. */
+export interface GraphNode {
+  /** `<pkgIdWithPatchHash>:<integrity>` (deps/graph-hasher `createFullPkgId`). */
+  fullPkgId: string
+  children: Record<string, string>
+}
+
+/**
+ * Every node's dependency-graph hash, as pnpm 11.28.11's `calcDepGraphHash` gives it: a node
+ * outside any cycle hashes its id with its children's hashes; the nodes of a cycle (a strongly
+ * connected component, found here by Tarjan's algorithm) get labels refined from their ids and
+ * outside children until the partition stops splitting, then each hashes its label with the
+ * hash of the whole component's shape. A child that is not a node hashes as `''`.
+ */
+export function graphHashes (graph: Map<string, GraphNode>): Map<string, string> {
+  const hashes = new Map<string, string>()
+  const index = new Map<string, number>()
+  const lowLink = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  // Iterative Tarjan: each frame is a node and the children it has yet to look at.
+  for (const root of graph.keys()) {
+    if (index.has(root)) continue
+    const frames: Array<{ id: string, pending: string[] }> = []
+    const open = (id: string): void => {
+      index.set(id, index.size)
+      lowLink.set(id, index.get(id)!)
+      stack.push(id)
+      onStack.add(id)
+      frames.push({ id, pending: Object.values(graph.get(id)!.children).filter((c) => graph.has(c)) })
+    }
+    open(root)
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1]
+      const child = frame.pending.pop()
+      if (child != null) {
+        if (!index.has(child)) open(child)
+        else if (onStack.has(child)) lowLink.set(frame.id, Math.min(lowLink.get(frame.id)!, index.get(child)!))
+        continue
+      }
+      frames.pop()
+      const parent = frames[frames.length - 1]
+      if (parent != null) lowLink.set(parent.id, Math.min(lowLink.get(parent.id)!, lowLink.get(frame.id)!))
+      if (lowLink.get(frame.id) !== index.get(frame.id)) continue
+      const members = stack.splice(stack.lastIndexOf(frame.id))
+      members.forEach((m) => onStack.delete(m))
+      hashComponent(graph, members, hashes)
+    }
+  }
+  return hashes
+}
+
+/** The children of `node` that `keep` keeps, each as `value` gives it. */
+function childrenOf (node: GraphNode, keep: (child: string) => boolean, value: (child: string) => string): Hashed {
+  const out: Hashed = {}
+  for (const [alias, child] of Object.entries(node.children)) {
+    if (keep(child)) out[alias] = value(child)
+  }
+  return out
+}
+
+function hashComponent (graph: Map<string, GraphNode>, members: string[], hashes: Map<string, string>): void {
+  const outside = (child: string): string => hashes.get(child) ?? ''
+  if (members.length === 1 && !Object.values(graph.get(members[0])!.children).includes(members[0])) {
+    const node = graph.get(members[0])!
+    hashes.set(members[0], hashObject({ id: node.fullPkgId, deps: childrenOf(node, () => true, outside) }))
+    return
+  }
+  const at = new Map(members.map((m, i) => [m, i]))
+  const inside = (child: string): boolean => at.has(child)
+  const insideDeps = (member: string, labels: string[]): Hashed => childrenOf(graph.get(member)!, inside, (child) => labels[at.get(child)!])
+  let labels = members.map((m) => {
+    const node = graph.get(m)!
+    return hashObject({ id: node.fullPkgId, deps: childrenOf(node, (child) => !inside(child), outside) })
+  })
+  // Refine until a round splits no group of equal labels (the labels before that round stay).
+  for (;;) {
+    const refined = labels.map((label, i) => hashObject({ color: label, deps: insideDeps(members[i], labels) }))
+    if (new Set(refined).size === new Set(labels).size) break
+    labels = refined
+  }
+  const shape: Hashed = {}
+  members.forEach((m, i) => { shape[labels[i]] = insideDeps(m, labels) })
+  const component = hashObject(shape)
+  members.forEach((m, i) => hashes.set(m, hashObject({ member: labels[i], component })))
+}
+
+/** The planned packages as pnpm's graph: children by dependency path (skipped ones are not children). */
+export function plannedGraph (lockfile: LockfileObject, planned: PlannedPackage[]): Map<string, GraphNode> {
+  const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
+  return new Map(planned.map((p) => {
+    const integrity = lockfile.packages![p.depPath].resolution!.integrity as string
+    const children = Object.fromEntries(Object.entries(p.children ?? {}).map(([alias, dir]) => [alias, depPathByDir.get(dir) ?? dir]))
+    return [p.depPath, { fullPkgId: `${getPkgIdWithPatchHash(p.depPath as Parameters<typeof getPkgIdWithPatchHash>[0])}:${integrity}`, children }]
+  }))
+}
+
+/**
+ * pnpm's engine part of the key: platform, architecture and the major of the Node its scripts
+ * run on (engine/runtime/system-version `engineName`): the Node pnpm runs on, unless pnpm is a
+ * single executable, which asks the `node` on PATH (then `undefined`: left to pnpm).
+ */
+export function engineName (): string | undefined {
+  const version = enginesNodeVersion(undefined)
+  return version == null ? undefined : `${process.platform};${process.arch};node${version.replace(/^v/, '').split('.')[0]}`
+}
+
+/** The key pnpm looks a built package up under (`calcDepState` with the dependency graph's hash, and the patch's). */
+export function sideEffectsCacheKey (engine: string, depGraphHash: string, patchHash?: string): string {
+  return `${engine};${FORMAT};deps=${depGraphHash}${patchHash != null ? `;patch=${patchHash}` : ''}`
+}
+
+/** The settings that decide which builds pnpm runs. */
+export interface BuildPolicyConfig {
+  allowBuilds?: Record<string, unknown>
+  dangerouslyAllowAllBuilds?: boolean
+}
+
+/** A rule key of `allowBuilds` this reads: a package name, or a name and one exact version. */
+export const SIMPLE_RULE = /^(@[^/@\s]+\/)?[^/@\s:#()|]+(@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)?$/
+
+/**
+ * pnpm's verdict on running the build of `name@version` (building/policy
+ * `createAllowBuildFunction`): `true` allowed, `false` denied, `undefined` undecided; `'unread'`
+ * when `allowBuilds` has a rule this does not read (version ranges, dependency paths, git
+ * repositories), and pnpm decides.
+ */
+export function buildVerdict (name: string, version: string, config: BuildPolicyConfig): boolean | undefined | 'unread' {
+  if (config.dangerouslyAllowAllBuilds === true) return true
+  const rules = config.allowBuilds
+  if (rules == null) return undefined
+  if (Object.keys(rules).some((key) => !SIMPLE_RULE.test(key))) return 'unread'
+  const ruleOf = (key: string): unknown => Object.hasOwn(rules, key) ? rules[key] : undefined
+  const own = [ruleOf(name), ruleOf(`${name}@${version}`)]
+  if (own.includes(false)) return false
+  if (own.includes(true)) return true
+  return undefined
+}
+
+/** The settings that decide whether pnpm reads built packages from the side-effects cache. */
+export interface SideEffectsConfig extends BuildPolicyConfig {
+  ignoreScripts?: boolean
+  /** pnpm's resolved `sideEffectsCache` / `sideEffectsCacheReadonly` (config/reader `resolveSideEffectsCache`). */
+  sideEffectsCacheRead?: unknown
+  remoteSideEffectsCache?: unknown
+}
+
+/**
+ * Why pnpm would not import any built package from the local side-effects cache as this
+ * computes it (`undefined`: it would): scripts off (no build runs, none is looked up), the
+ * cache not read, a remote cache configured (pnpm asks it first), or a Node only pnpm asks.
+ */
+function cacheUnread (config: SideEffectsConfig): string | undefined {
+  if (config.ignoreScripts === true) return 'scripts are off'
+  if (config.sideEffectsCacheRead !== true) return 'the side-effects cache is not read'
+  const remote = config.remoteSideEffectsCache as { org?: unknown } | undefined
+  if (remote?.org != null && remote.org !== '') return 'a remote side-effects cache'
+  return undefined
+}
+
+/** The keys pnpm would import a package under: if its row requires a build, and (patched) if not. */
+export interface CacheKeys {
+  key: string
+  /** A patched package's key when its row requires no build (no dependency hash). */
+  patched?: string
+}
+
+/**
+ * The keys pnpm would import each planned package under (linkAllPkgs' `findSideEffectsCacheKey`
+ * with scripts on: the engine, the format, the dependency graph's hash if its row requires a
+ * build, the patch's hash if it is patched): for the packages whose build pnpm allows
+ * (`buildVerdict` true); none when pnpm would look none up (see `cacheUnread`), and a package
+ * that builds is then left to pnpm. `patches`: the patched packages' patch hashes by dependency
+ * path. A patched package pnpm would not look up (its build not allowed, the cache not read)
+ * is patched by pnpm's build step: then why the install is left to pnpm.
+ */
+export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: PlannedPackage[], config: SideEffectsConfig, patches: Map<string, string>): Map<string, CacheKeys> | string {
+  const keys = new Map<string, CacheKeys>()
+  const engine = engineName()
+  const unread = cacheUnread(config) ?? (engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined)
+  const verdicts = new Map(planned.map((p) => [p.depPath, buildVerdict(p.name, p.version, config)]))
+  const allowed = planned.filter((p) => verdicts.get(p.depPath) === true)
+  const unpatchable = planned.find((p) => patches.has(p.depPath) && (unread != null || verdicts.get(p.depPath) !== true))
+  if (unpatchable != null) {
+    const why = unread ?? (verdicts.get(unpatchable.depPath) === 'unread' ? 'allowBuilds has rules not read here' : 'its build is not allowed')
+    return `${unpatchable.depPath}: patched, and pnpm applies the patch itself (${why})`
+  }
+  if (unread != null || allowed.length === 0) return keys
+  const hashes = graphHashes(plannedGraph(lockfile, planned))
+  for (const p of allowed) {
+    const patch = patches.get(p.depPath)
+    keys.set(p.depPath, {
+      key: sideEffectsCacheKey(engine!, hashes.get(p.depPath)!, patch),
+      ...(patch != null ? { patched: `${engine!};${FORMAT};patch=${patch}` } : {}),
+    })
+  }
+  return keys
+}
