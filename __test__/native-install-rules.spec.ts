@@ -69,7 +69,7 @@ describe('hoist: pnpm\'s hoist patterns, matched by pnpm\'s own matcher (@pnpm/c
     ...names.map((n) => ({ depPath: `${n}@1.0.0`, targetDir: dir(n), children: {} })),
   ] as unknown as Parameters<typeof hoist>[1]
   const hoisted = (hoistPattern: string[], publicHoistPattern: string[] = []) => {
-    const { privateLinks, publicLinks } = hoist(lockfile, planned, { direct: { app: dir('app') }, hoistPattern, publicHoistPattern })
+    const { privateLinks, publicLinks } = hoist(lockfile, planned, { importers: [{ id: '.', direct: { app: dir('app') } }], hoistPattern, publicHoistPattern })
     return { private: Object.keys(privateLinks), public: Object.keys(publicLinks) }
   }
   it.each([
@@ -86,6 +86,25 @@ describe('hoist: pnpm\'s hoist patterns, matched by pnpm\'s own matcher (@pnpm/c
   })
   it('publicHoistPattern wins over hoistPattern', () => {
     expect(hoisted(['*'], ['*prettier*'])).toEqual({ private: names.filter((n) => n !== 'prettier'), public: ['prettier'] })
+  })
+
+  it('a workspace: every importer\'s dependencies hoisted (the first importer naming an alias wins), the projects by their names unless a dependency has it', () => {
+    const ws = {
+      importers: { '.': { dependencies: { app: '1.0.0' } }, 'packages/x': { dependencies: { eslint: '1.0.0', prettier: '1.0.0' } } },
+      packages: lockfile.packages,
+    }
+    const { record, privateLinks } = hoist(ws, planned, {
+      importers: [{ id: '.', direct: { app: dir('app') } }, { id: 'packages/x', direct: { eslint: dir('eslint'), prettier: dir('prettier'), '@ws/y': '/p/packages/y' } }],
+      hoistPattern: ['*'],
+      publicHoistPattern: [],
+      workspaceProjects: [{ id: 'packages/x', name: 'x', dir: '/p/packages/x' }, { id: 'packages/y', name: 'abc', dir: '/p/packages/y' }, { id: 'packages/z', name: 'prettier', dir: '/p/packages/z' }],
+    })
+    // `prettier` is an importer's dependency: project z is not hoisted; project y takes `abc` before app's dependency.
+    expect(Object.keys(record)).toEqual(['eslint@1.0.0', 'prettier@1.0.0', 'eslint-import-resolver-node@1.0.0', 'a?c@1.0.0', '@babel/core@1.0.0', 'packages/x', 'packages/y'])
+    expect(record['packages/y']).toEqual({ abc: 'private' })
+    expect(privateLinks.abc).toBe('/p/packages/y')
+    expect(privateLinks.x).toBe('/p/packages/x')
+    expect(privateLinks['@ws/y']).toBeUndefined()
   })
 })
 
@@ -198,7 +217,7 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['a plain install, the lockfile\'s settings in another order than pnpm records them', { settings: 'settings:\n  excludeLinksFromLockfile: false\n  autoInstallPeers: true\n' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
     ['a plain install, a lockfile without settings', { settings: '' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
     ['a plain install under --offline (everything else up to date)', {}, { frozenLockfile: false }, /^1 packages are not in the store, and --offline$/],
-    ['a link: dependency', { wanted: { a: 'link:../a' } }, {}, /^1 packages need pnpm \(a@link:\.\.\/a, …\)$/],
+    ['a link: dependency on a directory that is not a project of the workspace', { wanted: { a: 'link:../a' } }, {}, /^a@link:\.\.\/a: a link to a directory that is not a project of the workspace$/],
     ['a version pnpm\'s lockfile check refuses', { wanted: { a: '1.0' }, importer: "      a:\n        specifier: '1.0'\n        version: '1.0'\n", packages: { "'a@1.0'": '' } }, {}, /^a@1\.0: a version pnpm's lockfile check refuses$/],
     // Skipped as pnpm skips it (its engines.node not met, under engineStrict too): only `a` is left to find in the store.
     ['an optional package whose engines are not met', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {node: '<1'}\n" } }, { engineStrict: true }, /^1 packages are not in the store, and --offline$/],

@@ -201,6 +201,28 @@ const PROJECTS: Project[] = [
   },
 ]
 
+/** A workspace project below the root: its manifest and its files (text, mode). */
+interface WorkspaceProject {
+  manifest: Record<string, unknown>
+  files?: Record<string, [string, number]>
+}
+
+/**
+ * A workspace of three projects besides the root: `workspace:` dependencies between them (one
+ * through a caret range), bins in two of them, a dependency the root has at another version
+ * (util), dependencies only a project has (hoisted from there), one alias at three versions (a),
+ * peer dependencies of projects (one also a dev dependency, one installed for them).
+ */
+const WORKSPACE = {
+  root: { name: 'ws-root', version: '1.0.0', private: true, devDependencies: { '@ws/tools': 'workspace:*', util: '1.0.0' } },
+  projects: {
+    'packages/lib': { manifest: { name: '@ws/lib', version: '1.0.0', bin: { 'lib-cli': 'cli.js' }, dependencies: { a: '1.0.0', f: '1.0.0' }, peerDependencies: { host: '^1.0.0' }, devDependencies: { host: '1.0.0' } }, files: { 'cli.js': [NODE_BIN, 0o755] } },
+    'packages/app': { manifest: { name: 'app', version: '2.0.0', dependencies: { '@ws/lib': 'workspace:^', b: '1.0.0', c: '1.0.0', owners: '1.0.0', 'plugin-c': '1.0.0' }, devDependencies: { '@scope/tool': '1.0.0' }, peerDependencies: { shared: '1.0.0' } } },
+    'packages/tools': { manifest: { name: '@ws/tools', version: '0.1.0', bin: { 'ws-tool': 'tool.js' }, dependencies: { util: '2.0.0', '@ws/lib': 'workspace:*' } }, files: { 'tool.js': [NODE_BIN, 0o755] } },
+  } satisfies Record<string, WorkspaceProject>,
+  workspace: 'packages:\n  - \'packages/*\'\nminimumReleaseAge: 0\n',
+}
+
 /** A project's files as a clone has them. */
 const CLONED = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']
 
@@ -223,11 +245,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   const sandbox = (label: string): string => path.join(base, `${label}-sandbox`)
 
   /** The README's setup: a project with the plugin as its config dependency and a lockfile pnpm resolved. */
-  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string): Promise<{ dir: string, store: string }> {
+  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string, projects: Record<string, WorkspaceProject> = {}): Promise<{ dir: string, store: string }> {
     const dir = path.join(base, label)
     const store = path.join(base, `${label}-store`)
     fs.mkdirSync(dir)
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
+    for (const [project, { manifest, files = {} }] of Object.entries(projects)) {
+      fs.mkdirSync(path.join(dir, project), { recursive: true })
+      fs.writeFileSync(path.join(dir, project, 'package.json'), JSON.stringify(manifest, null, 2))
+      for (const [file, [text, mode]] of Object.entries(files)) fs.writeFileSync(path.join(dir, project, file), text, { mode })
+    }
     fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), workspace)
     const opts = { projectDir: dir, storeDir: store, sandbox: sandbox(label), registry: registry.url }
     expectOk(await runPnpm(['add', '--config', PLUGIN_NAME], opts))
@@ -235,10 +262,14 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return { dir, store }
   }
 
+  /** A clone of `from`: its project files, and every other workspace project's files but its `node_modules`. */
   function clone (from: string, label: string): string {
     const dir = path.join(base, label)
     fs.mkdirSync(dir)
     for (const f of CLONED) fs.copyFileSync(path.join(from, f), path.join(dir, f))
+    for (const project of importerDirs(from).filter((p) => p !== '.')) {
+      fs.cpSync(path.join(from, project), path.join(dir, project), { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
+    }
     return dir
   }
 
@@ -276,7 +307,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
         }
       }
     }
-    walk('node_modules')
+    for (const project of importerDirs(dir)) {
+      const modules = project === '.' ? 'node_modules' : `${project}/node_modules`
+      if (fs.existsSync(path.join(dir, modules))) walk(modules)
+    }
     return lines
   }
 
@@ -288,7 +322,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    */
   async function answers (dir: string, store: string, label: string, why: string): Promise<string[]> {
     const opts = { projectDir: dir, storeDir: store, sandbox: sandbox(label), query: true }
-    const ls = await runPnpm(['ls', '--depth', 'Infinity', '--json'], opts)
+    const ls = await runPnpm(['ls', ...(importerDirs(dir).length > 1 ? ['-r'] : []), '--depth', 'Infinity', '--json'], opts)
     const whyRun = await runPnpm(['why', why], opts)
     expectOk(ls)
     expectOk(whyRun)
@@ -307,6 +341,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     args?: string[]
     /** A plain `pnpm install` (pnpm decides whether the lockfile is installed as it is). */
     plain?: boolean
+    /** The workspace project pnpm runs in (relative; the root by default). */
+    cwd?: string
   }
 
   const installCommand = (opts: InstallOptions): string[] => ['install', ...(opts.plain === true ? [] : ['--frozen-lockfile']), ...(opts.args ?? [])]
@@ -316,10 +352,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const from = opts.online === true ? { registry: registry.url } : {}
     const command = installCommand(opts)
     const stock = clone(setUpDir, `${label}-stock`)
-    expectOk(await runPnpm(command, { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
+    expectOk(await runPnpm(command, { projectDir: path.join(stock, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
     const native = clone(setUpDir, `${label}-native`)
     const traceFile = path.join(base, `${label}-trace.txt`)
-    const nativeRun = await runPnpm(command, { projectDir: native, storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
+    const nativeRun = await runPnpm(command, { projectDir: path.join(native, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
     expectOk(nativeRun)
     return { stock, native, stockTree: tree(stock, store), nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
   }
@@ -354,7 +390,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
 
     // Up to date, and stays so.
-    const again = await runPnpm(installCommand(opts), { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
+    const again = await runPnpm(installCommand(opts), { projectDir: path.join(both.native, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-native`) })
     expectOk(again)
     expect(again.stdout).toContain('Already up to date')
     expect(again.stdout).not.toContain(PNPM_INSTALLED)
@@ -383,6 +419,46 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
       expect(relative(both.native)).toEqual(relative(both.stock))
       expect(fs.existsSync(path.join(both.native, 'node_modules', 'extra'))).toBe(true)
+    })
+  }
+
+  const WORKSPACE_INSTALLS = [
+    { label: 'workspace', cwd: '.', from: 'its root' },
+    { label: 'workspace-sub', cwd: 'packages/app', from: 'a project\'s directory' },
+    { label: 'workspace-scripts-off', cwd: '.', from: 'its root with scripts off, projects with scripts of their own', scriptsOff: true },
+  ]
+  for (const { label, cwd, from, scriptsOff } of WORKSPACE_INSTALLS) {
+    it(`a workspace of several projects, installed from ${from}: every project's node_modules and the state are stock's, up to date; a changed project installs on top as stock`, async () => {
+      const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
+      if (scriptsOff === true) {
+        projects['packages/app'].manifest.scripts = { prepare: 'echo app > prepared.txt' }
+        projects['packages/tools'].manifest.scripts = { postinstall: 'echo tools > installed.txt' }
+      }
+      const { dir, store } = await setUp(label, WORKSPACE.root, WORKSPACE.workspace, projects)
+      const args = scriptsOff === true ? ['--config.ignore-scripts=true'] : []
+      const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir), why: 'util', cwd, args })
+      for (const entry of [
+        'packages/app/node_modules/@ws/lib -> ../../../lib', 'node_modules/@ws/tools -> ../../packages/tools', 'packages/tools/node_modules/.bin/lib-cli 755',
+        'node_modules/.bin/ws-tool 755', 'packages/app/node_modules/b -> ../../../node_modules/.pnpm/b@1.0.0/node_modules/b',
+        'node_modules/.pnpm/node_modules/@ws/lib -> ../../../../packages/lib', 'node_modules/.pnpm/node_modules/a -> ', 'packages/app/node_modules/.bin/auto-peer 755',
+        'packages/lib/node_modules/host -> ', 'packages/app/node_modules/shared -> ',
+      ]) expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+      if (scriptsOff === true) expect(both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"pendingBuilds":["packages/app","packages/tools"]')
+
+      // A new dependency of one project: pnpm resolves and links it on top of each, the same way.
+      for (const d of [both.stock, both.native]) {
+        const file = path.join(d, 'packages', 'app', 'package.json')
+        const manifest = JSON.parse(fs.readFileSync(file, 'utf8'))
+        manifest.dependencies.extra = '1.0.0'
+        fs.writeFileSync(file, JSON.stringify(manifest, null, 2))
+      }
+      expectOk(await runPnpm(['install', ...args], { projectDir: path.join(both.stock, cwd), storeDir: store, sandbox: sandbox(`${label}-stock`), registry: registry.url, env: STOCK }))
+      const changed = await runPnpm(['install', ...args], { projectDir: path.join(both.native, cwd), storeDir: store, sandbox: sandbox(`${label}-native`), registry: registry.url })
+      expectOk(changed)
+      expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
+      const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+      expect(relative(both.native)).toEqual(relative(both.stock))
+      expect(fs.existsSync(path.join(both.native, 'packages', 'app', 'node_modules', 'extra'))).toBe(true)
     })
   }
 
@@ -625,13 +701,19 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree.some((l) => l.startsWith('node_modules/.bin/is-docker 755'))).toBe(true)
   })
 
+  /** How a committed fixture is changed before it is installed (each change said where it is made). */
+  interface FixtureEdit {
+    rootManifest?: (manifest: Record<string, unknown>) => Record<string, unknown>
+    workspace?: (text: string) => string
+  }
+
   /**
    * A committed project with the plugin added as for any project (`pnpm add --config`, then
    * `pnpm install`): its config dependency, and the checksum of its pnpmfile, joined to the
    * project's lockfile; its workspace settings with `minimumReleaseAge: 0` (the registry
    * stand-in's metadata has no real publish times).
    */
-  async function withPlugin (label: string, fixture: string): Promise<string> {
+  async function withPlugin (label: string, fixture: string, edit: FixtureEdit = {}): Promise<string> {
     const seed = await setUp(`${label}-seed`, { name: 'seed', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
     const seedLockfile = fs.readFileSync(path.join(seed.dir, 'pnpm-lock.yaml'), 'utf8')
     const envDocument = seedLockfile.slice(0, seedLockfile.indexOf('\n---\n', 4) + 5)
@@ -639,9 +721,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const configDependencies = /^configDependencies:\n(?: {2}.*\n)+/m.exec(fs.readFileSync(path.join(seed.dir, 'pnpm-workspace.yaml'), 'utf8'))![0]
     const dir = path.join(base, label)
     fs.mkdirSync(dir)
-    fs.copyFileSync(path.join(fixture, 'package.json'), path.join(dir, 'package.json'))
+    // Every project's package.json, where the fixture has it.
+    for (const file of fs.readdirSync(fixture, { recursive: true, encoding: 'utf8' }).filter((f) => path.basename(f) === 'package.json')) {
+      fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+      fs.copyFileSync(path.join(fixture, file), path.join(dir, file))
+    }
+    if (edit.rootManifest != null) fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(edit.rootManifest(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))), null, 2))
     const workspace = path.join(fixture, 'pnpm-workspace.yaml')
-    fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `${fs.existsSync(workspace) ? fs.readFileSync(workspace, 'utf8') : ''}\nminimumReleaseAge: 0\n${configDependencies}`)
+    const settings = (edit.workspace ?? ((t: string) => t))(fs.existsSync(workspace) ? fs.readFileSync(workspace, 'utf8') : '')
+    fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `${settings}\nminimumReleaseAge: 0\n${configDependencies}`)
     const lockfile = fs.readFileSync(path.join(fixture, 'pnpm-lock.yaml'), 'utf8').replace('\nimporters:\n', `\n${checksum}\n\nimporters:\n`)
     fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), envDocument + lockfile)
     return dir
@@ -693,6 +781,31 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const dir = await withPlugin(starter.name, fixture)
       const both = await expectSameAsStockFrom(corpus, dir, starter.name, { packages: planned.length, why: starter.why, args: starter.args })
       expect(JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).skipped).toEqual(skipped.sort())
+    }, 300_000)
+  }
+
+  /**
+   * Public monorepos pinning pnpm 11 (__test__/fixtures/projects, README.md there), each as its
+   * repository has it but for what the test machine needs: pnpm 11.28.11 itself installs (the
+   * pinned `packageManager` is dropped, so pnpm does not switch), the registry stand-in's
+   * packages are old enough (`minimumReleaseAge: 0`) and carry no publishing evidence to
+   * compare (`trustPolicy` dropped), and scripts are off (their builds are issue 25's).
+   */
+  const MONOREPOS = [
+    { name: 'vue-core', why: 'vue', projects: 18 },
+  ]
+  const withoutKeys = (...keys: string[]) => (text: string): string => text.split('\n').filter((line) => !keys.some((k) => line.startsWith(`${k}:`))).join('\n')
+  for (const monorepo of MONOREPOS) {
+    it(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts off): every project's node_modules is stock pnpm's, up to date`, async () => {
+      const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
+      const { dir: cache, planned } = await platformCorpus(fixture, monorepo.name)
+      const corpus = downloaded(cache)
+      const dir = await withPlugin(monorepo.name, fixture, {
+        rootManifest: ({ packageManager: _, ...manifest }) => manifest,
+        workspace: withoutKeys('minimumReleaseAge', 'trustPolicy'),
+      })
+      expect(importerDirs(dir)).toHaveLength(monorepo.projects)
+      await expectSameAsStockFrom(corpus, dir, monorepo.name, { packages: planned.length, why: monorepo.why, args: ['--config.ignore-scripts=true'] })
     }, 300_000)
   }
 
@@ -805,6 +918,13 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(leftovers.filter((entry) => fs.existsSync(path.join(modules, entry)))).toEqual([])
     expect(fs.existsSync(path.join(modules, running))).toBe(true)
   })
+
+  /** The lockfile's importers (`.`, `packages/a`, …), from its project document. */
+  function importerDirs (dir: string): string[] {
+    const main = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8').split('\n---\n').at(-1)!
+    const section = main.split('\nimporters:\n')[1]?.split(/\n\S/)[0] ?? ''
+    return [...section.matchAll(/^ {2}(\S.*?):(?: \{\})?$/gm)].map((m) => m[1].replace(/^'(.*)'$/, '$1'))
+  }
 
   function countSnapshots (dir: string): number {
     const main = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8').split('\n---\n').at(-1)!

@@ -14,6 +14,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import type { WorkspaceProject } from './workspace-projects.js'
 
 type Scripts = Record<string, unknown>
 
@@ -26,7 +27,7 @@ const DEV_PREINSTALL = 'pnpm:devPreinstall'
 /** Whether pnpm's runner runs `script` (it skips an empty one, and npm's `only-allow pnpm` guard). */
 const runs = (script: unknown): boolean => typeof script === 'string' && script !== '' && script !== 'npx only-allow pnpm'
 
-export interface ProjectScripts {
+interface OneProjectScripts {
   /** Why the install must be left to pnpm whole, if it must. */
   leftToPnpm?: string
   /** The stages pnpm will run after the native layout (the workspace state is then pnpm's to write). */
@@ -35,8 +36,35 @@ export interface ProjectScripts {
   pendingBuild: boolean
 }
 
+export interface ProjectScripts {
+  /** Why the install must be left to pnpm whole, if it must. */
+  leftToPnpm?: string
+  /** The root project's stages pnpm will run after the native layout (the workspace state is then pnpm's to write). */
+  pnpmRuns: string[]
+  /** The projects pnpm records in `.modules.yaml`'s `pendingBuilds` (scripts off), by importer id. */
+  pendingProjects: string[]
+}
+
+/**
+ * What the native install does about the scripts of every project of the workspace: the root's
+ * as `projectScripts` says; another project's that pnpm would run (scripts on) leave the
+ * install to pnpm, which runs them in its order (the projects' build order).
+ */
+export function workspaceScripts (projects: WorkspaceProject[], ignoreScripts: boolean): ProjectScripts {
+  const scripts: ProjectScripts = { pnpmRuns: [], pendingProjects: [] }
+  for (const { id, dir, manifest } of projects) {
+    const own = projectScripts(manifest, dir, ignoreScripts)
+    if (own.leftToPnpm != null) return { ...scripts, leftToPnpm: id === '.' ? own.leftToPnpm : `${own.leftToPnpm} (${id})` }
+    if (own.pendingBuild) scripts.pendingProjects.push(id)
+    if (own.pnpmRuns.length === 0) continue
+    if (id !== '.') return { ...scripts, leftToPnpm: `the ${own.pnpmRuns.join(', ')} of the workspace project ${id}, which pnpm runs` }
+    scripts.pnpmRuns = own.pnpmRuns
+  }
+  return scripts
+}
+
 /** What the native install does about the root project's scripts (`rootDir` holds its package.json). */
-export function projectScripts (manifest: Record<string, unknown>, rootDir: string, ignoreScripts: boolean): ProjectScripts {
+export function projectScripts (manifest: Record<string, unknown>, rootDir: string, ignoreScripts: boolean): OneProjectScripts {
   const scripts = (manifest.scripts != null && typeof manifest.scripts === 'object' ? manifest.scripts : {}) as Scripts
   if (ignoreScripts) {
     // pnpm's test: the first of these that is set must be a non-empty string.
