@@ -211,14 +211,15 @@ interface WorkspaceProject {
  * A workspace of three projects besides the root: `workspace:` dependencies between them (one
  * through a caret range), bins in two of them, a dependency the root has at another version
  * (util), dependencies only a project has (hoisted from there), one alias at three versions (a),
- * peer dependencies of projects (one also a dev dependency, one installed for them).
+ * peer dependencies of projects (one also a dev dependency, one installed for them), a project's
+ * bin whose target its build makes (not there: pnpm's shim for a missing target).
  */
 const WORKSPACE = {
   root: { name: 'ws-root', version: '1.0.0', private: true, devDependencies: { '@ws/tools': 'workspace:*', util: '1.0.0' } },
   projects: {
     'packages/lib': { manifest: { name: '@ws/lib', version: '1.0.0', bin: { 'lib-cli': 'cli.js' }, dependencies: { a: '1.0.0', f: '1.0.0' }, peerDependencies: { host: '^1.0.0' }, devDependencies: { host: '1.0.0' } }, files: { 'cli.js': [NODE_BIN, 0o755] } },
     'packages/app': { manifest: { name: 'app', version: '2.0.0', dependencies: { '@ws/lib': 'workspace:^', b: '1.0.0', c: '1.0.0', owners: '1.0.0', 'plugin-c': '1.0.0' }, devDependencies: { '@scope/tool': '1.0.0' }, peerDependencies: { shared: '1.0.0' } } },
-    'packages/tools': { manifest: { name: '@ws/tools', version: '0.1.0', bin: { 'ws-tool': 'tool.js' }, dependencies: { util: '2.0.0', '@ws/lib': 'workspace:*' } }, files: { 'tool.js': [NODE_BIN, 0o755] } },
+    'packages/tools': { manifest: { name: '@ws/tools', version: '0.1.0', bin: { 'ws-tool': 'tool.js', 'ws-built': 'dist/built.js' }, dependencies: { util: '2.0.0', '@ws/lib': 'workspace:*' } }, files: { 'tool.js': [NODE_BIN, 0o755] } },
   } satisfies Record<string, WorkspaceProject>,
   workspace: 'packages:\n  - \'packages/*\'\nminimumReleaseAge: 0\n',
 }
@@ -439,7 +440,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir), why: 'util', cwd, args })
       for (const entry of [
         'packages/app/node_modules/@ws/lib -> ../../../lib', 'node_modules/@ws/tools -> ../../packages/tools', 'packages/tools/node_modules/.bin/lib-cli 755',
-        'node_modules/.bin/ws-tool 755', 'packages/app/node_modules/b -> ../../../node_modules/.pnpm/b@1.0.0/node_modules/b',
+        'node_modules/.bin/ws-tool 755', 'node_modules/.bin/ws-built 755', 'packages/app/node_modules/b -> ../../../node_modules/.pnpm/b@1.0.0/node_modules/b',
         'node_modules/.pnpm/node_modules/@ws/lib -> ../../../../packages/lib', 'node_modules/.pnpm/node_modules/a -> ', 'packages/app/node_modules/.bin/auto-peer 755',
         'packages/lib/node_modules/host -> ', 'packages/app/node_modules/shared -> ',
       ]) expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
@@ -789,10 +790,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * repository has it but for what the test machine needs: pnpm 11.28.11 itself installs (the
    * pinned `packageManager` is dropped, so pnpm does not switch), the registry stand-in's
    * packages are old enough (`minimumReleaseAge: 0`) and carry no publishing evidence to
-   * compare (`trustPolicy` dropped), and scripts are off (their builds are issue 25's).
+   * compare (`trustPolicy` dropped), and scripts are off (their builds are issue 25's). unocss
+   * without its `shamefullyHoist` (a layout the native install leaves to pnpm).
    */
   const MONOREPOS = [
-    { name: 'vue-core', why: 'vue', projects: 18 },
+    { name: 'vue-core', why: 'vue', projects: 18, drop: [] },
+    { name: 'unocss', why: 'vue', projects: 55, drop: ['shamefullyHoist'] },
   ]
   const withoutKeys = (...keys: string[]) => (text: string): string => text.split('\n').filter((line) => !keys.some((k) => line.startsWith(`${k}:`))).join('\n')
   for (const monorepo of MONOREPOS) {
@@ -802,12 +805,39 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const corpus = downloaded(cache)
       const dir = await withPlugin(monorepo.name, fixture, {
         rootManifest: ({ packageManager: _, ...manifest }) => manifest,
-        workspace: withoutKeys('minimumReleaseAge', 'trustPolicy'),
+        workspace: withoutKeys('minimumReleaseAge', 'trustPolicy', ...monorepo.drop),
       })
       expect(importerDirs(dir)).toHaveLength(monorepo.projects)
       await expectSameAsStockFrom(corpus, dir, monorepo.name, { packages: planned.length, why: monorepo.why, args: ['--config.ignore-scripts=true'] })
     }, 300_000)
   }
+
+  it('the tanstack-query monorepo (102 projects), whose lockfile stock pnpm 11.28.11 refuses (publishConfig.linkDirectory, which its pnpm did not record): the plugin steps aside, pnpm refuses as stock, nothing linked', async () => {
+    const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', 'tanstack-query')
+    const dir = await withPlugin('tanstack-query', fixture, {
+      rootManifest: ({ packageManager: _, ...manifest }) => manifest,
+      workspace: withoutKeys('minimumReleaseAge', 'trustPolicy'),
+    })
+    const store = path.join(base, 'tanstack-query-store')
+    const command = ['install', '--frozen-lockfile', '--config.ignore-scripts=true']
+    const stock = clone(dir, 'tanstack-query-stock')
+    const stockRun = await runPnpm(command, { projectDir: stock, storeDir: store, sandbox: sandbox('tanstack-query-stock'), registry: registry.url, env: STOCK })
+    const native = clone(dir, 'tanstack-query-native')
+    const traceFile = path.join(base, 'tanstack-query-trace.txt')
+    const nativeRun = await runPnpm(command, { projectDir: native, storeDir: store, sandbox: sandbox('tanstack-query-native'), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    // (Its importers record a publishDirectory, which the native install leaves to pnpm; its
+    // overrides rewrite projects' specifiers, which the head start's check does not model.)
+    const trace = fs.readFileSync(traceFile, 'utf8')
+    expect(trace).toMatch(/^native install skipped: the lockfile's importer "packages\/angular-query-experimental" has publishDirectory$/m)
+    expect(trace).toMatch(/^prelink skipped: /m)
+    const refusal = /ERR_PNPM_OUTDATED_LOCKFILE.*/.exec(stockRun.stdout + stockRun.stderr)
+    expect(refusal, stockRun.stdout).not.toBeNull()
+    expect(nativeRun.code).toBe(stockRun.code)
+    expect(nativeRun.stdout + nativeRun.stderr).toContain(refusal![0])
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(native)).toEqual(relative(stock))
+    expect(relative(native).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
+  })
 
   /** What the native install leaves to pnpm: no state of its own, pnpm installs, stock's tree. */
   async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp): Promise<Compared> {

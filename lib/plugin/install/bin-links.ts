@@ -66,6 +66,8 @@ export interface Command {
   target: string
   pkgName: string
   pkgVersion: string
+  /** The package's directory, as it was found. */
+  pkgDir: string
   direct?: boolean
 }
 
@@ -128,7 +130,7 @@ function commandsOfBinDir (dir: string, setting: unknown, pkgName: string, pkgVe
   const names = files.map((file) => path.basename(file))
   // pnpm keeps the first it lists, in the order the directories list their files.
   if (new Set(names).size !== names.length) throw new UnsupportedShim(`two files of one name in ${pkgName}'s directories.bin`)
-  return files.map((file, i) => ({ name: names[i], target: path.join(binDir, file), pkgName, pkgVersion }))
+  return files.map((file, i) => ({ name: names[i], target: path.join(binDir, file), pkgName, pkgVersion, pkgDir: dir }))
 }
 
 /** The commands a package at `dir` declares: its `bin` (when truthy, as pnpm tests it), or else `directories.bin`. */
@@ -145,7 +147,7 @@ function commandsOf (dir: string, manifest: Manifest): Command[] {
     if (name === '' || name === '.' || name === '..' || (name !== encodeURIComponent(name) && name !== '$')) continue
     if (typeof relative !== 'string') continue
     const target = binPath(dir, relative)
-    if (target != null) commands.push({ name, target, pkgName, pkgVersion })
+    if (target != null) commands.push({ name, target, pkgName, pkgVersion, pkgDir: dir })
   }
   return commands
 }
@@ -194,6 +196,16 @@ class BinWriter {
     return real
   }
 
+  /** `file`'s real path, or `file` itself where it does not exist (pnpm's rule for a missing target's directory). */
+  realpathIfExists (file: string): string {
+    try {
+      return this.realpath(file)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return file
+      throw err
+    }
+  }
+
   /** The commands of the packages at `dirs` (those with a manifest). */
   commandsAt (dirs: string[]): Command[] {
     return dirs.flatMap((dir) => {
@@ -214,8 +226,8 @@ class BinWriter {
       // pnpm links a package's `node` command as a symlink, not a shim.
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
-      const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpath(path.dirname(cmd.target)), this.extraNodePath) : undefined
-      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd.target), nodePath))
+      const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
+      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd, binsDir), nodePath))
     }
     return chosen.map((c) => c.name)
   }
@@ -225,8 +237,8 @@ class BinWriter {
    * runnable as pnpm makes it: executable bits, and a shebang line without `\r`. Only its first
    * bytes are read, unless they do not hold its whole first line (or the line must be fixed).
    */
-  private runtime (target: string): Runtime {
-    const real = this.realpath(target)
+  private runtime ({ target, pkgDir }: Command, binsDir: string): Runtime {
+    const real = this.realpathIfExists(target)
     let runtime = this.targets.get(real)
     if (runtime != null) return runtime
     let head: Buffer
@@ -245,7 +257,15 @@ class BinWriter {
         fs.closeSync(fd)
       }
     } catch (err) {
-      throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
+      const code = (err as NodeJS.ErrnoException).code
+      // A target not there yet (a workspace project's build makes it): pnpm's shim runs it by
+      // its extension; a package's own bins pnpm then leaves out (left to pnpm here).
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || path.join(pkgDir, 'node_modules', '.bin') === binsDir) {
+        throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
+      }
+      runtime = { ...runtimeOf(target, ''), missing: true }
+      this.targets.set(real, runtime)
+      return runtime
     }
     runtime = runtimeOf(target, text)
     this.targets.set(real, runtime)
