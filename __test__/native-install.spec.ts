@@ -423,27 +423,33 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     })
   }
 
-  const WORKSPACE_INSTALLS = [
-    { label: 'workspace', cwd: '.', from: 'its root' },
-    { label: 'workspace-sub', cwd: 'packages/app', from: 'a project\'s directory' },
-    { label: 'workspace-scripts-off', cwd: '.', from: 'its root with scripts off, projects with scripts of their own', scriptsOff: true },
+  /** What every workspace install below has, as stock lays it out. */
+  const WORKSPACE_COVERS = [
+    'packages/app/node_modules/@ws/lib -> ../../../lib', 'node_modules/@ws/tools -> ../../packages/tools', 'packages/tools/node_modules/.bin/lib-cli 755',
+    'node_modules/.bin/ws-tool 755', 'node_modules/.bin/ws-built 755', 'packages/app/node_modules/b -> ../../../node_modules/.pnpm/b@1.0.0/node_modules/b',
+    'packages/app/node_modules/.bin/auto-peer 755', 'packages/lib/node_modules/host -> ', 'packages/app/node_modules/shared -> ',
   ]
-  for (const { label, cwd, from, scriptsOff } of WORKSPACE_INSTALLS) {
+  const PRIVATELY_HOISTED = ['node_modules/.pnpm/node_modules/@ws/lib -> ../../../../packages/lib', 'node_modules/.pnpm/node_modules/a -> ']
+  const WORKSPACE_INSTALLS = [
+    { label: 'workspace', cwd: '.', from: 'its root', covers: PRIVATELY_HOISTED },
+    { label: 'workspace-sub', cwd: 'packages/app', from: 'a project\'s directory', covers: PRIVATELY_HOISTED },
+    { label: 'workspace-scripts-off', cwd: '.', from: 'its root with scripts off, projects with scripts of their own', scriptsOff: true, covers: PRIVATELY_HOISTED },
+    // Projects hoisted publicly, their commands in the root's .bin; or not hoisted at all.
+    { label: 'workspace-public', cwd: '.', from: 'its root, the projects and a hoisted publicly', settings: 'publicHoistPattern:\n  - \'@ws/*\'\n  - a\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },
+    { label: 'workspace-no-hoist', cwd: '.', from: 'its root, hoistWorkspacePackages false', settings: 'hoistWorkspacePackages: false\n', covers: ['node_modules/.pnpm/node_modules/a -> '], absent: ['node_modules/.pnpm/node_modules/@ws/', 'node_modules/.pnpm/node_modules/app '] },
+  ]
+  for (const { label, cwd, from, scriptsOff, settings, covers, absent } of WORKSPACE_INSTALLS) {
     it(`a workspace of several projects, installed from ${from}: every project's node_modules and the state are stock's, up to date; a changed project installs on top as stock`, async () => {
       const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
       if (scriptsOff === true) {
         projects['packages/app'].manifest.scripts = { prepare: 'echo app > prepared.txt' }
         projects['packages/tools'].manifest.scripts = { postinstall: 'echo tools > installed.txt' }
       }
-      const { dir, store } = await setUp(label, WORKSPACE.root, WORKSPACE.workspace, projects)
+      const { dir, store } = await setUp(label, WORKSPACE.root, WORKSPACE.workspace + (settings ?? ''), projects)
       const args = scriptsOff === true ? ['--config.ignore-scripts=true'] : []
       const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir), why: 'util', cwd, args })
-      for (const entry of [
-        'packages/app/node_modules/@ws/lib -> ../../../lib', 'node_modules/@ws/tools -> ../../packages/tools', 'packages/tools/node_modules/.bin/lib-cli 755',
-        'node_modules/.bin/ws-tool 755', 'node_modules/.bin/ws-built 755', 'packages/app/node_modules/b -> ../../../node_modules/.pnpm/b@1.0.0/node_modules/b',
-        'node_modules/.pnpm/node_modules/@ws/lib -> ../../../../packages/lib', 'node_modules/.pnpm/node_modules/a -> ', 'packages/app/node_modules/.bin/auto-peer 755',
-        'packages/lib/node_modules/host -> ', 'packages/app/node_modules/shared -> ',
-      ]) expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+      for (const entry of [...WORKSPACE_COVERS, ...covers]) expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+      for (const entry of absent ?? []) expect(both.stockTree.filter((l) => l.startsWith(entry)), entry).toEqual([])
       if (scriptsOff === true) expect(both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"pendingBuilds":["packages/app","packages/tools"]')
 
       // A new dependency of one project: pnpm resolves and links it on top of each, the same way.
