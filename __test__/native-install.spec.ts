@@ -680,6 +680,26 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
   })
 
+  it('a workspace whose projects have install and prepare scripts: laid out natively, then run by pnpm in its order, as stock', async () => {
+    const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
+    projects['packages/app'].manifest.scripts = { prepare: 'echo app >> ../../log.txt' }
+    projects['packages/lib'].manifest.scripts = { install: 'echo lib >> ../../log.txt' }
+    const root = { ...WORKSPACE.root, scripts: { postinstall: 'echo root >> log.txt' } }
+    const { dir, store } = await setUp('workspace-scripts', root, WORKSPACE.workspace, projects)
+    fs.rmSync(path.join(dir, 'log.txt'))
+    const both = await installBoth(dir, store, 'workspace-scripts')
+    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; pnpm runs the project's postinstall, prepare \\(packages/app\\), install \\(packages/lib\\) and records the state$`, 'm'))
+    const log = fs.readFileSync(path.join(both.stock, 'log.txt'), 'utf8')
+    expect(log.split('\n').sort()).toEqual(['', 'app', 'lib', 'root'])
+    expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe(log)
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+    const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.native, storeDir: store, sandbox: sandbox('workspace-scripts-native') })
+    expectOk(again)
+    expect(again.stdout).toContain('Already up to date')
+    expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe(log)
+  })
+
   it('a project preinstall script (pnpm runs it before it links anything): left to pnpm whole, as stock', async () => {
     const both = await expectLeftToPnpm('project-preinstall', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' }, scripts: { preinstall: 'ls node_modules > seen.txt; echo pre >> log.txt', postinstall: 'echo post >> log.txt' } },
       'minimumReleaseAge: 0\n', /^native install skipped: the project's preinstall script, which pnpm runs before it links anything$/m)

@@ -204,9 +204,9 @@ describe('workspaceScripts: the scripts of every project of a workspace', () => 
     expect(workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' }), project('packages/b', { postinstall: 'b' })], true))
       .toEqual({ pnpmRuns: [], pendingProjects: ['.', 'packages/b'] })
   })
-  it('scripts on: the root\'s are handed to pnpm; another project\'s leave the install to pnpm', () => {
-    expect(workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' })], false)).toEqual({ pnpmRuns: ['prepare'], pendingProjects: [] })
-    expect(workspaceScripts([project('.', {}), project('packages/b', { prepare: 'b' })], false).leftToPnpm).toBe('the prepare of the workspace project packages/b, which pnpm runs')
+  it('scripts on: every project\'s are handed to pnpm, by project; a preinstall anywhere leaves the install to pnpm', () => {
+    expect(workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' }), project('packages/b', { install: 'b', prepare: 'c' })], false))
+      .toEqual({ pnpmRuns: ['prepare', 'install (packages/b)', 'prepare (packages/b)'], pendingProjects: [] })
     expect(workspaceScripts([project('.', {}), project('packages/b', { preinstall: 'b' })], false).leftToPnpm).toMatch(/preinstall script.*\(packages\/b\)$/)
   })
 })

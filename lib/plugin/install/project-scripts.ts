@@ -1,6 +1,7 @@
 /**
- * The project's own lifecycle scripts in a frozen install, as pnpm 11.28.11 handles them, for
- * the native install (docs/native-install.md, "The project's own scripts"):
+ * The projects' own lifecycle scripts in a frozen install, as pnpm 11.28.11 handles them, for
+ * the native install (docs/native-install.md, "The project's own scripts"; in a workspace,
+ * every project's alike):
  *
  * - scripts on: pnpm runs the root project's `preinstall` (and `pnpm:devPreinstall`) before it
  *   links anything, and `install`, `postinstall`, `preprepare`, `prepare`, `postprepare` once
@@ -39,16 +40,16 @@ interface OneProjectScripts {
 export interface ProjectScripts {
   /** Why the install must be left to pnpm whole, if it must. */
   leftToPnpm?: string
-  /** The root project's stages pnpm will run after the native layout (the workspace state is then pnpm's to write). */
+  /** The projects' stages pnpm will run after the native layout, the root's bare, another's as `stage (id)` (the workspace state is then pnpm's to write). */
   pnpmRuns: string[]
   /** The projects pnpm records in `.modules.yaml`'s `pendingBuilds` (scripts off), by importer id. */
   pendingProjects: string[]
 }
 
 /**
- * What the native install does about the scripts of every project of the workspace: the root's
- * as `projectScripts` says; another project's that pnpm would run (scripts on) leave the
- * install to pnpm, which runs them in its order (the projects' build order).
+ * What the native install does about the scripts of every project of the workspace, each as
+ * `projectScripts` says: the stages pnpm runs after the layout are listed by project (another
+ * project's as `stage (id)`); pnpm's own install then runs them all, in its order.
  */
 export function workspaceScripts (projects: WorkspaceProject[], ignoreScripts: boolean): ProjectScripts {
   const scripts: ProjectScripts = { pnpmRuns: [], pendingProjects: [] }
@@ -56,9 +57,7 @@ export function workspaceScripts (projects: WorkspaceProject[], ignoreScripts: b
     const own = projectScripts(manifest, dir, ignoreScripts)
     if (own.leftToPnpm != null) return { ...scripts, leftToPnpm: id === '.' ? own.leftToPnpm : `${own.leftToPnpm} (${id})` }
     if (own.pendingBuild) scripts.pendingProjects.push(id)
-    if (own.pnpmRuns.length === 0) continue
-    if (id !== '.') return { ...scripts, leftToPnpm: `the ${own.pnpmRuns.join(', ')} of the workspace project ${id}, which pnpm runs` }
-    scripts.pnpmRuns = own.pnpmRuns
+    scripts.pnpmRuns.push(...(id === '.' ? own.pnpmRuns : own.pnpmRuns.map((stage) => `${stage} (${id})`)))
   }
   return scripts
 }
