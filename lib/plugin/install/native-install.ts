@@ -307,6 +307,9 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   const { lockfile, text } = read
   const projects = projectsOf(config, rootDir)
   if (typeof projects === 'string') return projects
+  // What an earlier install left in a project's node_modules is pnpm's to prune or keep.
+  const used = projects.find((p) => p.id !== '.' && !modulesDirIsFresh(path.join(p.dir, 'node_modules')))
+  if (used != null) return `${used.id}/node_modules is not empty`
   const stale = lockfileUnsupported(lockfile, projects, config, rootDir)
   if (stale != null) return stale
   const scripts = workspaceScripts(projects, config.ignoreScripts === true)
