@@ -16,7 +16,11 @@
  * skips them), catalogs (default and named; changed after the lockfile, which pnpm refuses, and
  * `cleanupUnusedCatalogs`), a plain `pnpm install` (no `--frozen-lockfile`: natively when the
  * lockfile is up to date, as pnpm then takes its frozen path; a new dependency left to pnpm), and the alotta-modules lockfile (1,355 real packages,
- * `benchmark/download.mjs`'s corpus). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
+ * `benchmark/download.mjs`'s corpus). Workspaces: a generated one of three projects (from the
+ * root and from a project's directory, scripts off, projects hoisted publicly or not at all,
+ * projects' scripts run by pnpm after the layout), and public monorepos (vue-core and unocss
+ * installed natively, every project's `node_modules` compared; tanstack-query, whose lockfile
+ * stock refuses, refused the same way). Then the installs it leaves to pnpm, untouched: a build pnpm runs, and a
  * bin it cannot write (found after the layout, so it also shows that an install stopped halfway
  * is not taken for up to date).
  */
