@@ -280,11 +280,11 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
 
 describe('installNatively: workspaces it leaves to pnpm, untouched', () => {
   /** A workspace: the root and `packages/a`, which depends on `a`, and the lockfile of both (or of `importers`). */
-  function workspace (importers = ['.', 'packages/a']): string {
+  function workspace (importers = ['.', 'packages/a'], name = 'pa'): string {
     const dir = freshDir('native-workspace')
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'root', version: '1.0.0' }))
     fs.mkdirSync(path.join(dir, 'packages', 'a'), { recursive: true })
-    fs.writeFileSync(path.join(dir, 'packages', 'a', 'package.json'), JSON.stringify({ name: 'pa', version: '1.0.0', dependencies: { a: '1.0.0' } }))
+    fs.writeFileSync(path.join(dir, 'packages', 'a', 'package.json'), JSON.stringify({ name, version: '1.0.0', dependencies: { a: '1.0.0' } }))
     const locked = (id: string) => id === '.' ? '  .: {}\n' : `  ${id}:\n    dependencies:\n      a:\n        specifier: 1.0.0\n        version: 1.0.0\n`
     fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), `lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n${importers.map(locked).join('\n')}\npackages:\n\n  a@1.0.0:\n    resolution: {integrity: sha512-AAAA}\n\nsnapshots:\n\n  a@1.0.0: {}\n`)
     return dir
@@ -301,7 +301,8 @@ describe('installNatively: workspaces it leaves to pnpm, untouched', () => {
     ['a project\'s node_modules left by an earlier install', withDir('packages/a/node_modules/a'), {}, /^packages\/a\/node_modules is not empty$/],
     ['pnpm run from a directory that is no project', withDir('packages/b'), { dir: 'packages/b' }, /^pnpm runs in a directory that is not a project of the workspace$/],
     ['recursiveInstall false', () => workspace(), { recursiveInstall: false }, /^recursiveInstall false/],
-    ['a plain install', () => workspace(), { frozenLockfile: false }, /^a plain install of a workspace/],
+    ['a plain install, a registry dependency named like a project', () => workspace(['.', 'packages/a'], 'a'), { frozenLockfile: false }, /^a plain install: packages\/a's a: a dependency a project of the workspace may take$/],
+    ['a plain install under linkWorkspacePackages', () => workspace(), { frozenLockfile: false, linkWorkspacePackages: true }, /^a plain install: linkWorkspacePackages/],
     ['a glob this does not read', () => workspace(), { workspacePackagePatterns: ['packages/{a,b}'] }, /^a workspace pattern this does not read/],
   ] as Array<[string, () => string, Partial<NativeInstallConfig>, RegExp]>)('%s', async (_, make, more, why) => {
     const dir = make()

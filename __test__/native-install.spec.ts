@@ -437,12 +437,14 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   const WORKSPACE_INSTALLS = [
     { label: 'workspace', cwd: '.', from: 'its root', covers: PRIVATELY_HOISTED },
     { label: 'workspace-sub', cwd: 'packages/app', from: 'a project\'s directory', covers: PRIVATELY_HOISTED },
+    // A plain `pnpm install`: pnpm takes its frozen path, the projects linked as their ranges say.
+    { label: 'workspace-plain', cwd: '.', from: 'its root by a plain pnpm install', plain: true, covers: PRIVATELY_HOISTED },
     { label: 'workspace-scripts-off', cwd: '.', from: 'its root with scripts off, projects with scripts of their own', scriptsOff: true, covers: PRIVATELY_HOISTED },
     // Projects hoisted publicly, their commands in the root's .bin; or not hoisted at all.
     { label: 'workspace-public', cwd: '.', from: 'its root, the projects and a hoisted publicly', settings: 'publicHoistPattern:\n  - \'@ws/*\'\n  - a\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },
     { label: 'workspace-no-hoist', cwd: '.', from: 'its root, hoistWorkspacePackages false', settings: 'hoistWorkspacePackages: false\n', covers: ['node_modules/.pnpm/node_modules/a -> '], absent: ['node_modules/.pnpm/node_modules/@ws/', 'node_modules/.pnpm/node_modules/app '] },
   ]
-  for (const { label, cwd, from, scriptsOff, settings, covers, absent } of WORKSPACE_INSTALLS) {
+  for (const { label, cwd, from, scriptsOff, settings, covers, absent, plain } of WORKSPACE_INSTALLS) {
     it(`a workspace of several projects, installed from ${from}: every project's node_modules and the state are stock's, up to date; a changed project installs on top as stock`, async () => {
       const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
       if (scriptsOff === true) {
@@ -451,7 +453,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       }
       const { dir, store } = await setUp(label, WORKSPACE.root, WORKSPACE.workspace + (settings ?? ''), projects)
       const args = scriptsOff === true ? ['--config.ignore-scripts=true'] : []
-      const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir), why: 'util', cwd, args })
+      const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir), why: 'util', cwd, args, plain })
+      if (plain === true) for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8'))
       for (const entry of [...WORKSPACE_COVERS, ...covers]) expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
       for (const entry of absent ?? []) expect(both.stockTree.filter((l) => l.startsWith(entry)), entry).toEqual([])
       if (scriptsOff === true) expect(both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"pendingBuilds":["packages/app","packages/tools"]')
@@ -682,6 +685,26 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expectOk(again)
     expect(again.stdout).toContain('Already up to date')
     expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+  })
+
+  it('a plain `pnpm install` of a workspace whose linked project no longer meets its workspace: range: left to pnpm, which resolves it as stock', async () => {
+    const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
+    projects['packages/app'].manifest.dependencies = { ...projects['packages/app'].manifest.dependencies as object, '@ws/lib': 'workspace:^1.0.0' }
+    const { dir, store } = await setUp('workspace-plain-stale', WORKSPACE.root, WORKSPACE.workspace, projects)
+    const lib = path.join(dir, 'packages', 'lib', 'package.json')
+    fs.writeFileSync(lib, JSON.stringify({ ...JSON.parse(fs.readFileSync(lib, 'utf8')), version: '2.0.0' }, null, 2))
+    const stock = clone(dir, 'workspace-plain-stale-stock')
+    const stockRun = await runPnpm(['install'], { projectDir: stock, storeDir: store, sandbox: sandbox('workspace-plain-stale-stock'), registry: registry.url, env: STOCK })
+    const native = clone(dir, 'workspace-plain-stale-native')
+    const traceFile = path.join(base, 'workspace-plain-stale-trace.txt')
+    const nativeRun = await runPnpm(['install'], { projectDir: native, storeDir: store, sandbox: sandbox('workspace-plain-stale-native'), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install skipped: a plain install: packages\/app's @ws\/lib: the linked project's version 2\.0\.0 does not meet workspace:\^1\.0\.0$/m)
+    expect(nativeRun.code).toBe(stockRun.code)
+    const outcome = (run: PnpmRun) => /ERR_PNPM_\w+/.exec(run.stdout + run.stderr)?.[0]
+    expect(outcome(nativeRun)).toBe(outcome(stockRun))
+    expect(fs.readFileSync(path.join(native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(stock, 'pnpm-lock.yaml'), 'utf8'))
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(native)).toEqual(relative(stock))
   })
 
   it('a workspace whose projects have install and prepare scripts: laid out natively, then run by pnpm in its order, as stock', async () => {

@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { importerOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from '../dist/plugin/install/frozen-check.js'
+import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from '../dist/plugin/install/frozen-check.js'
 import { catalogResolutionStale, catalogsOutOfDate, catalogsPnpmPrunes, workspaceCatalogsPruned } from '../dist/plugin/install/catalogs.js'
 import { projectScripts, workspaceScripts } from '../dist/plugin/install/project-scripts.js'
 import { findWorkspaceProjects } from '../dist/plugin/install/workspace-projects.js'
@@ -245,5 +245,36 @@ describe('findWorkspaceProjects: the projects pnpm finds by the packages globs',
     fs.symlinkSync(path.join(root, 'tools'), path.join(root, 'packages', 'linked'))
     expect(ids(['packages/*'])).toMatch(/^a symbolic link in the workspace/)
     fs.unlinkSync(path.join(root, 'packages', 'linked'))
+  })
+})
+
+describe('linkedProjectsOutOfDate: a plain install\'s check of the workspace\'s links', () => {
+  const project = (id: string, manifest: Record<string, unknown>) => ({ id, dir: path.join('/w', id), manifest })
+  const lib = project('packages/lib', { name: '@w/lib', version: '1.2.0' })
+  const app = (spec: string, ref = 'link:../lib') => ({
+    projects: [project('.', {}), lib, project('packages/app', { name: 'app', dependencies: { '@w/lib': spec, util: '^1.0.0' } })],
+    importers: { '.': {}, 'packages/lib': {}, 'packages/app': { dependencies: { '@w/lib': ref, util: '1.0.0' } } },
+  })
+  it.each([
+    ['workspace:*', undefined],
+    ['workspace:^', undefined],
+    ['workspace:^1.0.0', undefined],
+    ['workspace:~', undefined],
+    ['workspace:^2.0.0', /version 1\.2\.0 does not meet workspace:\^2\.0\.0$/],
+    // Paths, aliases and tildes with a version: pnpm's own reading decides.
+    ['workspace:../lib', /checks its own way$/],
+    ['workspace:@w/lib@*', /checks its own way$/],
+    ['workspace:~1.0.0', /checks its own way$/],
+  ])('%s', (spec, why) => {
+    const { projects, importers } = app(spec)
+    const answer = linkedProjectsOutOfDate(importers, projects, false)
+    if (why == null) expect(answer).toBeUndefined()
+    else expect(answer).toMatch(why)
+  })
+  it('a registry dependency a project could take, or linkWorkspacePackages: pnpm decides', () => {
+    const { projects, importers } = app('^1.0.0', '1.2.0')
+    expect(linkedProjectsOutOfDate(importers, projects, false)).toMatch(/a dependency a project of the workspace may take$/)
+    const ok = app('workspace:*')
+    expect(linkedProjectsOutOfDate(ok.importers, ok.projects, true)).toMatch(/^linkWorkspacePackages/)
   })
 })

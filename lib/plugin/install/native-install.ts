@@ -23,7 +23,7 @@ import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
 import { layoutUnsupported, lockfileMode, type PnpmConfig } from '../pnpm-config.js'
 import { hoist, importerDependencies } from './hoist.js'
 import { workspaceScripts, type ProjectScripts } from './project-scripts.js'
-import { importerOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from './frozen-check.js'
+import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { linkBins } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
@@ -61,6 +61,7 @@ export interface NativeInstallConfig extends PnpmConfig, SupplyChainConfig {
   catalogs?: ConfiguredCatalogs
   workspacePackagePatterns?: string[]
   hoistWorkspacePackages?: boolean
+  linkWorkspacePackages?: boolean
   dedupeDirectDeps?: boolean
   injectWorkspacePackages?: boolean
   optimisticRepeatInstall?: boolean
@@ -186,8 +187,9 @@ function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject
   const mismatch = lockfileConfigMismatch(lockfile, config, rootDir)
   if (mismatch != null) return mismatch
   if (lockfileMode(config, true) === 'if up to date') {
-    // pnpm's plain install also checks that linked workspace packages still satisfy their ranges.
-    if (projects.length > 1) return 'a plain install of a workspace (pnpm checks its linked packages first)'
+    // pnpm's plain install also checks that the projects are still linked as their ranges say.
+    const links = projects.length > 1 ? linkedProjectsOutOfDate(lockfile.importers, projects, config.linkWorkspacePackages === true) : undefined
+    if (links != null) return `a plain install: ${links}`
     const rewritten = lockedSettingsRewritten(lockfile.settings, config)
     if (rewritten != null) return rewritten
   }
