@@ -304,6 +304,12 @@ describe('installNatively: workspaces it leaves to pnpm, untouched', () => {
     ['a plain install, a registry dependency named like a project', () => workspace(['.', 'packages/a'], 'a'), { frozenLockfile: false }, /^a plain install: packages\/a's a: a dependency a project of the workspace may take$/],
     ['a plain install under linkWorkspacePackages', () => workspace(), { frozenLockfile: false, linkWorkspacePackages: true }, /^a plain install: linkWorkspacePackages/],
     ['a glob this does not read', () => workspace(), { workspacePackagePatterns: ['packages/{a,b}'] }, /^a workspace pattern this does not read/],
+    ['a project injected into another', () => {
+      const dir = workspace()
+      const manifest = path.join(dir, 'packages', 'a', 'package.json')
+      fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), dependenciesMeta: { a: { injected: true } } }))
+      return dir
+    }, {}, /^packages\/a\/package\.json: injected dependencies/],
   ] as Array<[string, () => string, Partial<NativeInstallConfig>, RegExp]>)('%s', async (_, make, more, why) => {
     const dir = make()
     const before = entries(dir)

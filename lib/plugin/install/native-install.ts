@@ -130,6 +130,10 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
 function projectUnsupported (lockfile: LockfileFile, project: WorkspaceProject, config: NativeInstallConfig): string | undefined {
   const { manifest, id } = project
   const where = id === '.' ? 'package.json' : `${id}/package.json`
+  const meta = manifest.dependenciesMeta
+  if (meta != null && typeof meta === 'object' && Object.values(meta).some((m) => (m as { injected?: unknown } | null)?.injected === true)) {
+    return `${where}: injected dependencies (dependenciesMeta.*.injected: copies of projects pnpm makes and keeps in sync)`
+  }
   if (manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
     return `${where} fields this does not model`
   }
