@@ -79,6 +79,13 @@ export function importerDependencies (lockfile: LockfileObject, id: string, impo
   return { id, direct }
 }
 
+/** Where an alias is hoisted to by the patterns (public first), or `undefined`: not hoisted. */
+function hoistTypeOf (opts: HoistOptions): (alias: string) => 'public' | 'private' | undefined {
+  const isPublic = createMatcher(opts.publicHoistPattern)
+  const isPrivate = createMatcher(opts.hoistPattern)
+  return (alias) => isPublic(alias) ? 'public' : isPrivate(alias) ? 'private' : undefined
+}
+
 /** The packages hoisted from the graph, with `reserved` aliases (lower case) taken besides the root's. */
 function hoistPackages (byDir: Map<string, Node>, opts: HoistOptions, reserved: Set<string>): Hoisted {
   const { importers } = opts
@@ -112,14 +119,13 @@ function hoistPackages (byDir: Map<string, Node>, opts: HoistOptions, reserved: 
   }
   depths.unshift({ children: direct, dir: '', depth: -1 })
 
-  const isPublic = createMatcher(opts.publicHoistPattern)
-  const isPrivate = createMatcher(opts.hoistPattern)
+  const hoistType = hoistTypeOf(opts)
   const root = importers.find((i) => i.id === '.')
   const taken = new Set([...Object.keys(root?.direct ?? {}).map((a) => a.toLowerCase()), ...reserved])
   const hoisted: Hoisted = { record: {}, publicLinks: {}, privateLinks: {}, privateAliasesWithBins: [] }
   for (const { children } of depths) {
     for (const [alias, dir] of Object.entries(children)) {
-      const where = isPublic(alias) ? 'public' : isPrivate(alias) ? 'private' : undefined
+      const where = hoistType(alias)
       if (where == null || taken.has(alias.toLowerCase())) continue
       const child = byDir.get(dir)
       if (child == null) continue
@@ -138,12 +144,11 @@ export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts
     byDir.set(p.targetDir, { depPath: p.depPath, dir: p.targetDir, hasBin: lockfile.packages![p.depPath].hasBin === true, children: p.children ?? {} })
   }
   // The projects take their names first, unless an importer's registry dependency has it.
-  const isPublic = createMatcher(opts.publicHoistPattern)
-  const isPrivate = createMatcher(opts.hoistPattern)
+  const hoistType = hoistTypeOf(opts)
   const taken = new Set(opts.importers.flatMap((i) => Object.entries(i.direct).filter(([, dir]) => byDir.has(dir)).map(([alias]) => alias.toLowerCase())))
   const projects: Array<HoistedProject & { where: 'public' | 'private' }> = []
   for (const project of opts.workspaceProjects ?? []) {
-    const where = isPublic(project.name) ? 'public' : isPrivate(project.name) ? 'private' : undefined
+    const where = hoistType(project.name)
     if (where == null || taken.has(project.name.toLowerCase())) continue
     taken.add(project.name.toLowerCase())
     projects.push({ ...project, where })
