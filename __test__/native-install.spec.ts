@@ -687,6 +687,26 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
   })
 
+  it('a workspace with a project the lockfile does not have, --frozen-lockfile: the plugin steps aside, pnpm refuses as stock, nothing linked', async () => {
+    const { dir, store } = await setUp('workspace-new-project', WORKSPACE.root, WORKSPACE.workspace, WORKSPACE.projects)
+    const runs: Record<string, PnpmRun> = {}
+    const traceFile = path.join(base, 'workspace-new-project-trace.txt')
+    for (const side of ['stock', 'native']) {
+      const clonedDir = clone(dir, `workspace-new-project-${side}`)
+      fs.mkdirSync(path.join(clonedDir, 'packages', 'new'))
+      fs.writeFileSync(path.join(clonedDir, 'packages', 'new', 'package.json'), JSON.stringify({ name: 'new', version: '1.0.0', dependencies: { util: '1.0.0' } }))
+      runs[side] = await runPnpm(['install', '--frozen-lockfile'], { projectDir: clonedDir, storeDir: store, sandbox: sandbox(`workspace-new-project-${side}`), env: side === 'stock' ? STOCK : { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    }
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install skipped: the workspace's projects \(\., packages\/app, packages\/lib, packages\/new, packages\/tools\) are not the lockfile's importers/m)
+    const refusal = /ERR_PNPM_OUTDATED_LOCKFILE.*/.exec(runs.stock.stdout + runs.stock.stderr)
+    expect(refusal, runs.stock.stdout).not.toBeNull()
+    expect(runs.native.code).toBe(runs.stock.code)
+    expect(runs.native.stdout + runs.native.stderr).toContain(refusal![0])
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(path.join(base, 'workspace-new-project-native'))).toEqual(relative(path.join(base, 'workspace-new-project-stock')))
+    expect(relative(path.join(base, 'workspace-new-project-native')).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
+  })
+
   it('a plain `pnpm install` of a workspace whose linked project no longer meets its workspace: range: left to pnpm, which resolves it as stock', async () => {
     const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
     projects['packages/app'].manifest.dependencies = { ...projects['packages/app'].manifest.dependencies as object, '@ws/lib': 'workspace:^1.0.0' }
