@@ -15,23 +15,23 @@ import { fixturesDir, freshDir } from './helpers/stores.js'
 
 /** The reasons' codes each fixture gets, in order (every one, not only the first). */
 const EXPECTED: Record<string, string[]> = {
-  astro: ['not-added', 'workspace'],
-  effect: ['not-added', 'workspace'],
+  astro: ['not-added', 'outdated-lockfile'],
+  effect: ['not-added', 'packages'],
   nitro: ['not-added', 'workspace'],
-  nuxt: ['not-added', 'workspace'],
-  'nuxt-devtools': ['not-added', 'layout-setting', 'workspace'],
+  nuxt: ['not-added', 'catalogs'],
+  'nuxt-devtools': ['not-added', 'layout-setting', 'outdated-lockfile'],
   rolldown: ['not-added', 'layout-setting', 'workspace'],
   'starter-angular-app': ['not-added'],
   'starter-express-ts': ['not-added'],
   'starter-next-app': ['not-added'],
   'starter-vite-react-ts': ['not-added'],
-  sveltekit: ['not-added', 'workspace'],
-  tailwindcss: ['not-added', 'workspace'],
+  sveltekit: ['not-added', 'packages'],
+  tailwindcss: ['not-added', 'manifest-fields'],
   'tanstack-query': ['not-added', 'lockfile-shape'],
-  unocss: ['not-added', 'layout-setting', 'workspace'],
-  vitest: ['not-added', 'workspace'],
-  'vue-core': ['not-added', 'workspace'],
-  'vue-language-tools': ['not-added', 'workspace'],
+  unocss: ['not-added', 'layout-setting'],
+  vitest: ['not-added', 'lockfile-settings'],
+  'vue-core': ['not-added', 'trust-policy'],
+  'vue-language-tools': ['not-added', 'outdated-lockfile'],
 }
 
 /** Every file below `dir` (relative), sorted. */

@@ -26,7 +26,7 @@ const semverImport = { default: semver }
 describe('bin-name conflicts: one command per name in a .bin directory', () => {
   const pnpmChoice = pnpmFunction<(group: Command[], binsDir: undefined) => Command>('resolveCommandConflicts', { import_semver4: semverImport })
   const cmd = (name: string, pkgName: string, pkgVersion = '1.0.0'): Command =>
-    ({ name, pkgName, pkgVersion, target: `/p/node_modules/${pkgName}/bin/${name}` })
+    ({ name, pkgName, pkgVersion, pkgDir: `/p/node_modules/${pkgName}`, target: `/p/node_modules/${pkgName}/bin/${name}` })
 
   it.each<[string, Command[], string]>([
     ['the package named like the command wins', [cmd('foo', 'zed'), cmd('foo', 'foo'), cmd('foo', 'bar')], 'foo@1.0.0'],

@@ -70,7 +70,7 @@ describe('hoist: pnpm\'s hoist patterns, matched by pnpm\'s own matcher (@pnpm/c
     ...names.map((n) => ({ depPath: `${n}@1.0.0`, targetDir: dir(n), children: {} })),
   ] as unknown as Parameters<typeof hoist>[1]
   const hoisted = (hoistPattern: string[], publicHoistPattern: string[] = []) => {
-    const { privateLinks, publicLinks } = hoist(lockfile, planned, { direct: { app: dir('app') }, hoistPattern, publicHoistPattern })
+    const { privateLinks, publicLinks } = hoist(lockfile, planned, { importers: [{ id: '.', direct: { app: dir('app') } }], hoistPattern, publicHoistPattern })
     return { private: Object.keys(privateLinks), public: Object.keys(publicLinks) }
   }
   it.each([
@@ -87,6 +87,25 @@ describe('hoist: pnpm\'s hoist patterns, matched by pnpm\'s own matcher (@pnpm/c
   })
   it('publicHoistPattern wins over hoistPattern', () => {
     expect(hoisted(['*'], ['*prettier*'])).toEqual({ private: names.filter((n) => n !== 'prettier'), public: ['prettier'] })
+  })
+
+  it('a workspace: every importer\'s dependencies hoisted (the first importer naming an alias wins), the projects by their names unless a dependency has it', () => {
+    const ws = {
+      importers: { '.': { dependencies: { app: '1.0.0' } }, 'packages/x': { dependencies: { eslint: '1.0.0', prettier: '1.0.0' } } },
+      packages: lockfile.packages,
+    }
+    const { record, privateLinks } = hoist(ws, planned, {
+      importers: [{ id: '.', direct: { app: dir('app') } }, { id: 'packages/x', direct: { eslint: dir('eslint'), prettier: dir('prettier'), '@ws/y': '/p/packages/y' } }],
+      hoistPattern: ['*'],
+      publicHoistPattern: [],
+      workspaceProjects: [{ id: 'packages/x', name: 'x', dir: '/p/packages/x' }, { id: 'packages/y', name: 'abc', dir: '/p/packages/y' }, { id: 'packages/z', name: 'prettier', dir: '/p/packages/z' }],
+    })
+    // `prettier` is an importer's dependency: project z is not hoisted; project y takes `abc` before app's dependency.
+    expect(Object.keys(record)).toEqual(['eslint@1.0.0', 'prettier@1.0.0', 'eslint-import-resolver-node@1.0.0', 'a?c@1.0.0', '@babel/core@1.0.0', 'packages/x', 'packages/y'])
+    expect(record['packages/y']).toEqual({ abc: 'private' })
+    expect(privateLinks.abc).toBe('/p/packages/y')
+    expect(privateLinks.x).toBe('/p/packages/x')
+    expect(privateLinks['@ws/y']).toBeUndefined()
   })
 })
 
@@ -203,7 +222,7 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['a plain install, the lockfile\'s settings in another order than pnpm records them', { settings: 'settings:\n  excludeLinksFromLockfile: false\n  autoInstallPeers: true\n' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
     ['a plain install, a lockfile without settings', { settings: '' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
     ['a plain install under --offline (everything else up to date)', {}, { frozenLockfile: false }, /^1 packages are not in the store, and --offline$/],
-    ['a link: dependency', { wanted: { a: 'link:../a' } }, {}, /^1 package needs pnpm: a link:, file: or workspace: dependency: a@link:\.\.\/a$/],
+    ['a link: dependency on a directory that is not a project of the workspace', { wanted: { a: 'link:../a' } }, {}, /^a@link:\.\.\/a: a link to a directory that is not a project of the workspace$/],
     ['a version pnpm\'s lockfile check refuses', { wanted: { a: '1.0' }, importer: "      a:\n        specifier: '1.0'\n        version: '1.0'\n", packages: { "'a@1.0'": '' } }, {}, /^a@1\.0: a version pnpm's lockfile check refuses$/],
     // Skipped as pnpm skips it (its engines.node not met, under engineStrict too): only `a` is left to find in the store.
     ['an optional package whose engines are not met', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {node: '<1'}\n" } }, { engineStrict: true }, /^1 packages are not in the store, and --offline$/],
@@ -267,5 +286,47 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
       expect(summary.skipped).toBe('a lockfile without dependencies')
     }
     expect(fs.readdirSync(dir).sort()).toEqual(['package.json', 'pnpm-lock.yaml'])
+  })
+})
+
+describe('installNatively: workspaces it leaves to pnpm, untouched', () => {
+  /** A workspace: the root and `packages/a`, which depends on `a`, and the lockfile of both (or of `importers`). */
+  function workspace (importers = ['.', 'packages/a'], name = 'pa'): string {
+    const dir = freshDir('native-workspace')
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'root', version: '1.0.0' }))
+    fs.mkdirSync(path.join(dir, 'packages', 'a'), { recursive: true })
+    fs.writeFileSync(path.join(dir, 'packages', 'a', 'package.json'), JSON.stringify({ name, version: '1.0.0', dependencies: { a: '1.0.0' } }))
+    const locked = (id: string) => id === '.' ? '  .: {}\n' : `  ${id}:\n    dependencies:\n      a:\n        specifier: 1.0.0\n        version: 1.0.0\n`
+    fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), `lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n${importers.map(locked).join('\n')}\npackages:\n\n  a@1.0.0:\n    resolution: {integrity: sha512-AAAA}\n\nsnapshots:\n\n  a@1.0.0: {}\n`)
+    return dir
+  }
+  const settings = (dir: string): NativeInstallConfig => ({ ...baseConfig(dir), workspaceDir: dir, workspacePackagePatterns: ['packages/*'] })
+  const entries = (dir: string) => fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort()
+  const withDir = (sub: string) => () => {
+    const dir = workspace()
+    fs.mkdirSync(path.join(dir, sub), { recursive: true })
+    return dir
+  }
+  it.each([
+    ['projects that are not the lockfile\'s importers', () => workspace(['.']), {}, /^the workspace's projects \(\., packages\/a\) are not the lockfile's importers \(\.\)$/],
+    ['a project\'s node_modules left by an earlier install', withDir('packages/a/node_modules/a'), {}, /^packages\/a\/node_modules is not empty$/],
+    ['pnpm run from a directory that is no project', withDir('packages/b'), { dir: 'packages/b' }, /^pnpm runs in a directory that is not a project of the workspace$/],
+    ['recursiveInstall false', () => workspace(), { recursiveInstall: false }, /^recursiveInstall false/],
+    ['a plain install, a registry dependency named like a project', () => workspace(['.', 'packages/a'], 'a'), { frozenLockfile: false }, /^a plain install: packages\/a's a: a dependency a project of the workspace may take$/],
+    ['a plain install under linkWorkspacePackages', () => workspace(), { frozenLockfile: false, linkWorkspacePackages: true }, /^a plain install: linkWorkspacePackages/],
+    ['a glob this does not read', () => workspace(), { workspacePackagePatterns: ['packages/{a,b}'] }, /^a workspace pattern this does not read/],
+    ['a project injected into another', () => {
+      const dir = workspace()
+      const manifest = path.join(dir, 'packages', 'a', 'package.json')
+      fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), dependenciesMeta: { a: { injected: true } } }))
+      return dir
+    }, {}, /^packages\/a\/package\.json: injected dependencies/],
+  ] as Array<[string, () => string, Partial<NativeInstallConfig>, RegExp]>)('%s', async (_, make, more, why) => {
+    const dir = make()
+    const before = entries(dir)
+    const config = { ...settings(dir), ...more, ...(more.dir != null ? { dir: path.join(dir, more.dir) } : {}) }
+    const summary = await installNatively(config, VERIFIED_PNPM, 'auto')
+    expect(summary.skipped).toMatch(why)
+    expect(entries(dir)).toEqual(before)
   })
 })

@@ -16,12 +16,16 @@
  * skips them), catalogs (default and named; changed after the lockfile, which pnpm refuses, and
  * `cleanupUnusedCatalogs`), a plain `pnpm install` (no `--frozen-lockfile`: natively when the
  * lockfile is up to date, as pnpm then takes its frozen path; a new dependency left to pnpm), and the alotta-modules lockfile (1,355 real packages,
- * `benchmark/download.mjs`'s corpus). Builds and patches: taken from pnpm's side-effects cache
- * when an earlier install recorded them (a log the build scripts append to shows none ran),
- * left to pnpm when it has not (a cold store, a build that changed nothing) or pnpm would not
- * look them up (undecided builds, a patch whose build is not allowed). Then the installs it
- * leaves to pnpm, untouched: a bin it cannot write (found after the layout, so it also shows
- * that an install stopped halfway is not taken for up to date).
+ * `benchmark/download.mjs`'s corpus). Workspaces: a generated one of three projects (from the
+ * root and from a project's directory, scripts off, projects hoisted publicly or not at all,
+ * projects' scripts run by pnpm after the layout), and public monorepos (vue-core and unocss
+ * installed natively, every project's `node_modules` compared; tanstack-query and sveltekit,
+ * whose lockfiles stock refuses here, refused the same way). Builds and patches: taken from
+ * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
+ * append to shows none ran), left to pnpm when it has not (a cold store, a build that changed
+ * nothing) or pnpm would not look them up (undecided builds, a patch whose build is not
+ * allowed). Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
+ * the layout, so it also shows that an install stopped halfway is not taken for up to date).
  */
 import { spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
@@ -218,6 +222,29 @@ const PROJECTS: Project[] = [
   },
 ]
 
+/** A workspace project below the root: its manifest and its files (text, mode). */
+interface WorkspaceProject {
+  manifest: Record<string, unknown>
+  files?: Record<string, [string, number]>
+}
+
+/**
+ * A workspace of three projects besides the root: `workspace:` dependencies between them (one
+ * through a caret range), bins in two of them, a dependency the root has at another version
+ * (util), dependencies only a project has (hoisted from there), one alias at three versions (a),
+ * peer dependencies of projects (one also a dev dependency, one installed for them), a project's
+ * bin whose target its build makes (not there: pnpm's shim for a missing target).
+ */
+const WORKSPACE = {
+  root: { name: 'ws-root', version: '1.0.0', private: true, devDependencies: { '@ws/tools': 'workspace:*', util: '1.0.0' } },
+  projects: {
+    'packages/lib': { manifest: { name: '@ws/lib', version: '1.0.0', bin: { 'lib-cli': 'cli.js' }, dependencies: { a: '1.0.0', f: '1.0.0' }, peerDependencies: { host: '^1.0.0' }, devDependencies: { host: '1.0.0' } }, files: { 'cli.js': [NODE_BIN, 0o755] } },
+    'packages/app': { manifest: { name: 'app', version: '2.0.0', dependencies: { '@ws/lib': 'workspace:^', b: '1.0.0', c: '1.0.0', owners: '1.0.0', 'plugin-c': '1.0.0' }, devDependencies: { '@scope/tool': '1.0.0' }, peerDependencies: { shared: '1.0.0' } } },
+    'packages/tools': { manifest: { name: '@ws/tools', version: '0.1.0', bin: { 'ws-tool': 'tool.js', 'ws-built': 'dist/built.js' }, dependencies: { util: '2.0.0', '@ws/lib': 'workspace:*' } }, files: { 'tool.js': [NODE_BIN, 0o755] } },
+  } satisfies Record<string, WorkspaceProject>,
+  workspace: 'packages:\n  - \'packages/*\'\nminimumReleaseAge: 0\n',
+}
+
 /** A project's files as a clone has them (and its `patches` directory, if any). */
 const CLONED = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']
 
@@ -240,11 +267,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   const sandbox = (label: string): string => path.join(base, `${label}-sandbox`)
 
   /** The README's setup: a project with the plugin as its config dependency and a lockfile pnpm resolved. */
-  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string, patches: Record<string, string> = {}): Promise<{ dir: string, store: string }> {
+  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string, projects: Record<string, WorkspaceProject> = {}, patches: Record<string, string> = {}): Promise<{ dir: string, store: string }> {
     const dir = path.join(base, label)
     const store = path.join(base, `${label}-store`)
     fs.mkdirSync(dir)
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
+    for (const [project, { manifest, files = {} }] of Object.entries(projects)) {
+      fs.mkdirSync(path.join(dir, project), { recursive: true })
+      fs.writeFileSync(path.join(dir, project, 'package.json'), JSON.stringify(manifest, null, 2))
+      for (const [file, [text, mode]] of Object.entries(files)) fs.writeFileSync(path.join(dir, project, file), text, { mode })
+    }
     fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), workspace)
     for (const [file, text] of Object.entries(patches)) {
       fs.mkdirSync(path.join(dir, 'patches'), { recursive: true })
@@ -256,11 +288,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return { dir, store }
   }
 
+  /** A clone of `from`: its project files, and every other workspace project's files but its `node_modules`. */
   function clone (from: string, label: string): string {
     const dir = path.join(base, label)
     fs.mkdirSync(dir)
     for (const f of CLONED) fs.copyFileSync(path.join(from, f), path.join(dir, f))
     if (fs.existsSync(path.join(from, 'patches'))) fs.cpSync(path.join(from, 'patches'), path.join(dir, 'patches'), { recursive: true })
+    for (const project of importerDirs(from).filter((p) => p !== '.')) {
+      fs.cpSync(path.join(from, project), path.join(dir, project), { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
+    }
     return dir
   }
 
@@ -298,7 +334,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
         }
       }
     }
-    walk('node_modules')
+    for (const project of importerDirs(dir)) {
+      const modules = project === '.' ? 'node_modules' : `${project}/node_modules`
+      if (fs.existsSync(path.join(dir, modules))) walk(modules)
+    }
     return lines
   }
 
@@ -310,7 +349,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    */
   async function answers (dir: string, store: string, label: string, why: string): Promise<string[]> {
     const opts = { projectDir: dir, storeDir: store, sandbox: sandbox(label), query: true }
-    const ls = await runPnpm(['ls', '--depth', 'Infinity', '--json'], opts)
+    const ls = await runPnpm(['ls', ...(importerDirs(dir).length > 1 ? ['-r'] : []), '--depth', 'Infinity', '--json'], opts)
     const whyRun = await runPnpm(['why', why], opts)
     expectOk(ls)
     expectOk(whyRun)
@@ -329,6 +368,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     args?: string[]
     /** A plain `pnpm install` (pnpm decides whether the lockfile is installed as it is). */
     plain?: boolean
+    /** The workspace project pnpm runs in (relative; the root by default). */
+    cwd?: string
   }
 
   const installCommand = (opts: InstallOptions): string[] => ['install', ...(opts.plain === true ? [] : ['--frozen-lockfile']), ...(opts.args ?? [])]
@@ -338,10 +379,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const from = opts.online === true ? { registry: registry.url } : {}
     const command = installCommand(opts)
     const stock = clone(setUpDir, `${label}-stock`)
-    expectOk(await runPnpm(command, { projectDir: stock, storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
+    expectOk(await runPnpm(command, { projectDir: path.join(stock, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
     const native = clone(setUpDir, `${label}-native`)
     const traceFile = path.join(base, `${label}-trace.txt`)
-    const nativeRun = await runPnpm(command, { projectDir: native, storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
+    const nativeRun = await runPnpm(command, { projectDir: path.join(native, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
     expectOk(nativeRun)
     return { stock, native, stockTree: tree(stock, store), nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
   }
@@ -376,7 +417,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
 
     // Up to date, and stays so.
-    const again = await runPnpm(installCommand(opts), { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`) })
+    const again = await runPnpm(installCommand(opts), { projectDir: path.join(both.native, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-native`) })
     expectOk(again)
     expect(again.stdout).toContain('Already up to date')
     expect(again.stdout).not.toContain(PNPM_INSTALLED)
@@ -405,6 +446,55 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
       expect(relative(both.native)).toEqual(relative(both.stock))
       expect(fs.existsSync(path.join(both.native, 'node_modules', 'extra'))).toBe(true)
+    })
+  }
+
+  /** What every workspace install below has, as stock lays it out. */
+  const WORKSPACE_COVERS = [
+    'packages/app/node_modules/@ws/lib -> ../../../lib', 'node_modules/@ws/tools -> ../../packages/tools', 'packages/tools/node_modules/.bin/lib-cli 755',
+    'node_modules/.bin/ws-tool 755', 'node_modules/.bin/ws-built 755', 'packages/app/node_modules/b -> ../../../node_modules/.pnpm/b@1.0.0/node_modules/b',
+    'packages/app/node_modules/.bin/auto-peer 755', 'packages/lib/node_modules/host -> ', 'packages/app/node_modules/shared -> ',
+  ]
+  const PRIVATELY_HOISTED = ['node_modules/.pnpm/node_modules/@ws/lib -> ../../../../packages/lib', 'node_modules/.pnpm/node_modules/a -> ']
+  const WORKSPACE_INSTALLS = [
+    { label: 'workspace', cwd: '.', from: 'its root', covers: PRIVATELY_HOISTED },
+    { label: 'workspace-sub', cwd: 'packages/app', from: 'a project\'s directory', covers: PRIVATELY_HOISTED },
+    // A plain `pnpm install`: pnpm takes its frozen path, the projects linked as their ranges say.
+    { label: 'workspace-plain', cwd: '.', from: 'its root by a plain pnpm install', plain: true, covers: PRIVATELY_HOISTED },
+    { label: 'workspace-scripts-off', cwd: '.', from: 'its root with scripts off, projects with scripts of their own', scriptsOff: true, covers: PRIVATELY_HOISTED },
+    // Projects hoisted publicly, their commands in the root's .bin; or not hoisted at all.
+    { label: 'workspace-public', cwd: '.', from: 'its root, the projects and a hoisted publicly', settings: 'publicHoistPattern:\n  - \'@ws/*\'\n  - a\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },
+    { label: 'workspace-no-hoist', cwd: '.', from: 'its root, hoistWorkspacePackages false', settings: 'hoistWorkspacePackages: false\n', covers: ['node_modules/.pnpm/node_modules/a -> '], absent: ['node_modules/.pnpm/node_modules/@ws/', 'node_modules/.pnpm/node_modules/app '] },
+  ]
+  for (const { label, cwd, from, scriptsOff, settings, covers, absent, plain } of WORKSPACE_INSTALLS) {
+    it(`a workspace of several projects, installed from ${from}: every project's node_modules and the state are stock's, up to date; a changed project installs on top as stock`, async () => {
+      const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
+      if (scriptsOff === true) {
+        projects['packages/app'].manifest.scripts = { prepare: 'echo app > prepared.txt' }
+        projects['packages/tools'].manifest.scripts = { postinstall: 'echo tools > installed.txt' }
+      }
+      const { dir, store } = await setUp(label, WORKSPACE.root, WORKSPACE.workspace + (settings ?? ''), projects)
+      const args = scriptsOff === true ? ['--config.ignore-scripts=true'] : []
+      const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir), why: 'util', cwd, args, plain })
+      if (plain === true) for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8'))
+      for (const entry of [...WORKSPACE_COVERS, ...covers]) expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+      for (const entry of absent ?? []) expect(both.stockTree.filter((l) => l.startsWith(entry)), entry).toEqual([])
+      if (scriptsOff === true) expect(both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"pendingBuilds":["packages/app","packages/tools"]')
+
+      // A new dependency of one project: pnpm resolves and links it on top of each, the same way.
+      for (const d of [both.stock, both.native]) {
+        const file = path.join(d, 'packages', 'app', 'package.json')
+        const manifest = JSON.parse(fs.readFileSync(file, 'utf8'))
+        manifest.dependencies.extra = '1.0.0'
+        fs.writeFileSync(file, JSON.stringify(manifest, null, 2))
+      }
+      expectOk(await runPnpm(['install', ...args], { projectDir: path.join(both.stock, cwd), storeDir: store, sandbox: sandbox(`${label}-stock`), registry: registry.url, env: STOCK }))
+      const changed = await runPnpm(['install', ...args], { projectDir: path.join(both.native, cwd), storeDir: store, sandbox: sandbox(`${label}-native`), registry: registry.url })
+      expectOk(changed)
+      expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
+      const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+      expect(relative(both.native)).toEqual(relative(both.stock))
+      expect(fs.existsSync(path.join(both.native, 'packages', 'app', 'node_modules', 'extra'))).toBe(true)
     })
   }
 
@@ -619,6 +709,66 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
   })
 
+  it('a workspace with a project the lockfile does not have, --frozen-lockfile: the plugin steps aside, pnpm refuses as stock, nothing linked', async () => {
+    const { dir, store } = await setUp('workspace-new-project', WORKSPACE.root, WORKSPACE.workspace, WORKSPACE.projects)
+    const runs: Record<string, PnpmRun> = {}
+    const traceFile = path.join(base, 'workspace-new-project-trace.txt')
+    for (const side of ['stock', 'native']) {
+      const clonedDir = clone(dir, `workspace-new-project-${side}`)
+      fs.mkdirSync(path.join(clonedDir, 'packages', 'new'))
+      fs.writeFileSync(path.join(clonedDir, 'packages', 'new', 'package.json'), JSON.stringify({ name: 'new', version: '1.0.0', dependencies: { util: '1.0.0' } }))
+      runs[side] = await runPnpm(['install', '--frozen-lockfile'], { projectDir: clonedDir, storeDir: store, sandbox: sandbox(`workspace-new-project-${side}`), env: side === 'stock' ? STOCK : { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    }
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install skipped: the workspace's projects \(\., packages\/app, packages\/lib, packages\/new, packages\/tools\) are not the lockfile's importers/m)
+    const refusal = /ERR_PNPM_OUTDATED_LOCKFILE.*/.exec(runs.stock.stdout + runs.stock.stderr)
+    expect(refusal, runs.stock.stdout).not.toBeNull()
+    expect(runs.native.code).toBe(runs.stock.code)
+    expect(runs.native.stdout + runs.native.stderr).toContain(refusal![0])
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(path.join(base, 'workspace-new-project-native'))).toEqual(relative(path.join(base, 'workspace-new-project-stock')))
+    expect(relative(path.join(base, 'workspace-new-project-native')).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
+  })
+
+  it('a plain `pnpm install` of a workspace whose linked project no longer meets its workspace: range: left to pnpm, which resolves it as stock', async () => {
+    const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
+    projects['packages/app'].manifest.dependencies = { ...projects['packages/app'].manifest.dependencies as object, '@ws/lib': 'workspace:^1.0.0' }
+    const { dir, store } = await setUp('workspace-plain-stale', WORKSPACE.root, WORKSPACE.workspace, projects)
+    const lib = path.join(dir, 'packages', 'lib', 'package.json')
+    fs.writeFileSync(lib, JSON.stringify({ ...JSON.parse(fs.readFileSync(lib, 'utf8')), version: '2.0.0' }, null, 2))
+    const stock = clone(dir, 'workspace-plain-stale-stock')
+    const stockRun = await runPnpm(['install'], { projectDir: stock, storeDir: store, sandbox: sandbox('workspace-plain-stale-stock'), registry: registry.url, env: STOCK })
+    const native = clone(dir, 'workspace-plain-stale-native')
+    const traceFile = path.join(base, 'workspace-plain-stale-trace.txt')
+    const nativeRun = await runPnpm(['install'], { projectDir: native, storeDir: store, sandbox: sandbox('workspace-plain-stale-native'), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install skipped: a plain install: packages\/app's @ws\/lib: the linked project's version 2\.0\.0 does not meet workspace:\^1\.0\.0$/m)
+    expect(nativeRun.code).toBe(stockRun.code)
+    const outcome = (run: PnpmRun) => /ERR_PNPM_\w+/.exec(run.stdout + run.stderr)?.[0]
+    expect(outcome(nativeRun)).toBe(outcome(stockRun))
+    expect(fs.readFileSync(path.join(native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(stock, 'pnpm-lock.yaml'), 'utf8'))
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(native)).toEqual(relative(stock))
+  })
+
+  it('a workspace whose projects have install and prepare scripts: laid out natively, then run by pnpm in its order, as stock', async () => {
+    const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
+    projects['packages/app'].manifest.scripts = { prepare: 'echo app >> ../../log.txt' }
+    projects['packages/lib'].manifest.scripts = { install: 'echo lib >> ../../log.txt' }
+    const root = { ...WORKSPACE.root, scripts: { postinstall: 'echo root >> log.txt' } }
+    const { dir, store } = await setUp('workspace-scripts', root, WORKSPACE.workspace, projects)
+    fs.rmSync(path.join(dir, 'log.txt'))
+    const both = await installBoth(dir, store, 'workspace-scripts')
+    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; pnpm runs the project's postinstall, prepare \\(packages/app\\), install \\(packages/lib\\) and records the state$`, 'm'))
+    const log = fs.readFileSync(path.join(both.stock, 'log.txt'), 'utf8')
+    expect(log.split('\n').sort()).toEqual(['', 'app', 'lib', 'root'])
+    expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe(log)
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+    const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.native, storeDir: store, sandbox: sandbox('workspace-scripts-native') })
+    expectOk(again)
+    expect(again.stdout).toContain('Already up to date')
+    expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe(log)
+  })
+
   it('a project preinstall script (pnpm runs it before it links anything): left to pnpm whole, as stock', async () => {
     const both = await expectLeftToPnpm('project-preinstall', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' }, scripts: { preinstall: 'ls node_modules > seen.txt; echo pre >> log.txt', postinstall: 'echo post >> log.txt' } },
       'minimumReleaseAge: 0\n', /^native install skipped: the project's preinstall script, which pnpm runs before it links anything$/m)
@@ -647,13 +797,19 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree.some((l) => l.startsWith('node_modules/.bin/is-docker 755'))).toBe(true)
   })
 
+  /** How a committed fixture is changed before it is installed (each change said where it is made). */
+  interface FixtureEdit {
+    rootManifest?: (manifest: Record<string, unknown>) => Record<string, unknown>
+    workspace?: (text: string) => string
+  }
+
   /**
    * A committed project with the plugin added as for any project (`pnpm add --config`, then
    * `pnpm install`): its config dependency, and the checksum of its pnpmfile, joined to the
    * project's lockfile; its workspace settings with `minimumReleaseAge: 0` (the registry
    * stand-in's metadata has no real publish times).
    */
-  async function withPlugin (label: string, fixture: string): Promise<string> {
+  async function withPlugin (label: string, fixture: string, edit: FixtureEdit = {}): Promise<string> {
     const seed = await setUp(`${label}-seed`, { name: 'seed', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
     const seedLockfile = fs.readFileSync(path.join(seed.dir, 'pnpm-lock.yaml'), 'utf8')
     const envDocument = seedLockfile.slice(0, seedLockfile.indexOf('\n---\n', 4) + 5)
@@ -661,9 +817,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const configDependencies = /^configDependencies:\n(?: {2}.*\n)+/m.exec(fs.readFileSync(path.join(seed.dir, 'pnpm-workspace.yaml'), 'utf8'))![0]
     const dir = path.join(base, label)
     fs.mkdirSync(dir)
-    fs.copyFileSync(path.join(fixture, 'package.json'), path.join(dir, 'package.json'))
+    // Every project's package.json, where the fixture has it.
+    for (const file of fs.readdirSync(fixture, { recursive: true, encoding: 'utf8' }).filter((f) => path.basename(f) === 'package.json')) {
+      fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+      fs.copyFileSync(path.join(fixture, file), path.join(dir, file))
+    }
+    if (edit.rootManifest != null) fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(edit.rootManifest(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))), null, 2))
     const workspace = path.join(fixture, 'pnpm-workspace.yaml')
-    fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `${fs.existsSync(workspace) ? fs.readFileSync(workspace, 'utf8') : ''}\nminimumReleaseAge: 0\n${configDependencies}`)
+    const settings = (edit.workspace ?? ((t: string) => t))(fs.existsSync(workspace) ? fs.readFileSync(workspace, 'utf8') : '')
+    fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `${settings}\nminimumReleaseAge: 0\n${configDependencies}`)
     const lockfile = fs.readFileSync(path.join(fixture, 'pnpm-lock.yaml'), 'utf8').replace('\nimporters:\n', `\n${checksum}\n\nimporters:\n`)
     fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), envDocument + lockfile)
     return dir
@@ -718,9 +880,72 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }, 300_000)
   }
 
+  /**
+   * Public monorepos pinning pnpm 11 (__test__/fixtures/projects, README.md there), each as its
+   * repository has it but for what the test machine needs: pnpm 11.28.11 itself installs (the
+   * pinned `packageManager` is dropped, so pnpm does not switch), the registry stand-in's
+   * packages are old enough (`minimumReleaseAge: 0`) and carry no publishing evidence to
+   * compare (`trustPolicy` dropped), and scripts are off (their builds are issue 25's). unocss
+   * without its `shamefullyHoist` (a layout the native install leaves to pnpm).
+   */
+  const MONOREPOS = [
+    { name: 'vue-core', why: 'vue', projects: 18, drop: [] },
+    { name: 'unocss', why: 'vue', projects: 55, drop: ['shamefullyHoist'] },
+  ]
+  const withoutKeys = (...keys: string[]) => (text: string): string => text.split('\n').filter((line) => !keys.some((k) => line.startsWith(`${k}:`))).join('\n')
+  for (const monorepo of MONOREPOS) {
+    it(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts off): every project's node_modules is stock pnpm's, up to date`, async () => {
+      const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
+      const { dir: cache, planned } = await platformCorpus(fixture, monorepo.name)
+      const corpus = downloaded(cache)
+      const dir = await withPlugin(monorepo.name, fixture, {
+        rootManifest: ({ packageManager: _, ...manifest }) => manifest,
+        workspace: withoutKeys('minimumReleaseAge', 'trustPolicy', ...monorepo.drop),
+      })
+      expect(importerDirs(dir)).toHaveLength(monorepo.projects)
+      await expectSameAsStockFrom(corpus, dir, monorepo.name, { packages: planned.length, why: monorepo.why, args: ['--config.ignore-scripts=true'] })
+    }, 300_000)
+  }
+
+  /** Monorepos whose lockfile stock pnpm 11.28.11 refuses here (prepared as MONOREPOS): with the plugin too, nothing linked. */
+  const REFUSED_MONOREPOS = [
+    // Its lockfile, by pnpm 11.9.0, lacks `linkDirectory: false` (which 11.28.11 checks); the
+    // native install leaves its importers' publishDirectory to pnpm, the head start its overrides.
+    { name: 'tanstack-query', projects: 102, code: 'ERR_PNPM_OUTDATED_LOCKFILE', why: /^native install skipped: the lockfile's importer "packages\/angular-query-experimental" has publishDirectory$/m },
+    // engineStrict, and jsdom@30.0.1 wants a newer Node than this repository's 24.9 (its `file:`
+    // directory packages leave the native install to pnpm first).
+    { name: 'sveltekit', projects: 68, code: 'ERR_PNPM_UNSUPPORTED_ENGINE', why: /^native install skipped: 6 packages need pnpm \(e2e-test-dep-cjs-only@file:/m },
+  ]
+  for (const monorepo of REFUSED_MONOREPOS) {
+    it(`the ${monorepo.name} monorepo (${monorepo.projects} projects), whose lockfile stock pnpm refuses (${monorepo.code}): the plugin steps aside, pnpm refuses as stock, nothing linked`, async () => {
+      const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
+      const dir = await withPlugin(monorepo.name, fixture, {
+        rootManifest: ({ packageManager: _, ...manifest }) => manifest,
+        workspace: withoutKeys('minimumReleaseAge', 'trustPolicy'),
+      })
+      expect(importerDirs(dir)).toHaveLength(monorepo.projects)
+      const store = path.join(base, `${monorepo.name}-store`)
+      const command = ['install', '--frozen-lockfile', '--config.ignore-scripts=true']
+      const stock = clone(dir, `${monorepo.name}-stock`)
+      const stockRun = await runPnpm(command, { projectDir: stock, storeDir: store, sandbox: sandbox(`${monorepo.name}-stock`), registry: registry.url, env: STOCK })
+      const native = clone(dir, `${monorepo.name}-native`)
+      const traceFile = path.join(base, `${monorepo.name}-trace.txt`)
+      const nativeRun = await runPnpm(command, { projectDir: native, storeDir: store, sandbox: sandbox(`${monorepo.name}-native`), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+      const trace = fs.readFileSync(traceFile, 'utf8')
+      expect(trace).toMatch(monorepo.why)
+      const refusal = new RegExp(`${monorepo.code}.*`).exec(stockRun.stdout + stockRun.stderr)
+      expect(refusal, stockRun.stdout).not.toBeNull()
+      expect(nativeRun.code).toBe(stockRun.code)
+      expect(nativeRun.stdout + nativeRun.stderr).toContain(refusal![0])
+      const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+      expect(relative(native)).toEqual(relative(stock))
+      expect(relative(native).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
+    })
+  }
+
   /** What the native install leaves to pnpm: no state of its own, pnpm installs, stock's tree. */
   async function expectLeftToPnpm (label: string, manifest: Record<string, unknown>, workspace: string, why: RegExp, patches: Record<string, string> = {}): Promise<Compared> {
-    const { dir, store } = await setUp(label, manifest, workspace, patches)
+    const { dir, store } = await setUp(label, manifest, workspace, {}, patches)
     const both = await installBoth(dir, store, label)
     expect(both.trace).toMatch(why)
     expect(both.trace).not.toMatch(/^native install: /m)
@@ -827,7 +1052,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
 
   it('patched packages, one that also builds, their builds allowed, the patched files cached by an earlier install: imported natively patched, no script runs, stock\'s tree, up to date', async () => {
     const manifest = { name: 'patched', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
-    const { dir, store } = await setUp('cached-patches', manifest, `minimumReleaseAge: 0\nallowBuilds:\n  util: true\n  logs-build: true\n${PATCHED}`, PATCHES)
+    const { dir, store } = await setUp('cached-patches', manifest, `minimumReleaseAge: 0\nallowBuilds:\n  util: true\n  logs-build: true\n${PATCHED}`, {}, PATCHES)
     expect(buildLog(dir)).toBe('logs-build\n')
     const both = await expectSameAsStock(dir, store, 'cached-patches', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('')
@@ -909,6 +1134,13 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(leftovers.filter((entry) => fs.existsSync(path.join(modules, entry)))).toEqual([])
     expect(fs.existsSync(path.join(modules, running))).toBe(true)
   })
+
+  /** The lockfile's importers (`.`, `packages/a`, …), from its project document. */
+  function importerDirs (dir: string): string[] {
+    const main = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8').split('\n---\n').at(-1)!
+    const section = main.split('\nimporters:\n')[1]?.split(/\n\S/)[0] ?? ''
+    return [...section.matchAll(/^ {2}(\S.*?):(?: \{\})?$/gm)].map((m) => m[1].replace(/^'(.*)'$/, '$1'))
+  }
 
   function countSnapshots (dir: string): number {
     const main = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8').split('\n---\n').at(-1)!

@@ -8,9 +8,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { importerOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from '../dist/plugin/install/frozen-check.js'
+import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from '../dist/plugin/install/frozen-check.js'
 import { catalogResolutionStale, catalogsOutOfDate, catalogsPnpmPrunes, workspaceCatalogsPruned } from '../dist/plugin/install/catalogs.js'
-import { projectScripts } from '../dist/plugin/install/project-scripts.js'
+import { projectScripts, workspaceScripts } from '../dist/plugin/install/project-scripts.js'
+import { findWorkspaceProjects } from '../dist/plugin/install/workspace-projects.js'
 import { freshDir } from './helpers/stores.js'
 
 describe('projectScripts: the root project\'s lifecycle scripts', () => {
@@ -193,5 +194,87 @@ describe('catalogs: pnpm\'s frozen checks of catalog: specifiers', () => {
       expect(workspaceCatalogsPruned({ workspaceDir: dir, catalogPrune: false }, [{}], undefined)).toBeUndefined()
       expect(workspaceCatalogsPruned({ workspaceDir: dir, cleanupUnusedCatalogs: true }, [{}], undefined)).toMatch(/^cleanupUnusedCatalogs: /)
     })
+  })
+})
+
+describe('workspaceScripts: the scripts of every project of a workspace', () => {
+  const dir = freshDir('workspace-scripts')
+  const project = (id: string, scripts: Record<string, string>) => ({ id, dir: path.join(dir, id), manifest: { scripts } })
+  it('scripts off: every project with a build script is pending, by importer id, the root first', () => {
+    expect(workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' }), project('packages/b', { postinstall: 'b' })], true))
+      .toEqual({ pnpmRuns: [], pendingProjects: ['.', 'packages/b'] })
+  })
+  it('scripts on: every project\'s are handed to pnpm, by project; a preinstall anywhere leaves the install to pnpm', () => {
+    expect(workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' }), project('packages/b', { install: 'b', prepare: 'c' })], false))
+      .toEqual({ pnpmRuns: ['prepare', 'install (packages/b)', 'prepare (packages/b)'], pendingProjects: [] })
+    expect(workspaceScripts([project('.', {}), project('packages/b', { preinstall: 'b' })], false).leftToPnpm).toMatch(/preinstall script.*\(packages\/b\)$/)
+  })
+})
+
+describe('findWorkspaceProjects: the projects pnpm finds by the packages globs', () => {
+  const root = freshDir('workspace-globs')
+  const manifest = (dir: string, name = path.basename(dir)) => {
+    fs.mkdirSync(path.join(root, dir), { recursive: true })
+    fs.writeFileSync(path.join(root, dir, 'package.json'), JSON.stringify({ name }))
+  }
+  for (const dir of ['.', 'packages/a', 'packages/b', 'packages/b/fixtures/c', 'packages/.hidden', 'packages/nested/d', 'examples/vue/2x', 'examples/vue/3x', 'tools', 'packages/a/node_modules/e', 'docs/bower_components/f']) manifest(dir)
+  fs.mkdirSync(path.join(root, 'packages', 'no-manifest'))
+  const ids = (patterns: string[]) => {
+    const found = findWorkspaceProjects(root, patterns)
+    return typeof found === 'string' ? found : found.map((p) => p.id)
+  }
+  it.each([
+    [['packages/*'], ['.', 'packages/a', 'packages/b']],
+    [['packages/**'], ['.', 'packages/a', 'packages/b', 'packages/b/fixtures/c', 'packages/nested/d']],
+    [['packages/**', '!packages/b'], ['.', 'packages/a', 'packages/b/fixtures/c', 'packages/nested/d']],
+    [['examples/vue/*', '!examples/vue/2*', 'tools/'], ['.', 'examples/vue/3x', 'tools']],
+    [['./packages/a', '**/docs/**'], ['.', 'packages/a']],
+    [['.'], ['.']],
+    [['packages/.hidden'], ['.', 'packages/.hidden']],
+  ])('%j: %j (no node_modules, bower_components or dot directories but named ones; the root always)', (patterns, expected) => {
+    expect(ids(patterns)).toEqual(expected)
+  })
+  it('a pattern of another kind, or a manifest of another format: left to pnpm', () => {
+    expect(ids(['packages/{a,b}'])).toMatch(/a workspace pattern this does not read/)
+    expect(ids(['packages/?'])).toMatch(/a workspace pattern this does not read/)
+    fs.mkdirSync(path.join(root, 'yaml'))
+    fs.writeFileSync(path.join(root, 'yaml', 'package.yaml'), 'name: y\n')
+    expect(ids(['yaml'])).toMatch(/a manifest other than package\.json$/)
+  })
+  it('a symbolic link to a directory the globs reach: left to pnpm (its glob follows links)', () => {
+    fs.symlinkSync(path.join(root, 'tools'), path.join(root, 'packages', 'linked'))
+    expect(ids(['packages/*'])).toMatch(/^a symbolic link in the workspace/)
+    fs.unlinkSync(path.join(root, 'packages', 'linked'))
+  })
+})
+
+describe('linkedProjectsOutOfDate: a plain install\'s check of the workspace\'s links', () => {
+  const project = (id: string, manifest: Record<string, unknown>) => ({ id, dir: path.join('/w', id), manifest })
+  const lib = project('packages/lib', { name: '@w/lib', version: '1.2.0' })
+  const app = (spec: string, ref = 'link:../lib') => ({
+    projects: [project('.', {}), lib, project('packages/app', { name: 'app', dependencies: { '@w/lib': spec, util: '^1.0.0' } })],
+    importers: { '.': {}, 'packages/lib': {}, 'packages/app': { dependencies: { '@w/lib': ref, util: '1.0.0' } } },
+  })
+  it.each([
+    ['workspace:*', undefined],
+    ['workspace:^', undefined],
+    ['workspace:^1.0.0', undefined],
+    ['workspace:~', undefined],
+    ['workspace:^2.0.0', /version 1\.2\.0 does not meet workspace:\^2\.0\.0$/],
+    // Paths, aliases and tildes with a version: pnpm's own reading decides.
+    ['workspace:../lib', /checks its own way$/],
+    ['workspace:@w/lib@*', /checks its own way$/],
+    ['workspace:~1.0.0', /checks its own way$/],
+  ])('%s', (spec, why) => {
+    const { projects, importers } = app(spec)
+    const answer = linkedProjectsOutOfDate(importers, projects, false)
+    if (why == null) expect(answer).toBeUndefined()
+    else expect(answer).toMatch(why)
+  })
+  it('a registry dependency a project could take, or linkWorkspacePackages: pnpm decides', () => {
+    const { projects, importers } = app('^1.0.0', '1.2.0')
+    expect(linkedProjectsOutOfDate(importers, projects, false)).toMatch(/a dependency a project of the workspace may take$/)
+    const ok = app('workspace:*')
+    expect(linkedProjectsOutOfDate(ok.importers, ok.projects, true)).toMatch(/^linkWorkspacePackages/)
   })
 })

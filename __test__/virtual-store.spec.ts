@@ -83,10 +83,14 @@ describe('planVirtualStore', () => {
     const names = (over = {}) => plan(lockfile, over).map((p) => p.depPath)
     expect(names()).toEqual(['plain@1.0.0', 'peer@1.0.0(plain@1.0.0)', 'real@2.0.0', 'dev@1.0.0', 'engines@1.0.0'])
     expect(names({ include: { ...all, devDependencies: false }, engineStrict: true })).toEqual(['plain@1.0.0', 'peer@1.0.0(plain@1.0.0)', 'real@2.0.0'])
-    // What pnpm installs itself, named so the head start can say it (a link: target has no entry).
+    // What pnpm installs itself, named so the head start can say it (a link: target is no package:
+    // the package linked to it is pnpm's, unless the plan knows the lockfile's directory).
     expect(planVirtualStore(lockfile, { virtualStoreDir: '/p/node_modules/.pnpm', include: all }).notPlanned).toEqual([
-      'local@link:../local', 'patched@1.0.0(patch_hash=abc)', 'mac@1.0.0', 'opt@1.0.0', 'withopt@1.0.0', 'tar@1.0.0', 'linked@1.0.0',
+      'patched@1.0.0(patch_hash=abc)', 'mac@1.0.0', 'opt@1.0.0', 'withopt@1.0.0', 'tar@1.0.0', 'linked@1.0.0',
     ])
+    const withLinks = planVirtualStore(lockfile, { lockfileDir: '/p', virtualStoreDir: '/p/node_modules/.pnpm', include: all })
+    expect(withLinks.notPlanned).not.toContain('linked@1.0.0')
+    expect(withLinks.planned.find((p) => p.depPath === 'linked@1.0.0')?.children).toEqual({ local: '/local' })
     const [plain, peer, alias] = plan(lockfile)
     expect(peer.targetDir).toBe('/p/node_modules/.pnpm/peer@1.0.0_plain@1.0.0/node_modules/peer')
     expect(peer.children).toEqual({ plain: plain.targetDir })

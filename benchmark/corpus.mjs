@@ -63,6 +63,7 @@ export async function platformCorpus (fixtureDir, name, distDir = join(dirname(b
   const read = readLockfileFile(fixtureDir)
   if (typeof read === 'string') throw new Error(`${fixtureDir}: ${read}`)
   const { planned, skipped } = planVirtualStore(read.lockfile, {
+    lockfileDir: fixtureDir,
     virtualStoreDir: '/',
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
     installable: (pkgName, snapshot, optional) => installableHere(pkgName, snapshot, undefined, optional),

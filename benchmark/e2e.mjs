@@ -41,9 +41,13 @@
  * network noise; pnpm 11 needs no metadata for a frozen lockfile with `minimumReleaseAge: 0`).
  * Its results go to a section of their own.
  *
- * `--project <name>`: a committed single-project fixture instead of alotta-modules,
- * `__test__/fixtures/projects/<name>/` (the starter apps; their SOURCE.md say how they were made),
- * with its own pnpm-workspace.yaml settings (plus `minimumReleaseAge: 0`), from the real npm
+ * `--project <name>`: a committed fixture instead of alotta-modules,
+ * `__test__/fixtures/projects/<name>/` (the starter apps and the monorepos; their SOURCE.md say
+ * where they come from), every project's package.json as the fixture has it,
+ * with its own pnpm-workspace.yaml settings (plus `minimumReleaseAge: 0`; its `trustPolicy`
+ * dropped, which an offline install cannot check; the root's `packageManager` dropped, so that
+ * the pnpm being timed installs instead of the pinned one; `--without a,b` drops more settings,
+ * e.g. unocss's `shamefullyHoist`, a layout the native install leaves to pnpm), from the real npm
  * tarballs this machine installs (`platformCorpus` in corpus.mjs, downloaded into
  * benchmark/.cache on first use). The config variant must have run its native install (its trace
  * says `native install:`), and `pnpm --version` is timed per pnpm variant too: the fixed cost
@@ -56,7 +60,7 @@
  * and pacquet check ages their own way, against metadata the stand-in does not serve. A section
  * of its own too.
  *
- * Usage: node benchmark/e2e.mjs [--project <name>] [--cold | --default-age] [--rounds N] [--only a,b] [--no-write] [--keep]
+ * Usage: node benchmark/e2e.mjs [--project <name> [--without a,b]] [--cold | --default-age] [--rounds N] [--only a,b] [--no-write] [--keep]
  */
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import crypto from 'node:crypto'
@@ -74,6 +78,7 @@ const { values: opts } = parseArgs({
     cold: { type: 'boolean', default: false },
     'default-age': { type: 'boolean', default: false },
     project: { type: 'string' },
+    without: { type: 'string' },
     only: { type: 'string' },
     write: { type: 'boolean', default: true },
     keep: { type: 'boolean', default: false },
@@ -143,13 +148,25 @@ const lockfileWithPnpmfile = lockfile.replace('\nimporters:\n', `\npnpmfileCheck
 // The fixture's storeDir line is replaced by --store-dir; minimumReleaseAge 0: offline from the store alone.
 // A project without a pnpm-workspace.yaml gets one with only that setting.
 const fixtureWorkspace = existsSync(join(fixtureDir, 'pnpm-workspace.yaml')) ? readFileSync(join(fixtureDir, 'pnpm-workspace.yaml'), 'utf8') : ''
-const workspaceYaml = fixtureWorkspace.replace(/^storeDir:.*$/m, '') + (defaultAge ? '' : '\nminimumReleaseAge: 0\n')
+// A fixture's own settings go (their lists and maps too): its store, its age limit, what cannot run offline, and --without.
+const dropped = ['storeDir', 'minimumReleaseAge', ...(opts.project == null ? [] : ['trustPolicy', ...(opts.without?.split(',') ?? [])])]
+const withoutSettings = (text) => text.replace(/^([A-Za-z]+):.*\n(?:[ \t]+.*\n|[ \t]*\n)*/gm, (block, key) => (dropped.includes(key) ? '' : block))
+const workspaceYaml = withoutSettings(fixtureWorkspace.endsWith('\n') || fixtureWorkspace === '' ? fixtureWorkspace : `${fixtureWorkspace}\n`) + (defaultAge ? '' : '\nminimumReleaseAge: 0\n')
+/** Every project's package.json below the fixture (the root's without `packageManager`, so that the pnpm timed installs). */
+const manifests = readdirSync(fixtureDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.split(/[\\/]/).at(-1) === 'package.json').map((file) => {
+  const text = readFileSync(join(fixtureDir, file), 'utf8')
+  if (file !== 'package.json' || opts.project == null) return { file, text }
+  const { packageManager: _, ...root } = JSON.parse(text)
+  return { file, text: JSON.stringify(root, null, 2) }
+})
 let projectCounter = 0
 const usesPlugin = (variant) => variant === 'pnpm11+plugin' || variant === 'pnpm11+both'
 function newProject (variant) {
   const dir = join(runDir, 'projects', `${variant.replace('+', '-')}-${projectCounter++}`)
-  mkdirSync(dir, { recursive: true })
-  cpSync(join(fixtureDir, 'package.json'), join(dir, 'package.json'))
+  for (const { file, text } of manifests) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true })
+    writeFileSync(join(dir, file), text)
+  }
   writeFileSync(join(dir, 'pnpm-workspace.yaml'), workspaceYaml)
   if (usesPlugin(variant)) {
     writeFileSync(join(dir, '.pnpmfile.cjs'), PNPMFILE)
@@ -450,7 +467,7 @@ const report = printReport(machine, lines, failures)
 
 // A project's section names its variants (--only), so it is written with them too.
 if (opts.write && (opts.only == null || opts.project != null) && failures.length === 0) {
-  const flag = (opts.project == null ? '' : ` --project ${opts.project}`) + (opts.cold ? ' --cold' : defaultAge ? ' --default-age' : '')
+  const flag = (opts.project == null ? '' : ` --project ${opts.project}${opts.without == null ? '' : ` --without ${opts.without}`}`) + (opts.cold ? ' --cold' : defaultAge ? ' --default-age' : '')
   const command = `node benchmark/e2e.mjs${flag}${opts.only == null ? '' : ` --only ${opts.only}`} --rounds ${rounds}`
   const resultsPath = writeResultsSection(`e2e.mjs${flag}`, [
     opts.cold

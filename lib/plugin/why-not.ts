@@ -71,7 +71,7 @@ function packageChanges (reason: string): string {
 
 const RULES: Rule[] = [
   // Routine: pnpm's own work, which the native install has no part in.
-  { code: 'modules-exist', match: /^node_modules is not empty$/, says: () => 'node_modules already exists, so pnpm updates it (the native install only fills an empty one, as in a fresh clone)', change: 'nothing: a fresh clone or `rm -rf node_modules` installs natively', routine: true },
+  { code: 'modules-exist', match: /^(?:\S+\/)?node_modules is not empty$/, says: () => 'node_modules already exists, so pnpm updates it (the native install only fills an empty one, as in a fresh clone)', change: 'nothing: a fresh clone or `rm -rf node_modules` installs natively', routine: true },
   { code: 'resolves', match: /^pnpm resolves /, says: () => 'pnpm resolves dependencies in this install (no lockfile, --fix-lockfile, --update-checksums or preferFrozenLockfile false)', change: 'install from a committed, up-to-date lockfile', routine: true },
   { code: 'no-lockfile', match: /^no lockfile$/, says: () => 'there is no pnpm-lock.yaml yet', change: 'commit the lockfile pnpm writes now; the next fresh clone installs natively', routine: true },
   { code: 'outdated-lockfile', match: /^the lockfile is not up to date with package\.json \((.*)\)$/, says: (m) => `the lockfile is not up to date with package.json (${m[1]})`, change: 'run `pnpm install` and commit the lockfile', routine: true },
@@ -89,7 +89,8 @@ const RULES: Rule[] = [
   { code: 'other-pnpmfiles', match: /^other pnpmfiles$/, says: () => 'other pnpmfiles are loaded; their hooks may change what pnpm installs', change: 'move their hooks out (or drop them) so that the plugin is the only pnpmfile' },
   { code: 'ignore-pnpmfile', match: /^--ignore-pnpmfile$/, says: () => 'pnpmfiles are ignored (--ignore-pnpmfile)', change: 'drop --ignore-pnpmfile', routine: true },
   { code: 'project-below', match: /^a project below the lockfile dir$|^a workspace root elsewhere$/, says: (m) => `pnpm runs in a project that is not where the lockfile is (${m[0]})`, change: 'run `pnpm install` at the workspace root' },
-  { code: 'workspace', match: /^a workspace of several projects$/, says: () => 'the lockfile is a workspace\'s, with several projects', change: UNSUPPORTED },
+  { code: 'workspace', match: /^a workspace pattern|^a symbolic link in the workspace|^recursiveInstall false|^dedupeDirectDeps$|^injectWorkspacePackages|injected dependencies|a link to a directory that is not a project of the workspace/, says: (m) => `the workspace has a layout the native install does not reproduce (${m.input})`, change: UNSUPPORTED },
+  { code: 'workspace-plain', match: /^linkWorkspacePackages \(|a link pnpm's plain install checks its own way$|: the linked project's version .* does not meet |a dependency a project of the workspace may take$/, says: (m) => `a plain \`pnpm install\` decides this workspace's links itself (${m.input})`, change: 'use `pnpm install --frozen-lockfile` (as CI does), which takes the lockfile\'s links as they are' },
   { code: 'patches', match: /^patchedDependencies differ from the lockfile$/, says: () => 'the lockfile\'s patchedDependencies do not match the patch files', change: 'run `pnpm install` and commit the lockfile' },
   { code: 'patches', match: /^patched dependencies with scripts off$|^a patchedDependencies key with a version range|^the patch file of .* cannot be read$|: not the patch pnpm would apply to it$|: patched, and pnpm applies the patch itself \((.*)\)$/, says: (m) => `a patch pnpm applies itself: ${m.input}`, change: 'the native install takes patched packages from pnpm\'s side-effects cache only: allow the package\'s build (allowBuilds), keep scripts and sideEffectsCache on, and name patches by exact version' },
   { code: 'package-extensions', match: /^package extensions$|^packageExtensions differ from the lockfile$/, says: () => 'the project has packageExtensions', change: UNSUPPORTED },
@@ -101,7 +102,7 @@ const RULES: Rule[] = [
   { code: 'lockfile-shape', match: /^the lockfile has (?!packages no importer)|^pnpm-lock\.yaml |^the lockfile's /, says: (m) => `the lockfile has a part the native install does not read (${m.input})`, change: UNSUPPORTED },
   { code: 'unreached-packages', match: /^the lockfile has packages no importer reaches$/, says: () => 'the lockfile lists packages no project depends on', change: 'run `pnpm install` (pnpm prunes them) and commit the lockfile' },
   { code: 'catalogs', match: /catalog/, says: (m) => `the catalogs: ${m.input}`, change: 'run `pnpm install` and commit the lockfile and pnpm-workspace.yaml' },
-  { code: 'manifest-fields', match: /^package\.json fields this does not model$|^no package\.json$|^a dependency in two groups of package\.json$/, says: (m) => `package.json: ${m[0]}`, change: UNSUPPORTED },
+  { code: 'manifest-fields', match: /package\.json fields this does not model$|^no package\.json$|^a dependency in two groups of \S*package\.json$/, says: (m) => `package.json: ${m[0]}`, change: UNSUPPORTED },
   { code: 'refused', match: /ERR_PNPM_|a version pnpm's lockfile check refuses$/, says: (m) => `pnpm refuses this lockfile: ${m.input}`, change: 'pnpm says what to fix when it refuses it' },
   { code: 'project-engines', match: /^the project's engines/, says: (m) => m.input, change: 'pnpm says which engine when it refuses; meet it' },
 

@@ -4,13 +4,15 @@
  *
  * - each package's `node_modules/.bin` (beside its dependencies) gets the commands of its
  *   dependencies that have bins, not its own (unless pnpm takes it through its build step), then
- *   those of its bundled dependencies;
- * - the root `node_modules/.bin` gets the commands of the root's dependencies, and of the
- *   publicly hoisted packages when there are any (the root's own dependencies winning a name),
- *   then those of the peers its dependencies got installed for them, where the name is still
- *   free. A root command's target goes through the package's link in `node_modules`, except
- *   under `ignoreScripts` without public hoisting: pnpm writes these shims a second time, through
- *   the links, only when it runs the project's lifecycle stage;
+ *   those of its bundled dependencies; a package with a dependency on a project of the
+ *   workspace gets those of every dependency, through their links beside it;
+ * - each importer's `node_modules/.bin` gets the commands of its dependencies (a linked
+ *   workspace project's too), the root's also those of the publicly hoisted packages when there
+ *   are any (its own dependencies winning a name), then those of the peers its dependencies got
+ *   installed for them, where the name is still free. A command's target goes through the
+ *   package's link in the importer's `node_modules`, except under `ignoreScripts` (for the root:
+ *   without public hoisting): pnpm writes these shims a second time, through the links, only
+ *   when it runs the projects' lifecycle stage;
  * - `node_modules/.pnpm/node_modules/.bin` gets the commands of the privately hoisted packages.
  *
  * Two commands of one name in one directory: the package named like the command wins, then
@@ -27,11 +29,17 @@ import type { Hoisted } from './hoist.js'
 import { compareVersions } from './semver-range.js'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
 
-export interface BinLinkOptions {
+/** An importer, as its `.bin` is made: its `node_modules` and its dependencies (alias → package directory). */
+export interface BinImporter {
+  id: string
   modulesDir: string
-  virtualStoreDir: string
-  /** The root's dependencies: alias → package directory. */
   direct: Record<string, string>
+}
+
+export interface BinLinkOptions {
+  /** Every importer, the root (`.`) first. */
+  importers: BinImporter[]
+  virtualStoreDir: string
   hoisted: Hoisted
   publicHoistPattern: string[]
   ignoreScripts: boolean
@@ -58,6 +66,8 @@ export interface Command {
   target: string
   pkgName: string
   pkgVersion: string
+  /** The package's directory, as it was found. */
+  pkgDir: string
   direct?: boolean
 }
 
@@ -120,7 +130,7 @@ function commandsOfBinDir (dir: string, setting: unknown, pkgName: string, pkgVe
   const names = files.map((file) => path.basename(file))
   // pnpm keeps the first it lists, in the order the directories list their files.
   if (new Set(names).size !== names.length) throw new UnsupportedShim(`two files of one name in ${pkgName}'s directories.bin`)
-  return files.map((file, i) => ({ name: names[i], target: path.join(binDir, file), pkgName, pkgVersion }))
+  return files.map((file, i) => ({ name: names[i], target: path.join(binDir, file), pkgName, pkgVersion, pkgDir: dir }))
 }
 
 /** The commands a package at `dir` declares: its `bin` (when truthy, as pnpm tests it), or else `directories.bin`. */
@@ -137,7 +147,7 @@ function commandsOf (dir: string, manifest: Manifest): Command[] {
     if (name === '' || name === '.' || name === '..' || (name !== encodeURIComponent(name) && name !== '$')) continue
     if (typeof relative !== 'string') continue
     const target = binPath(dir, relative)
-    if (target != null) commands.push({ name, target, pkgName, pkgVersion })
+    if (target != null) commands.push({ name, target, pkgName, pkgVersion, pkgDir: dir })
   }
   return commands
 }
@@ -186,6 +196,16 @@ class BinWriter {
     return real
   }
 
+  /** `file`'s real path, or `file` itself where it does not exist (pnpm's rule for a missing target's directory). */
+  realpathIfExists (file: string): string {
+    try {
+      return this.realpath(file)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return file
+      throw err
+    }
+  }
+
   /** The commands of the packages at `dirs` (those with a manifest). */
   commandsAt (dirs: string[]): Command[] {
     return dirs.flatMap((dir) => {
@@ -206,8 +226,8 @@ class BinWriter {
       // pnpm links a package's `node` command as a symlink, not a shim.
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
-      const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpath(path.dirname(cmd.target)), this.extraNodePath) : undefined
-      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd.target), nodePath))
+      const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
+      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd, binsDir), nodePath))
     }
     return chosen.map((c) => c.name)
   }
@@ -217,8 +237,8 @@ class BinWriter {
    * runnable as pnpm makes it: executable bits, and a shebang line without `\r`. Only its first
    * bytes are read, unless they do not hold its whole first line (or the line must be fixed).
    */
-  private runtime (target: string): Runtime {
-    const real = this.realpath(target)
+  private runtime ({ target, pkgDir }: Command, binsDir: string): Runtime {
+    const real = this.realpathIfExists(target)
     let runtime = this.targets.get(real)
     if (runtime != null) return runtime
     let head: Buffer
@@ -237,7 +257,15 @@ class BinWriter {
         fs.closeSync(fd)
       }
     } catch (err) {
-      throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
+      const code = (err as NodeJS.ErrnoException).code
+      // A target not there yet (a workspace project's build makes it): pnpm's shim runs it by
+      // its extension; a package's own bins pnpm then leaves out (left to pnpm here).
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || path.join(pkgDir, 'node_modules', '.bin') === binsDir) {
+        throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
+      }
+      runtime = { ...runtimeOf(target, ''), missing: true }
+      this.targets.set(real, runtime)
+      return runtime
     }
     runtime = runtimeOf(target, text)
     this.targets.set(real, runtime)
@@ -287,12 +315,57 @@ function packagesIn (modulesDir: string): string[] {
   return dirs
 }
 
+/** The `node_modules` directory a package's directory is in (above its scope's, if scoped). */
+function modulesDirOf (pkgDir: string): string {
+  const parent = path.dirname(pkgDir)
+  return path.basename(parent).startsWith('@') ? path.dirname(parent) : parent
+}
+
 /** The peers pnpm installed for a package and links the bins of (required ones it resolved). */
 function installedPeers (lockfile: LockfileObject, depPath: string): string[] {
   const snapshot = lockfile.packages?.[depPath]
   return Object.keys(snapshot?.peerDependencies ?? {}).filter((peer) =>
     snapshot?.peerDependenciesMeta?.[peer]?.optional !== true &&
     (snapshot?.dependencies?.[peer] != null || snapshot?.optionalDependencies?.[peer] != null))
+}
+
+/**
+ * An importer's `node_modules/.bin`: the commands of its dependencies (a linked project's too),
+ * for the root also of the publicly hoisted packages, then of its dependencies' installed peers.
+ */
+function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: BinImporter, opts: BinLinkOptions, depPathByDir: Map<string, string>): void {
+  const { modulesDir, direct } = importer
+  const isRoot = importer.id === '.'
+  // Packages without bins are not read; linked projects are (pnpm reads their manifests).
+  const mayHaveBins = (dir: string): boolean => {
+    const depPath = depPathByDir.get(dir)
+    return depPath == null || lockfile.packages?.[depPath]?.hasBin === true
+  }
+  const binsDir = path.join(modulesDir, '.bin')
+  const directAliases = Object.keys(direct)
+  let commands: Command[]
+  if (opts.ignoreScripts && (!isRoot || opts.publicHoistPattern.length === 0)) {
+    commands = bins.commandsAt(directAliases.map((alias) => direct[alias]).filter(mayHaveBins))
+  } else {
+    // pnpm reads every package in node_modules; the importer's own dependencies win a name.
+    const aliases = [...directAliases, ...(isRoot ? Object.keys(opts.hoisted.publicLinks) : [])]
+    const all = aliases.flatMap((alias) => bins.commandsAt([path.join(modulesDir, alias)]).map((c) => ({ ...c, direct: directAliases.includes(alias) })))
+    const directNames = new Set(all.filter((c) => c.direct).map((c) => c.name))
+    commands = [...all.filter((c) => c.direct), ...all.filter((c) => !c.direct && !directNames.has(c.name))]
+  }
+  const linked = new Set(bins.write(binsDir, commands))
+  if (opts.autoInstallPeers) {
+    const peerDirs = new Set<string>()
+    const locked = lockfile.importers[importer.id]
+    const refs = { ...locked.dependencies, ...locked.devDependencies, ...locked.optionalDependencies }
+    for (const [alias, dir] of Object.entries(direct)) {
+      const ref = refs[alias]
+      if (ref == null || !depPathByDir.has(dir)) continue
+      for (const peer of installedPeers(lockfile, refToDepPath(alias, ref))) peerDirs.add(path.join(modulesDirOf(dir), peer))
+    }
+    const peerCommands = bins.commandsAt([...peerDirs].sort()).filter((c) => !linked.has(c.name))
+    bins.write(binsDir, peerCommands)
+  }
 }
 
 /** Writes every `.bin` directory of the layout. Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
@@ -304,7 +377,11 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
 
   for (const pkg of planned) {
     const binsDir = path.join(pkg.targetDir, 'node_modules', '.bin')
-    const withBins = Object.values(pkg.children ?? {}).filter((dir) => hasBin(depPathByDir.get(dir)!))
+    const children = pkg.children ?? {}
+    // A package linked to a project of the workspace: pnpm reads every dependency through its link.
+    const withBins = Object.values(children).some((dir) => !depPathByDir.has(dir))
+      ? Object.keys(children).map((alias) => path.join(modulesDirOf(pkg.targetDir), alias))
+      : Object.values(children).filter((dir) => hasBin(depPathByDir.get(dir)!))
     if (opts.throughBuildStep.has(pkg.depPath)) withBins.push(pkg.targetDir)
     if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
     // A second pass of its own: the ownership rule does not reach across the two.
@@ -313,33 +390,6 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
     }
   }
 
-  const rootBins = path.join(opts.modulesDir, '.bin')
-  const directAliases = Object.keys(opts.direct)
-  let rootCommands: Command[]
-  if (opts.ignoreScripts && opts.publicHoistPattern.length === 0) {
-    rootCommands = bins.commandsAt(directAliases.map((alias) => opts.direct[alias]).filter((dir) => hasBin(depPathByDir.get(dir)!)))
-  } else {
-    // pnpm reads every package in node_modules; the root's own dependencies win a name.
-    const aliases = [...directAliases, ...Object.keys(opts.hoisted.publicLinks)]
-    const all = aliases.flatMap((alias) => bins.commandsAt([path.join(opts.modulesDir, alias)]).map((c) => ({ ...c, direct: directAliases.includes(alias) })))
-    const directNames = new Set(all.filter((c) => c.direct).map((c) => c.name))
-    rootCommands = [...all.filter((c) => c.direct), ...all.filter((c) => !c.direct && !directNames.has(c.name))]
-  }
-  const linked = new Set(bins.write(rootBins, rootCommands))
-  if (opts.autoInstallPeers) {
-    const peerDirs = new Set<string>()
-    const importer = lockfile.importers['.']
-    const refs = { ...importer.dependencies, ...importer.devDependencies, ...importer.optionalDependencies }
-    for (const [alias, dir] of Object.entries(opts.direct)) {
-      const ref = refs[alias]
-      if (ref == null) continue
-      const parent = path.dirname(dir)
-      const modules = path.basename(parent).startsWith('@') ? path.dirname(parent) : parent
-      for (const peer of installedPeers(lockfile, refToDepPath(alias, ref))) peerDirs.add(path.join(modules, peer))
-    }
-    const peerCommands = bins.commandsAt([...peerDirs].sort()).filter((c) => !linked.has(c.name))
-    bins.write(rootBins, peerCommands)
-  }
-
+  for (const importer of opts.importers) linkImporterBins(bins, lockfile, importer, opts, depPathByDir)
   bins.write(path.join(privateModules, '.bin'), bins.commandsAt(opts.hoisted.privateAliasesWithBins.map((alias) => path.join(privateModules, alias))))
 }

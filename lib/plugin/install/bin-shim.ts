@@ -18,8 +18,11 @@ export class UnsupportedShim extends Error {}
 
 const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
 
-/** What a shim runs its target with: a program and its arguments, or none (the target itself). */
-export interface Runtime { program: string | null, args: string }
+/**
+ * What a shim runs its target with: a program and its arguments, or none (the target itself);
+ * `missing` when the target does not exist yet (a workspace project's bin before its build).
+ */
+export interface Runtime { program: string | null, args: string, missing?: boolean }
 
 /** The program a target runs with, and its arguments, as pnpm reads them from its text. */
 export function runtimeOf (target: string, text: string): Runtime {
@@ -69,6 +72,8 @@ export function shShim (target: string, shimDir: string, runtime: Runtime, nodeP
     sh += `if [ -z "$NODE_PATH" ]; then\n  export NODE_PATH=${value}\nelse\n  export NODE_PATH=${value}:"$NODE_PATH"\nfi\n`
   }
   sh += execBlock(program, args, relativeTarget)
+  // pnpm marks a shim written before its target exists, to write it again once it does.
+  if (runtime.missing === true) sh += '# cmd-shim-missing-target\n'
   return `${sh}# cmd-shim-target=${target}\n`
 }
 

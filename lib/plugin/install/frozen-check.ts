@@ -10,6 +10,7 @@ import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { DEPENDENCY_GROUPS } from './virtual-store.js'
 import { catalogResolutionStale, catalogsOutOfDate, type ConfiguredCatalogs } from './catalogs.js'
+import { satisfiesLoosely } from './semver-range.js'
 
 type Deps = Record<string, string>
 
@@ -169,4 +170,46 @@ export function lockedSettingsRewritten (settings: unknown, config: FrozenCheckC
     injectWorkspacePackages: config.injectWorkspacePackages === true ? true : undefined,
   }
   return JSON.stringify(settings) === JSON.stringify(today) ? undefined : 'pnpm records the lockfile\'s settings otherwise (their order or their defaults)'
+}
+
+/** A project of the workspace, as the check of its links reads it. */
+export interface LinkedProject {
+  id: string
+  dir: string
+  manifest: Record<string, unknown> & { name?: string, version?: string }
+}
+
+/**
+ * Why a plain `pnpm install` would not find the workspace's links up to date (`undefined`: it
+ * would), as far as this tells: pnpm's check (`linkedPackagesAreUpToDate`) also asks, for every
+ * dependency an importer locks, whether it is still linked as its `workspace:` range says. Read
+ * here only in its plain form: a `link:` dependency whose specifier is `workspace:<range>`, to
+ * the project of that name, whose version meets the range (loosely, as pnpm reads it); a
+ * registry dependency whose name (or `npm:` alias's) no project has. Anything else (paths,
+ * `workspace:name@range` aliases, `linkWorkspacePackages`, which also weighs linking registry
+ * dependencies to projects) counts as out of date: pnpm then decides.
+ */
+export function linkedProjectsOutOfDate (importers: Record<string, LockedImporter>, projects: LinkedProject[], linkWorkspacePackages: boolean): string | undefined {
+  if (linkWorkspacePackages) return 'linkWorkspacePackages (pnpm weighs linking registry dependencies to projects)'
+  const byName = new Map(projects.flatMap((p) => typeof p.manifest.name === 'string' ? [[p.manifest.name, p]] : []))
+  for (const { id, dir, manifest } of projects) {
+    const importer = importers[id]
+    for (const group of DEPENDENCY_GROUPS) {
+      const wanted = (manifest[group] ?? {}) as Deps
+      for (const [alias, ref] of Object.entries(importer?.[group] ?? {})) {
+        const spec = wanted[alias]
+        if (spec == null) continue
+        if (ref.startsWith('link:')) {
+          const range = /^workspace:([^@./\\~][^@]*|~)$/.exec(spec)?.[1]
+          const target = byName.get(alias)
+          if (range == null || target == null || target.dir !== path.resolve(dir, ref.slice('link:'.length))) return `${id}'s ${alias}: a link pnpm's plain install checks its own way`
+          if (!satisfiesLoosely(target.manifest.version, range)) return `${id}'s ${alias}: the linked project's version ${String(target.manifest.version)} does not meet ${spec}`
+          continue
+        }
+        const name = spec.startsWith('npm:') ? spec.slice(4, spec.lastIndexOf('@') > 4 ? spec.lastIndexOf('@') : undefined) : alias
+        if (/^(workspace|link|file):/.test(spec) || byName.has(name)) return `${id}'s ${alias}: a dependency a project of the workspace may take`
+      }
+    }
+  }
+  return undefined
 }

@@ -6,22 +6,44 @@
  * dependencies keep theirs, and otherwise the one met first wins, walking the graph as pnpm does
  * (docs/native-install.md links pnpm's source for each rule):
  *
- * - the walk starts from the root's dependencies (dev, then prod, then optional), and every
- *   package is given the depth of the step that first reaches it; the children of all the
- *   packages of one step are claimed before the walk goes down into the first of them, so the
- *   depths are those of a depth-first walk over breadth-first steps;
- * - packages are then taken by depth, then by directory (byte order), and each one's
+ * - the walk starts from every importer's dependencies (importer by importer, each one's dev,
+ *   then prod, then optional), and every package is given the depth of the step that first
+ *   reaches it; the children of all the packages of one step are claimed before the walk goes
+ *   down into the first of them, so the depths are those of a depth-first walk over
+ *   breadth-first steps;
+ * - the importers' dependencies themselves come first (the first importer naming an alias gives
+ *   it its package), then the packages by depth, then by directory (byte order), each one's
  *   dependencies in its lockfile order (dependencies, then optional ones);
- * - aliases compare case-insensitively.
+ * - aliases compare case-insensitively;
+ * - in a workspace (`hoistWorkspacePackages`), each project but the root is hoisted under its
+ *   name too (linked to its directory, recorded under its importer id), unless a dependency of
+ *   an importer has that name: its name is reserved before the packages are hoisted.
  */
+import path from 'node:path'
 import { createMatcher } from '@pnpm/config.matcher'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
 
-export interface HoistOptions {
-  /** The root's dependencies (`rootDependencies`). */
+/** An importer's dependencies: alias → the package's directory (a linked project's directory for `link:`). */
+export interface ImporterDependencies {
+  /** The importer id (`.` for the root). */
+  id: string
   direct: Record<string, string>
+}
+
+/** A project of the workspace that pnpm hoists under its name. */
+export interface HoistedProject {
+  id: string
+  name: string
+  dir: string
+}
+
+export interface HoistOptions {
+  /** Every importer's dependencies (`importerDependencies`), the root's first. */
+  importers: ImporterDependencies[]
   hoistPattern: string[]
   publicHoistPattern: string[]
+  /** The workspace's projects but the root, in pnpm's order, when `hoistWorkspacePackages`. */
+  workspaceProjects?: HoistedProject[]
 }
 
 export interface Hoisted {
@@ -43,25 +65,30 @@ interface Node {
 }
 
 /**
- * The root's dependencies in the order pnpm walks them: dev, then prod, then optional; those
- * `dirOf` has no directory for (skipped) left out.
+ * An importer's dependencies in the order pnpm walks them: dev, then prod, then optional;
+ * `link:` ones at the directory they name (relative to `importerDir`), those `dirOf` has no
+ * directory for (skipped) left out.
  */
-export function rootDependencies (lockfile: LockfileObject, dirOf: (depPath: string) => string | undefined): Record<string, string> {
-  const importer = lockfile.importers['.']
+export function importerDependencies (lockfile: LockfileObject, id: string, importerDir: string, dirOf: (depPath: string) => string | undefined): ImporterDependencies {
+  const importer = lockfile.importers[id]
   const refs = { ...importer.devDependencies, ...importer.dependencies, ...importer.optionalDependencies }
-  return Object.fromEntries(Object.entries(refs).flatMap(([alias, ref]) => {
-    const dir = dirOf(refToDepPath(alias, ref))
+  const direct = Object.fromEntries(Object.entries(refs).flatMap(([alias, ref]) => {
+    const dir = ref.startsWith('link:') ? path.resolve(importerDir, ref.slice('link:'.length)) : dirOf(refToDepPath(alias, ref))
     return dir == null ? [] : [[alias, dir]]
   }))
+  return { id, direct }
 }
 
-export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts: HoistOptions): Hoisted {
-  const byDir = new Map<string, Node>()
-  for (const p of planned) {
-    byDir.set(p.targetDir, { depPath: p.depPath, dir: p.targetDir, hasBin: lockfile.packages![p.depPath].hasBin === true, children: p.children ?? {} })
-  }
-  const { direct } = opts
+/** Where an alias is hoisted to by the patterns (public first), or `undefined`: not hoisted. */
+function hoistTypeOf (opts: HoistOptions): (alias: string) => 'public' | 'private' | undefined {
+  const isPublic = createMatcher(opts.publicHoistPattern)
+  const isPrivate = createMatcher(opts.hoistPattern)
+  return (alias) => isPublic(alias) ? 'public' : isPrivate(alias) ? 'private' : undefined
+}
 
+/** The packages hoisted from the graph, with `reserved` aliases (lower case) taken besides the root's. */
+function hoistPackages (byDir: Map<string, Node>, opts: HoistOptions, reserved: Set<string>): Hoisted {
+  const { importers } = opts
   // The walk: each step claims its packages as it is made; `next` makes a package's step.
   const visited = new Set<string>()
   type Step = Array<{ node: Node, next: () => Step }>
@@ -75,24 +102,30 @@ export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts
     }
     return step
   }
-  const depths: Array<{ node: Node, depth: number }> = []
+  const depths: Array<{ children: Record<string, string>, dir: string, depth: number }> = []
   const walk = (depth: number, step: Step): void => {
     const nextSteps = step.map(({ node, next }) => {
-      depths.push({ node, depth })
+      depths.push({ children: node.children, dir: node.dir, depth })
       return next()
     })
     for (const s of nextSteps) walk(depth + 1, s)
   }
-  walk(0, makeStep(Object.values(direct)))
-  depths.sort((a, b) => a.depth - b.depth || (a.node.dir < b.node.dir ? -1 : a.node.dir > b.node.dir ? 1 : 0))
+  walk(0, makeStep(importers.flatMap((i) => Object.values(i.direct).filter((dir) => byDir.has(dir)))))
+  depths.sort((a, b) => a.depth - b.depth || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0))
+  // Before them all, the importers' own dependencies: the first importer naming an alias gives it its package.
+  const direct: Record<string, string> = {}
+  for (const importer of importers) {
+    for (const [alias, dir] of Object.entries(importer.direct)) if (byDir.has(dir) && !Object.hasOwn(direct, alias)) direct[alias] = dir
+  }
+  depths.unshift({ children: direct, dir: '', depth: -1 })
 
-  const isPublic = createMatcher(opts.publicHoistPattern)
-  const isPrivate = createMatcher(opts.hoistPattern)
-  const taken = new Set(Object.keys(direct).map((a) => a.toLowerCase()))
+  const hoistType = hoistTypeOf(opts)
+  const root = importers.find((i) => i.id === '.')
+  const taken = new Set([...Object.keys(root?.direct ?? {}).map((a) => a.toLowerCase()), ...reserved])
   const hoisted: Hoisted = { record: {}, publicLinks: {}, privateLinks: {}, privateAliasesWithBins: [] }
-  for (const { node } of depths) {
-    for (const [alias, dir] of Object.entries(node.children)) {
-      const where = isPublic(alias) ? 'public' : isPrivate(alias) ? 'private' : undefined
+  for (const { children } of depths) {
+    for (const [alias, dir] of Object.entries(children)) {
+      const where = hoistType(alias)
       if (where == null || taken.has(alias.toLowerCase())) continue
       const child = byDir.get(dir)
       if (child == null) continue
@@ -101,6 +134,29 @@ export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts
       ;(hoisted.record[child.depPath] ??= {})[alias] = where
       ;(where === 'public' ? hoisted.publicLinks : hoisted.privateLinks)[alias] = dir
     }
+  }
+  return hoisted
+}
+
+export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts: HoistOptions): Hoisted {
+  const byDir = new Map<string, Node>()
+  for (const p of planned) {
+    byDir.set(p.targetDir, { depPath: p.depPath, dir: p.targetDir, hasBin: lockfile.packages![p.depPath].hasBin === true, children: p.children ?? {} })
+  }
+  // The projects take their names first, unless an importer's registry dependency has it.
+  const hoistType = hoistTypeOf(opts)
+  const taken = new Set(opts.importers.flatMap((i) => Object.entries(i.direct).filter(([, dir]) => byDir.has(dir)).map(([alias]) => alias.toLowerCase())))
+  const projects: Array<HoistedProject & { where: 'public' | 'private' }> = []
+  for (const project of opts.workspaceProjects ?? []) {
+    const where = hoistType(project.name)
+    if (where == null || taken.has(project.name.toLowerCase())) continue
+    taken.add(project.name.toLowerCase())
+    projects.push({ ...project, where })
+  }
+  const hoisted = hoistPackages(byDir, opts, new Set(projects.map((p) => p.name.toLowerCase())))
+  for (const project of projects) {
+    hoisted.record[project.id] = { [project.name]: project.where }
+    ;(project.where === 'public' ? hoisted.publicLinks : hoisted.privateLinks)[project.name] = project.dir
   }
   return hoisted
 }

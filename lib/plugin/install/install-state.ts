@@ -9,7 +9,7 @@
  *   install;
  * - `.pnpm-workspace-state-v1.json`: what the up-to-date check compares, written last (so that
  *   an install cut short is never taken for up to date), with the `validation` block pnpm
- *   writes: the digests of the project's manifest and of the files the install read, and a
+ *   writes: the digests of every project's manifest and of the files the install read, and a
  *   time from the filesystem's clock. With it, pnpm's check proves the project up to date from
  *   these alone; without it (pnpm's older form), pnpm accepts the state too, but first reads
  *   the whole lockfile again to write the block itself (about 120 ms for alotta's).
@@ -33,9 +33,17 @@ const STATE_SETTINGS = [
   'virtualStoreDir', 'virtualStoreDirMaxLength', 'workspacePackagePatterns', 'autoDedupe',
 ] as const
 
+/** A project of the install, as the state files list it. */
+export interface RecordedProject {
+  /** The importer id (`.` for the root). */
+  id: string
+  dir: string
+  manifest: { name?: string, version?: string, [field: string]: unknown }
+}
+
 /** What the state files say about one native install. */
 export interface InstallRecord {
-  /** The project (and lockfile) directory. */
+  /** The workspace root (the lockfile's directory). */
   rootDir: string
   /** `<rootDir>/node_modules`. */
   modulesDir: string
@@ -43,8 +51,8 @@ export interface InstallRecord {
   storeDir: string
   /** pnpm's version, e.g. `11.28.11`. */
   pnpmVersion: string
-  /** The project's `package.json`, as parsed. */
-  manifest: { name?: string, version?: string, [field: string]: unknown }
+  /** Every project, the root first, then by directory (pnpm's order). */
+  projects: RecordedProject[]
   /** depPath → alias → where it was hoisted. */
   hoistedDependencies: Record<string, Record<string, 'private' | 'public'>>
   hoistPattern?: string[]
@@ -55,8 +63,8 @@ export interface InstallRecord {
   builtFromCache?: string[]
   /** The patch files of `patchedDependencies` (absolute), in their order: pnpm validates them first. */
   patchFiles?: string[]
-  /** The project's own scripts wait for `pnpm rebuild` (scripts off): pnpm lists `.` first. */
-  projectPendingBuild?: boolean
+  /** The projects whose own scripts wait for `pnpm rebuild` (scripts off), by importer id: pnpm lists them first. */
+  pendingProjects: string[]
   /** The optional packages pnpm skips on this platform. */
   skipped: string[]
   /** The text of `pnpm-lock.yaml`'s own document (the current lockfile of a full install). */
@@ -96,7 +104,7 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     nodeLinker: 'isolated',
     packageManager: `pnpm@${record.pnpmVersion}`,
     // With scripts off, every build is pending (pnpm's order depends on its own timing).
-    pendingBuilds: config.ignoreScripts === true ? [...(record.projectPendingBuild === true ? ['.'] : []), ...record.requireBuild] : [],
+    pendingBuilds: config.ignoreScripts === true ? [...record.pendingProjects, ...record.requireBuild] : [],
     publicHoistPattern: record.publicHoistPattern,
     prunedAt: new Date().toUTCString(),
     // pnpm sorts them as JS sorts strings.
@@ -189,14 +197,34 @@ function filesystemNowNs (dir: string): number | undefined {
   }
 }
 
+const isEmptyGroup = (deps: unknown): boolean => deps == null || Object.keys(deps).length === 0
+
+/**
+ * pnpm's digest of the workspace's commands, by importer: of every project's name, `bin` and
+ * `directories.bin` (the projects with either), recorded for the root and for each project with
+ * dependencies of any kind (`undefined`: no project has commands).
+ */
+function workspaceBinsOf (projects: RecordedProject[]): Record<string, string> | undefined {
+  const bins = Object.fromEntries(projects.flatMap(({ id, manifest }) => {
+    const bin = manifest.bin ?? null
+    const directory = (manifest.directories as { bin?: unknown } | undefined)?.bin ?? null
+    return bin === null && directory === null ? [] : [[id, { name: manifest.name ?? null, bin, directory }]]
+  }))
+  if (Object.keys(bins).length === 0) return undefined
+  const digest = manifestDigest(bins)
+  const withDependencies = ({ id, manifest }: RecordedProject): boolean => id === '.' ||
+    !['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'].every((group) => isEmptyGroup(manifest[group]))
+  return Object.fromEntries(projects.filter(withDependencies).map(({ id }) => [id, digest]))
+}
+
 /**
  * The `validation` block pnpm records: the patch files', the loaded pnpmfiles' and the
- * lockfile's signatures, the lockfile's digest, the manifest's, and the lockfile's local dependencies (none: the
- * native install takes registry packages only). `undefined` where it cannot be made as pnpm
- * makes it (a project with bins of its own, which pnpm digests too; no filesystem clock).
+ * lockfile's signatures, the lockfile's digest, each project's manifest's, the projects'
+ * commands', and the lockfile's local dependencies (none: the native install takes registry
+ * packages and workspace links only). `undefined` where it cannot be made as pnpm makes it (no
+ * filesystem clock).
  */
 function validationOf (record: InstallRecord, pnpmfiles: string[]): Record<string, unknown> | undefined {
-  if (record.manifest.bin != null || (record.manifest.directories as { bin?: unknown } | undefined)?.bin != null) return undefined
   const files: Record<string, FileSignature> = {}
   // pnpm's shared inputs: the patch files, then the pnpmfiles (workspace/state `sharedInputPaths`).
   for (const file of [...(record.patchFiles ?? []), ...pnpmfiles]) {
@@ -213,7 +241,8 @@ function validationOf (record: InstallRecord, pnpmfiles: string[]): Record<strin
     recordedAtNs,
     files,
     lockfile: lockfile.digest,
-    manifests: { '.': manifestDigest(record.manifest) },
+    manifests: Object.fromEntries(record.projects.map(({ id, manifest }) => [id, manifestDigest(manifest)])),
+    workspaceBins: workspaceBinsOf(record.projects),
     localDependencies: { [lockfile.digest]: {} },
   }
 }
@@ -223,12 +252,11 @@ function validationOf (record: InstallRecord, pnpmfiles: string[]): Record<strin
  * when its validation was recorded (ns), if it has one.
  */
 export function writeWorkspaceState (record: InstallRecord, config: PnpmConfig & Record<string, unknown>): number | undefined {
-  const { name, version } = record.manifest
   const pnpmfiles = (config.pnpmfile ?? []) as string[]
   const validation = validationOf(record, pnpmfiles)
   const state = {
     lastValidatedTimestamp: validation != null ? Math.trunc((validation.recordedAtNs as number) / 1e6) : Date.now(),
-    projects: { [record.rootDir]: { name, version } },
+    projects: Object.fromEntries(record.projects.map(({ dir, manifest }) => [dir, { name: manifest.name, version: manifest.version }])),
     pnpmfiles,
     settings: stateSettings(config, record.rootDir),
     filteredInstall: false,

@@ -2,7 +2,8 @@
  * The native frozen install: when `pnpm install` would install the lockfile as it is into an
  * empty `node_modules`, the plugin lays out all of it in `hooks.updateConfig`, which pnpm 11
  * runs before its optimistic up-to-date check, and writes pnpm's state files last. pnpm then
- * finds the project up to date and exits ("Already up to date").
+ * finds the project up to date and exits ("Already up to date"). A workspace is installed
+ * whole, every project's `node_modules` with the root's virtual store (`workspace-projects.ts`).
  *
  * All or nothing: it runs only for the installs it reproduces exactly (checked against stock
  * pnpm 11.28.11 by the e2e tests), and anything else (see `unsupported`) is left to pnpm,
@@ -21,9 +22,9 @@ import { firstFailure } from '../first-failure.js'
 import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
 import { lockfileMode, type PnpmConfig } from '../pnpm-config.js'
 import { configReasons } from './config-rules.js'
-import { hoist, rootDependencies } from './hoist.js'
-import { projectScripts, type ProjectScripts } from './project-scripts.js'
-import { importerOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from './frozen-check.js'
+import { hoist, importerDependencies } from './hoist.js'
+import { workspaceScripts, type ProjectScripts } from './project-scripts.js'
+import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { linkBins } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
@@ -35,6 +36,8 @@ import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
 import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { patchedPackages } from './patches.js'
+import { findWorkspaceProjects, type WorkspaceProject } from './workspace-projects.js'
+import * as binding from '../../../index.js'
 
 /** The pnpm version whose install this reproduces, checked file by file by the tests. */
 export const VERIFIED_PNPM = '11.28.11'
@@ -62,6 +65,11 @@ export interface NativeInstallConfig extends PnpmConfig, SupplyChainConfig {
   patchedDependencies?: Record<string, string>
   packageExtensions?: Record<string, unknown>
   catalogs?: ConfiguredCatalogs
+  workspacePackagePatterns?: string[]
+  hoistWorkspacePackages?: boolean
+  linkWorkspacePackages?: boolean
+  dedupeDirectDeps?: boolean
+  injectWorkspacePackages?: boolean
   optimisticRepeatInstall?: boolean
   saveWorkspaceState?: boolean
   userAgent?: string
@@ -92,48 +100,111 @@ export interface NativeInstallSummary {
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
 const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs', 'patchedDependencies'])
-const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not): the first of `configReasons`. */
 function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
   return configReasons(config, version, VERIFIED_PNPM)[0]
 }
 
-type Manifest = Record<string, unknown> & { name?: string, version?: string }
+/** Why pnpm's frozen check would find `project`'s importer out of date, or its manifest is one this does not model. */
+function projectUnsupported (lockfile: LockfileFile, project: WorkspaceProject, config: NativeInstallConfig): string | undefined {
+  const { manifest, id } = project
+  const where = id === '.' ? 'package.json' : `${id}/package.json`
+  const meta = manifest.dependenciesMeta
+  if (meta != null && typeof meta === 'object' && Object.values(meta).some((m) => (m as { injected?: unknown } | null)?.injected === true)) {
+    return `${where}: injected dependencies (dependenciesMeta.*.injected: copies of projects pnpm makes and keeps in sync)`
+  }
+  if (manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
+    return `${where} fields this does not model`
+  }
+  const outdated = importerOutOfDate(lockfile.importers[id], manifest, config.autoInstallPeers !== false, lockfile.catalogs)
+  if (outdated != null) return `the lockfile is not up to date with ${where} (${outdated})`
+  // A dependency in two groups: pnpm links one of them, by rules not modelled here.
+  const declared = DEPENDENCY_GROUPS.flatMap((group) => Object.keys((manifest[group] ?? {}) as object))
+  if (new Set(declared).size !== declared.length) return `a dependency in two groups of ${where}`
+  return undefined
+}
 
 /**
- * Why the lockfile is not one pnpm would install as it is into this project (`undefined`: it
+ * A `link:` dependency on a directory that is not a project of the workspace (left to pnpm), if
+ * any: an importer's (relative to its directory) or a package's (relative to the root's).
+ */
+function linkOutsideWorkspace (lockfile: LockfileFile, projects: WorkspaceProject[], rootDir: string): string | undefined {
+  const dirs = new Set(projects.map((p) => p.dir))
+  const outside = (deps: Record<string, string> | undefined, from: string): string | undefined => {
+    const [alias, ref] = Object.entries(deps ?? {}).find(([, ref]) => ref.startsWith('link:') && !dirs.has(path.resolve(from, ref.slice('link:'.length)))) ?? []
+    return alias == null ? undefined : `${alias}@${ref}: a link to a directory that is not a project of the workspace`
+  }
+  for (const { id, dir } of projects) {
+    for (const group of DEPENDENCY_GROUPS) {
+      const why = outside(lockfile.importers[id][group], dir)
+      if (why != null) return why
+    }
+  }
+  for (const snapshot of Object.values(lockfile.packages ?? {})) {
+    const why = outside(snapshot.dependencies, rootDir) ?? outside(snapshot.optionalDependencies, rootDir)
+    if (why != null) return why
+  }
+  return undefined
+}
+
+/**
+ * Why the lockfile is not one pnpm would install as it is into these projects (`undefined`: it
  * is). A frozen install and a plain one that finds the lockfile up to date take the same path
  * in pnpm, after the same checks (the plain one resolves where the frozen one refuses); the
- * plain one also records today's lockfile settings in the current lockfile.
+ * plain one also records today's lockfile settings in the current lockfile. Every project's
+ * importer is checked against its manifest, and the projects must be the lockfile's importers.
  */
-function lockfileUnsupported (lockfile: LockfileFile, manifest: Manifest, config: NativeInstallConfig, rootDir: string): string | undefined {
+function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject[], config: NativeInstallConfig, rootDir: string): string | undefined {
   if (lockfile.lockfileVersion !== '9.0') return `lockfileVersion ${String(lockfile.lockfileVersion)}`
   const unknown = Object.keys(lockfile).find((f) => !KNOWN_LOCKFILE_FIELDS.has(f))
   if (unknown != null) return `the lockfile has ${unknown}`
   const importers = Object.keys(lockfile.importers)
-  if (importers.length !== 1 || importers[0] !== '.') return 'a workspace of several projects'
+  const ids = projects.map((p) => p.id)
+  if (importers.length !== ids.length || !ids.every((id) => Object.hasOwn(lockfile.importers, id))) {
+    return `the workspace's projects (${ids.join(', ')}) are not the lockfile's importers (${importers.join(', ')})`
+  }
   // pnpm resolves a lockfile without dependencies, --frozen-lockfile or not.
-  if (Object.keys(lockfile.importers['.'].specifiers ?? {}).length === 0 && Object.keys(lockfile.importers['.'].dependencies ?? {}).length === 0) return 'a lockfile without dependencies'
+  if (importers.every((id) => Object.keys(lockfile.importers[id].specifiers ?? {}).length === 0 && DEPENDENCY_GROUPS.every((group) => Object.keys(lockfile.importers[id][group] ?? {}).length === 0))) {
+    return 'a lockfile without dependencies'
+  }
   const mismatch = lockfileConfigMismatch(lockfile, config, rootDir)
   if (mismatch != null) return mismatch
   if (lockfileMode(config, true) === 'if up to date') {
+    // pnpm's plain install also checks that the projects are still linked as their ranges say.
+    const links = projects.length > 1 ? linkedProjectsOutOfDate(lockfile.importers, projects, config.linkWorkspacePackages === true) : undefined
+    if (links != null) return `a plain install: ${links}`
     const rewritten = lockedSettingsRewritten(lockfile.settings, config)
     if (rewritten != null) return rewritten
   }
-  // The lockfile must be up to date with package.json, or a frozen install fails (pnpm says why).
-  const importer = lockfile.importers['.']
-  if (manifest.peerDependencies != null || manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
-    return 'package.json fields this does not model'
+  const outside = linkOutsideWorkspace(lockfile, projects, rootDir)
+  if (outside != null) return outside
+  // The lockfile must be up to date with every package.json, or a frozen install fails (pnpm says why).
+  for (const project of projects) {
+    const why = projectUnsupported(lockfile, project, config)
+    if (why != null) return why
   }
-  const outdated = importerOutOfDate(importer, manifest, config.autoInstallPeers !== false, lockfile.catalogs)
-  if (outdated != null) return `the lockfile is not up to date with package.json (${outdated})`
-  const pruned = workspaceCatalogsPruned(config, [manifest], lockfile.catalogs)
+  const pruned = workspaceCatalogsPruned(config, projects.map((p) => p.manifest), lockfile.catalogs)
   if (pruned != null) return pruned
-  // A dependency in two groups: pnpm links one of them, by rules not modelled here.
-  const declared = DEPENDENCY_GROUPS.flatMap((group) => Object.keys((manifest[group] ?? {}) as object))
-  if (new Set(declared).size !== declared.length) return 'a dependency in two groups of package.json'
   return undefined
+}
+
+/**
+ * The projects pnpm installs: the root alone, or every project of its workspace (found by the
+ * `packages` globs), or why they are not known here. An install from a directory below the
+ * workspace root installs the whole workspace, when that directory is one of its projects.
+ */
+function projectsOf (config: NativeInstallConfig, rootDir: string): WorkspaceProject[] | string {
+  const patterns = config.workspaceDir != null ? config.workspacePackagePatterns ?? ['.'] : ['.']
+  if (!Array.isArray(patterns)) return 'workspace patterns'
+  const projects = findWorkspaceProjects(rootDir, patterns)
+  if (typeof projects === 'string') return projects
+  if (projects[0]?.id !== '.') return 'no package.json'
+  const dir = path.resolve(config.dir!)
+  if (!projects.some((p) => p.dir === dir)) return 'pnpm runs in a directory that is not a project of the workspace'
+  const [invalid] = binding.invalidDependencyAliases(projects.flatMap((p) => p.id !== '.' && p.manifest.name != null ? [String(p.manifest.name)] : []))
+  if (invalid != null) return `a workspace project named ${JSON.stringify(invalid)}, which pnpm hoists by its own rules`
+  return projects
 }
 
 /** The versioned store pnpm would use, when it can be told without pnpm: configured, or the default on this disk. */
@@ -184,18 +255,6 @@ function modulesDirIsFresh (modulesDir: string): boolean {
   }
 }
 
-function readProjectManifest (rootDir: string): Manifest | undefined {
-  for (const file of MANIFEST_FILES) {
-    try {
-      const text = fs.readFileSync(path.join(rootDir, file), 'utf8')
-      return file === 'package.json' ? JSON.parse(text) as Manifest : undefined
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
-    }
-  }
-  return undefined
-}
-
 /** Whether pnpm leaves the build scripts of `pkg` unrun (denied, or scripts off): then its build needs no pnpm. */
 function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolean {
   if (config.ignoreScripts === true) return true
@@ -212,13 +271,14 @@ export interface InstallPlan {
   storeDir: string
   lockfile: LockfileFile
   lockfileText: string
-  manifest: Manifest
+  /** Every project, the root first. */
+  projects: WorkspaceProject[]
   planned: PlannedPackage[]
   /** The optional packages pnpm skips here. */
   skipped: string[]
   /** Every package pnpm's lockfile check looks at: the planned ones and the skipped ones. */
   checked: Array<{ name: string, version: string }>
-  /** What becomes of the project's own lifecycle scripts. */
+  /** What becomes of the projects' own lifecycle scripts. */
   scripts: ProjectScripts
   /** The side-effects cache keys of the packages pnpm builds or patches (see side-effects.ts). */
   cacheKeys: Map<string, CacheKeys>
@@ -235,11 +295,14 @@ export function planInstall (config: NativeInstallConfig, phase: (name: string) 
   const read = readLockfileFile(rootDir)
   if (typeof read === 'string') return read
   const { lockfile, text } = read
-  const manifest = readProjectManifest(rootDir)
-  if (manifest == null) return 'no package.json'
-  const stale = lockfileUnsupported(lockfile, manifest, config, rootDir)
+  const projects = projectsOf(config, rootDir)
+  if (typeof projects === 'string') return projects
+  // What an earlier install left in a project's node_modules is pnpm's to prune or keep.
+  const used = projects.find((p) => p.id !== '.' && !modulesDirIsFresh(path.join(p.dir, 'node_modules')))
+  if (used != null) return `${used.id}/node_modules is not empty`
+  const stale = lockfileUnsupported(lockfile, projects, config, rootDir)
   if (stale != null) return stale
-  const scripts = projectScripts(manifest, rootDir, config.ignoreScripts === true)
+  const scripts = workspaceScripts(projects, config.ignoreScripts === true)
   if (scripts.leftToPnpm != null) return scripts.leftToPnpm
   const storeDir = configuredStoreDir(config, rootDir)
   if (storeDir == null) return 'the store is not known before pnpm picks it'
@@ -247,9 +310,12 @@ export function planInstall (config: NativeInstallConfig, phase: (name: string) 
   phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
   const nodeVersion = enginesNodeVersion(config.nodeVersion)
-  const ownEngines = projectEnginesRefused(manifest.engines, VERIFIED_PNPM, nodeVersion, config.engineStrict === true)
-  if (ownEngines != null) return ownEngines
+  for (const { manifest } of projects) {
+    const ownEngines = projectEnginesRefused(manifest.engines, VERIFIED_PNPM, nodeVersion, config.engineStrict === true)
+    if (ownEngines != null) return ownEngines
+  }
   const { refused, planned, notPlanned, leftToPnpm, skipped } = planVirtualStore(lockfile, {
+    lockfileDir: rootDir,
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
@@ -274,7 +340,7 @@ export function planInstall (config: NativeInstallConfig, phase: (name: string) 
   if (typeof patched === 'string') return patched
   const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched)
   if (typeof cacheKeys === 'string') return cacheKeys
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked, scripts, cacheKeys }
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, skipped, checked, scripts, cacheKeys }
 }
 
 /**
@@ -336,7 +402,7 @@ function reportAdded (results: StoredPackageResult[], reused: 'reused' | undefin
  * before anything but the virtual store.
  */
 async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] }> {
-  const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, manifest, planned } = plan
+  const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   const virtualStore = await linkVirtualStore(plan, config, importMethod, phase, downloaded)
   if ('stopped' in virtualStore) return virtualStore
   const { results } = virtualStore
@@ -345,24 +411,26 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   const unchecked = await supplyChainAnswer
   if (unchecked != null) return { stopped: unchecked }
   if (supplyChainAnswer != null) phase('supply chain')
-  // The root's links and hoisting: only once every package is in place.
+  // The projects' links and hoisting: only once every package is in place.
   const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
-  const direct = rootDependencies(lockfile, (depPath) => dirByDepPath.get(depPath))
+  const importers = projects.map((p) => ({ ...importerDependencies(lockfile, p.id, p.dir, (depPath) => dirByDepPath.get(depPath)), modulesDir: path.join(p.dir, 'node_modules') }))
   const hoistPattern = config.hoistPattern as string[]
   const publicHoistPattern = config.publicHoistPattern as string[]
-  const hoisted = hoist(lockfile, planned, { direct, hoistPattern, publicHoistPattern })
+  const workspaceProjects = config.hoistWorkspacePackages === false
+    ? []
+    : projects.flatMap((p) => p.id !== '.' && typeof p.manifest.name === 'string' && p.manifest.name !== '' ? [{ id: p.id, name: p.manifest.name, dir: p.dir }] : [])
+  const hoisted = hoist(lockfile, planned, { importers, hoistPattern, publicHoistPattern, workspaceProjects })
   await symlinkAllModules({
     deps: [
-      { name: '', modules: modulesDir, children: { ...direct, ...hoisted.publicLinks } },
+      ...importers.map((i) => ({ name: '', modules: i.modulesDir, children: i.id === '.' ? { ...i.direct, ...hoisted.publicLinks } : i.direct })),
       { name: '', modules: path.join(virtualStoreDir, 'node_modules'), children: hoisted.privateLinks },
     ],
   })
   phase('links')
   try {
     linkBins(lockfile, planned, {
-      modulesDir,
+      importers,
       virtualStoreDir,
-      direct,
       hoisted,
       publicHoistPattern,
       ignoreScripts: config.ignoreScripts === true,
@@ -391,14 +459,14 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     modulesDir,
     storeDir,
     pnpmVersion: VERIFIED_PNPM,
-    manifest,
+    projects,
     hoistedDependencies: hoisted.record,
     hoistPattern,
     publicHoistPattern,
     requireBuild,
     builtFromCache,
     patchFiles: Object.values(config.patchedDependencies ?? {}).map((file) => path.resolve(rootDir, file)),
-    projectPendingBuild: plan.scripts.pendingBuild,
+    pendingProjects: plan.scripts.pendingProjects,
     skipped: plan.skipped,
     lockfileText: plan.lockfileText,
   }

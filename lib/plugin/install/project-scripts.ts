@@ -1,6 +1,7 @@
 /**
- * The project's own lifecycle scripts in a frozen install, as pnpm 11.28.11 handles them, for
- * the native install (docs/native-install.md, "The project's own scripts"):
+ * The projects' own lifecycle scripts in a frozen install, as pnpm 11.28.11 handles them, for
+ * the native install (docs/native-install.md, "The project's own scripts"; in a workspace,
+ * every project's alike):
  *
  * - scripts on: pnpm runs the root project's `preinstall` (and `pnpm:devPreinstall`) before it
  *   links anything, and `install`, `postinstall`, `preprepare`, `prepare`, `postprepare` once
@@ -14,6 +15,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import type { WorkspaceProject } from './workspace-projects.js'
 
 type Scripts = Record<string, unknown>
 
@@ -26,7 +28,7 @@ const DEV_PREINSTALL = 'pnpm:devPreinstall'
 /** Whether pnpm's runner runs `script` (it skips an empty one, and npm's `only-allow pnpm` guard). */
 const runs = (script: unknown): boolean => typeof script === 'string' && script !== '' && script !== 'npx only-allow pnpm'
 
-export interface ProjectScripts {
+interface OneProjectScripts {
   /** Why the install must be left to pnpm whole, if it must. */
   leftToPnpm?: string
   /** The stages pnpm will run after the native layout (the workspace state is then pnpm's to write). */
@@ -35,8 +37,33 @@ export interface ProjectScripts {
   pendingBuild: boolean
 }
 
+export interface ProjectScripts {
+  /** Why the install must be left to pnpm whole, if it must. */
+  leftToPnpm?: string
+  /** The projects' stages pnpm will run after the native layout, the root's bare, another's as `stage (id)` (the workspace state is then pnpm's to write). */
+  pnpmRuns: string[]
+  /** The projects pnpm records in `.modules.yaml`'s `pendingBuilds` (scripts off), by importer id. */
+  pendingProjects: string[]
+}
+
+/**
+ * What the native install does about the scripts of every project of the workspace, each as
+ * `projectScripts` says: the stages pnpm runs after the layout are listed by project (another
+ * project's as `stage (id)`); pnpm's own install then runs them all, in its order.
+ */
+export function workspaceScripts (projects: WorkspaceProject[], ignoreScripts: boolean): ProjectScripts {
+  const scripts: ProjectScripts = { pnpmRuns: [], pendingProjects: [] }
+  for (const { id, dir, manifest } of projects) {
+    const own = projectScripts(manifest, dir, ignoreScripts)
+    if (own.leftToPnpm != null) return { ...scripts, leftToPnpm: id === '.' ? own.leftToPnpm : `${own.leftToPnpm} (${id})` }
+    if (own.pendingBuild) scripts.pendingProjects.push(id)
+    scripts.pnpmRuns.push(...(id === '.' ? own.pnpmRuns : own.pnpmRuns.map((stage) => `${stage} (${id})`)))
+  }
+  return scripts
+}
+
 /** What the native install does about the root project's scripts (`rootDir` holds its package.json). */
-export function projectScripts (manifest: Record<string, unknown>, rootDir: string, ignoreScripts: boolean): ProjectScripts {
+export function projectScripts (manifest: Record<string, unknown>, rootDir: string, ignoreScripts: boolean): OneProjectScripts {
   const scripts = (manifest.scripts != null && typeof manifest.scripts === 'object' ? manifest.scripts : {}) as Scripts
   if (ignoreScripts) {
     // pnpm's test: the first of these that is set must be a non-empty string.

@@ -20,3 +20,8 @@ export const isSemver = (version: string): boolean =>
 export function compareVersions (a: string, b: string): number {
   return semver.compare(a, b)
 }
+
+/** Whether a workspace project's `version` meets a `workspace:` range as pnpm's check of linked projects decides (loose). */
+export function satisfiesLoosely (version: string | undefined, range: string): boolean {
+  return range === '*' || range === '^' || range === '~' || (version != null && semver.satisfies(version, range, { loose: true }))
+}

@@ -48,6 +48,12 @@ export type DependencyGroup = 'dependencies' | 'devDependencies' | 'optionalDepe
 export const DEPENDENCY_GROUPS: DependencyGroup[] = ['dependencies', 'devDependencies', 'optionalDependencies']
 
 export interface LayoutOptions {
+  /**
+   * The lockfile's directory, when a package may depend on a project of the workspace (a
+   * `link:` dependency, relative to it: a peer that is a project). Without it such packages
+   * are left to pnpm.
+   */
+  lockfileDir?: string
   /** Absolute: `<lockfileDir>/node_modules/.pnpm` unless configured otherwise. */
   virtualStoreDir: string
   /** pnpm's `virtualStoreDirMaxLength` (its default: 120 on Linux and macOS, 60 on Windows). */
@@ -118,15 +124,23 @@ function needsPnpm (depPath: string, snapshot: PackageSnapshot, opts: LayoutOpti
   const platformBound = snapshot.os != null || snapshot.cpu != null || snapshot.libc != null
   if (opts.installable == null &&
     (platformBound || snapshot.optional === true || snapshot.optionalDependencies != null || (opts.engineStrict === true && snapshot.engines != null))) return 'pnpm-decides'
-  const local = Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => parseRegistryDepPath(refToDepPath(alias, ref)) == null)
+  const local = Object.entries(dependenciesOf(snapshot, opts)).some(([alias, ref]) => !linkedProject(ref, opts) && parseRegistryDepPath(refToDepPath(alias, ref)) == null)
   return local ? 'local-dependency' : undefined
 }
+
+/** Whether `ref` is a `link:` to a project of the workspace that this layout links packages to. */
+const linkedProject = (ref: string, opts: LayoutOptions): boolean => opts.lockfileDir != null && ref.startsWith('link:')
 
 /** The dependencies a package is linked to: its optional ones too when every package is planned. */
 function dependenciesOf (snapshot: PackageSnapshot, opts: LayoutOptions): Record<string, string> {
   return opts.installable == null || snapshot.optionalDependencies == null
     ? snapshot.dependencies ?? {}
     : { ...snapshot.dependencies, ...snapshot.optionalDependencies }
+}
+
+/** Dependencies but the `link:` ones (projects of the workspace: linked to, not installed). */
+function withoutLinks (deps: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(deps ?? {}).filter(([, ref]) => !ref.startsWith('link:')))
 }
 
 /** Every dependency path reachable from the importers through the included groups. */
@@ -144,13 +158,13 @@ function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, b
   }
   for (const importer of Object.values(lockfile.importers ?? {})) {
     for (const group of DEPENDENCY_GROUPS) {
-      if (include[group]) visit(importer[group])
+      if (include[group]) visit(withoutLinks(importer[group]))
     }
   }
   for (let depPath = stack.pop(); depPath != null; depPath = stack.pop()) {
     const snapshot = lockfile.packages?.[depPath]
-    visit(snapshot?.dependencies)
-    if (include.optionalDependencies) visit(snapshot?.optionalDependencies)
+    visit(withoutLinks(snapshot?.dependencies))
+    if (include.optionalDependencies) visit(withoutLinks(snapshot?.optionalDependencies))
   }
   return seen
 }
@@ -202,9 +216,9 @@ function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
     for (const [alias, ref] of Object.entries(deps ?? {})) queue.push({ depPath: refToDepPath(alias, ref), optional })
   }
   for (const importer of Object.values(lockfile.importers ?? {})) {
-    if (opts.include.dependencies) follow(importer.dependencies, false)
-    if (opts.include.devDependencies) follow(importer.devDependencies, false)
-    if (opts.include.dependencies && opts.include.optionalDependencies) follow(importer.optionalDependencies, true)
+    if (opts.include.dependencies) follow(withoutLinks(importer.dependencies), false)
+    if (opts.include.devDependencies) follow(withoutLinks(importer.devDependencies), false)
+    if (opts.include.dependencies && opts.include.optionalDependencies) follow(withoutLinks(importer.optionalDependencies), true)
   }
   for (let next = 0; next < queue.length; next++) {
     const { depPath, optional } = queue[next]
@@ -213,8 +227,8 @@ function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
     if (walk.installed.has(depPath) || snapshot == null) continue
     if (optional && !verdictOf(depPath, snapshot).fits) continue
     walk.installed.add(depPath)
-    follow(snapshot.dependencies, false)
-    if (opts.include.optionalDependencies) follow(snapshot.optionalDependencies, true)
+    follow(withoutLinks(snapshot.dependencies), false)
+    if (opts.include.optionalDependencies) follow(withoutLinks(snapshot.optionalDependencies), true)
   }
   for (const depPath of reachable(lockfile, opts.include)) {
     const snapshot = packages[depPath]
@@ -341,6 +355,10 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
     const version = snapshot.version ?? parsed.version
     const children: Record<string, string> = {}
     for (const [alias, ref] of Object.entries(dependenciesOf(snapshot, opts))) {
+      if (linkedProject(ref, opts)) {
+        children[alias] = path.resolve(opts.lockfileDir!, ref.slice('link:'.length))
+        continue
+      }
       const child = refToDepPath(alias, ref)
       if (!skipped.has(child)) children[alias] = dirOf(child, parseRegistryDepPath(child)!.name)
     }
