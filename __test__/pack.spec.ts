@@ -259,8 +259,9 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
       .map((p) => path.posix.normalize(p))
     expect(pointedAt.filter((p) => !files.includes(p))).toEqual([])
     // A budget that catches a binary, a source tree or a map packed by mistake (the package is
-    // ~156 kB since the native install reads lockfiles as pnpm does; a .node alone is megabytes).
-    expect(main.size).toBeLessThan(200_000)
+    // ~210 kB with workspaces, builds from the side-effects cache and the report; a .node alone
+    // is megabytes, a source map of dist/ about as much again as dist/).
+    expect(main.size).toBeLessThan(300_000)
     expect(statSync(main.filename).size).toBe(main.size)
   })
 
