@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest'
 import { hoist } from '../dist/plugin/install/hoist.js'
 import { enginesMet, enginesNodeVersion, installableHere } from '../dist/plugin/install/installable.js'
 import { isMusl } from '../dist/api/native-platform.js'
-import { installNatively, VERIFIED_PNPM, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
+import { installNatively, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
+import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
 import { satisfies } from '../dist/plugin/install/semver-range.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -140,11 +141,17 @@ const baseConfig = (dir: string): NativeInstallConfig => ({
   peersSuffixMaxLength: 1000,
 })
 
+/** The newest release the native install runs under. */
+const VERIFIED_PNPM = PNPM_RELEASES.at(-1)!.version
+
 describe('installNatively: what it leaves to pnpm, untouched', () => {
   const dir = freshDir('native-rules')
   const base = baseConfig(dir)
   it.each([
-    [{}, '11.27.0', /^pnpm 11\.27\.0 is not the verified /],
+    [{}, '11.18.0', /^pnpm 11\.18\.0 is not one of the releases checked \(11\.19\.0 to /],
+    [{}, '11.29.0', /^pnpm 11\.29\.0 is not one of the releases checked /],
+    [{}, '11.28.11-rc.0', /^pnpm 11\.28\.11-rc\.0 is not one of the releases checked /],
+    [{}, undefined, /^pnpm \(unknown version\) is not one of the releases checked /],
     [{ frozenLockfile: false, preferFrozenLockfile: false }, VERIFIED_PNPM, /^pnpm resolves \(preferFrozenLockfile false, /],
     [{ frozenLockfile: false, fixLockfile: true }, VERIFIED_PNPM, /^pnpm resolves /],
     [{ updateChecksums: true }, VERIFIED_PNPM, /^pnpm resolves /],
@@ -158,7 +165,7 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     [{ patchedDependencies: { x: 'patches/x.patch' } }, VERIFIED_PNPM, /^patched dependencies$/],
     [{ useGitBranchLockfile: true }, VERIFIED_PNPM, /^git branch lockfiles$/],
     [{}, VERIFIED_PNPM, /^no lockfile$/],
-  ] as Array<[Partial<NativeInstallConfig>, string, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
+  ] as Array<[Partial<NativeInstallConfig>, string | undefined, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
     const summary = await installNatively({ ...base, ...settings }, version, 'auto')
     expect(summary.installed).toBe(false)
     expect(summary.skipped).toMatch(why)

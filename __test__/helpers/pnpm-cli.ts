@@ -11,7 +11,15 @@ import { fixturesDir } from './stores.js'
 
 export const repoDir = path.join(import.meta.dirname, '..', '..')
 export const projectFixture = path.join(fixturesDir, 'e2e-project')
-export const pnpmPackageDir = path.join(repoDir, 'node_modules', 'pnpm')
+/** The `pnpm` devDependency: the reference bundle pnpm's own functions are read from (`pnpm-bundle.ts`). */
+export const referencePnpmDir = path.join(repoDir, 'node_modules', 'pnpm')
+/**
+ * The pnpm the CLI tests run: `CAS_TEST_PNPM` (an unpacked `pnpm` package, as
+ * `scripts/pnpm-versions.mjs` fetches each release of the matrix), else the devDependency.
+ */
+export const pnpmPackageDir = process.env.CAS_TEST_PNPM != null && process.env.CAS_TEST_PNPM !== '' ? path.resolve(process.env.CAS_TEST_PNPM) : referencePnpmDir
+/** The version of the pnpm the CLI tests run. */
+export const testedPnpmVersion: string = JSON.parse(fs.readFileSync(path.join(pnpmPackageDir, 'package.json'), 'utf8')).version
 /** pnpm 11 needs Node >= 22.13: the `node` devDependency's binary (24). */
 export const node24 = path.join(repoDir, 'node_modules', 'node', 'bin', 'node')
 

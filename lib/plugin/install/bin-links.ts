@@ -22,7 +22,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { chmodOwnCopy, temporaryIn, writeAtomically } from './atomic-write.js'
-import { runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime } from './bin-shim.js'
+import { runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting } from './bin-shim.js'
 import type { Hoisted } from './hoist.js'
 import { compareVersions } from './semver-range.js'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
@@ -43,6 +43,8 @@ export interface BinLinkOptions {
    * links their own commands too into their `node_modules/.bin`, beside their dependencies'.
    */
   throughBuildStep: Set<string>
+  /** How the running pnpm release quotes paths in its shims (the newest's when not said). */
+  shimQuoting?: ShimQuoting
 }
 
 interface Manifest {
@@ -175,7 +177,7 @@ class BinWriter {
    * @param tempDir where a target is copied before it replaces the target (the virtual store:
    *   the same filesystem, and a place the next install looks for leftovers)
    */
-  constructor (private readonly extraNodePath: string[], private readonly tempDir: string) {}
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single') {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -207,7 +209,7 @@ class BinWriter {
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
       const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpath(path.dirname(cmd.target)), this.extraNodePath) : undefined
-      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd.target), nodePath))
+      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd.target), nodePath, this.quoting))
     }
     return chosen.map((c) => c.name)
   }
@@ -298,7 +300,7 @@ function installedPeers (lockfile: LockfileObject, depPath: string): string[] {
 /** Writes every `.bin` directory of the layout. Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
 export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions): void {
   const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
-  const bins = new BinWriter(opts.extendsNodePath ? [privateModules] : [], opts.virtualStoreDir)
+  const bins = new BinWriter(opts.extendsNodePath ? [privateModules] : [], opts.virtualStoreDir, opts.shimQuoting)
   const hasBin = (depPath: string): boolean => lockfile.packages?.[depPath]?.hasBin === true
   const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
 

@@ -5,7 +5,7 @@
  * finds the project up to date and exits ("Already up to date").
  *
  * All or nothing: it runs only for the installs it reproduces exactly (checked against stock
- * pnpm 11.28.11 by the e2e tests), and anything else (see `unsupported`) is left to pnpm,
+ * pnpm, release by release, by the e2e tests: `pnpm-releases.ts`), and anything else (see `unsupported`) is left to pnpm,
  * untouched. It writes the workspace state, the file pnpm's check reads, only once everything
  * else is in place, so a failure or a kill halfway never leaves a `node_modules` pnpm takes for
  * up to date: pnpm just installs over it. docs/native-install.md has the rules and their sources.
@@ -28,10 +28,8 @@ import { linkBins } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
+import { nativeRelease, type PnpmRelease } from './pnpm-releases.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
-
-/** The pnpm version whose install this reproduces, checked file by file by the tests. */
-export const VERIFIED_PNPM = '11.28.11'
 
 /** pnpm's settings the native install reads, besides the head start's. */
 export interface NativeInstallConfig extends PnpmConfig, SupplyChainConfig {
@@ -87,8 +85,7 @@ const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers
 const MANIFEST_FILES = ['package.json', 'package.json5', 'package.yaml']
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not). */
-function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
-  if (version !== VERIFIED_PNPM) return `pnpm ${version ?? '(unknown version)'} is not the verified ${VERIFIED_PNPM}`
+function configUnsupported (config: NativeInstallConfig): string | undefined {
   if (lockfileMode(config, true) == null) return 'pnpm resolves (preferFrozenLockfile false, --fix-lockfile, --update-checksums or no lockfile)'
   const layout = layoutUnsupported(config)
   if (layout != null) return layout
@@ -234,11 +231,15 @@ interface InstallPlan {
   checked: Array<{ name: string, version: string }>
   /** What becomes of the project's own lifecycle scripts. */
   scripts: ProjectScripts
+  /** The pnpm release whose files are written. */
+  release: PnpmRelease
 }
 
 /** The plan of the install, or why it is left to pnpm. */
-function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefined, phase: (name: string) => void): InstallPlan | string {
-  const why = configUnsupported(config, pnpmVersion)
+function planInstall (config: NativeInstallConfig, version: string | undefined, phase: (name: string) => void): InstallPlan | string {
+  const release = nativeRelease(version)
+  if (typeof release === 'string') return release
+  const why = configUnsupported(config)
   if (why != null) return why
   const rootDir = path.resolve(config.lockfileDir!)
   const modulesDir = path.join(rootDir, 'node_modules')
@@ -258,7 +259,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   phase('lockfile')
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
   const nodeVersion = enginesNodeVersion(config.nodeVersion)
-  const ownEngines = projectEnginesRefused(manifest.engines, VERIFIED_PNPM, nodeVersion, config.engineStrict === true)
+  const ownEngines = projectEnginesRefused(manifest.engines, release.version, nodeVersion, config.engineStrict === true)
   if (ownEngines != null) return ownEngines
   const { refused, planned, notPlanned, skipped } = planVirtualStore(lockfile, {
     virtualStoreDir,
@@ -279,7 +280,7 @@ function planInstall (config: NativeInstallConfig, pnpmVersion: string | undefin
   })]
   const nonSemver = checked.find((p) => !isSemver(p.version))
   if (config.trustLockfile !== true && nonSemver != null) return `${nonSemver.depPath}: a version pnpm's lockfile check refuses`
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked, scripts }
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, manifest, planned, skipped, checked, scripts, release }
 }
 
 /**
@@ -358,6 +359,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       extendsNodePath: config.extendNodePath !== false && hoistPattern.length > 0,
       autoInstallPeers: config.autoInstallPeers !== false,
       // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
+      shimQuoting: plan.release.shimQuoting,
       throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)),
     })
   } catch (err) {
@@ -377,7 +379,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     rootDir,
     modulesDir,
     storeDir,
-    pnpmVersion: VERIFIED_PNPM,
+    pnpmVersion: plan.release.version,
     manifest,
     hoistedDependencies: hoisted.record,
     hoistPattern,

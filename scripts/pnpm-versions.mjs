@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+/**
+ * The pnpm release matrix of the native install: each pnpm release the plugin's table enables
+ * (`lib/plugin/install/pnpm-releases.ts`, read from dist/) is fetched once into the ignored
+ * `.tools/pnpm-versions/<version>/package` (with `npm pack` from the registry npm is configured
+ * with: a CI machine has only what the repository's files install), then the native-install
+ * end-to-end specs run against it (`CAS_TEST_PNPM=<that dir>`, which the test helpers honour).
+ *
+ *   node scripts/pnpm-versions.mjs                  every enabled release, every e2e spec
+ *   node scripts/pnpm-versions.mjs --ends           the oldest and newest enabled release (CI)
+ *   node scripts/pnpm-versions.mjs --fetch-only 11.19.0 11.28.0
+ *   node scripts/pnpm-versions.mjs 11.22.0 -- __test__/native-install.spec.ts -t cold
+ *
+ * Exits non-zero when a release fails; the summary says which.
+ */
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+const repoDir = path.join(import.meta.dirname, '..')
+const toolsDir = path.join(repoDir, '.tools', 'pnpm-versions')
+/** The specs that run pnpm's CLI with the plugin's native install. */
+const E2E_SPECS = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '__test__/hostile-lockfile.spec.ts']
+
+/** `<toolsDir>/<version>/package`, fetched with `npm pack` and unpacked when it is not there yet. */
+export function fetchPnpm (version) {
+  const dir = path.join(toolsDir, version)
+  const pkg = path.join(dir, 'package')
+  if (fs.existsSync(path.join(pkg, 'package.json'))) return pkg
+  const staging = fs.mkdtempSync(path.join(os.tmpdir(), `pnpm-${version}-`))
+  try {
+    const packed = spawnSync('npm', ['pack', `pnpm@${version}`, '--silent', '--pack-destination', staging], { encoding: 'utf8', shell: process.platform === 'win32' })
+    if (packed.status !== 0) throw new Error(`npm pack pnpm@${version} failed:\n${packed.stderr}`)
+    const tarball = path.join(staging, packed.stdout.trim().split('\n').at(-1))
+    fs.mkdirSync(path.join(staging, 'out'))
+    const untar = spawnSync('tar', ['-xzf', tarball, '-C', path.join(staging, 'out')], { encoding: 'utf8' })
+    if (untar.status !== 0) throw new Error(`unpacking ${tarball} failed:\n${untar.stderr}`)
+    const unpacked = path.join(staging, 'out', 'package')
+    const { version: got } = JSON.parse(fs.readFileSync(path.join(unpacked, 'package.json'), 'utf8'))
+    if (got !== version) throw new Error(`npm pack pnpm@${version} gave pnpm ${got}`)
+    fs.mkdirSync(dir, { recursive: true })
+    fs.renameSync(unpacked, pkg)
+    return pkg
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true })
+  }
+}
+
+async function main (argv) {
+  const { PNPM_RELEASES } = await import(path.join(repoDir, 'dist', 'plugin', 'install', 'pnpm-releases.js'))
+  const dash = argv.indexOf('--')
+  const vitestArgs = dash === -1 ? E2E_SPECS : argv.slice(dash + 1)
+  const ours = dash === -1 ? argv : argv.slice(0, dash)
+  const enabled = PNPM_RELEASES.filter((r) => r.native).map((r) => r.version)
+  let versions = ours.filter((a) => !a.startsWith('--'))
+  if (ours.includes('--ends')) versions = [enabled[0], enabled.at(-1)]
+  if (versions.length === 0) versions = enabled
+  const failed = []
+  for (const version of versions) {
+    const pnpmDir = fetchPnpm(version)
+    if (ours.includes('--fetch-only')) {
+      console.log(`pnpm ${version}: ${pnpmDir}`)
+      continue
+    }
+    console.log(`\n=== pnpm ${version} (${pnpmDir}) ===`)
+    const run = spawnSync(process.execPath, [path.join(repoDir, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...vitestArgs], {
+      cwd: repoDir,
+      stdio: 'inherit',
+      env: { ...process.env, CAS_TEST_PNPM: pnpmDir },
+    })
+    if (run.status !== 0) failed.push(version)
+  }
+  if (ours.includes('--fetch-only')) return
+  console.log(`\npnpm releases: ${versions.length - failed.length} of ${versions.length} passed${failed.length > 0 ? `; failed: ${failed.join(', ')}` : ''}`)
+  process.exitCode = failed.length > 0 ? 1 : 0
+}
+
+if (process.argv[1] != null && path.resolve(process.argv[1]) === import.meta.filename) await main(process.argv.slice(2))
