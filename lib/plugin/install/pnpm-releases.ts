@@ -92,14 +92,24 @@ const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTING
 
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double'): PnpmRelease => ({ version, native: true, state, shimQuoting })
 
-/** A release whose shims the native install does not write (their prelude and `NODE_PATH` differ): left to pnpm. */
-const OLDER_SHIMS = 'its .bin shims are of an older form (before 11.28.3), which the native install does not write'
-const older = (version: string): PnpmRelease => ({ version, native: OLDER_SHIMS, state: BEFORE_VALIDATION, shimQuoting: 'double' })
+/**
+ * Releases whose files differ from every form above, found by running the e2e specs against
+ * them with the native install forced on: left to pnpm (the head start still runs).
+ */
+const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
+const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double' })
+/** Before 11.27.1, pnpm's shims came from `@zkochan/cmd-shim` (another text altogether), and before 11.27.0 `.package-map.json` was written too. */
+const ZKOCHAN_SHIMS = `${OLDER_SHIMS} (@zkochan/cmd-shim's), and it writes node_modules/.package-map.json`
+/** Up to 11.22.0, `.modules.yaml` records the registries as well. */
+const REGISTRIES_RECORDED = `${ZKOCHAN_SHIMS}, and .modules.yaml records the registries`
 
 /** Every release checked, oldest first. */
 export const PNPM_RELEASES: readonly PnpmRelease[] = [
-  ...['11.19.0', '11.20.0', '11.21.0', '11.22.0', '11.23.0', '11.24.0', '11.25.0', '11.26.0', '11.27.0', '11.27.1',
-    '11.28.0', '11.28.1', '11.28.2'].map(older),
+  ...['11.19.0', '11.20.0', '11.21.0', '11.22.0'].map((v) => left(v, REGISTRIES_RECORDED)),
+  ...['11.23.0', '11.24.0', '11.25.0', '11.26.0'].map((v) => left(v, ZKOCHAN_SHIMS)),
+  left('11.27.0', `${OLDER_SHIMS} (@zkochan/cmd-shim's)`),
+  // pnpm's own cmd-shim, before it resolved its helpers through `run_helper` (11.28.3).
+  ...['11.27.1', '11.28.0', '11.28.1', '11.28.2'].map((v) => left(v, OLDER_SHIMS)),
   ...['11.28.3', '11.28.4', '11.28.5', '11.28.6'].map((v) => release(v, BEFORE_VALIDATION)),
   release('11.28.7', FIRST_VALIDATION),
   release('11.28.8', FIRST_VALIDATION),
