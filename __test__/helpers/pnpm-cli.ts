@@ -76,6 +76,12 @@ export function nodePathWithThisPackage (dir: string): string {
   return dir
 }
 
+/** A pnpm package's CLI: `bin/pnpm.mjs` (pnpm 11), or `bin/pnpm.cjs` (pnpm 10). */
+function pnpmBin (pnpmDir: string): string {
+  const mjs = path.join(pnpmDir, 'bin', 'pnpm.mjs')
+  return fs.existsSync(mjs) ? mjs : path.join(pnpmDir, 'bin', 'pnpm.cjs')
+}
+
 export interface PnpmRun {
   code: number | null
   stdout: string
@@ -114,7 +120,7 @@ export async function runPnpm (command: string[], opts: {
   query?: boolean
 }): Promise<PnpmRun> {
   const args = [
-    path.join(opts.pnpmDir ?? pnpmPackageDir, 'bin', 'pnpm.mjs'),
+    pnpmBin(opts.pnpmDir ?? pnpmPackageDir),
     ...command,
     ...(opts.query === true
       ? [
