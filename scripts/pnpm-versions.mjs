@@ -11,7 +11,9 @@
  *   node scripts/pnpm-versions.mjs --fetch-only 11.19.0 11.28.0
  *   node scripts/pnpm-versions.mjs 11.22.0 -- __test__/native-install.spec.ts -t cold
  *
- * Exits non-zero when a release fails; the summary says which.
+ * Then (without `--` or versions named) the pnpm 10 spec, with the pnpm 10 release a project
+ * shared with pnpm 10 users was seen with (`CAS_TEST_PNPM10`). Exits non-zero when a release
+ * fails; the summary says which.
  */
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -20,6 +22,8 @@ import path from 'node:path'
 
 const repoDir = path.join(import.meta.dirname, '..')
 const toolsDir = path.join(repoDir, '.tools', 'pnpm-versions')
+/** The pnpm 10 release `__test__/pnpm10.spec.ts` runs. */
+const PNPM_10 = '10.34.5'
 /** The specs that run pnpm's CLI with the plugin's native install. */
 const E2E_SPECS = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '__test__/hostile-lockfile.spec.ts']
 
@@ -47,12 +51,18 @@ export function fetchPnpm (version) {
   }
 }
 
+/** `vitest run <args>` with `env` added to this process's environment; whether it passed. */
+function vitest (args, env) {
+  const run = spawnSync(process.execPath, [path.join(repoDir, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args], { cwd: repoDir, stdio: 'inherit', env: { ...process.env, ...env } })
+  return run.status === 0
+}
+
 async function main (argv) {
   const { PNPM_RELEASES } = await import(path.join(repoDir, 'dist', 'plugin', 'install', 'pnpm-releases.js'))
   const dash = argv.indexOf('--')
   const vitestArgs = dash === -1 ? E2E_SPECS : argv.slice(dash + 1)
   const ours = dash === -1 ? argv : argv.slice(0, dash)
-  const enabled = PNPM_RELEASES.filter((r) => r.native).map((r) => r.version)
+  const enabled = PNPM_RELEASES.filter((r) => r.native === true).map((r) => r.version)
   let versions = ours.filter((a) => !a.startsWith('--'))
   if (ours.includes('--ends')) versions = [enabled[0], enabled.at(-1)]
   if (versions.length === 0) versions = enabled
@@ -64,14 +74,15 @@ async function main (argv) {
       continue
     }
     console.log(`\n=== pnpm ${version} (${pnpmDir}) ===`)
-    const run = spawnSync(process.execPath, [path.join(repoDir, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...vitestArgs], {
-      cwd: repoDir,
-      stdio: 'inherit',
-      env: { ...process.env, CAS_TEST_PNPM: pnpmDir },
-    })
-    if (run.status !== 0) failed.push(version)
+    if (!vitest(vitestArgs, { CAS_TEST_PNPM: pnpmDir })) failed.push(version)
   }
   if (ours.includes('--fetch-only')) return
+  if (dash === -1 && ours.every((a) => a.startsWith('--'))) {
+    const pnpm10 = fetchPnpm(PNPM_10)
+    console.log(`\n=== pnpm ${PNPM_10} on a project pnpm 11 added the plugin to ===`)
+    versions.push(PNPM_10)
+    if (!vitest(['__test__/pnpm10.spec.ts'], { CAS_TEST_PNPM10: pnpm10 })) failed.push(PNPM_10)
+  }
   console.log(`\npnpm releases: ${versions.length - failed.length} of ${versions.length} passed${failed.length > 0 ? `; failed: ${failed.join(', ')}` : ''}`)
   process.exitCode = failed.length > 0 ? 1 : 0
 }

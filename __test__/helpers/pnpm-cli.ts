@@ -119,9 +119,13 @@ export async function runPnpm (command: string[], opts: {
   registry?: string
   query?: boolean
 }): Promise<PnpmRun> {
+  const pnpmDir = opts.pnpmDir ?? pnpmPackageDir
   const args = [
-    pnpmBin(opts.pnpmDir ?? pnpmPackageDir),
+    pnpmBin(pnpmDir),
     ...command,
+    // Another release than the reference: a project pinning pnpm (`packageManager`) must not
+    // make it switch to the pinned one.
+    ...(pnpmDir === pnpmPackageDir && pnpmPackageDir !== referencePnpmDir ? ['--config.pm-on-fail=ignore'] : []),
     ...(opts.query === true
       ? [
           `--config.registry=${opts.registry ?? 'http://127.0.0.1:9/'}`,

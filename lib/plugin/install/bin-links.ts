@@ -45,6 +45,11 @@ export interface BinLinkOptions {
   throughBuildStep: Set<string>
   /** How the running pnpm release quotes paths in its shims (the newest's when not said). */
   shimQuoting?: ShimQuoting
+  /**
+   * `false`: the release's build step (before 11.28.10) writes the commands it links without
+   * `NODE_PATH`, and would write its dependencies' again, which is left to pnpm.
+   */
+  buildStepNodePath?: boolean
 }
 
 interface Manifest {
@@ -198,8 +203,8 @@ class BinWriter {
     })
   }
 
-  /** Writes the shims of `commands` into `binsDir` (one per name, pnpm's choice); the names written. */
-  write (binsDir: string, commands: Command[]): string[] {
+  /** Writes the shims of `commands` into `binsDir` (one per name, pnpm's choice), with a `NODE_PATH` unless told not; the names written. */
+  write (binsDir: string, commands: Command[], withNodePath = true): string[] {
     if (commands.length === 0) return []
     const chosen = resolveConflicts(commands)
     fs.mkdirSync(binsDir, { recursive: true })
@@ -208,7 +213,7 @@ class BinWriter {
       // pnpm links a package's `node` command as a symlink, not a shim.
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
-      const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpath(path.dirname(cmd.target)), this.extraNodePath) : undefined
+      const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpath(path.dirname(cmd.target)), this.extraNodePath) : undefined
       writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd.target), nodePath, this.quoting))
     }
     return chosen.map((c) => c.name)
@@ -307,8 +312,13 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
   for (const pkg of planned) {
     const binsDir = path.join(pkg.targetDir, 'node_modules', '.bin')
     const withBins = Object.values(pkg.children ?? {}).filter((dir) => hasBin(depPathByDir.get(dir)!))
-    if (opts.throughBuildStep.has(pkg.depPath)) withBins.push(pkg.targetDir)
-    if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
+    if (opts.throughBuildStep.has(pkg.depPath) && opts.buildStepNodePath === false) {
+      if (withBins.length > 0) throw new UnsupportedShim(`${pkg.depPath}: its dependencies' commands, linked again by this pnpm's build step`)
+      bins.write(binsDir, bins.commandsAt([pkg.targetDir]), false)
+    } else {
+      if (opts.throughBuildStep.has(pkg.depPath)) withBins.push(pkg.targetDir)
+      if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
+    }
     // A second pass of its own: the ownership rule does not reach across the two.
     if (lockfile.packages?.[pkg.depPath]?.bundledDependencies != null) {
       bins.write(binsDir, bins.commandsAt(packagesIn(path.join(pkg.targetDir, 'node_modules'))))

@@ -360,6 +360,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       autoInstallPeers: config.autoInstallPeers !== false,
       // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
       shimQuoting: plan.release.shimQuoting,
+      buildStepNodePath: plan.release.buildStepNodePath,
       throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)),
     })
   } catch (err) {

@@ -15,8 +15,10 @@
  * - its `validation` block (the digests and the filesystem time the check trusts, from 11.28.7),
  *   whose `localDependencies` came in 11.28.10. Without it, every release takes the state as
  *   its older form (the check then compares modification times, as releases before 11.28.7 do).
- * The layout itself (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store, hoisting, shims) is
- * the same in all of them for the installs the native install takes.
+ * And the shims: paths in double quotes before 11.28.11, and before 11.28.10 the frozen install's
+ * build step (a package whose build pnpm denies) links the package's own commands without
+ * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
+ * hoisting) is the same in all of them for the installs the native install takes.
  */
 
 import type { ShimQuoting } from './bin-shim.js'
@@ -82,6 +84,8 @@ export interface PnpmRelease {
   state: StateForm
   /** How its shims quote the target and `NODE_PATH`. */
   shimQuoting: ShimQuoting
+  /** Whether its frozen install's build step gives the shims it writes a `NODE_PATH` (from 11.28.10). */
+  buildStepNodePath: boolean
 }
 
 const BEFORE_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: [], registryRoutes: false, validation: 'none' }
@@ -90,14 +94,18 @@ const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedu
 const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-dependencies' }
 const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTINGS_11_28_11 }
 
-const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double'): PnpmRelease => ({ version, native: true, state, shimQuoting })
+/** The releases whose frozen install's build step writes shims without `NODE_PATH`. */
+const BUILD_STEP_WITHOUT_NODE_PATH = new Set(['11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8', '11.28.9'])
+
+const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double'): PnpmRelease =>
+  ({ version, native: true, state, shimQuoting, buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version) })
 
 /**
  * Releases whose files differ from every form above, found by running the e2e specs against
  * them with the native install forced on: left to pnpm (the head start still runs).
  */
 const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
-const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double' })
+const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', buildStepNodePath: false })
 /** Before 11.27.1, pnpm's shims came from `@zkochan/cmd-shim` (another text altogether), and before 11.27.0 `.package-map.json` was written too. */
 const ZKOCHAN_SHIMS = `${OLDER_SHIMS} (@zkochan/cmd-shim's), and it writes node_modules/.package-map.json`
 /** Up to 11.22.0, `.modules.yaml` records the registries as well. */
@@ -110,7 +118,8 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   left('11.27.0', `${OLDER_SHIMS} (@zkochan/cmd-shim's)`),
   // pnpm's own cmd-shim, before it resolved its helpers through `run_helper` (11.28.3).
   ...['11.27.1', '11.28.0', '11.28.1', '11.28.2'].map((v) => left(v, OLDER_SHIMS)),
-  ...['11.28.3', '11.28.4', '11.28.5', '11.28.6'].map((v) => release(v, BEFORE_VALIDATION)),
+  left('11.28.3', 'it links the optional packages it skips (other platforms\' builds) to ../../../.., which the native install does not'),
+  ...['11.28.4', '11.28.5', '11.28.6'].map((v) => release(v, BEFORE_VALIDATION)),
   release('11.28.7', FIRST_VALIDATION),
   release('11.28.8', FIRST_VALIDATION),
   release('11.28.9', STORE_IN_STATE),
