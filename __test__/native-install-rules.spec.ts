@@ -230,7 +230,9 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
       [`a package named ${JSON.stringify(name)}`, { wanted: { a: '1.0.0' }, importer: `      a:\n        specifier: 1.0.0\n        version: "${name}@1.0.0"\n`, packages: { [`"${name}@1.0.0"`]: '' } }, {}, /^the lockfile (has a package named .*, which pnpm refuses to place \(ERR_PNPM_INVALID_DEPENDENCY_NAME\)|has a NUL in .*)$/]),
     ['a package no importer reaches', { packages: { 'a@1.0.0': '', 'b@1.0.0': '' } }, {}, /^the lockfile has packages no importer reaches$/],
     ['minimumReleaseAge under --offline', {}, { minimumReleaseAge: 1440 }, /^pnpm checks the lockfile against minimumReleaseAge first \(--offline\)$/],
-    ['trustPolicy no-downgrade', {}, { trustPolicy: 'no-downgrade' }, /^pnpm checks the lockfile against trustPolicy first$/],
+    ['trustPolicy no-downgrade under --offline', {}, { trustPolicy: 'no-downgrade' }, /^pnpm checks the lockfile against trustPolicy first \(--offline\)$/],
+    ['minimumReleaseAgeExclude with a range, which pnpm refuses', {}, { minimumReleaseAge: 1440, minimumReleaseAgeExclude: ['a@^1.0.0'] }, /^pnpm refuses minimumReleaseAgeExclude: "a@\^1\.0\.0" is not exact versions$/],
+    ['trustPolicyExclude with a name pattern and versions, which pnpm refuses', {}, { trustPolicy: 'no-downgrade', trustPolicyExclude: ['a*@1.0.0'] }, /^pnpm refuses trustPolicyExclude: "a\*@1\.0\.0" has a name pattern with versions$/],
   ] as Array<[string, Parameters<typeof project>[0], Partial<NativeInstallConfig>, RegExp]>)('%s', async (_name, shape, settings, why) => {
     const dir = project(shape)
     const before = fs.readdirSync(dir).sort()
