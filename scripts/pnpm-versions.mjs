@@ -7,7 +7,10 @@
  * end-to-end specs run against it (`CAS_TEST_PNPM=<that dir>`, which the test helpers honour).
  *
  *   node scripts/pnpm-versions.mjs                  every enabled release, every e2e spec
- *   node scripts/pnpm-versions.mjs --ends           the oldest and newest enabled release (CI)
+ *   node scripts/pnpm-versions.mjs --ends           the oldest and newest enabled release (CI): a
+ *                                                   subset of the e2e specs (ENDS_SUBSET), and the
+ *                                                   newest not again when it is the pnpm devDependency,
+ *                                                   which `npm test` runs every spec with
  *   node scripts/pnpm-versions.mjs --fetch-only 11.19.0 11.28.0
  *   node scripts/pnpm-versions.mjs 11.22.0 -- __test__/native-install.spec.ts -t cold
  *
@@ -24,6 +27,14 @@ const repoDir = path.join(import.meta.dirname, '..')
 const toolsDir = path.join(repoDir, '.tools', 'pnpm-versions')
 /** The pnpm 10 release `__test__/pnpm10.spec.ts` runs. */
 const PNPM_10 = '10.34.5'
+/**
+ * The e2e tests CI runs against the ends of the table: the generated projects (peers, aliases,
+ * bins of every kind, hoisting, optional and platform packages), a cold store, the supply-chain
+ * policies, the project's own scripts, the e2e fixture. Left out: the big real lockfiles
+ * (alotta-modules, the starter apps), minutes each, which the newest release runs in `npm test`.
+ */
+const ENDS_SUBSET = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '-t',
+  'table of pnpm releases|peers-aliases-bins|hoisting-bundled|public-hoist-optional|cold store|minimumReleaseAge|trustPolicy|optional packages|own install|e2e fixture|scripts off']
 /** The specs that run pnpm's CLI with the plugin's native install. */
 const E2E_SPECS = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '__test__/hostile-lockfile.spec.ts']
 
@@ -60,11 +71,14 @@ function vitest (args, env) {
 async function main (argv) {
   const { PNPM_RELEASES } = await import(path.join(repoDir, 'dist', 'plugin', 'install', 'pnpm-releases.js'))
   const dash = argv.indexOf('--')
-  const vitestArgs = dash === -1 ? E2E_SPECS : argv.slice(dash + 1)
   const ours = dash === -1 ? argv : argv.slice(0, dash)
+  const vitestArgs = dash !== -1 ? argv.slice(dash + 1) : ours.includes('--ends') ? ENDS_SUBSET : E2E_SPECS
   const enabled = PNPM_RELEASES.filter((r) => r.native === true).map((r) => r.version)
   let versions = ours.filter((a) => !a.startsWith('--'))
-  if (ours.includes('--ends')) versions = [enabled[0], enabled.at(-1)]
+  if (ours.includes('--ends')) {
+    const reference = JSON.parse(fs.readFileSync(path.join(repoDir, 'node_modules', 'pnpm', 'package.json'), 'utf8')).version
+    versions = [enabled[0], ...(enabled.at(-1) !== reference ? [enabled.at(-1)] : [])]
+  }
   if (versions.length === 0) versions = enabled
   const failed = []
   for (const version of versions) {
