@@ -432,12 +432,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
 
     // A fresh clone where pnpm checked before: no verdict for its path, but pnpm's metadata
     // cache shows every package old, so the native install asks the registry nothing either.
+    // (pnpm 11.28.4 keeps its cache in v11/metadata*, another format, which is not read: the
+    // registry is asked.)
     const again2 = clone(dir, 'default-age-reclone')
     const asking2 = registry.requests.length
     const traceFile2 = path.join(base, 'default-age-reclone-trace.txt')
     expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: again2, storeDir: store, sandbox: sandbox('default-age-stock'), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile2 } }))
     expect(fs.readFileSync(traceFile2, 'utf8')).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
-    expect(registry.requests.slice(asking2).filter((r) => r.userAgent?.startsWith('@cas/native') === true)).toEqual([])
+    const cacheRead = fs.existsSync(path.join(sandbox('default-age-stock'), 'cache', 'v12'))
+    expect(registry.requests.slice(asking2).filter((r) => r.userAgent?.startsWith('@cas/native') === true).length > 0).toBe(!cacheRead)
   })
 
   /**

@@ -3,7 +3,8 @@
  * pnpm under test (the devDependency, or `CAS_TEST_PNPM` in `npm run test:pnpm-versions`) and
  * every other enabled release fetched into `.tools/pnpm-versions/`, what the table says the
  * release writes is what its code writes: the settings its workspace state records, whether
- * it has the `validation` block and its `localDependencies`, and how its shims quote paths.
+ * it has the `validation` block and its `localDependencies`, how its shims quote paths, and what
+ * its lockfile verifier requires of a recorded verdict.
  * The end-to-end specs then compare whole installs with the release's own.
  */
 import fs from 'node:fs'
@@ -38,7 +39,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation'> & { shimQuoting: string } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation'> & { shimQuoting: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -47,7 +48,10 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
   const validation = !text.includes('recordedAtNs') ? 'none' : text.includes('// ../workspace/state/lib/localDependencies.js') ? 'local-dependencies' : 'files'
   // eslint-disable-next-line no-template-curly-in-string -- the bundle's source text
   const shimQuoting = text.includes('`"$basedir_abs"/${shSingleQuote(rawTarget)}`') ? 'single' : /`"\$basedir_abs\/\$\{(?:rawTarget|shTarget)\}"`/.test(text) ? 'double' : 'neither'
-  return { settings, more, registryRoutes: picked.includes('registryRoutes'), validation, shimQuoting }
+  // The checks a verdict records: the verifier's policy snapshot's flags, and its cache identities'.
+  const snapshot = /\nfunction snapshotVerifierPolicy\([^)]*\) \{[\s\S]*?\n\}/.exec(text)?.[0] ?? ''
+  const verdictChecks = [...snapshot.matchAll(/^\s*(\w+): true,?$/gm), ...text.matchAll(/\n\s*\w+_CACHE_IDENTITY = \{\n\s*policy: \{ (\w+): true \}/g)].map((m) => m[1]).sort()
+  return { settings, more, registryRoutes: picked.includes('registryRoutes'), validation, shimQuoting, verdictChecks }
 }
 
 describe('the table of pnpm releases', () => {
@@ -67,13 +71,14 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting } = release
+    const { state, shimQuoting, verdictChecks } = release
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
       settings: [...state.settings],
       more: [...state.more],
       registryRoutes: state.registryRoutes,
       validation: state.validation,
       shimQuoting,
+      verdictChecks: [...verdictChecks].sort(),
     })
     expect(stateFormOf(version)).toBe(state)
   })

@@ -419,7 +419,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   if (typeof plan === 'string') return done(0, plan)
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
   // pnpm's own does while it installs.
-  const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, config)
+  const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, config, Date.now(), plan.release.verdictChecks)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
   try {

@@ -15,6 +15,7 @@
  * - its `validation` block (the digests and the filesystem time the check trusts, from 11.28.7),
  *   whose `localDependencies` came in 11.28.10. Without it, every release takes the state as
  *   its older form (the check then compares modification times, as releases before 11.28.7 do).
+ * The lockfile verifier's recorded verdicts carry other checks before 11.28.7 (`verdictChecks`).
  * And the shims: paths in double quotes before 11.28.11, and before 11.28.10 the frozen install's
  * build step (a package whose build pnpm denies) links the package's own commands without
  * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
@@ -86,7 +87,21 @@ export interface PnpmRelease {
   shimQuoting: ShimQuoting
   /** Whether its frozen install's build step gives the shims it writes a `NODE_PATH` (from 11.28.10). */
   buildStepNodePath: boolean
+  /**
+   * The checks a verdict in `lockfile-verified.jsonl` must say it made for this release to skip
+   * its check of the lockfile (`canTrustPastCheck` of its verifiers).
+   */
+  verdictChecks: readonly string[]
 }
+
+/** What a release's lockfile verifier requires of a recorded verdict: 11.28.4's. */
+const VERDICT_CHECKS_11_28_4 = ['tarballUrlBinding', 'revisionHistoryBinding', 'integrityRequired', 'resolutionShapeCheck', 'dependencyAliasCheck']
+/** 11.28.5 and 11.28.6: with the `variations` resolutions'. */
+const VERDICT_CHECKS_11_28_5 = [...VERDICT_CHECKS_11_28_4, 'variationResolutionsVerified', 'variationResolutionCheck']
+/** From 11.28.7: no revision history check. */
+const VERDICT_CHECKS_11_28_7 = VERDICT_CHECKS_11_28_5.filter((check) => check !== 'revisionHistoryBinding')
+const verdictChecksOf = (version: string): readonly string[] =>
+  version === '11.28.4' ? VERDICT_CHECKS_11_28_4 : ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
 
 const BEFORE_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: [], registryRoutes: false, validation: 'none' }
 const FIRST_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: ['autoDedupe'], registryRoutes: false, validation: 'files' }
@@ -98,14 +113,14 @@ const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTING
 const BUILD_STEP_WITHOUT_NODE_PATH = new Set(['11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8', '11.28.9'])
 
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double'): PnpmRelease =>
-  ({ version, native: true, state, shimQuoting, buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version) })
+  ({ version, native: true, state, shimQuoting, buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version), verdictChecks: verdictChecksOf(version) })
 
 /**
  * Releases whose files differ from every form above, found by running the e2e specs against
  * them with the native install forced on: left to pnpm (the head start still runs).
  */
 const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
-const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', buildStepNodePath: false })
+const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', buildStepNodePath: false, verdictChecks: verdictChecksOf(version) })
 /** Before 11.27.1, pnpm's shims came from `@zkochan/cmd-shim` (another text altogether), and before 11.27.0 `.package-map.json` was written too. */
 const ZKOCHAN_SHIMS = `${OLDER_SHIMS} (@zkochan/cmd-shim's), and it writes node_modules/.package-map.json`
 /** Up to 11.22.0, `.modules.yaml` records the registries as well. */

@@ -29,6 +29,7 @@ import { cachedAges } from './metadata-cache.js'
 import { fetchUnsupported, networkConcurrencyOf, networkOf, registryJson, registryOf } from '../registry-fetch.js'
 import { trustNotShown, type TrustPolicy } from './trust-policy.js'
 import { excludes, versionPolicy, type VersionPolicy } from './version-policy.js'
+import { PNPM_RELEASES } from './pnpm-releases.js'
 
 /** pnpm's settings the check reads. */
 export interface SupplyChainConfig {
@@ -48,16 +49,18 @@ const VERDICT_FILE = 'lockfile-verified.jsonl'
 /** pnpm's built-in named registries (`gh:`, `npmjs:`), which its verdicts are keyed by. */
 const BUILTIN_REGISTRIES_BY_PREFIX = { gh: 'https://npm.pkg.github.com/', npmjs: 'https://registry.npmjs.org/' }
 
+/** What the newest release requires of a verdict. */
+const NEWEST_VERDICT_CHECKS = PNPM_RELEASES.at(-1)!.verdictChecks
+
 const sortedUnique = (patterns: string[] | undefined): string[] => [...new Set(patterns ?? [])].sort()
 const sameList = (cached: unknown, current: string[]): boolean => JSON.stringify(Array.isArray(cached) ? cached : []) === JSON.stringify(current)
 
 /** Whether a policy pnpm recorded with a verdict covers today's, by pnpm's rules. */
-function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig): boolean {
+function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig, verdictChecks: readonly string[]): boolean {
   // The native install leaves registries by prefix to pnpm, so only the built-in ones are routed.
   const routing = createHash('sha256').update(JSON.stringify(BUILTIN_REGISTRIES_BY_PREFIX)).digest('hex')
   const numberOr = <T>(value: unknown, otherwise: T): number | T => typeof value === 'number' ? value : otherwise
-  return cached.tarballUrlBinding === true && cached.integrityRequired === true && cached.variationResolutionsVerified === true &&
-    cached.resolutionShapeCheck === true && cached.dependencyAliasCheck === true && cached.variationResolutionCheck === true &&
+  return verdictChecks.every((check) => cached[check] === true) &&
     cached.namedRegistriesRouting === routing &&
     numberOr(cached.minimumReleaseAge, 0) >= (config.minimumReleaseAge ?? 0) &&
     sameList(cached.minimumReleaseAgeExclude, sortedUnique(config.minimumReleaseAgeExclude)) &&
@@ -67,8 +70,11 @@ function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig
     !(cached.minimumReleaseAgeIgnoreMissingTime === true && config.minimumReleaseAgeIgnoreMissingTime !== true)
 }
 
-/** Whether pnpm recorded `lockfilePath`, as it is on disk now, as passing today's policies. */
-export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig): boolean {
+/**
+ * Whether pnpm recorded `lockfilePath`, as it is on disk now, as passing today's policies, with
+ * every check the running pnpm release requires of a verdict (`verdictChecks`).
+ */
+export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig, verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): boolean {
   if (config.cacheDir == null) return false
   let text: string
   let stat: fs.BigIntStats
@@ -89,7 +95,7 @@ export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig
   if (record == null) return false
   const { size, mtimeNs, inode } = record.lockfile
   return size === Number(stat.size) && mtimeNs === stat.mtimeNs.toString() && inode === stat.ino.toString() &&
-    typeof record.policy === 'object' && record.policy != null && coversToday(record.policy as Record<string, unknown>, config)
+    typeof record.policy === 'object' && record.policy != null && coversToday(record.policy as Record<string, unknown>, config, verdictChecks)
 }
 
 /** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
@@ -130,14 +136,15 @@ function exclusions (patterns: string[] | undefined, setting: string): VersionPo
 /**
  * Whether the native install can stand in for pnpm's check of these packages: no check applies,
  * pnpm's verdict covers the lockfile, or every version passes pnpm's tests of the registry's
- * metadata, which are started here and answered by `registry`. `now`: when the age is measured from.
+ * metadata, which are started here and answered by `registry`. `now`: when the age is measured
+ * from; `verdictChecks`: what the running release requires of a verdict.
  */
-export function checkSupplyChain (lockfilePath: string, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now()): SupplyChainCheck {
+export function checkSupplyChain (lockfilePath: string, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now(), verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): SupplyChainCheck {
   const cancel = (): void => {}
   const ageMinutes = config.minimumReleaseAge ?? 0
   const trust = config.trustPolicy === 'no-downgrade'
   if (config.trustLockfile === true || (ageMinutes === 0 && !trust)) return { cancel }
-  if (verdictRecorded(lockfilePath, config)) return { cancel }
+  if (verdictRecorded(lockfilePath, config, verdictChecks)) return { cancel }
   const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
   const trustExclude = exclusions(config.trustPolicyExclude, 'trustPolicyExclude')
   for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel }
