@@ -46,8 +46,8 @@ export interface BinLinkOptions {
   /** How the running pnpm release quotes paths in its shims (the newest's when not said). */
   shimQuoting?: ShimQuoting
   /**
-   * `false`: the release's build step (before 11.28.10) writes the commands it links without
-   * `NODE_PATH`, and would write its dependencies' again, which is left to pnpm.
+   * `false`: the release's build step (before 11.28.10) links a package's own commands without
+   * `NODE_PATH`, after its dependencies' (a name in both is left to pnpm).
    */
   buildStepNodePath?: boolean
 }
@@ -313,8 +313,12 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
     const binsDir = path.join(pkg.targetDir, 'node_modules', '.bin')
     const withBins = Object.values(pkg.children ?? {}).filter((dir) => hasBin(depPathByDir.get(dir)!))
     if (opts.throughBuildStep.has(pkg.depPath) && opts.buildStepNodePath === false) {
-      if (withBins.length > 0) throw new UnsupportedShim(`${pkg.depPath}: its dependencies' commands, linked again by this pnpm's build step`)
-      bins.write(binsDir, bins.commandsAt([pkg.targetDir]), false)
+      // The build step of a release before 11.28.10 adds the package's own commands without NODE_PATH.
+      const written = withBins.length > 0 ? bins.write(binsDir, bins.commandsAt(withBins)) : []
+      const own = bins.commandsAt([pkg.targetDir])
+      const clash = own.find((c) => written.includes(c.name))
+      if (clash != null) throw new UnsupportedShim(`${pkg.depPath}: its command ${clash.name} and a dependency's, linked apart by this pnpm's build step`)
+      bins.write(binsDir, own, false)
     } else {
       if (opts.throughBuildStep.has(pkg.depPath)) withBins.push(pkg.targetDir)
       if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
