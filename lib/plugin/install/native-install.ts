@@ -5,8 +5,8 @@
  * finds the project up to date and exits ("Already up to date").
  *
  * All or nothing: it runs only for the installs it reproduces exactly (checked against stock
- * pnpm, release by release, by the e2e tests: `pnpm-releases.ts`), and anything else (see `unsupported`) is left to pnpm,
- * untouched. It writes the workspace state, the file pnpm's check reads, only once everything
+ * pnpm, release by release, by the e2e tests: `pnpm-releases.ts`), and anything else (see
+ * `unsupported`) is left to pnpm, untouched. It writes the workspace state, the file pnpm's check reads, only once everything
  * else is in place, so a failure or a kill halfway never leaves a `node_modules` pnpm takes for
  * up to date: pnpm just installs over it. docs/native-install.md has the rules and their sources.
  */
@@ -358,9 +358,9 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       ignoreScripts: config.ignoreScripts === true,
       extendsNodePath: config.extendNodePath !== false && hoistPattern.length > 0,
       autoInstallPeers: config.autoInstallPeers !== false,
-      // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
       shimQuoting: plan.release.shimQuoting,
       buildStepNodePath: plan.release.buildStepNodePath,
+      // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
       throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)),
     })
   } catch (err) {
