@@ -62,9 +62,12 @@ export function fetchPnpm (version) {
   }
 }
 
+/** The Node the specs run on: the `node` devDependency's (24, as `npm test`'s), else this one. */
+const specNode = [path.join(repoDir, 'node_modules', 'node', 'bin', 'node')].find((f) => fs.existsSync(f)) ?? process.execPath
+
 /** `vitest run <args>` with `env` added to this process's environment; whether it passed. */
 function vitest (args, env) {
-  const run = spawnSync(process.execPath, [path.join(repoDir, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args], { cwd: repoDir, stdio: 'inherit', env: { ...process.env, ...env } })
+  const run = spawnSync(specNode, [path.join(repoDir, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args], { cwd: repoDir, stdio: 'inherit', env: { ...process.env, ...env } })
   return run.status === 0
 }
 
