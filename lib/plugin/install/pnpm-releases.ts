@@ -2,7 +2,7 @@
  * The pnpm 11 releases the native install runs under, and what differs between them in what it
  * writes. Each release's published bundle was read module by module (the workspace state, the
  * up-to-date check, `.modules.yaml`, the lockfile, bins, hoisting, lifecycle order), and each
- * release in the table passes the native-install end-to-end specs (`npm run test:pnpm-versions`
+ * release enabled here passes the native-install end-to-end specs (`npm run test:pnpm-versions`
  * runs them against every one; docs/native-install.md, "pnpm releases", says what was compared).
  * A release not in the table (older, newer, or a prerelease) keeps the head start only: its
  * files may differ in ways no one has checked.
@@ -15,7 +15,9 @@
  * - its `validation` block (the digests and the filesystem time the check trusts, from 11.28.7),
  *   whose `localDependencies` came in 11.28.10. Without it, every release takes the state as
  *   its older form (the check then compares modification times, as releases before 11.28.7 do).
- * The lockfile verifier's recorded verdicts carry other checks before 11.28.7 (`verdictChecks`).
+ * The lockfile verifier's recorded verdicts carry other checks before 11.28.7 (`verdictChecks`),
+ * and 11.28.4 keeps its metadata cache in another place and format (not read: the registry is
+ * asked instead).
  * And the shims: paths in double quotes before 11.28.11, and before 11.28.10 the frozen install's
  * build step (a package whose build pnpm denies) links the package's own commands without
  * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
