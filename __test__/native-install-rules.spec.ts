@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest'
 import { hoist } from '../dist/plugin/install/hoist.js'
 import { enginesMet, enginesNodeVersion, installableHere } from '../dist/plugin/install/installable.js'
 import { isMusl } from '../dist/api/native-platform.js'
-import { installNatively, VERIFIED_PNPM, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
+import { installNatively, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
+import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
 import { satisfies } from '../dist/plugin/install/semver-range.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -160,11 +161,17 @@ const baseConfig = (dir: string): NativeInstallConfig => ({
   peersSuffixMaxLength: 1000,
 })
 
+/** The newest release the native install runs under. */
+const VERIFIED_PNPM = PNPM_RELEASES.at(-1)!.version
+
 describe('installNatively: what it leaves to pnpm, untouched', () => {
   const dir = freshDir('native-rules')
   const base = baseConfig(dir)
   it.each([
-    [{}, '11.27.0', /^pnpm 11\.27\.0 is not the verified /],
+    [{}, '11.18.0', /^pnpm 11\.18\.0 is not one of the releases checked \(11\.19\.0 to /],
+    [{}, '11.29.0', /^pnpm 11\.29\.0 is not one of the releases checked /],
+    [{}, '11.28.11-rc.0', /^pnpm 11\.28\.11-rc\.0 is not one of the releases checked /],
+    [{}, undefined, /^pnpm \(unknown version\) is not one of the releases checked /],
     [{ frozenLockfile: false, preferFrozenLockfile: false }, VERIFIED_PNPM, /^pnpm resolves \(preferFrozenLockfile false, /],
     [{ frozenLockfile: false, fixLockfile: true }, VERIFIED_PNPM, /^pnpm resolves /],
     [{ updateChecksums: true }, VERIFIED_PNPM, /^pnpm resolves /],
@@ -177,7 +184,7 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     [{ pnpmfile: ['/a/pnpmfile.cjs', '/b/.pnpmfile.cjs'] }, VERIFIED_PNPM, /^other pnpmfiles$/],
     [{ useGitBranchLockfile: true }, VERIFIED_PNPM, /^git branch lockfiles$/],
     [{}, VERIFIED_PNPM, /^no lockfile$/],
-  ] as Array<[Partial<NativeInstallConfig>, string, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
+  ] as Array<[Partial<NativeInstallConfig>, string | undefined, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
     const summary = await installNatively({ ...base, ...settings }, version, 'auto')
     expect(summary.installed).toBe(false)
     expect(summary.skipped).toMatch(why)
@@ -247,7 +254,9 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
       [`a package named ${JSON.stringify(name)}`, { wanted: { a: '1.0.0' }, importer: `      a:\n        specifier: 1.0.0\n        version: "${name}@1.0.0"\n`, packages: { [`"${name}@1.0.0"`]: '' } }, {}, /^the lockfile (has a package named .*, which pnpm refuses to place \(ERR_PNPM_INVALID_DEPENDENCY_NAME\)|has a NUL in .*)$/]),
     ['a package no importer reaches', { packages: { 'a@1.0.0': '', 'b@1.0.0': '' } }, {}, /^the lockfile has packages no importer reaches$/],
     ['minimumReleaseAge under --offline', {}, { minimumReleaseAge: 1440 }, /^pnpm checks the lockfile against minimumReleaseAge first \(--offline\)$/],
-    ['trustPolicy no-downgrade', {}, { trustPolicy: 'no-downgrade' }, /^pnpm checks the lockfile against trustPolicy first$/],
+    ['trustPolicy no-downgrade under --offline', {}, { trustPolicy: 'no-downgrade' }, /^pnpm checks the lockfile against trustPolicy first \(--offline\)$/],
+    ['minimumReleaseAgeExclude with a range, which pnpm refuses', {}, { minimumReleaseAge: 1440, minimumReleaseAgeExclude: ['a@^1.0.0'] }, /^pnpm refuses minimumReleaseAgeExclude: "a@\^1\.0\.0" is not exact versions$/],
+    ['trustPolicyExclude with a name pattern and versions, which pnpm refuses', {}, { trustPolicy: 'no-downgrade', trustPolicyExclude: ['a*@1.0.0'] }, /^pnpm refuses trustPolicyExclude: "a\*@1\.0\.0" has a name pattern with versions$/],
     // Patches: pnpm checks the lockfile's hashes of them, and applies them (or takes them from its side-effects cache).
     ['a patch file that is missing', { top: 'patchedDependencies:\n  a: abc\n' }, { patchedDependencies: { a: '/nowhere/a.patch' } }, /^the patch file of a cannot be read$/],
     ['a patch for a version range', { top: 'patchedDependencies:\n  a@^1.0.0: abc\n' }, { patchedDependencies: { 'a@^1.0.0': PATCH_FILE } }, /^a patchedDependencies key with a version range \(a@\^1\.0\.0\)$/],

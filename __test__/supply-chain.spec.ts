@@ -180,6 +180,72 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
   })
 })
 
+describe('checkSupplyChain: pnpm\'s trust test and the exclusion lists', () => {
+  const now = Date.parse('2026-11-24T12:00:00.000Z')
+  let registry: TarballRegistry
+  const served = (name: string, version: string, published: string, trust?: 'provenance' | 'trustedPublisher') =>
+    ({ name, version, published, trust, tarball: tgz([{ name: 'package/package.json', content: JSON.stringify({ name, version }) }]), manifest: { name, version } })
+
+  beforeAll(async () => {
+    registry = await serveTarballs([
+      served('plain', '1.0.0', '2020-01-01T00:00:00.000Z'),
+      served('plain', '1.1.0', '2020-02-01T00:00:00.000Z'),
+      served('attested', '1.0.0', '2020-01-01T00:00:00.000Z', 'provenance'),
+      served('attested', '1.1.0', '2020-02-01T00:00:00.000Z', 'trustedPublisher'),
+      served('downgraded', '1.0.0', '2020-01-01T00:00:00.000Z', 'trustedPublisher'),
+      served('downgraded', '1.0.1', '2020-02-01T00:00:00.000Z', 'provenance'),
+      served('downgraded', '1.0.2', '2026-11-24T11:00:00.000Z'),
+    ])
+  })
+  afterAll(async () => { await registry?.close() })
+
+  const check = (packages: Array<{ name: string, version: string }>, settings: Record<string, unknown> = {}) =>
+    outcome(checkSupplyChain('/nowhere/pnpm-lock.yaml', packages, { trustPolicy: 'no-downgrade', registry: registry.url, ...settings }, now))
+
+  it('passes versions with no less evidence than the versions published before them, from the full metadata (one request a name)', async () => {
+    const before = registry.requests.length
+    expect(await check([{ name: 'plain', version: '1.1.0' }, { name: 'attested', version: '1.1.0' }, { name: 'attested', version: '1.0.0' }, { name: 'downgraded', version: '1.0.0' }])).toBeUndefined()
+    expect(registry.requests.slice(before).map((r) => r.url).sort()).toEqual(['/attested', '/downgraded', '/plain'])
+  })
+
+  it('leaves a downgrade to pnpm (which refuses it), and metadata it cannot get', async () => {
+    expect(await check([{ name: 'downgraded', version: '1.0.1' }])).toBe('downgraded@1.0.1: less trust evidence than a version published before it: pnpm checks the lockfile first')
+    expect(await check([{ name: 'plain', version: '1.1.0' }, { name: 'downgraded', version: '1.0.2' }])).toMatch(/^downgraded@1\.0\.2: less trust evidence /)
+    expect(await check([{ name: 'unknown', version: '1.0.0' }])).toBe('unknown: its full registry metadata did not download: pnpm checks the lockfile first')
+  })
+
+  it('trustPolicyExclude and trustPolicyIgnoreAfter: the versions they name are not tested, as pnpm', async () => {
+    expect(await check([{ name: 'downgraded', version: '1.0.1' }], { trustPolicyExclude: ['downgraded'] })).toBeUndefined()
+    expect(await check([{ name: 'downgraded', version: '1.0.1' }], { trustPolicyExclude: ['down*'] })).toBeUndefined()
+    expect(await check([{ name: 'downgraded', version: '1.0.1' }], { trustPolicyExclude: ['downgraded@1.0.1 || 1.0.2'] })).toBeUndefined()
+    expect(await check([{ name: 'downgraded', version: '1.0.1' }], { trustPolicyExclude: ['downgraded@1.0.2'] })).toMatch(/^downgraded@1\.0\.1: less trust evidence /)
+    // Published more than a day before now: not tested; an hour before: tested.
+    expect(await check([{ name: 'downgraded', version: '1.0.1' }], { trustPolicyIgnoreAfter: 1440 })).toBeUndefined()
+    expect(await check([{ name: 'downgraded', version: '1.0.2' }], { trustPolicyIgnoreAfter: 1440 })).toMatch(/^downgraded@1\.0\.2: less trust evidence /)
+    // Nothing left to test: no request.
+    const before = registry.requests.length
+    expect(await check([{ name: 'downgraded', version: '1.0.1' }], { trustPolicyExclude: ['downgraded'] })).toBeUndefined()
+    expect(registry.requests.length).toBe(before)
+  })
+
+  it('minimumReleaseAgeExclude: the versions it names are not tested for age, as pnpm; the trust test still applies to them', async () => {
+    const young = [{ name: 'downgraded', version: '1.0.2' }]
+    const age = { trustPolicy: undefined, minimumReleaseAge: 1440 }
+    expect(await check(young, age)).toBe('downgraded@1.0.2 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+    expect(await check(young, { ...age, minimumReleaseAgeExclude: ['downgraded@1.0.2'] })).toBeUndefined()
+    expect(await check(young, { ...age, minimumReleaseAgeExclude: ['@scope/*', 'down*'] })).toBeUndefined()
+    expect(await check(young, { ...age, minimumReleaseAgeExclude: ['downgraded@1.0.1'] })).toMatch(/may be younger than minimumReleaseAge/)
+    expect(await check(young, { ...age, trustPolicy: 'no-downgrade', minimumReleaseAgeExclude: ['downgraded'] })).toMatch(/^downgraded@1\.0\.2: less trust evidence /)
+  })
+
+  it('leaves to pnpm exclusion lists it refuses, without asking the registry', async () => {
+    const before = registry.requests.length
+    expect(await check([{ name: 'plain', version: '1.1.0' }], { trustPolicyExclude: ['plain@^1'] })).toBe('pnpm refuses trustPolicyExclude: "plain@^1" is not exact versions')
+    expect(await check([{ name: 'plain', version: '1.1.0' }], { minimumReleaseAge: 1440, minimumReleaseAgeExclude: ['pl*@1.1.0'] })).toBe('pnpm refuses minimumReleaseAgeExclude: "pl*@1.1.0" has a name pattern with versions')
+    expect(registry.requests.length).toBe(before)
+  })
+})
+
 describe('firstFailure: the requests\' pool', () => {
   it('runs the tasks in order, at most `limit` at once, and starts none after the first failure', async () => {
     const started: number[] = []

@@ -12,10 +12,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import vm from 'node:vm'
-import { pnpmPackageDir } from './pnpm-cli.js'
+import { referencePnpmDir } from './pnpm-cli.js'
 
 let bundle: string | undefined
-const bundleText = (): string => (bundle ??= fs.readFileSync(path.join(pnpmPackageDir, 'dist', 'pnpm.mjs'), 'utf8'))
+const bundleText = (): string => (bundle ??= fs.readFileSync(path.join(referencePnpmDir, 'dist', 'pnpm.mjs'), 'utf8'))
 
 /** The end of the statement starting at `from`: the first `;` outside brackets, strings, templates and regexes' classes. */
 function statementEnd (text: string, from: number): number {

@@ -11,7 +11,15 @@ import { fixturesDir } from './stores.js'
 
 export const repoDir = path.join(import.meta.dirname, '..', '..')
 export const projectFixture = path.join(fixturesDir, 'e2e-project')
-export const pnpmPackageDir = path.join(repoDir, 'node_modules', 'pnpm')
+/** The `pnpm` devDependency: the reference bundle pnpm's own functions are read from (`pnpm-bundle.ts`). */
+export const referencePnpmDir = path.join(repoDir, 'node_modules', 'pnpm')
+/**
+ * The pnpm the CLI tests run: `CAS_TEST_PNPM` (an unpacked `pnpm` package, as
+ * `scripts/pnpm-versions.mjs` fetches each release of the matrix), else the devDependency.
+ */
+export const pnpmPackageDir = process.env.CAS_TEST_PNPM != null && process.env.CAS_TEST_PNPM !== '' ? path.resolve(process.env.CAS_TEST_PNPM) : referencePnpmDir
+/** The version of the pnpm the CLI tests run. */
+export const testedPnpmVersion: string = JSON.parse(fs.readFileSync(path.join(pnpmPackageDir, 'package.json'), 'utf8')).version
 /** pnpm 11 needs Node >= 22.13: the `node` devDependency's binary (24). */
 export const node24 = path.join(repoDir, 'node_modules', 'node', 'bin', 'node')
 
@@ -75,6 +83,12 @@ export function pnpmLauncher (dir: string): string {
   return launcher
 }
 
+/** A pnpm package's CLI: `bin/pnpm.mjs` (pnpm 11), or `bin/pnpm.cjs` (pnpm 10). */
+function pnpmBin (pnpmDir: string): string {
+  const mjs = path.join(pnpmDir, 'bin', 'pnpm.mjs')
+  return fs.existsSync(mjs) ? mjs : path.join(pnpmDir, 'bin', 'pnpm.cjs')
+}
+
 export interface PnpmRun {
   code: number | null
   stdout: string
@@ -114,9 +128,13 @@ export async function runPnpm (command: string[], opts: {
   /** pnpm's `--reporter` (`append-only` unless told). */
   reporter?: string
 }): Promise<PnpmRun> {
+  const pnpmDir = opts.pnpmDir ?? pnpmPackageDir
   const args = [
-    path.join(opts.pnpmDir ?? pnpmPackageDir, 'bin', 'pnpm.mjs'),
+    pnpmBin(pnpmDir),
     ...command,
+    // Another release than the reference: a project pinning pnpm (`packageManager`) must not
+    // make it switch to the pinned one.
+    ...(pnpmDir === pnpmPackageDir && pnpmPackageDir !== referencePnpmDir ? ['--config.pm-on-fail=ignore'] : []),
     ...(opts.query === true
       ? [
           `--config.registry=${opts.registry ?? 'http://127.0.0.1:9/'}`,

@@ -22,6 +22,15 @@ export interface ServedPackage {
   manifest?: Record<string, unknown>
   /** When the metadata says it was published (an ISO date); by default long ago. */
   published?: string
+  /** The trust evidence its metadata shows: a provenance attestation, and a trusted publisher too. */
+  trust?: 'provenance' | 'trustedPublisher'
+}
+
+/** The fields of a version's registry metadata that carry its trust evidence, as npm's registry serves them. */
+function trustFields (p: ServedPackage): { attestations?: object, npmUser?: object } {
+  if (p.trust == null) return {}
+  const attestations = { url: `https://registry.npmjs.org/-/npm/v1/attestations/${p.name}@${p.version}`, provenance: { predicateType: 'https://slsa.dev/provenance/v1' } }
+  return { attestations, ...(p.trust === 'trustedPublisher' ? { npmUser: { name: 'GitHub Actions', email: 'npm-oidc-no-reply@github.com', trustedPublisher: { id: 'github', oidcConfigId: 'oidc:test' } } } : {}) }
 }
 
 export interface TarballRegistry {
@@ -78,10 +87,12 @@ export async function serveTarballs (packages: ServedPackage[], opts: { tarballD
         name,
         version: p.version,
         _id: `${name}@${p.version}`,
+        ...(trustFields(p).npmUser != null ? { _npmUser: trustFields(p).npmUser } : {}),
         dist: {
           tarball: `${url}${tarballPath(p).slice(1)}`,
           integrity: `sha512-${crypto.createHash('sha512').update(bytes(p)).digest('base64')}`,
           shasum: crypto.createHash('sha1').update(bytes(p)).digest('hex'),
+          ...(trustFields(p).attestations != null ? { attestations: trustFields(p).attestations } : {}),
         },
       }])),
       ...(abbreviated ? {} : { time: { created: publishedAt(versions[0]), modified, ...Object.fromEntries(versions.map((p) => [p.version, publishedAt(p)])) } }),

@@ -60,10 +60,17 @@ const isPnpm11 = (version: string): boolean => version.split('.')[0] === '11'
 
 const REMOVE = `To stop this warning, remove ${PLUGIN_NAME} from configDependencies in pnpm-workspace.yaml.`
 
+/**
+ * Why the plugin does nothing under this pnpm. A project can be shared with pnpm 10 users
+ * (README, "pnpm 10"): they are told that pnpm 10 installs as it would without the plugin, not to
+ * remove it, which would take it from the pnpm 11 users too.
+ */
 function unsupportedPnpm (version: string | undefined): string {
   const which = version == null ? 'this pnpm (it did not say its version)' : `pnpm ${version}`
+  const major = Number(version?.split('.')[0])
+  if (major < 11) return `${which} is not supported: the plugin hooks into pnpm 11 only, and pnpm ${major} installs as it does without it (pnpm 11 users of this project keep it).`
   return `${which} is not supported: the plugin hooks into pnpm 11 only` +
-    (version != null && Number(version.split('.')[0]) >= 12 ? ', and pnpm 12 already installs natively.' : '.') +
+    (major >= 12 ? ', and pnpm 12 already installs natively.' : '.') +
     ` ${REMOVE}`
 }
 

@@ -14,7 +14,8 @@
 import path from 'node:path'
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { configReasons } from './install/config-rules.js'
-import { planInstall, VERIFIED_PNPM, type NativeInstallConfig } from './install/native-install.js'
+import { planInstall, type NativeInstallConfig } from './install/native-install.js'
+import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
 import { whyNot, type WhyNot } from './why-not.js'
 
@@ -43,7 +44,7 @@ export function explain (config: NativeInstallConfig): Explanation {
     config = { ...config, lockfileDir: config.dir, workspaceDir: config.dir }
   }
   const pnpmVersion = userAgentPnpmVersion(config.userAgent)
-  const reasons = configReasons(config, pnpmVersion, VERIFIED_PNPM)
+  const reasons = configReasons(config, pnpmVersion)
   if (config.configDependencies?.[PLUGIN_NAME] == null) {
     reasons.unshift(NOT_ADDED)
     // Once added, the plugin's pnpmfile comes with any the project has.
@@ -54,7 +55,9 @@ export function explain (config: NativeInstallConfig): Explanation {
   if (config.lockfileDir != null) {
     let plan: ReturnType<typeof planInstall>
     try {
-      plan = planInstall(config)
+      // Under a release it does not reproduce (already a reason), the project is judged as the newest writes it.
+      const release = nativeRelease(pnpmVersion)
+      plan = planInstall(config, typeof release === 'string' ? PNPM_RELEASES.at(-1)! : release)
     } catch (err) {
       // As the install: nothing written, pnpm installs.
       plan = `it failed: ${(err as Error).message}`

@@ -24,7 +24,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { chmodOwnCopy, temporaryIn, writeAtomically } from './atomic-write.js'
-import { runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime } from './bin-shim.js'
+import { runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting } from './bin-shim.js'
 import type { Hoisted } from './hoist.js'
 import { compareVersions } from './semver-range.js'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
@@ -51,6 +51,13 @@ export interface BinLinkOptions {
    * links their own commands too into their `node_modules/.bin`, beside their dependencies'.
    */
   throughBuildStep: Set<string>
+  /** How the running pnpm release quotes paths in its shims (the newest's when not said). */
+  shimQuoting?: ShimQuoting
+  /**
+   * `false`: the release's build step (before 11.28.10) links a package's own commands without
+   * `NODE_PATH`, after its dependencies' (a name in both is left to pnpm).
+   */
+  buildStepNodePath?: boolean
 }
 
 interface Manifest {
@@ -185,7 +192,7 @@ class BinWriter {
    * @param tempDir where a target is copied before it replaces the target (the virtual store:
    *   the same filesystem, and a place the next install looks for leftovers)
    */
-  constructor (private readonly extraNodePath: string[], private readonly tempDir: string) {}
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single') {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -216,8 +223,8 @@ class BinWriter {
     })
   }
 
-  /** Writes the shims of `commands` into `binsDir` (one per name, pnpm's choice); the names written. */
-  write (binsDir: string, commands: Command[]): string[] {
+  /** Writes the shims of `commands` into `binsDir` (one per name, pnpm's choice), with a `NODE_PATH` unless told not; the names written. */
+  write (binsDir: string, commands: Command[], withNodePath = true): string[] {
     if (commands.length === 0) return []
     const chosen = resolveConflicts(commands)
     fs.mkdirSync(binsDir, { recursive: true })
@@ -226,8 +233,8 @@ class BinWriter {
       // pnpm links a package's `node` command as a symlink, not a shim.
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
-      const nodePath = this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
-      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd, binsDir), nodePath))
+      const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
+      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd, binsDir), nodePath, this.quoting))
     }
     return chosen.map((c) => c.name)
   }
@@ -371,7 +378,7 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
 /** Writes every `.bin` directory of the layout. Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
 export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions): void {
   const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
-  const bins = new BinWriter(opts.extendsNodePath ? [privateModules] : [], opts.virtualStoreDir)
+  const bins = new BinWriter(opts.extendsNodePath ? [privateModules] : [], opts.virtualStoreDir, opts.shimQuoting)
   const hasBin = (depPath: string): boolean => lockfile.packages?.[depPath]?.hasBin === true
   const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
 
@@ -382,8 +389,17 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
     const withBins = Object.values(children).some((dir) => !depPathByDir.has(dir))
       ? Object.keys(children).map((alias) => path.join(modulesDirOf(pkg.targetDir), alias))
       : Object.values(children).filter((dir) => hasBin(depPathByDir.get(dir)!))
-    if (opts.throughBuildStep.has(pkg.depPath)) withBins.push(pkg.targetDir)
-    if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
+    if (opts.throughBuildStep.has(pkg.depPath) && opts.buildStepNodePath === false) {
+      // The build step of a release before 11.28.10 adds the package's own commands without NODE_PATH.
+      const written = withBins.length > 0 ? bins.write(binsDir, bins.commandsAt(withBins)) : []
+      const own = bins.commandsAt([pkg.targetDir])
+      const clash = own.find((c) => written.includes(c.name))
+      if (clash != null) throw new UnsupportedShim(`${pkg.depPath}: its command ${clash.name} and a dependency's, linked apart by this pnpm's build step`)
+      bins.write(binsDir, own, false)
+    } else {
+      if (opts.throughBuildStep.has(pkg.depPath)) withBins.push(pkg.targetDir)
+      if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
+    }
     // A second pass of its own: the ownership rule does not reach across the two.
     if (lockfile.packages?.[pkg.depPath]?.bundledDependencies != null) {
       bins.write(binsDir, bins.commandsAt(packagesIn(path.join(pkg.targetDir, 'node_modules'))))

@@ -1,5 +1,5 @@
 /**
- * The shell shim pnpm 11.28.11 writes for a package's command on POSIX systems, byte for byte
+ * The shell shim pnpm 11 writes for a package's command on POSIX systems, byte for byte
  * (pnpm rewrites a shim that differs, and the e2e tests compare every shim with stock pnpm's):
  * the prelude, the `NODE_PATH` it exports, a block that runs the target with the program its
  * shebang (or extension) names, and a last line naming the target. docs/native-install.md links
@@ -19,6 +19,25 @@ export class UnsupportedShim extends Error {}
 const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
 
 /**
+ * How a release quotes the target and `NODE_PATH` in a shim: each path as a word of its own
+ * in single quotes (11.28.11), or inside the double quotes of `"$basedir_abs/<target>"` and
+ * `"<dirs>"`, the text as it is (11.28.3 to 11.28.10; the rest of the shim is the same).
+ */
+export type ShimQuoting = 'single' | 'double'
+
+/** The target a shim runs, relative to `$basedir_abs` (or `$basedir_win`), quoted as `quoting` does. */
+function quotedTarget (base: string, relativeTarget: string, quoting: ShimQuoting): string {
+  return quoting === 'single' ? `"${base}"/${quote(relativeTarget)}` : `"${base}/${relativeTarget}"`
+}
+
+/** The `NODE_PATH` lines of a shim, quoted as `quoting` does. */
+function nodePathLines (nodePath: string[], quoting: ShimQuoting): string {
+  const joined = nodePath.join(':')
+  const [alone, before] = quoting === 'single' ? [quote(joined), `${quote(joined)}:"$NODE_PATH"`] : [`"${joined}"`, `"${joined}:$NODE_PATH"`]
+  return `if [ -z "$NODE_PATH" ]; then\n  export NODE_PATH=${alone}\nelse\n  export NODE_PATH=${before}\nfi\n`
+}
+
+/**
  * What a shim runs its target with: a program and its arguments, or none (the target itself);
  * `missing` when the target does not exist yet (a workspace project's bin before its build).
  */
@@ -32,13 +51,13 @@ export function runtimeOf (target: string, text: string): Runtime {
   return { program, args: program === 'cmd' ? '/C' : '' }
 }
 
-function execBlock (program: string | null, args: string, relativeTarget: string): string {
-  const target = `"$basedir_abs"/${quote(relativeTarget)}`
+function execBlock (program: string | null, args: string, relativeTarget: string, quoting: ShimQuoting): string {
+  const target = quotedTarget('$basedir_abs', relativeTarget, quoting)
   // No program: pnpm leaves the argument slots of its exec line empty.
   if (program == null) return `exec ${target}   "$@"\nexit $?\n`
   if (program === 'cmd' || program === 'cmd.exe' || /\.exe$/i.test(program)) throw new UnsupportedShim(`a shim for ${program}`)
   const prog = program.split('\\').join('/')
-  const targetWin = `"$basedir_win"/${quote(relativeTarget)}`
+  const targetWin = quotedTarget('$basedir_win', relativeTarget, quoting)
   const long = `"$basedir/${prog}"`
   const longExe = `"$basedir/${prog}.exe"`
   return `if [ -n "$exe" ] && [ -x ${longExe} ]; then
@@ -60,18 +79,17 @@ fi
 /**
  * The shim in a `.bin` directory whose real path is `shimDir`, for `target` (absolute, as pnpm
  * names it: through the links it was found by), which runs with `runtime`. `nodePath`: the
- * directories its `NODE_PATH` lists, or none.
+ * directories its `NODE_PATH` lists, or none. `quoting`: the release's (`ShimQuoting`).
  */
-export function shShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined): string {
+export function shShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined, quoting: ShimQuoting = 'single'): string {
   const relativeTarget = path.relative(shimDir, target)
   if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${shimDir}`)
+  // The double-quoting releases turn a backslash in the target into a slash.
+  if (quoting === 'double' && relativeTarget.includes('\\')) throw new UnsupportedShim(`${target}: a backslash in a shim's target`)
   const { program, args } = runtime
   let sh = SH_SHIM_PRELUDE
-  if (nodePath != null && nodePath.length > 0) {
-    const value = quote(nodePath.join(':'))
-    sh += `if [ -z "$NODE_PATH" ]; then\n  export NODE_PATH=${value}\nelse\n  export NODE_PATH=${value}:"$NODE_PATH"\nfi\n`
-  }
-  sh += execBlock(program, args, relativeTarget)
+  if (nodePath != null && nodePath.length > 0) sh += nodePathLines(nodePath, quoting)
+  sh += execBlock(program, args, relativeTarget, quoting)
   // pnpm marks a shim written before its target exists, to write it again once it does.
   if (runtime.missing === true) sh += '# cmd-shim-missing-target\n'
   return `${sh}# cmd-shim-target=${target}\n`

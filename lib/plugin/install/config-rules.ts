@@ -6,6 +6,7 @@
  */
 import path from 'node:path'
 import { layoutUnsupported, lockfileMode } from '../pnpm-config.js'
+import { nativeRelease } from './pnpm-releases.js'
 import type { NativeInstallConfig } from './native-install.js'
 
 type Rule = (config: NativeInstallConfig) => string | undefined
@@ -39,11 +40,13 @@ const RULES: Rule[] = [
 ]
 
 /**
- * Every reason the settings (under pnpm `version`; `verified`: the one the install reproduces)
- * ask for an install this does not reproduce, in the order the install checks them.
+ * Every reason the settings (under pnpm `version`, which must be a release the native install
+ * reproduces: `pnpm-releases.ts`) ask for an install this does not reproduce, in the order the
+ * install checks them.
  */
-export function configReasons (config: NativeInstallConfig, version: string | undefined, verified: string): string[] {
-  const reasons = version !== verified ? [`pnpm ${version ?? '(unknown version)'} is not the verified ${verified}`] : []
+export function configReasons (config: NativeInstallConfig, version: string | undefined): string[] {
+  const release = nativeRelease(version)
+  const reasons = typeof release === 'string' ? [release] : []
   for (const rule of RULES) {
     const why = rule(config)
     if (why != null) reasons.push(why)

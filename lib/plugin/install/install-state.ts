@@ -1,5 +1,6 @@
 /**
- * The files pnpm 11.28 leaves in `node_modules` after an install, written as pnpm writes them,
+ * The files pnpm 11 leaves in `node_modules` after an install, written as the running release
+ * writes them (`pnpm-releases.ts` says how each release's workspace state differs),
  * so that pnpm's next `pnpm install` (its optimistic repeat-install check, which runs right
  * after `hooks.updateConfig`) finds the project up to date, and a later real install reads
  * them as its own (docs/native-install.md says which pnpm source each rule comes from):
@@ -19,19 +20,7 @@ import path from 'node:path'
 import { createHash, randomBytes } from 'node:crypto'
 import { writeAtomically } from './atomic-write.js'
 import type { PnpmConfig } from '../pnpm-config.js'
-
-/** The settings pnpm records in the workspace state, in its order. */
-const STATE_SETTINGS = [
-  'enableGlobalVirtualStore', 'allowBuilds', 'autoInstallPeers', 'catalogs', 'dangerouslyAllowAllBuilds',
-  'dedupeDirectDeps', 'dedupeInjectedDeps', 'dedupePeerDependents', 'dedupePeers', 'dev',
-  'excludeLinksFromLockfile', 'extendNodePath', 'hoistPattern', 'hoistWorkspacePackages',
-  'ignoredOptionalDependencies', 'injectWorkspacePackages', 'linkWorkspacePackages', 'minimumReleaseAge',
-  'minimumReleaseAgeStrict', 'minimumReleaseAgeExclude', 'minimumReleaseAgeIgnoreMissingTime', 'nodeLinker',
-  'optional', 'overrides', 'packageExtensions', 'patchedDependencies', 'peersSuffixMaxLength',
-  'preferWorkspacePackages', 'production', 'publicHoistPattern', 'runtime', 'storeDir',
-  'supportedArchitectures', 'trustLockfile', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter',
-  'virtualStoreDir', 'virtualStoreDirMaxLength', 'workspacePackagePatterns', 'autoDedupe',
-] as const
+import { nativeRelease, stateFormOf, type StateForm } from './pnpm-releases.js'
 
 /** A project of the install, as the state files list it. */
 export interface RecordedProject {
@@ -77,16 +66,16 @@ function registryRoutes (config: Record<string, unknown>): Record<string, unknow
   return Object.fromEntries(Object.keys(byScope).filter((k) => k !== 'default').sort().map((k) => [k, byScope[k]]))
 }
 
-/** The settings as pnpm records them: configured values, a store dir resolved and versioned. */
-function stateSettings (config: PnpmConfig & Record<string, unknown>, rootDir: string): Record<string, unknown> {
+/** The settings as `form`'s release records them: configured values, a store dir resolved and versioned. */
+function stateSettings (config: PnpmConfig & Record<string, unknown>, rootDir: string, form: StateForm): Record<string, unknown> {
   const settings: Record<string, unknown> = {}
-  for (const key of STATE_SETTINGS) {
+  for (const key of [...form.settings, ...form.more]) {
     let value = config[key]
     if (value === undefined) continue
     if (key === 'storeDir') value = path.join(path.resolve(rootDir, value as string), 'v11')
     settings[key] = value
   }
-  settings.registryRoutes = registryRoutes(config)
+  if (form.registryRoutes) settings.registryRoutes = registryRoutes(config)
   return settings
 }
 
@@ -220,11 +209,15 @@ function workspaceBinsOf (projects: RecordedProject[]): Record<string, string> |
 /**
  * The `validation` block pnpm records: the patch files', the loaded pnpmfiles' and the
  * lockfile's signatures, the lockfile's digest, each project's manifest's, the projects'
- * commands', and the lockfile's local dependencies (none: the native install takes registry
- * packages and workspace links only). `undefined` where it cannot be made as pnpm makes it (no
- * filesystem clock).
+ * commands' (11.28.11; in older releases a project with commands has none: `workspaces` in
+ * pnpm-releases.ts), and (from 11.28.10) the lockfile's local dependencies (none: the native
+ * install takes registry packages and workspace links only); none before 11.28.7 (`form`).
+ * `undefined` where it cannot be made as pnpm makes it (no filesystem clock).
  */
-function validationOf (record: InstallRecord, pnpmfiles: string[]): Record<string, unknown> | undefined {
+function validationOf (record: InstallRecord, pnpmfiles: string[], form: StateForm, withBins: boolean): Record<string, unknown> | undefined {
+  if (form.validation === 'none') return undefined
+  const hasBins = record.projects.some(({ manifest }) => manifest.bin != null || (manifest.directories as { bin?: unknown } | undefined)?.bin != null)
+  if (hasBins && !withBins) return undefined
   const files: Record<string, FileSignature> = {}
   // pnpm's shared inputs: the patch files, then the pnpmfiles (workspace/state `sharedInputPaths`).
   for (const file of [...(record.patchFiles ?? []), ...pnpmfiles]) {
@@ -242,8 +235,8 @@ function validationOf (record: InstallRecord, pnpmfiles: string[]): Record<strin
     files,
     lockfile: lockfile.digest,
     manifests: Object.fromEntries(record.projects.map(({ id, manifest }) => [id, manifestDigest(manifest)])),
-    workspaceBins: workspaceBinsOf(record.projects),
-    localDependencies: { [lockfile.digest]: {} },
+    ...(withBins ? { workspaceBins: workspaceBinsOf(record.projects) } : {}),
+    ...(form.validation === 'local-dependencies' ? { localDependencies: { [lockfile.digest]: {} } } : {}),
   }
 }
 
@@ -253,12 +246,14 @@ function validationOf (record: InstallRecord, pnpmfiles: string[]): Record<strin
  */
 export function writeWorkspaceState (record: InstallRecord, config: PnpmConfig & Record<string, unknown>): number | undefined {
   const pnpmfiles = (config.pnpmfile ?? []) as string[]
-  const validation = validationOf(record, pnpmfiles)
+  const form = stateFormOf(record.pnpmVersion)
+  const release = nativeRelease(record.pnpmVersion)
+  const validation = validationOf(record, pnpmfiles, form, typeof release !== 'string' && release.workspaces)
   const state = {
     lastValidatedTimestamp: validation != null ? Math.trunc((validation.recordedAtNs as number) / 1e6) : Date.now(),
     projects: Object.fromEntries(record.projects.map(({ dir, manifest }) => [dir, { name: manifest.name, version: manifest.version }])),
     pnpmfiles,
-    settings: stateSettings(config, record.rootDir),
+    settings: stateSettings(config, record.rootDir, form),
     filteredInstall: false,
     configDependencies: config.configDependencies,
     validation,

@@ -1,5 +1,5 @@
 /**
- * pnpm's own copy of registry metadata on disk (`<cacheDir>/v12/metadata*`, pnpm 11.28's
+ * pnpm's own copy of registry metadata on disk (`<cacheDir>/v12/metadata*`, pnpm 11.28.5 on's
  * `pnpm-meta-v1` files), read for the one thing the supply-chain check needs: which versions a
  * package lists, when its metadata last changed, and when each version was published. pnpm
  * takes publish times from this cache itself; a version's publish time never changes.

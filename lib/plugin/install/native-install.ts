@@ -6,8 +6,8 @@
  * whole, every project's `node_modules` with the root's virtual store (`workspace-projects.ts`).
  *
  * All or nothing: it runs only for the installs it reproduces exactly (checked against stock
- * pnpm 11.28.11 by the e2e tests), and anything else (see `unsupported`) is left to pnpm,
- * untouched. It writes the workspace state, the file pnpm's check reads, only once everything
+ * pnpm, release by release, by the e2e tests: `pnpm-releases.ts`), and anything else (see
+ * `unsupported`) is left to pnpm, untouched. It writes the workspace state, the file pnpm's check reads, only once everything
  * else is in place, so a failure or a kill halfway never leaves a `node_modules` pnpm takes for
  * up to date: pnpm just installs over it. docs/native-install.md has the rules and their sources.
  */
@@ -30,6 +30,7 @@ import { linkBins } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
+import { nativeRelease, PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
 import { progressed } from './progress.js'
 import { packagesNeedPnpm } from '../why-not.js'
@@ -38,9 +39,6 @@ import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { patchedPackages } from './patches.js'
 import { findWorkspaceProjects, type WorkspaceProject } from './workspace-projects.js'
 import * as binding from '../../../index.js'
-
-/** The pnpm version whose install this reproduces, checked file by file by the tests. */
-export const VERIFIED_PNPM = '11.28.11'
 
 /** pnpm's settings the native install reads, besides the head start's. */
 export interface NativeInstallConfig extends PnpmConfig, SupplyChainConfig {
@@ -103,7 +101,7 @@ const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not): the first of `configReasons`. */
 function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
-  return configReasons(config, version, VERIFIED_PNPM)[0]
+  return configReasons(config, version)[0]
 }
 
 /** Why pnpm's frozen check would find `project`'s importer out of date, or its manifest is one this does not model. */
@@ -282,14 +280,16 @@ export interface InstallPlan {
   scripts: ProjectScripts
   /** The side-effects cache keys of the packages pnpm builds or patches (see side-effects.ts). */
   cacheKeys: Map<string, CacheKeys>
+  /** The pnpm release whose files are written. */
+  release: PnpmRelease
 }
 
 /**
- * The plan of the install into an empty `node_modules` (a fresh clone's), under settings
- * `configUnsupported` took, or why it is left to pnpm. Reads the project, writes nothing (the
- * explain command runs it too).
+ * The plan of the install into an empty `node_modules` (a fresh clone's), as `release` writes
+ * it, under settings `configUnsupported` took, or why it is left to pnpm. Reads the project,
+ * writes nothing (the explain command runs it too).
  */
-export function planInstall (config: NativeInstallConfig, phase: (name: string) => void = () => {}): InstallPlan | string {
+export function planInstall (config: NativeInstallConfig, release: PnpmRelease, phase: (name: string) => void = () => {}): InstallPlan | string {
   const rootDir = path.resolve(config.lockfileDir!)
   const modulesDir = path.join(rootDir, 'node_modules')
   const read = readLockfileFile(rootDir)
@@ -297,6 +297,7 @@ export function planInstall (config: NativeInstallConfig, phase: (name: string) 
   const { lockfile, text } = read
   const projects = projectsOf(config, rootDir)
   if (typeof projects === 'string') return projects
+  if (projects.length > 1 && !release.workspaces) return `a workspace of several projects under pnpm ${release.version} (checked against stock under ${PNPM_RELEASES.at(-1)!.version})`
   // What an earlier install left in a project's node_modules is pnpm's to prune or keep.
   const used = projects.find((p) => p.id !== '.' && !modulesDirIsFresh(path.join(p.dir, 'node_modules')))
   if (used != null) return `${used.id}/node_modules is not empty`
@@ -311,7 +312,7 @@ export function planInstall (config: NativeInstallConfig, phase: (name: string) 
   const virtualStoreDir = path.join(modulesDir, '.pnpm')
   const nodeVersion = enginesNodeVersion(config.nodeVersion)
   for (const { manifest } of projects) {
-    const ownEngines = projectEnginesRefused(manifest.engines, VERIFIED_PNPM, nodeVersion, config.engineStrict === true)
+    const ownEngines = projectEnginesRefused(manifest.engines, release.version, nodeVersion, config.engineStrict === true)
     if (ownEngines != null) return ownEngines
   }
   const { refused, planned, notPlanned, leftToPnpm, skipped } = planVirtualStore(lockfile, {
@@ -340,7 +341,7 @@ export function planInstall (config: NativeInstallConfig, phase: (name: string) 
   if (typeof patched === 'string') return patched
   const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched)
   if (typeof cacheKeys === 'string') return cacheKeys
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, skipped, checked, scripts, cacheKeys }
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, skipped, checked, scripts, cacheKeys, release }
 }
 
 /**
@@ -436,6 +437,8 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       ignoreScripts: config.ignoreScripts === true,
       extendsNodePath: config.extendNodePath !== false && hoistPattern.length > 0,
       autoInstallPeers: config.autoInstallPeers !== false,
+      shimQuoting: plan.release.shimQuoting,
+      buildStepNodePath: plan.release.buildStepNodePath,
       // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
       throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)),
     })
@@ -458,7 +461,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     rootDir,
     modulesDir,
     storeDir,
-    pnpmVersion: VERIFIED_PNPM,
+    pnpmVersion: plan.release.version,
     projects,
     hoistedDependencies: hoisted.record,
     hoistPattern,
@@ -498,11 +501,12 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const why = configUnsupported(config, pnpmVersion) ??
     (modulesDirIsFresh(path.join(path.resolve(config.lockfileDir!), 'node_modules')) ? undefined : 'node_modules is not empty')
   if (why != null) return done(0, why)
-  const plan = planInstall(config, phase)
+  // configUnsupported took the release: one of the table's native ones.
+  const plan = planInstall(config, nativeRelease(pnpmVersion) as PnpmRelease, phase)
   if (typeof plan === 'string') return done(0, plan)
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
   // pnpm's own does while it installs.
-  const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, config)
+  const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, config, Date.now(), plan.release.verdictChecks)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
   progressed('resolved', plan.planned.length)

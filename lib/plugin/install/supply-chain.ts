@@ -16,7 +16,10 @@
  *   Anything else (a later date, no date, metadata that does not download) is left to pnpm,
  *   which looks again and says why it refuses.
  * - pnpm's own metadata cache first (`metadata-cache.ts`): what it shows old needs no request.
- * The trust policy is only ever taken from pnpm's verdict.
+ * - with `trustPolicy: no-downgrade`, pnpm's trust test (`trust-policy.ts`) on each package's full
+ *   metadata from the registry.
+ * `minimumReleaseAgeExclude` and `trustPolicyExclude` take the versions they name out of each
+ * test, matched as pnpm matches them (`version-policy.ts`); a list pnpm refuses is left to it.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -24,6 +27,9 @@ import { createHash } from 'node:crypto'
 import { firstFailure } from '../first-failure.js'
 import { cachedAges } from './metadata-cache.js'
 import { fetchUnsupported, networkConcurrencyOf, networkOf, registryJson, registryOf } from '../registry-fetch.js'
+import { trustNotShown, type TrustPolicy } from './trust-policy.js'
+import { excludes, versionPolicy, type VersionPolicy } from './version-policy.js'
+import { PNPM_RELEASES } from './pnpm-releases.js'
 
 /** pnpm's settings the check reads. */
 export interface SupplyChainConfig {
@@ -43,16 +49,18 @@ const VERDICT_FILE = 'lockfile-verified.jsonl'
 /** pnpm's built-in named registries (`gh:`, `npmjs:`), which its verdicts are keyed by. */
 const BUILTIN_REGISTRIES_BY_PREFIX = { gh: 'https://npm.pkg.github.com/', npmjs: 'https://registry.npmjs.org/' }
 
+/** What the newest release requires of a verdict. */
+const NEWEST_VERDICT_CHECKS = PNPM_RELEASES.at(-1)!.verdictChecks
+
 const sortedUnique = (patterns: string[] | undefined): string[] => [...new Set(patterns ?? [])].sort()
 const sameList = (cached: unknown, current: string[]): boolean => JSON.stringify(Array.isArray(cached) ? cached : []) === JSON.stringify(current)
 
 /** Whether a policy pnpm recorded with a verdict covers today's, by pnpm's rules. */
-function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig): boolean {
+function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig, verdictChecks: readonly string[]): boolean {
   // The native install leaves registries by prefix to pnpm, so only the built-in ones are routed.
   const routing = createHash('sha256').update(JSON.stringify(BUILTIN_REGISTRIES_BY_PREFIX)).digest('hex')
   const numberOr = <T>(value: unknown, otherwise: T): number | T => typeof value === 'number' ? value : otherwise
-  return cached.tarballUrlBinding === true && cached.integrityRequired === true && cached.variationResolutionsVerified === true &&
-    cached.resolutionShapeCheck === true && cached.dependencyAliasCheck === true && cached.variationResolutionCheck === true &&
+  return verdictChecks.every((check) => cached[check] === true) &&
     cached.namedRegistriesRouting === routing &&
     numberOr(cached.minimumReleaseAge, 0) >= (config.minimumReleaseAge ?? 0) &&
     sameList(cached.minimumReleaseAgeExclude, sortedUnique(config.minimumReleaseAgeExclude)) &&
@@ -62,8 +70,11 @@ function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig
     !(cached.minimumReleaseAgeIgnoreMissingTime === true && config.minimumReleaseAgeIgnoreMissingTime !== true)
 }
 
-/** Whether pnpm recorded `lockfilePath`, as it is on disk now, as passing today's policies. */
-export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig): boolean {
+/**
+ * Whether pnpm recorded `lockfilePath`, as it is on disk now, as passing today's policies, with
+ * every check the running pnpm release requires of a verdict (`verdictChecks`).
+ */
+export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig, verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): boolean {
   if (config.cacheDir == null) return false
   let text: string
   let stat: fs.BigIntStats
@@ -84,7 +95,7 @@ export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig
   if (record == null) return false
   const { size, mtimeNs, inode } = record.lockfile
   return size === Number(stat.size) && mtimeNs === stat.mtimeNs.toString() && inode === stat.ino.toString() &&
-    typeof record.policy === 'object' && record.policy != null && coversToday(record.policy as Record<string, unknown>, config)
+    typeof record.policy === 'object' && record.policy != null && coversToday(record.policy as Record<string, unknown>, config, verdictChecks)
 }
 
 /** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
@@ -106,24 +117,48 @@ export interface SupplyChainCheck {
   cancel: () => void
 }
 
+/** What pnpm's check tests, as the settings ask. */
+interface Tests {
+  /** The age test: versions must be published by then (ms), those `ageExclude` names aside. */
+  cutoff?: number
+  ageExclude?: VersionPolicy
+  /** The trust test (`trustPolicy: no-downgrade`). */
+  trust?: TrustPolicy
+}
+
+/** A list of patterns as pnpm reads it (none: no policy), or why pnpm refuses it. */
+function exclusions (patterns: string[] | undefined, setting: string): VersionPolicy | undefined | string {
+  if (patterns == null || patterns.length === 0) return undefined
+  const policy = versionPolicy(patterns)
+  return typeof policy === 'string' ? `pnpm refuses ${setting}: ${policy}` : policy
+}
+
 /**
  * Whether the native install can stand in for pnpm's check of these packages: no check applies,
  * pnpm's verdict covers the lockfile, or every version passes pnpm's tests of the registry's
- * metadata, which are started here and answered by `registry`. `now`: when the age is measured from.
+ * metadata, which are started here and answered by `registry`. `now`: when the age is measured
+ * from; `verdictChecks`: what the running release requires of a verdict.
  */
-export function checkSupplyChain (lockfilePath: string, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now()): SupplyChainCheck {
+export function checkSupplyChain (lockfilePath: string, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now(), verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): SupplyChainCheck {
   const cancel = (): void => {}
   const ageMinutes = config.minimumReleaseAge ?? 0
-  if (config.trustLockfile === true || (ageMinutes === 0 && config.trustPolicy !== 'no-downgrade')) return { cancel }
-  if (verdictRecorded(lockfilePath, config)) return { cancel }
-  if (config.trustPolicy === 'no-downgrade') return { leftToPnpm: 'pnpm checks the lockfile against trustPolicy first', cancel }
+  const trust = config.trustPolicy === 'no-downgrade'
+  if (config.trustLockfile === true || (ageMinutes === 0 && !trust)) return { cancel }
+  if (verdictRecorded(lockfilePath, config, verdictChecks)) return { cancel }
+  const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
+  const trustExclude = exclusions(config.trustPolicyExclude, 'trustPolicyExclude')
+  for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel }
   const unsupported = fetchUnsupported(config)
-  if (unsupported != null) return { leftToPnpm: `pnpm checks the lockfile against minimumReleaseAge first (${unsupported})`, cancel }
+  const policies = [ageMinutes > 0 ? 'minimumReleaseAge' : [], trust ? 'trustPolicy' : []].flat().join(' and ')
+  if (unsupported != null) return { leftToPnpm: `pnpm checks the lockfile against ${policies} first (${unsupported})`, cancel }
+  const tests: Tests = {
+    ...(ageMinutes > 0 ? { cutoff: now - ageMinutes * 60_000, ageExclude: ageExclude as VersionPolicy | undefined } : {}),
+    ...(trust ? { trust: { exclude: trustExclude as VersionPolicy | undefined, ignoreAfterMinutes: config.trustPolicyIgnoreAfter, now } } : {}),
+  }
   const controller = new AbortController()
-  return { registry: askRegistry(packages, config, now - ageMinutes * 60_000, controller.signal), cancel: () => controller.abort() }
+  return { registry: askRegistry(packages, config, tests, controller.signal), cancel: () => controller.abort() }
 }
 
-/** pnpm's tests of each version's publish date against `cutoff`, from its package's metadata, once a name. */
 /** What a metadata document says of a package's age: the versions it lists, when it last changed, publish times. */
 interface AgeEvidence { listed: (version: string) => boolean, modified?: unknown, time?: Record<string, unknown> }
 
@@ -137,11 +172,49 @@ function shownOld (doc: AgeEvidence, version: string, cutoff: number): boolean {
   return (modified < cutoff && doc.listed(version)) || (typeof published === 'string' && Date.parse(published) <= cutoff)
 }
 
+/** The versions of one package pnpm's check looks at, and its metadata, each document fetched once. */
+class PackageQuery {
+  private full?: Promise<Metadata | undefined>
+  constructor (readonly name: string, readonly versions: string[], private readonly config: SupplyChainConfig, private readonly signal: AbortSignal) {}
+
+  fullMetadata (): Promise<Metadata | undefined> {
+    this.full ??= fetchMetadata(this.name, this.config, this.signal, 'application/json')
+    return this.full
+  }
+
+  /** Why a version may be younger than `cutoff` (pnpm's cache first, then the registry's metadata), or `undefined`. */
+  async ageNotShown (versions: string[], cutoff: number): Promise<string | undefined> {
+    const { name, config } = this
+    const cached = cachedAges(config.cacheDir, registryOf(name, config), name).map((doc): AgeEvidence => ({ ...doc, listed: (v) => doc.versions.has(v) }))
+    let pending = versions.filter((v) => !cached.some((doc) => shownOld(doc, v, cutoff)))
+    if (pending.length === 0) return undefined
+    const meta = await fetchMetadata(name, config, this.signal)
+    if (meta == null) return `${name}: its registry metadata did not download`
+    pending = pending.filter((v) => !shownOld({ ...meta, listed: (version) => meta.versions?.[version] != null }, v, cutoff))
+    if (pending.length === 0) return undefined
+    const full = await this.fullMetadata()
+    const young = pending.find((v) => full == null || !shownOld({ time: full.time, listed: () => false }, v, cutoff))
+    return young != null ? `${name}@${young} may be younger than minimumReleaseAge` : undefined
+  }
+
+  /** Why a version may not pass the trust test (the registry's full metadata), or `undefined`. */
+  async trustNotShown (versions: string[], policy: TrustPolicy): Promise<string | undefined> {
+    const full = await this.fullMetadata()
+    if (full == null) return `${this.name}: its full registry metadata did not download`
+    for (const version of versions) {
+      const why = trustNotShown(full, this.name, version, policy)
+      if (why != null) return why
+    }
+    return undefined
+  }
+}
+
 /**
- * pnpm's tests of each version's publish date against `cutoff`, once a name: from pnpm's own
- * metadata cache where it tells, else from the registry's metadata.
+ * pnpm's tests of each locked version, once a name: the age test (from pnpm's own metadata cache
+ * where it tells, else from the registry's metadata) and the trust test, each on the versions
+ * its exclusions leave.
  */
-async function askRegistry (packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, cutoff: number, signal: AbortSignal): Promise<string | undefined> {
+async function askRegistry (packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, tests: Tests, signal: AbortSignal): Promise<string | undefined> {
   const versionsByName = new Map<string, Set<string>>()
   for (const { name, version } of packages) {
     const versions = versionsByName.get(name) ?? new Set()
@@ -149,16 +222,13 @@ async function askRegistry (packages: Array<{ name: string, version: string }>, 
     versionsByName.set(name, versions)
   }
   const failed = await firstFailure([...versionsByName], networkConcurrencyOf(config), async ([name, versionSet]) => {
-    const cached = cachedAges(config.cacheDir, registryOf(name, config), name).map((doc): AgeEvidence => ({ ...doc, listed: (v) => doc.versions.has(v) }))
-    let pending = [...versionSet].filter((v) => !cached.some((doc) => shownOld(doc, v, cutoff)))
-    if (pending.length === 0) return undefined
-    const meta = await fetchMetadata(name, config, signal)
-    if (meta == null) return `${name}: its registry metadata did not download`
-    pending = pending.filter((v) => !shownOld({ ...meta, listed: (version) => meta.versions?.[version] != null }, v, cutoff))
-    if (pending.length === 0) return undefined
-    const full = await fetchMetadata(name, config, signal, 'application/json')
-    const young = pending.find((v) => full == null || !shownOld({ time: full.time, listed: () => false }, v, cutoff))
-    return young != null ? `${name}@${young} may be younger than minimumReleaseAge` : undefined
+    const query = new PackageQuery(name, [...versionSet], config, signal)
+    const { cutoff, ageExclude, trust } = tests
+    const aged = cutoff != null ? query.versions.filter((v) => !excludes(ageExclude, name, v)) : []
+    const old = aged.length > 0 ? await query.ageNotShown(aged, cutoff!) : undefined
+    if (old != null || trust == null) return old
+    const trusted = query.versions.filter((v) => !excludes(trust.exclude, name, v))
+    return trusted.length > 0 ? await query.trustNotShown(trusted, trust) : undefined
   })
   return failed != null ? `${failed}: pnpm checks the lockfile first` : undefined
 }

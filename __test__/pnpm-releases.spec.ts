@@ -1,0 +1,85 @@
+/**
+ * The table of pnpm releases (`pnpm-releases.ts`) against the releases' own bundles: for the
+ * pnpm under test (the devDependency, or `CAS_TEST_PNPM` in `npm run test:pnpm-versions`) and
+ * every other enabled release fetched into `.tools/pnpm-versions/`, what the table says the
+ * release writes is what its code writes: the settings its workspace state records, whether
+ * it has the `validation` block and its `localDependencies`, how its shims quote paths, and what
+ * its lockfile verifier requires of a recorded verdict.
+ * The end-to-end specs then compare whole installs with the release's own.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import semver from 'semver'
+import { describe, expect, it } from 'vitest'
+import { nativeRelease, PNPM_RELEASES, stateFormOf, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { pnpmPackageDir, referencePnpmDir, repoDir, testedPnpmVersion } from './helpers/pnpm-cli.js'
+
+/** The bundles at hand: the one under test, the reference, and the fetched ones. */
+function bundles (): Map<string, string> {
+  const found = new Map<string, string>()
+  const add = (dir: string): void => {
+    const file = path.join(dir, 'dist', 'pnpm.mjs')
+    if (!fs.existsSync(file)) return
+    const { version } = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }
+    found.set(version, file)
+  }
+  add(pnpmPackageDir)
+  add(referencePnpmDir)
+  const fetched = path.join(repoDir, '.tools', 'pnpm-versions')
+  for (const version of fs.existsSync(fetched) ? fs.readdirSync(fetched) : []) add(path.join(fetched, version, 'package'))
+  return found
+}
+
+/** The string literals of the array assigned to `name` in `text` (comments dropped). */
+function arrayLiteral (text: string, start: RegExp): string[] {
+  const at = start.exec(text)
+  if (at == null) throw new Error(`${String(start)} is not in the bundle`)
+  const body = text.slice(at.index + at[0].length, text.indexOf(']', at.index + at[0].length)).replace(/\/\/.*$/gm, '')
+  return [...body.matchAll(/"([^"]+)"/g)].map((m) => m[1])
+}
+
+/** What the table says, read back out of a release's bundle. */
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation'> & { shimQuoting: string, verdictChecks: string[] } {
+  const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
+  // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
+  const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
+  // `registryPrefixes` and `defaultRegistry` are recorded only with registries by prefix, which the native install leaves to pnpm.
+  const more = picked.filter((k) => k !== 'registryRoutes' && k !== 'registryPrefixes' && k !== 'defaultRegistry')
+  const validation = !text.includes('recordedAtNs') ? 'none' : text.includes('// ../workspace/state/lib/localDependencies.js') ? 'local-dependencies' : 'files'
+  // eslint-disable-next-line no-template-curly-in-string -- the bundle's source text
+  const shimQuoting = text.includes('`"$basedir_abs"/${shSingleQuote(rawTarget)}`') ? 'single' : /`"\$basedir_abs\/\$\{(?:rawTarget|shTarget)\}"`/.test(text) ? 'double' : 'neither'
+  // The checks a verdict records: the verifier's policy snapshot's flags, and its cache identities'.
+  const snapshot = /\nfunction snapshotVerifierPolicy\([^)]*\) \{[\s\S]*?\n\}/.exec(text)?.[0] ?? ''
+  const verdictChecks = [...snapshot.matchAll(/^\s*(\w+): true,?$/gm), ...text.matchAll(/\n\s*\w+_CACHE_IDENTITY = \{\n\s*policy: \{ (\w+): true \}/g)].map((m) => m[1]).sort()
+  return { settings, more, registryRoutes: picked.includes('registryRoutes'), validation, shimQuoting, verdictChecks }
+}
+
+describe('the table of pnpm releases', () => {
+  it('is in release order, each once, the reference pnpm (the devDependency) the newest and enabled', () => {
+    const versions = PNPM_RELEASES.map((r) => r.version)
+    expect([...versions].sort(semver.compare)).toEqual(versions)
+    expect(new Set(versions).size).toBe(versions.length)
+    const reference = JSON.parse(fs.readFileSync(path.join(referencePnpmDir, 'package.json'), 'utf8')).version
+    expect(versions.at(-1)).toBe(reference)
+    expect(typeof nativeRelease(reference)).toBe('object')
+  })
+
+  it('the pnpm under test is one the native install runs under, or the e2e specs have nothing to compare', () => {
+    expect(nativeRelease(testedPnpmVersion)).toMatchObject({ version: testedPnpmVersion, native: true })
+  })
+
+  const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
+  it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
+    const release = PNPM_RELEASES.find((r) => r.version === version)!
+    const { state, shimQuoting, verdictChecks } = release
+    expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
+      settings: [...state.settings],
+      more: [...state.more],
+      registryRoutes: state.registryRoutes,
+      validation: state.validation,
+      shimQuoting,
+      verdictChecks: [...verdictChecks].sort(),
+    })
+    expect(stateFormOf(version)).toBe(state)
+  })
+})

@@ -1,0 +1,166 @@
+/**
+ * The pnpm 11 releases the native install runs under, and what differs between them in what it
+ * writes. Each release's published bundle was read module by module (the workspace state, the
+ * up-to-date check, `.modules.yaml`, the lockfile, bins, hoisting, lifecycle order), and each
+ * release enabled here passes the native-install end-to-end specs (`npm run test:pnpm-versions`
+ * runs them against every one; docs/native-install.md, "pnpm releases", says what was compared).
+ * A release not in the table (older, newer, or a prerelease) keeps the head start only: its
+ * files may differ in ways no one has checked.
+ *
+ * What differs, and matters to the native install, is the workspace state
+ * (`.pnpm-workspace-state-v1.json`), the file pnpm's up-to-date check reads:
+ * - the settings it records, which grew in 11.28.7 (`autoDedupe`), 11.28.9 (the store and
+ *   virtual store, `trustLockfile`, `dangerouslyAllowAllBuilds`, the registry routes) and 11.28.11
+ *   (`extendNodePath`, `runtime`);
+ * - its `validation` block (the digests and the filesystem time the check trusts, from 11.28.7),
+ *   whose `localDependencies` came in 11.28.10. Without it, every release takes the state as
+ *   its older form (the check then compares modification times, as releases before 11.28.7 do).
+ * The lockfile verifier's recorded verdicts carry other checks before 11.28.7 (`verdictChecks`),
+ * and 11.28.4 keeps its metadata cache in another place and format (not read: the registry is
+ * asked instead).
+ * And the shims: paths in double quotes before 11.28.11, and before 11.28.10 the frozen install's
+ * build step (a package whose build pnpm denies) links the package's own commands without
+ * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
+ * hoisting) is the same in all of them for the installs the native install takes.
+ */
+
+import type { ShimQuoting } from './bin-shim.js'
+
+/** The settings every pnpm 11 release from 11.19.0 records in the workspace state, in its order. */
+const BASE_SETTINGS = [
+  'enableGlobalVirtualStore', 'allowBuilds', 'autoInstallPeers', 'catalogs',
+  'dedupeDirectDeps', 'dedupeInjectedDeps', 'dedupePeerDependents', 'dedupePeers', 'dev',
+  'excludeLinksFromLockfile', 'hoistPattern', 'hoistWorkspacePackages',
+  'ignoredOptionalDependencies', 'injectWorkspacePackages', 'linkWorkspacePackages', 'minimumReleaseAge',
+  'minimumReleaseAgeStrict', 'minimumReleaseAgeExclude', 'minimumReleaseAgeIgnoreMissingTime', 'nodeLinker',
+  'optional', 'overrides', 'packageExtensions', 'patchedDependencies', 'peersSuffixMaxLength',
+  'preferWorkspacePackages', 'production', 'publicHoistPattern',
+  'supportedArchitectures', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter',
+  'workspacePackagePatterns',
+] as const
+
+/** 11.28.9's list: the store location, builds allowed wholesale, `trustLockfile`, the virtual store's. */
+const SETTINGS_11_28_9 = [
+  'enableGlobalVirtualStore', 'allowBuilds', 'autoInstallPeers', 'catalogs', 'dangerouslyAllowAllBuilds',
+  'dedupeDirectDeps', 'dedupeInjectedDeps', 'dedupePeerDependents', 'dedupePeers', 'dev',
+  'excludeLinksFromLockfile', 'hoistPattern', 'hoistWorkspacePackages',
+  'ignoredOptionalDependencies', 'injectWorkspacePackages', 'linkWorkspacePackages', 'minimumReleaseAge',
+  'minimumReleaseAgeStrict', 'minimumReleaseAgeExclude', 'minimumReleaseAgeIgnoreMissingTime', 'nodeLinker',
+  'optional', 'overrides', 'packageExtensions', 'patchedDependencies', 'peersSuffixMaxLength',
+  'preferWorkspacePackages', 'production', 'publicHoistPattern', 'storeDir',
+  'supportedArchitectures', 'trustLockfile', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter',
+  'virtualStoreDir', 'virtualStoreDirMaxLength', 'workspacePackagePatterns',
+] as const
+
+/** 11.28.11's list: 11.28.9's with `extendNodePath` and `runtime`. */
+const SETTINGS_11_28_11 = [
+  'enableGlobalVirtualStore', 'allowBuilds', 'autoInstallPeers', 'catalogs', 'dangerouslyAllowAllBuilds',
+  'dedupeDirectDeps', 'dedupeInjectedDeps', 'dedupePeerDependents', 'dedupePeers', 'dev',
+  'excludeLinksFromLockfile', 'extendNodePath', 'hoistPattern', 'hoistWorkspacePackages',
+  'ignoredOptionalDependencies', 'injectWorkspacePackages', 'linkWorkspacePackages', 'minimumReleaseAge',
+  'minimumReleaseAgeStrict', 'minimumReleaseAgeExclude', 'minimumReleaseAgeIgnoreMissingTime', 'nodeLinker',
+  'optional', 'overrides', 'packageExtensions', 'patchedDependencies', 'peersSuffixMaxLength',
+  'preferWorkspacePackages', 'production', 'publicHoistPattern', 'runtime', 'storeDir',
+  'supportedArchitectures', 'trustLockfile', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter',
+  'virtualStoreDir', 'virtualStoreDirMaxLength', 'workspacePackagePatterns',
+] as const
+
+/** How a release writes the workspace state. */
+export interface StateForm {
+  /** The settings it records, in its order (each only when set). */
+  settings: readonly string[]
+  /** The settings it records after them (`autoDedupe` from 11.28.7). */
+  more: readonly string[]
+  /** Whether it records the registry routes (`registryRoutes`, from 11.28.9). */
+  registryRoutes: boolean
+  /**
+   * Its `validation` block: none (before 11.28.7), without the lockfile's local dependencies
+   * (11.28.7 to 11.28.9), or with them (from 11.28.10).
+   */
+  validation: 'none' | 'files' | 'local-dependencies'
+}
+
+export interface PnpmRelease {
+  version: string
+  /** Whether the native install runs under it (it passed the e2e specs); else why not. */
+  native: true | string
+  state: StateForm
+  /** How its shims quote the target and `NODE_PATH`. */
+  shimQuoting: ShimQuoting
+  /** Whether its frozen install's build step gives the shims it writes a `NODE_PATH` (from 11.28.10). */
+  buildStepNodePath: boolean
+  /**
+   * The checks a verdict in `lockfile-verified.jsonl` must say it made for this release to skip
+   * its check of the lockfile (`canTrustPastCheck` of its verifiers).
+   */
+  verdictChecks: readonly string[]
+  /**
+   * Whether a workspace of several projects (and a root with commands of its own) is installed
+   * natively under it: its state's per-project validation (`workspaceBins`, from 11.28.9) was
+   * checked against stock under 11.28.11 only.
+   */
+  workspaces: boolean
+}
+
+/** What a release's lockfile verifier requires of a recorded verdict: 11.28.4's. */
+const VERDICT_CHECKS_11_28_4 = ['tarballUrlBinding', 'revisionHistoryBinding', 'integrityRequired', 'resolutionShapeCheck', 'dependencyAliasCheck']
+/** 11.28.5 and 11.28.6: with the `variations` resolutions'. */
+const VERDICT_CHECKS_11_28_5 = [...VERDICT_CHECKS_11_28_4, 'variationResolutionsVerified', 'variationResolutionCheck']
+/** From 11.28.7: no revision history check. */
+const VERDICT_CHECKS_11_28_7 = VERDICT_CHECKS_11_28_5.filter((check) => check !== 'revisionHistoryBinding')
+const verdictChecksOf = (version: string): readonly string[] =>
+  version === '11.28.4' ? VERDICT_CHECKS_11_28_4 : ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
+
+const BEFORE_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: [], registryRoutes: false, validation: 'none' }
+const FIRST_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: ['autoDedupe'], registryRoutes: false, validation: 'files' }
+const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedupe'], registryRoutes: true, validation: 'files' }
+const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-dependencies' }
+const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTINGS_11_28_11 }
+
+/** The releases whose frozen install's build step writes shims without `NODE_PATH`. */
+const BUILD_STEP_WITHOUT_NODE_PATH = new Set(['11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8', '11.28.9'])
+
+const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = false): PnpmRelease =>
+  ({ version, native: true, state, shimQuoting, buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version), verdictChecks: verdictChecksOf(version), workspaces })
+
+/**
+ * Releases whose files differ from every form above, found by running the e2e specs against
+ * them with the native install forced on: left to pnpm (the head start still runs).
+ */
+const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
+const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', buildStepNodePath: false, verdictChecks: verdictChecksOf(version), workspaces: false })
+/** Before 11.27.1, pnpm's shims came from `@zkochan/cmd-shim` (another text altogether), and before 11.27.0 `.package-map.json` was written too. */
+const ZKOCHAN_SHIMS = `${OLDER_SHIMS} (@zkochan/cmd-shim's), and it writes node_modules/.package-map.json`
+/** Up to 11.22.0, `.modules.yaml` records the registries as well. */
+const REGISTRIES_RECORDED = `${ZKOCHAN_SHIMS}, and .modules.yaml records the registries`
+
+/** Every release checked, oldest first. */
+export const PNPM_RELEASES: readonly PnpmRelease[] = [
+  ...['11.19.0', '11.20.0', '11.21.0', '11.22.0'].map((v) => left(v, REGISTRIES_RECORDED)),
+  ...['11.23.0', '11.24.0', '11.25.0', '11.26.0'].map((v) => left(v, ZKOCHAN_SHIMS)),
+  left('11.27.0', `${OLDER_SHIMS} (@zkochan/cmd-shim's)`),
+  // pnpm's own cmd-shim, before it resolved its helpers through `run_helper` (11.28.3).
+  ...['11.27.1', '11.28.0', '11.28.1', '11.28.2'].map((v) => left(v, OLDER_SHIMS)),
+  left('11.28.3', 'it links the optional packages it skips (other platforms\' builds) to ../../../.., which the native install does not'),
+  ...['11.28.4', '11.28.5', '11.28.6'].map((v) => release(v, BEFORE_VALIDATION)),
+  release('11.28.7', FIRST_VALIDATION),
+  release('11.28.8', FIRST_VALIDATION),
+  release('11.28.9', STORE_IN_STATE),
+  release('11.28.10', LOCAL_DEPENDENCIES),
+  release('11.28.11', NODE_PATH_IN_STATE, 'single', true),
+]
+
+/** The release `version` names, when the native install runs under it; else why it does not. */
+export function nativeRelease (version: string | undefined): PnpmRelease | string {
+  const found = PNPM_RELEASES.find((r) => r.version === version)
+  if (found == null) {
+    const range = `${PNPM_RELEASES[0].version} to ${PNPM_RELEASES.at(-1)!.version}`
+    return `pnpm ${version ?? '(unknown version)'} is not one of the releases checked (${range})`
+  }
+  return found.native === true ? found : `pnpm ${found.version}: ${found.native}`
+}
+
+/** How `version` writes the workspace state (the newest release's form for one not in the table, which never installs natively). */
+export function stateFormOf (version: string): StateForm {
+  return (PNPM_RELEASES.find((r) => r.version === version) ?? PNPM_RELEASES.at(-1)!).state
+}
