@@ -625,6 +625,47 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   })
 
   /**
+   * A project whose overrides rewrite its own dependencies' specifiers, which pnpm applies to
+   * each project's manifest before its frozen check (so the importer records the overridden
+   * ones): a `catalog:` value (recorded in the lockfile's overrides as its entry), a
+   * `parent>name` one for the project itself, one on a `catalog:` dependency, one on a peer.
+   */
+  const OVERRIDES_PROJECT = {
+    manifest: { name: 'overridden', version: '1.0.0', dependencies: { util: '^1.0.0', 'plugin-b': '1.0.0', host: '^1.0.0', a: 'catalog:' }, devDependencies: { f: '2.0.0' }, peerDependencies: { 'auto-peer': '^1.0.0' } },
+    workspace: "minimumReleaseAge: 0\ncatalog:\n  util: 2.0.0\n  a: 3.0.0\noverrides:\n  util: 'catalog:'\n  'overridden>host': 1.0.0\n  a: 1.0.0\n  auto-peer: 1.0.0\n",
+  }
+
+  it('overrides that rewrite the project\'s own dependencies (a catalog: value, parent>name, a catalog: dependency, a peer): installed natively, stock\'s tree, up to date', async () => {
+    const { dir, store } = await setUp('overrides', OVERRIDES_PROJECT.manifest, OVERRIDES_PROJECT.workspace)
+    const lockfile = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')
+    expect(lockfile).toMatch(/^overrides:\n {2}util: 2\.0\.0\n {2}overridden>host: 1\.0\.0\n/m)
+    expect(lockfile).toMatch(/^ {6}util:\n {8}specifier: 2\.0\.0\n/m)
+    expect(lockfile).toMatch(/^ {6}a:\n {8}specifier: 1\.0\.0\n/m)
+    const both = await expectSameAsStock(dir, store, 'overrides', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.stockTree).toContainEqual('node_modules/util -> .pnpm/util@2.0.0/node_modules/util')
+    expect(both.stockTree).toContainEqual('node_modules/host -> .pnpm/host@1.0.0/node_modules/host')
+
+    // The head start reads the manifests as pnpm checks them too: with the native install off, it links the virtual store.
+    const headStart = clone(dir, 'overrides-head-start')
+    const traceFile = path.join(base, 'overrides-head-start-trace.txt')
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: headStart, storeDir: store, sandbox: sandbox('overrides-head-start'), env: { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_TRACE: traceFile } }))
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^prelink ${countSnapshots(dir)} linked, 0 left to pnpm`, 'm'))
+    expect(tree(headStart, store).map((l) => l.split(headStart).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
+  })
+
+  it('an override by a "$name" reference (deprecated: pnpm warns, and replaces it with the root package.json\'s specifier): installed natively, stock\'s tree', async () => {
+    const { dir, store } = await setUp('overrides-ref', OVERRIDES_PROJECT.manifest, `${OVERRIDES_PROJECT.workspace}  f: $util\n`)
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/^ {6}f:\n {8}specifier: \^1\.0\.0\n/m)
+    const both = await installBoth(dir, store, 'overrides-ref')
+    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    expect(both.nativeRun.stdout).toContain('Already up to date')
+    expect(both.nativeRun.stdout + both.nativeRun.stderr).toMatch(/The "\$" version reference syntax in overrides is deprecated/)
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+    expect(both.stockTree).toContainEqual('node_modules/f -> .pnpm/f@1.0.0/node_modules/f')
+  })
+
+  /**
    * A frozen install pnpm refuses after `edit` (a project file changed after the lockfile was
    * written): the plugin's native install and head start step aside (`why`, in the trace), and
    * pnpm refuses with stock's `code` and words, leaving `node_modules` as stock leaves it.
