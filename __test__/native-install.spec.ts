@@ -951,8 +951,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   /** Monorepos whose lockfile stock pnpm 11.28.11 refuses here (prepared as MONOREPOS): with the plugin too, nothing linked. */
   const REFUSED_MONOREPOS = [
     // Its lockfile, by pnpm 11.9.0, lacks `linkDirectory: false` (which 11.28.11 checks); the
-    // native install leaves its importers' publishDirectory to pnpm, the head start its overrides.
-    { name: 'tanstack-query', projects: 102, code: 'ERR_PNPM_OUTDATED_LOCKFILE', why: /^native install skipped: the lockfile's importer "packages\/angular-query-experimental" has publishDirectory$/m },
+    // native install leaves its importers' publishDirectory to pnpm, the head start the importer whose linkDirectory differs.
+    { name: 'tanstack-query', projects: 102, code: 'ERR_PNPM_OUTDATED_LOCKFILE', why: /^native install skipped: the lockfile's importer "packages\/angular-query-experimental" has publishDirectory$/m, prelink: /^prelink skipped: the lockfile is not up to date with packages\/angular-query-experimental's package\.json \(publishConfig\.linkDirectory differs from the lockfile\)/m },
     // engineStrict, and jsdom@30.0.1 wants a newer Node than this repository's 24.9 (its `file:`
     // directory packages leave the native install to pnpm first).
     { name: 'sveltekit', projects: 68, code: 'ERR_PNPM_UNSUPPORTED_ENGINE', why: /^native install skipped: 6 packages need pnpm \(e2e-test-dep-cjs-only@file:/m },
@@ -974,6 +974,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const nativeRun = await runPnpm(command, { projectDir: native, storeDir: store, sandbox: sandbox(`${monorepo.name}-native`), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
       const trace = fs.readFileSync(traceFile, 'utf8')
       expect(trace).toMatch(monorepo.why)
+      if (monorepo.prelink != null) expect(trace).toMatch(monorepo.prelink)
       const refusal = new RegExp(`${monorepo.code}.*`).exec(stockRun.stdout + stockRun.stderr)
       expect(refusal, stockRun.stdout).not.toBeNull()
       expect(nativeRun.code).toBe(stockRun.code)
