@@ -15,11 +15,11 @@ import { fixturesDir, freshDir } from './helpers/stores.js'
 
 /** The reasons' codes each fixture gets, in order (every one, not only the first). */
 const EXPECTED: Record<string, string[]> = {
-  astro: ['not-added', 'outdated-lockfile'],
+  astro: ['not-added', 'packages'],
   effect: ['not-added', 'packages'],
   nitro: ['not-added', 'workspace'],
   nuxt: ['not-added', 'catalogs'],
-  'nuxt-devtools': ['not-added', 'layout-setting', 'outdated-lockfile'],
+  'nuxt-devtools': ['not-added', 'layout-setting', 'manifest-fields'],
   rolldown: ['not-added', 'layout-setting', 'workspace'],
   'starter-angular-app': ['not-added'],
   'starter-express-ts': ['not-added'],
@@ -29,9 +29,9 @@ const EXPECTED: Record<string, string[]> = {
   tailwindcss: ['not-added', 'manifest-fields'],
   'tanstack-query': ['not-added', 'lockfile-shape'],
   unocss: ['not-added', 'layout-setting'],
-  vitest: ['not-added', 'lockfile-settings'],
+  vitest: ['not-added', 'workspace'],
   'vue-core': ['not-added', 'trust-policy'],
-  'vue-language-tools': ['not-added', 'outdated-lockfile'],
+  'vue-language-tools': ['not-added', 'manifest-fields'],
 }
 
 /** Every file below `dir` (relative), sorted. */

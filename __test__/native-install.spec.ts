@@ -665,6 +665,47 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   })
 
   /**
+   * A project whose overrides rewrite its own dependencies' specifiers, which pnpm applies to
+   * each project's manifest before its frozen check (so the importer records the overridden
+   * ones): a `catalog:` value (recorded in the lockfile's overrides as its entry), a
+   * `parent>name` one for the project itself, one on a `catalog:` dependency, one on a peer.
+   */
+  const OVERRIDES_PROJECT = {
+    manifest: { name: 'overridden', version: '1.0.0', dependencies: { util: '^1.0.0', 'plugin-b': '1.0.0', host: '^1.0.0', a: 'catalog:' }, devDependencies: { f: '2.0.0' }, peerDependencies: { 'auto-peer': '^1.0.0' } },
+    workspace: "minimumReleaseAge: 0\ncatalog:\n  util: 2.0.0\n  a: 3.0.0\noverrides:\n  util: 'catalog:'\n  'overridden>host': 1.0.0\n  a: 1.0.0\n  auto-peer: 1.0.0\n",
+  }
+
+  it('overrides that rewrite the project\'s own dependencies (a catalog: value, parent>name, a catalog: dependency, a peer): installed natively, stock\'s tree, up to date', async () => {
+    const { dir, store } = await setUp('overrides', OVERRIDES_PROJECT.manifest, OVERRIDES_PROJECT.workspace)
+    const lockfile = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')
+    expect(lockfile).toMatch(/^overrides:\n {2}util: 2\.0\.0\n {2}overridden>host: 1\.0\.0\n/m)
+    expect(lockfile).toMatch(/^ {6}util:\n {8}specifier: 2\.0\.0\n/m)
+    expect(lockfile).toMatch(/^ {6}a:\n {8}specifier: 1\.0\.0\n/m)
+    const both = await expectSameAsStock(dir, store, 'overrides', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.stockTree).toContainEqual('node_modules/util -> .pnpm/util@2.0.0/node_modules/util')
+    expect(both.stockTree).toContainEqual('node_modules/host -> .pnpm/host@1.0.0/node_modules/host')
+
+    // The head start reads the manifests as pnpm checks them too: with the native install off, it links the virtual store.
+    const headStart = clone(dir, 'overrides-head-start')
+    const traceFile = path.join(base, 'overrides-head-start-trace.txt')
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: headStart, storeDir: store, sandbox: sandbox('overrides-head-start'), env: { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_TRACE: traceFile } }))
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(new RegExp(`^prelink ${countSnapshots(dir)} linked, 0 left to pnpm`, 'm'))
+    expect(tree(headStart, store).map((l) => l.split(headStart).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
+  })
+
+  it('an override by a "$name" reference (deprecated: pnpm warns, and replaces it with the root package.json\'s specifier): installed natively, stock\'s tree', async () => {
+    const { dir, store } = await setUp('overrides-ref', OVERRIDES_PROJECT.manifest, `${OVERRIDES_PROJECT.workspace}  f: $util\n`)
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/^ {6}f:\n {8}specifier: \^1\.0\.0\n/m)
+    const both = await installBoth(dir, store, 'overrides-ref')
+    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    expect(both.nativeRun.stdout).toContain('Already up to date')
+    expect(both.nativeRun.stdout + both.nativeRun.stderr).toMatch(/The "\$" version reference syntax in overrides is deprecated/)
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+    expect(both.stockTree).toContainEqual('node_modules/f -> .pnpm/f@1.0.0/node_modules/f')
+  })
+
+  /**
    * A frozen install pnpm refuses after `edit` (a project file changed after the lockfile was
    * written): the plugin's native install and head start step aside (`why`, in the trace), and
    * pnpm refuses with stock's `code` and words, leaving `node_modules` as stock leaves it.
@@ -950,8 +991,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   /** Monorepos whose lockfile stock pnpm 11.28.11 refuses here (prepared as MONOREPOS): with the plugin too, nothing linked. */
   const REFUSED_MONOREPOS = [
     // Its lockfile, by pnpm 11.9.0, lacks `linkDirectory: false` (which 11.28.11 checks); the
-    // native install leaves its importers' publishDirectory to pnpm, the head start its overrides.
-    { name: 'tanstack-query', projects: 102, code: 'ERR_PNPM_OUTDATED_LOCKFILE', why: /^native install skipped: the lockfile's importer "packages\/angular-query-experimental" has publishDirectory$/m },
+    // native install leaves its importers' publishDirectory to pnpm, the head start the importer whose linkDirectory differs.
+    { name: 'tanstack-query', projects: 102, code: 'ERR_PNPM_OUTDATED_LOCKFILE', why: /^native install skipped: the lockfile's importer "packages\/angular-query-experimental" has publishDirectory$/m, prelink: /^prelink skipped: the lockfile is not up to date with packages\/angular-query-experimental's package\.json \(publishConfig\.linkDirectory differs from the lockfile\)/m },
     // engineStrict, and jsdom@30.0.1 wants a newer Node than this repository's 24.9 (its `file:`
     // directory packages leave the native install to pnpm first).
     { name: 'sveltekit', projects: 68, code: 'ERR_PNPM_UNSUPPORTED_ENGINE', why: /^native install skipped: 6 packages need pnpm: not a registry package [^\n]*: e2e-test-dep-cjs-only@file:/m },
@@ -973,6 +1014,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const nativeRun = await runPnpm(command, { projectDir: native, storeDir: store, sandbox: sandbox(`${monorepo.name}-native`), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
       const trace = fs.readFileSync(traceFile, 'utf8')
       expect(trace).toMatch(monorepo.why)
+      if (monorepo.prelink != null) expect(trace).toMatch(monorepo.prelink)
       const refusal = new RegExp(`${monorepo.code}.*`).exec(stockRun.stdout + stockRun.stderr)
       expect(refusal, stockRun.stdout).not.toBeNull()
       expect(nativeRun.code).toBe(stockRun.code)

@@ -2,13 +2,14 @@
  * Rules about the project itself, one by one: what becomes of its lifecycle scripts
  * (`projectScripts`), and when pnpm's frozen install finds its lockfile out of date
  * (`importerOutOfDate`, its catalogs: `catalogsOutOfDate`, `catalogResolutionStale`), and when
- * pnpm rewrites the workspace file's catalogs after it (`catalogsPnpmPrunes`). native-install.spec.ts and pnpmfile-prelink.spec.ts compare the
+ * pnpm rewrites the workspace file's catalogs after it (`catalogsPnpmPrunes`), and the overrides
+ * pnpm applies to each project's manifest before that check (`parseOverrides`, `overriddenManifest`). native-install.spec.ts and pnpmfile-prelink.spec.ts compare the
  * installs they decide with stock pnpm's.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from '../dist/plugin/install/frozen-check.js'
+import { importerOutOfDate, linkedProjectsOutOfDate, lockedOverrides, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides, type Override } from '../dist/plugin/install/frozen-check.js'
 import { catalogResolutionStale, catalogsOutOfDate, catalogsPnpmPrunes, workspaceCatalogsPruned } from '../dist/plugin/install/catalogs.js'
 import { projectScripts, workspaceScripts } from '../dist/plugin/install/project-scripts.js'
 import { findWorkspaceProjects } from '../dist/plugin/install/workspace-projects.js'
@@ -74,6 +75,73 @@ describe('importerOutOfDate: pnpm\'s frozen check of a project against the lockf
     const withPeer = { specifiers: { a: '^1.0.0', p: '^3' }, dependencies: { a: '1.0.1', p: '3.1.0' } }
     expect(importerOutOfDate(withPeer, { dependencies: { a: '^1.0.0' }, peerDependencies: { p: '^3' } }, true)).toBeUndefined()
     expect(importerOutOfDate(withPeer, { dependencies: { a: '^1.0.0' }, peerDependencies: { p: '^3' } }, false)).toMatch(/^p: /)
+  })
+})
+
+describe('overrides: pnpm\'s frozen check reads each project\'s manifest with them applied', () => {
+  const catalogs = { default: { '@types/node': '24.13.3' }, tools: { vite: '^8.0.0' } }
+  const parsed = (overrides: Record<string, unknown>): Override[] => {
+    const result = parseOverrides(overrides, catalogs)
+    if (typeof result === 'string') throw new Error(result)
+    return result
+  }
+  const apply = (manifest: Record<string, unknown>, overrides: Record<string, unknown>, dir = '/ws'): Record<string, unknown> | string =>
+    overriddenManifest(manifest, parsed(overrides), '/ws', dir)
+
+  it('the lockfile records each trimmed key with its catalog: value resolved (vitest\'s fixture: catalog: and workspace:* values)', () => {
+    const overrides = parsed({ ' @types/node ': 'catalog:', vite: 'catalog:tools', vitest: 'workspace:*', 'a>b@^1': '2.0.0' })
+    expect(lockedOverrides(overrides)).toEqual({ '@types/node': '24.13.3', vite: '^8.0.0', vitest: 'workspace:*', 'a>b@^1': '2.0.0' })
+    expect(overrides[3]).toMatchObject({ name: 'b', range: '^1', parent: { name: 'a' } })
+  })
+
+  it('what pnpm refuses or this does not read is a reason', () => {
+    expect(parseOverrides({ vite: 'catalog:nope' }, catalogs)).toMatch(/^the override "vite": no usable nope catalog entry for vite \(pnpm refuses: ERR_PNPM_CATALOG_IN_OVERRIDES\)$/)
+    expect(parseOverrides({ 'vite@': '8.0.0' }, catalogs)).toMatch(/a convergence override/)
+    expect(parseOverrides({ 'Not A Name': '1.0.0' }, catalogs)).toMatch(/a selector this does not read/)
+    expect(parseOverrides({ vite: 8 }, catalogs)).toMatch(/is not a string/)
+  })
+
+  it('a direct dependency takes the override\'s specifier (vue-language-tools\' "latest" becomes an npm: alias; nuxt-devtools\' catalog: a range)', () => {
+    const manifest = { name: 'p', devDependencies: { typescript: 'latest', kit: 'catalog:types' }, dependencies: { other: '1.0.0' } }
+    expect(apply(manifest, { typescript: 'npm:bridge@6.0.3', kit: '^0.5.2' })).toEqual({ ...manifest, devDependencies: { typescript: 'npm:bridge@6.0.3', kit: '^0.5.2' } })
+    // The project's own manifest is left as it was.
+    expect(manifest.devDependencies.typescript).toBe('latest')
+  })
+
+  it('only where the range meets the specifier (astro\'s @types/node@22), and parent>name only in the project of that name and version', () => {
+    const manifest = { name: 'app', version: '1.2.0', dependencies: { '@types/node': '^22.0.0', b: '^1.0.0' }, devDependencies: { c: '^2.0.0' } }
+    expect(apply(manifest, { '@types/node@22': '^22.19.0', 'app@1>b': '1.5.0', 'other>c': '3.0.0', 'c@1': '1.0.0' })).toMatchObject({ dependencies: { '@types/node': '^22.19.0', b: '1.5.0' }, devDependencies: { c: '^2.0.0' } })
+    expect(apply(manifest, { '@types/node@20': '^20.1.0', 'app@2>b': '1.5.0' })).toMatchObject({ dependencies: { '@types/node': '^22.0.0', b: '^1.0.0' } })
+  })
+
+  it('a peer stays a peer under a range, becomes a dependency under anything else; "-" removes', () => {
+    const manifest = { name: 'p', peerDependencies: { typescript: '*', vite: '^7' }, devDependencies: { typescript: 'latest', gone: '1.0.0' } }
+    expect(apply(manifest, { typescript: 'npm:bridge@6.0.3', vite: '^8.0.0', gone: '-' })).toEqual({
+      name: 'p',
+      peerDependencies: { typescript: '*', vite: '^8.0.0' },
+      devDependencies: { typescript: 'npm:bridge@6.0.3' },
+      dependencies: { typescript: 'npm:bridge@6.0.3' },
+    })
+  })
+
+  it('a local path is made relative to each project (nitro\'s link:./shims/…)', () => {
+    const manifest = { name: 'p', dependencies: { shim: 'link:shims/shim', lib: '^1.0.0', tar: '1.0.0' } }
+    const overrides = { shim: 'link:./shims/shim', lib: 'workspace:./packages/lib', tar: './vendor/tar.tgz' }
+    expect(apply(manifest, overrides)).toMatchObject({ dependencies: { shim: 'link:shims/shim', lib: 'workspace:./packages/lib', tar: './vendor/tar.tgz' } })
+    expect(apply(manifest, overrides, '/ws/packages/lib')).toMatchObject({ dependencies: { shim: 'link:../../shims/shim', lib: 'workspace:.', tar: '../../vendor/tar.tgz' } })
+  })
+
+  it('several overrides with different values for one dependency: pnpm picks by its own order, so a reason', () => {
+    expect(apply({ dependencies: { a: '^1.2.0' } }, { 'a@^1': '1.5.0', 'a@>=1.1': '1.6.0' })).toMatch(/^overrides "a@\^1", "a@>=1\.1" all apply to a$/)
+    expect(apply({ dependencies: { a: '^1.2.0' } }, { 'a@^1': '1.5.0', 'a@>=1.1': '1.5.0' })).toMatchObject({ dependencies: { a: '1.5.0' } })
+  })
+
+  it('lockfileConfigMismatch compares the lockfile\'s overrides with the configured ones as pnpm records them, in any order', () => {
+    const config = { autoInstallPeers: true, peersSuffixMaxLength: 1000, catalogs, overrides: { vite: 'catalog:tools', a: '1.0.0' } }
+    expect(lockfileConfigMismatch({ overrides: { a: '1.0.0', vite: '^8.0.0' } }, config, '.')).toBeUndefined()
+    expect(lockfileConfigMismatch({ overrides: { a: '1.0.0', vite: 'catalog:tools' } }, config, '.')).toBe('overrides differ from the lockfile')
+    expect(lockfileConfigMismatch({ overrides: { a: '1.0.0' } }, config, '.')).toBe('overrides differ from the lockfile')
+    expect(lockfileConfigMismatch({}, { ...config, overrides: {} }, '.')).toBeUndefined()
   })
 })
 

@@ -27,7 +27,7 @@ import path from 'node:path'
 import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from '../api/import.js'
 import { layoutUnsupported, lockfileMode, type PnpmConfig } from './pnpm-config.js'
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './install/virtual-store.js'
-import { importerOutOfDate, lockfileConfigMismatch, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
+import { importerOutOfDate, lockfileConfigMismatch, overriddenManifest, parseOverrides, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
 
 /** What pnpm passes to `hooks.preResolution` (pnpm 11). */
 export interface PreResolutionContext {
@@ -127,13 +127,18 @@ function frozenRefusal (config: PnpmConfig & FrozenCheckConfig, ctx: PreResoluti
   const lockfile = ctx.wantedLockfile as LockfileObject & Parameters<typeof lockfileConfigMismatch>[0]
   const mismatch = lockfileConfigMismatch(lockfile, config, ctx.lockfileDir)
   if (mismatch != null) return mismatch
+  const overrides = parseOverrides(config.overrides, config.catalogs)
+  if (typeof overrides === 'string') return overrides
   for (const [id, importer] of Object.entries(lockfile.importers ?? {})) {
-    let manifest: Record<string, unknown>
+    let read: Record<string, unknown>
     try {
-      manifest = JSON.parse(fs.readFileSync(path.join(ctx.lockfileDir, id, 'package.json'), 'utf8'))
+      read = JSON.parse(fs.readFileSync(path.join(ctx.lockfileDir, id, 'package.json'), 'utf8'))
     } catch {
       return `the manifest of ${id} is not a package.json this reads`
     }
+    // pnpm checks each project's manifest with the overrides applied.
+    const manifest = overriddenManifest(read, overrides, ctx.lockfileDir, path.join(ctx.lockfileDir, id))
+    if (typeof manifest === 'string') return `${id}'s package.json: ${manifest}`
     const outdated = importerOutOfDate(importer as LockedImporter, manifest, config.autoInstallPeers !== false, lockfile.catalogs)
     if (outdated != null) return `the lockfile is not up to date with ${id}'s package.json (${outdated}): pnpm refuses a frozen install`
   }

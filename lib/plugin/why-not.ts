@@ -101,6 +101,7 @@ const RULES: Rule[] = [
   { code: 'lockfile-version', match: /^lockfileVersion (.*)$/, says: (m) => `the lockfile's version is ${m[1]}, not pnpm 11's 9.0`, change: 'run `pnpm install` with pnpm 11 and commit the lockfile' },
   { code: 'lockfile-shape', match: /^the lockfile has (?!packages no importer)|^pnpm-lock\.yaml |^the lockfile's /, says: (m) => `the lockfile has a part the native install does not read (${m.input})`, change: UNSUPPORTED },
   { code: 'unreached-packages', match: /^the lockfile has packages no importer reaches$/, says: () => 'the lockfile lists packages no project depends on', change: 'run `pnpm install` (pnpm prunes them) and commit the lockfile' },
+  { code: 'overrides', match: /^(?:\S*package\.json: )?(?:the override "|overrides ".*" all apply to )/, says: (m) => `overrides the native install does not apply as pnpm does: ${m.input}`, change: UNSUPPORTED },
   { code: 'catalogs', match: /catalog/, says: (m) => `the catalogs: ${m.input}`, change: 'run `pnpm install` and commit the lockfile and pnpm-workspace.yaml' },
   { code: 'manifest-fields', match: /package\.json fields this does not model$|^no package\.json$|^a dependency in two groups of \S*package\.json$/, says: (m) => `package.json: ${m[0]}`, change: UNSUPPORTED },
   { code: 'refused', match: /ERR_PNPM_|a version pnpm's lockfile check refuses$/, says: (m) => `pnpm refuses this lockfile: ${m.input}`, change: 'pnpm says what to fix when it refuses it' },

@@ -9,8 +9,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { DEPENDENCY_GROUPS } from './virtual-store.js'
-import { catalogResolutionStale, catalogsOutOfDate, type ConfiguredCatalogs } from './catalogs.js'
-import { satisfiesLoosely } from './semver-range.js'
+import { catalogOf, catalogResolutionStale, catalogsOutOfDate, type ConfiguredCatalogs } from './catalogs.js'
+import { isRange, rangesIntersect, satisfiesLoosely, satisfiesStrictly } from './semver-range.js'
 
 type Deps = Record<string, string>
 
@@ -74,6 +74,144 @@ export function importerOutOfDate (importer: LockedImporter | undefined, manifes
   return catalogResolutionStale(importer, lockedCatalogs)
 }
 
+/** One entry of the `overrides` setting, read as pnpm reads it (`parseOverrides`). */
+export interface Override {
+  /** The key as written, trimmed: the lockfile's `overrides` records the value under it. */
+  selector: string
+  name: string
+  /** The versions it applies to (`undefined`: all). */
+  range?: string
+  /** `parent>name`: only in the dependencies of the package (or project) of this name and range. */
+  parent?: { name: string, range?: string }
+  /** The specifier it puts in place, a catalog's entry for `catalog:` (`-`: the dependency removed). */
+  value: string
+}
+
+/** Package names of the plain form (a subset of those pnpm takes: anything else is left to pnpm). */
+const PLAIN_NAME = /^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/
+
+/** `name` or `name@range` of a selector, as pnpm splits it (the first `@` after the first character). */
+function selectorPart (part: string): { name: string, range?: string } | undefined {
+  const text = part.trim()
+  const at = text.indexOf('@', 1)
+  const name = at === -1 ? text : text.slice(0, at)
+  return PLAIN_NAME.test(name) ? { name, range: at === -1 ? undefined : text.slice(at + 1) } : undefined
+}
+
+/**
+ * The `overrides` setting as pnpm reads it before an install, or why this does not reproduce it.
+ * pnpm splits a key at its first `>` that follows neither a space, `|` nor `@` (`parent>name`),
+ * and takes a `catalog:` value from that catalog's entry for the overridden name (an entry
+ * missing, itself `catalog:`, or `link:`/`file:`: pnpm refuses, `ERR_PNPM_CATALOG_IN_OVERRIDES`).
+ * `$name` references arrive already replaced (pnpm reads them from the root package.json with
+ * its settings). Keys whose range is empty (`name@`: pnpm's convergence overrides, which also
+ * rewrite matching ranges) are left to pnpm, as are names of other forms.
+ */
+export function parseOverrides (overrides: Record<string, unknown> | undefined, catalogs: ConfiguredCatalogs | undefined): Override[] | string {
+  const parsed: Override[] = []
+  for (const [key, raw] of Object.entries(overrides ?? {})) {
+    if (typeof raw !== 'string') return `the override ${JSON.stringify(key)} is not a string`
+    const selector = key.trim()
+    const split = selector.search(/[^ |@]>/)
+    const parent = split === -1 ? undefined : selectorPart(selector.slice(0, split + 1))
+    const target = selectorPart(split === -1 ? selector : selector.slice(split + 2))
+    if (target == null || (split !== -1 && parent == null)) return `the override ${JSON.stringify(key)}: a selector this does not read`
+    if (target.range === '' || parent?.range === '') return `the override ${JSON.stringify(key)}: a convergence override (an empty range)`
+    let value = raw
+    const catalog = catalogOf(raw)
+    if (catalog != null) {
+      const entry = Object.hasOwn(catalogs ?? {}, catalog) && Object.hasOwn(catalogs![catalog] ?? {}, target.name) ? catalogs![catalog]![target.name] : undefined
+      if (typeof entry !== 'string' || catalogOf(entry) != null || /^(link|file):/.test(entry)) return `the override ${JSON.stringify(key)}: no usable ${catalog} catalog entry for ${target.name} (pnpm refuses: ERR_PNPM_CATALOG_IN_OVERRIDES)`
+      value = entry
+    }
+    parsed.push({ selector, name: target.name, range: target.range, parent, value })
+  }
+  return parsed
+}
+
+/** pnpm's test of an override's range against a specifier: no range, the same text, or two semver ranges that intersect. */
+function rangeMatches (range: string | undefined, specifier: string): boolean {
+  return range == null || range === specifier || (isRange(specifier) && isRange(range) && rangesIntersect(specifier, range))
+}
+
+/**
+ * An override's value for the project in `projectDir`: a local path (`file:`, `link:`,
+ * `workspace:./…`, or a bare `./…`, `/…`, `~/…`) is written relative to the workspace root and
+ * pnpm rewrites it relative to each project (POSIX paths: the native install is not on Windows).
+ */
+function localizedValue (value: string, rootDir: string, projectDir: string): string {
+  const protocol = /^(file:|link:|workspace:(?=\.))/.exec(value)?.[1] ?? (/^(?:[./]|~\/)/.test(value) ? '' : undefined)
+  if (protocol == null) return value
+  const target = value.slice(protocol.length)
+  const relative = path.isAbsolute(target) || target.startsWith('~/') ? target : path.relative(projectDir, path.join(rootDir, target)) || '.'
+  if (protocol === '') return /^(?:[./]|~\/)/.test(relative) ? relative : `./${relative}`
+  return protocol === 'workspace:' && !relative.startsWith('.') ? `${protocol}./${relative}` : `${protocol}${relative}`
+}
+
+/** A specifier pnpm keeps among the peers when an override rewrites one (else it becomes a dependency). */
+const isPeerRange = (specifier: string): boolean =>
+  isRange(specifier) || specifier.includes('workspace:') || specifier.includes('catalog:')
+
+/**
+ * `manifest` (a project's package.json) as pnpm's frozen check reads it: pnpm passes every
+ * project's manifest through its `readPackage` hooks before it compares it with the lockfile,
+ * the overrides among them (`createVersionsOverrider`), so an importer records the overridden
+ * specifiers. In each group (dependencies, optional, dev, then the peers), a dependency takes
+ * the value of the override for its name whose range its specifier meets (`parent>name` ones
+ * first, when the project is that parent); an overridden peer stays a peer when the value is a
+ * range, else the value becomes a dependency; `-` removes the dependency or peer; a local path
+ * is made relative to the project (`localizedValue`). Or why this does not tell: several
+ * overrides with different values apply to one dependency (pnpm picks by an order of its own).
+ */
+export function overriddenManifest (manifest: Record<string, unknown>, overrides: Override[], rootDir: string, projectDir: string): Record<string, unknown> | string {
+  if (overrides.length === 0) return manifest
+  const own = overrides.filter((o) => o.parent != null && o.parent.name === manifest.name &&
+    (o.parent.range == null || (typeof manifest.version === 'string' && satisfiesStrictly(manifest.version, o.parent.range))))
+  const generic = overrides.filter((o) => o.parent == null)
+  const pick = (name: string, specifier: string): Override | string | undefined => {
+    const matches = (o: Override): boolean => o.name === name && rangeMatches(o.range, specifier)
+    const found = own.some(matches) ? own.filter(matches) : generic.filter(matches)
+    if (found.length === 0) return undefined
+    if (found.some((o) => o.value !== found[0].value)) return `overrides ${found.map((o) => JSON.stringify(o.selector)).join(', ')} all apply to ${name}`
+    return { ...found[0], value: localizedValue(found[0].value, rootDir, projectDir) }
+  }
+  const result: Record<string, unknown> = { ...manifest }
+  for (const group of ['dependencies', 'optionalDependencies', 'devDependencies', 'peerDependencies']) {
+    if (result[group] != null) result[group] = { ...(result[group] as Deps) }
+  }
+  for (const group of ['dependencies', 'optionalDependencies', 'devDependencies'] as const) {
+    const deps = result[group] as Deps | undefined
+    for (const [name, specifier] of Object.entries(deps ?? {})) {
+      const override = pick(name, specifier)
+      if (typeof override === 'string') return override
+      if (override == null) continue
+      if (override.value === '-') delete deps![name]
+      else deps![name] = override.value
+    }
+  }
+  const peers = result.peerDependencies as Deps | undefined
+  for (const [name, specifier] of Object.entries(peers ?? {})) {
+    const override = pick(name, specifier)
+    if (typeof override === 'string') return override
+    if (override == null) continue
+    if (override.value === '-') delete peers![name]
+    else if (isPeerRange(override.value)) peers![name] = override.value
+    else result.dependencies = { ...(result.dependencies as Deps | undefined), [name]: override.value }
+  }
+  return result
+}
+
+/** The lockfile's `overrides` as pnpm writes them for `overrides`: each trimmed key's value, catalogs resolved. */
+export function lockedOverrides (overrides: Override[]): Record<string, string> {
+  return Object.fromEntries(overrides.map((o) => [o.selector, o.value]))
+}
+
+/** Two string maps with the same entries, in any order (pnpm compares the overrides so). */
+function sameEntries (a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const keys = Object.keys(a)
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && a[k] === b[k])
+}
+
 /** The settings these checks read (from `hooks.updateConfig`). */
 export interface FrozenCheckConfig {
   autoInstallPeers?: boolean
@@ -129,7 +267,8 @@ const isEmpty = (value: unknown): boolean => value == null || (typeof value === 
  * Why the lockfile was written under other settings than today's (`undefined`: the same, as far
  * as this tells), which a frozen install refuses (`ERR_PNPM_LOCKFILE_CONFIG_MISMATCH`) and a
  * plain one resolves again: pnpm's list of lockfile settings (`getOutdatedLockfileSettings`),
- * the catalogs first. Package extensions and patches are only compared for being there at all
+ * the catalogs first; the overrides as pnpm records them (`lockedOverrides`). Package
+ * extensions and patches are only compared for being there at all
  * (their checksums are pnpm's to compute): the native install leaves both to pnpm anyway.
  */
 export function lockfileConfigMismatch (lockfile: LockfileSettings, config: FrozenCheckConfig, rootDir: string): string | undefined {
@@ -139,8 +278,9 @@ export function lockfileConfigMismatch (lockfile: LockfileSettings, config: Froz
     (lockfile.settings?.excludeLinksFromLockfile ?? false) !== (config.excludeLinksFromLockfile ?? false)) {
     return 'the lockfile was written with other settings'
   }
-  const overrides = Object.keys(config.overrides ?? {}).length > 0 ? config.overrides : undefined
-  if (JSON.stringify(lockfile.overrides ?? null) !== JSON.stringify(overrides ?? null)) return 'overrides differ from the lockfile'
+  const overrides = parseOverrides(config.overrides, config.catalogs)
+  if (typeof overrides === 'string') return overrides
+  if (!sameEntries(lockfile.overrides ?? {}, lockedOverrides(overrides))) return 'overrides differ from the lockfile'
   if (isEmpty(lockfile.packageExtensionsChecksum) !== isEmpty(config.packageExtensions)) return 'packageExtensions differ from the lockfile'
   const sortedList = (value: unknown): string => JSON.stringify(Array.isArray(value) ? [...value].sort() : value ?? [])
   if (sortedList(lockfile.ignoredOptionalDependencies) !== sortedList(config.ignoredOptionalDependencies)) return 'ignoredOptionalDependencies differ from the lockfile'

@@ -24,7 +24,7 @@ import { lockfileMode, type PnpmConfig } from '../pnpm-config.js'
 import { configReasons } from './config-rules.js'
 import { hoist, importerDependencies } from './hoist.js'
 import { workspaceScripts, type ProjectScripts } from './project-scripts.js'
-import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch } from './frozen-check.js'
+import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { linkBins } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
@@ -104,7 +104,23 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
   return configReasons(config, version)[0]
 }
 
-/** Why pnpm's frozen check would find `project`'s importer out of date, or its manifest is one this does not model. */
+/**
+ * The projects with their manifests as pnpm's checks of the lockfile read them: with the
+ * overrides applied (`overriddenManifest`), or why that is not known here.
+ */
+function projectsAsChecked (projects: WorkspaceProject[], config: NativeInstallConfig, rootDir: string): WorkspaceProject[] | string {
+  const overrides = parseOverrides(config.overrides, config.catalogs)
+  if (typeof overrides === 'string') return overrides
+  const checked: WorkspaceProject[] = []
+  for (const project of projects) {
+    const manifest = overriddenManifest(project.manifest, overrides, rootDir, project.dir)
+    if (typeof manifest === 'string') return `${project.id === '.' ? 'package.json' : `${project.id}/package.json`}: ${manifest}`
+    checked.push({ ...project, manifest })
+  }
+  return checked
+}
+
+/** Why pnpm's frozen check would find `project`'s importer out of date (its manifest as pnpm checks it), or its manifest is one this does not model. */
 function projectUnsupported (lockfile: LockfileFile, project: WorkspaceProject, config: NativeInstallConfig): string | undefined {
   const { manifest, id } = project
   const where = id === '.' ? 'package.json' : `${id}/package.json`
@@ -168,9 +184,11 @@ function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject
   }
   const mismatch = lockfileConfigMismatch(lockfile, config, rootDir)
   if (mismatch != null) return mismatch
+  const checked = projectsAsChecked(projects, config, rootDir)
+  if (typeof checked === 'string') return checked
   if (lockfileMode(config, true) === 'if up to date') {
     // pnpm's plain install also checks that the projects are still linked as their ranges say.
-    const links = projects.length > 1 ? linkedProjectsOutOfDate(lockfile.importers, projects, config.linkWorkspacePackages === true) : undefined
+    const links = projects.length > 1 ? linkedProjectsOutOfDate(lockfile.importers, checked, config.linkWorkspacePackages === true) : undefined
     if (links != null) return `a plain install: ${links}`
     const rewritten = lockedSettingsRewritten(lockfile.settings, config)
     if (rewritten != null) return rewritten
@@ -178,7 +196,7 @@ function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject
   const outside = linkOutsideWorkspace(lockfile, projects, rootDir)
   if (outside != null) return outside
   // The lockfile must be up to date with every package.json, or a frozen install fails (pnpm says why).
-  for (const project of projects) {
+  for (const project of checked) {
     const why = projectUnsupported(lockfile, project, config)
     if (why != null) return why
   }

@@ -2,8 +2,9 @@
  * The semver the native install needs, by the `semver` package at the release pnpm 11.28.11
  * bundles (7.8.5) and with the options pnpm passes, so each answer is pnpm's own:
  * whether this Node meets a package's `engines` (pnpm's engine check), and how two versions of
- * one package order (pnpm's bin-name conflicts). Also the spelling of a version pnpm's lockfile
- * check takes as semver.
+ * one package order (pnpm's bin-name conflicts), which overrides apply to a dependency (pnpm's
+ * versions overrider, no options). Also the spelling of a version pnpm's lockfile check takes as
+ * semver.
  */
 import semver from 'semver'
 
@@ -25,3 +26,12 @@ export function compareVersions (a: string, b: string): number {
 export function satisfiesLoosely (version: string | undefined, range: string): boolean {
   return range === '*' || range === '^' || range === '~' || (version != null && semver.satisfies(version, range, { loose: true }))
 }
+
+/** Whether semver reads `range` as a range (pnpm's overrider asks without options). */
+export const isRange = (range: string): boolean => semver.validRange(range) != null
+
+/** Whether two ranges (`isRange`) have a version in common, as pnpm's overrider decides. */
+export const rangesIntersect = (a: string, b: string): boolean => semver.intersects(a, b)
+
+/** Whether `version` meets `range` without options (prereleases only by the range's own), as pnpm matches an override's parent. */
+export const satisfiesStrictly = (version: string, range: string): boolean => semver.satisfies(version, range)
