@@ -7,6 +7,7 @@
  *
  * A reason no rule knows is shown as it is, with a pointer to the rules' documentation.
  */
+import { PNPM_RELEASES } from './install/pnpm-releases.js'
 import type { PackageLeftToPnpm } from './install/virtual-store.js'
 
 export interface WhyNot {
@@ -33,6 +34,12 @@ interface Rule {
   says: (m: RegExpExecArray) => string
   change: string | ((m: RegExpExecArray) => string)
   routine?: boolean
+}
+
+/** The pnpm releases the native install runs under, as a range (`pnpm-releases.ts`). */
+function nativeReleases (): string {
+  const native = PNPM_RELEASES.filter((r) => r.native === true)
+  return `${native[0].version} to ${native.at(-1)!.version}`
 }
 
 /** Each package's reason: what it is, and what would let the native install lay it out. */
@@ -79,7 +86,8 @@ const RULES: Rule[] = [
   { code: 'no-dependencies', match: /^a lockfile without dependencies$/, says: () => 'the project has no dependencies', change: 'nothing to install', routine: true },
 
   // The pnpm that runs.
-  { code: 'pnpm-version', match: /^pnpm (\S+) is not the verified (\S+)$/, says: (m) => `this is pnpm ${m[1]}; the native install is checked against pnpm ${m[2]} only`, change: (m) => `run pnpm ${m[2]} (packageManager in package.json), or a release of the plugin verified with pnpm ${m[1]}` },
+  { code: 'pnpm-version', match: /^pnpm (\S+) is not one of the releases checked \((\S+) to (\S+)\)$/, says: (m) => `this is pnpm ${m[1]}, which the native install has not been checked against (it knows ${m[2]} to ${m[3]})`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json), or a release of the plugin that knows pnpm's newer ones` },
+  { code: 'pnpm-version', match: /^pnpm (\d+\.\d+\.\d+\S*): (.*)$/, says: (m) => `under pnpm ${m[1]} the native install does not run: ${m[2]}`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json)` },
   { code: 'windows', match: /^Windows/, says: () => 'pnpm runs on Windows, whose command shims the native install does not write', change: 'none on Windows; Linux and macOS install natively' },
 
   // Settings.
