@@ -53,6 +53,14 @@
  * says `native install:`), and `pnpm --version` is timed per pnpm variant too: the fixed cost
  * that bounds the ratio of a small install. Each project's results go to a section of their own.
  *
+ * `--builds a,!b`: with scripts on and those packages' builds allowed (`allowBuilds`, instead of the
+ * fixture's own; a `!` denies one), as a user who approved them: stock's untimed warm-up builds them and records
+ * their side effects in the shared store, which every later install, stock's or the plugin's,
+ * imports instead of building again (pnpm 11's side-effects cache); the config variant must run
+ * natively from that cache. The projects' own lifecycle scripts are dropped from every manifest
+ * (their sources are not in the fixtures). The project's settings that keep scripts from
+ * running elsewhere stay. pnpm 12 and pacquet build their own way: pnpm 11's variants only.
+ *
  * `--default-age`: the warm installs under pnpm 11's default `minimumReleaseAge` (a day) instead
  * of 0, online: before it installs a lockfile pnpm checks each package's age against its registry
  * metadata, which a stand-in on 127.0.0.1 serves for the corpus (abbreviated, last modified long
@@ -60,7 +68,7 @@
  * and pacquet check ages their own way, against metadata the stand-in does not serve. A section
  * of its own too.
  *
- * Usage: node benchmark/e2e.mjs [--project <name> [--without a,b]] [--cold | --default-age] [--rounds N] [--only a,b] [--no-write] [--keep]
+ * Usage: node benchmark/e2e.mjs [--project <name> [--without a,b] [--builds a,b]] [--cold | --default-age] [--rounds N] [--only a,b] [--no-write] [--keep]
  */
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import crypto from 'node:crypto'
@@ -79,6 +87,7 @@ const { values: opts } = parseArgs({
     'default-age': { type: 'boolean', default: false },
     project: { type: 'string' },
     without: { type: 'string' },
+    builds: { type: 'string' },
     only: { type: 'string' },
     write: { type: 'boolean', default: true },
     keep: { type: 'boolean', default: false },
@@ -86,13 +95,16 @@ const { values: opts } = parseArgs({
 })
 const rounds = Number.parseInt(opts.rounds, 10)
 const defaultAge = opts['default-age']
+const builds = opts.builds?.split(',').filter(Boolean)
+if (builds != null && (opts.project == null || opts.cold || defaultAge)) throw new Error('--builds is for a warm install of a --project')
 if (defaultAge && opts.cold) throw new Error('--default-age is a warm-store benchmark: not with --cold')
 if (!(rounds >= 1)) throw new Error(`--rounds must be a positive integer, got ${opts.rounds}`)
 const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both', 'pnpm11+config', 'pnpm12', 'pacquet']
 // pnpm 12 and pacquet check release ages their own way, against metadata the stand-in does not serve.
 const OURS = ALL.filter((v) => v.startsWith('pnpm11'))
-const variants = opts.only == null ? (opts['default-age'] ? OURS : ALL) : opts.only.split(',')
-for (const v of variants) if (!(opts['default-age'] ? OURS : ALL).includes(v)) throw new Error(`unknown variant ${v}; one of ${(opts['default-age'] ? OURS : ALL).join(', ')}`)
+const allowed = opts['default-age'] || opts.builds != null ? OURS : ALL
+const variants = opts.only == null ? allowed : opts.only.split(',')
+for (const v of variants) if (!allowed.includes(v)) throw new Error(`unknown variant ${v}; one of ${allowed.join(', ')}`)
 const log = (...a) => console.error(...a)
 
 const project = opts.project ?? 'alotta-modules'
@@ -149,15 +161,22 @@ const lockfileWithPnpmfile = lockfile.replace('\nimporters:\n', `\npnpmfileCheck
 // A project without a pnpm-workspace.yaml gets one with only that setting.
 const fixtureWorkspace = existsSync(join(fixtureDir, 'pnpm-workspace.yaml')) ? readFileSync(join(fixtureDir, 'pnpm-workspace.yaml'), 'utf8') : ''
 // A fixture's own settings go (their lists and maps too): its store, its age limit, what cannot run offline, and --without.
-const dropped = ['storeDir', 'minimumReleaseAge', ...(opts.project == null ? [] : ['trustPolicy', ...(opts.without?.split(',') ?? [])])]
+const dropped = ['storeDir', 'minimumReleaseAge', ...(opts.project == null ? [] : ['trustPolicy', ...(opts.without?.split(',') ?? [])]), ...(builds == null ? [] : ['allowBuilds'])]
 const withoutSettings = (text) => text.replace(/^([A-Za-z]+):.*\n(?:[ \t]+.*\n|[ \t]*\n)*/gm, (block, key) => (dropped.includes(key) ? '' : block))
-const workspaceYaml = withoutSettings(fixtureWorkspace.endsWith('\n') || fixtureWorkspace === '' ? fixtureWorkspace : `${fixtureWorkspace}\n`) + (defaultAge ? '' : '\nminimumReleaseAge: 0\n')
+const workspaceYaml = withoutSettings(fixtureWorkspace.endsWith('\n') || fixtureWorkspace === '' ? fixtureWorkspace : `${fixtureWorkspace}\n`) + (defaultAge ? '' : '\nminimumReleaseAge: 0\n') +
+  (builds == null ? '' : `\nallowBuilds:\n${builds.map((name) => name.startsWith('!') ? `  ${JSON.stringify(name.slice(1))}: false\n` : `  ${JSON.stringify(name)}: true\n`).join('')}`)
+/** A project's own lifecycle scripts, dropped with --builds (the fixtures have no sources to run them on). */
+const LIFECYCLE = ['preinstall', 'install', 'postinstall', 'preprepare', 'prepare', 'postprepare', 'prepublish']
+function withoutLifecycle (manifest) {
+  if (builds == null || manifest.scripts == null) return manifest
+  return { ...manifest, scripts: Object.fromEntries(Object.entries(manifest.scripts).filter(([name]) => !LIFECYCLE.includes(name))) }
+}
 /** Every project's package.json below the fixture (the root's without `packageManager`, so that the pnpm timed installs). */
 const manifests = readdirSync(fixtureDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.split(/[\\/]/).at(-1) === 'package.json').map((file) => {
   const text = readFileSync(join(fixtureDir, file), 'utf8')
-  if (file !== 'package.json' || opts.project == null) return { file, text }
+  if ((file !== 'package.json' || opts.project == null) && builds == null) return { file, text }
   const { packageManager: _, ...root } = JSON.parse(text)
-  return { file, text: JSON.stringify(root, null, 2) }
+  return { file, text: JSON.stringify(withoutLifecycle(file === 'package.json' ? root : JSON.parse(text)), null, 2) }
 })
 let projectCounter = 0
 const usesPlugin = (variant) => variant === 'pnpm11+plugin' || variant === 'pnpm11+both'
@@ -329,7 +348,7 @@ function install (variant, extraEnv = {}) {
   const store = opts.cold ? join(runDir, 'stores', `${projectCounter}`) : storeDir
   const offline = opts.cold || defaultAge ? [] : ['--offline']
   let args = [...pre, 'install', '--frozen-lockfile', ...offline, `--store-dir=${store}`,
-    '--config.ignore-scripts=true', '--config.update-notifier=false', `--config.registry=${registry}`, '--reporter=append-only']
+    ...(builds == null ? ['--config.ignore-scripts=true'] : []), '--config.update-notifier=false', `--config.registry=${registry}`, '--reporter=append-only']
   if (variant === 'pacquet') {
     writeFileSync(join(projectDir, 'pnpm-workspace.yaml'), `${workspaceYaml}storeDir: ${store}\nregistry: ${registry}\n`)
     args = ['install', '--frozen-lockfile', ...offline, '--ignore-scripts', '--reporter=append-only']
@@ -467,7 +486,7 @@ const report = printReport(machine, lines, failures)
 
 // A project's section names its variants (--only), so it is written with them too.
 if (opts.write && (opts.only == null || opts.project != null) && failures.length === 0) {
-  const flag = (opts.project == null ? '' : ` --project ${opts.project}${opts.without == null ? '' : ` --without ${opts.without}`}`) + (opts.cold ? ' --cold' : defaultAge ? ' --default-age' : '')
+  const flag = (opts.project == null ? '' : ` --project ${opts.project}${opts.without == null ? '' : ` --without ${opts.without}`}${builds == null ? '' : ` --builds ${builds.join(',')}`}`) + (opts.cold ? ' --cold' : defaultAge ? ' --default-age' : '')
   const command = `node benchmark/e2e.mjs${flag}${opts.only == null ? '' : ` --only ${opts.only}`} --rounds ${rounds}`
   const resultsPath = writeResultsSection(`e2e.mjs${flag}`, [
     opts.cold
@@ -483,7 +502,7 @@ if (opts.write && (opts.only == null || opts.project != null) && failures.length
       (opts.cold
         ? 'and a new, empty store, every tarball fetched from an HTTP server on 127.0.0.1 serving the corpus from memory; '
         : 'from a store @cas/native filled beforehand (untimed); ') +
-      '`--config.ignore-scripts=true`, private HOME' + (opts.cold ? '.' : defaultAge ? ', every package\'s metadata from an HTTP server on 127.0.0.1 (last modified in 2020).' : ', unreachable registry.'),
+      (builds == null ? '`--config.ignore-scripts=true`' : `scripts on, \`allowBuilds\` ${builds.join(', ')} (their side effects recorded by stock's untimed warm-up), the projects' own lifecycle scripts dropped`) + ', private HOME' + (opts.cold ? '.' : defaultAge ? ', every package\'s metadata from an HTTP server on 127.0.0.1 (last modified in 2020).' : ', unreachable registry.'),
     '',
     report,
   ])
