@@ -57,9 +57,12 @@ function boleOutputs (): BoleOutputs | undefined {
   return (globalThis as { $$bole?: BoleOutputs }).$$bole
 }
 
-/** A record as bole serialises it: its time, host and process first. */
+let hostname: string | undefined
+
+/** A record as bole serialises it: its time, host and process first (the host read once, as bole reads it). */
 function boleLine (level: Level, name: string, fields: LogRecord): string {
-  return `${JSON.stringify({ time: Date.now(), hostname: os.hostname(), pid: process.pid, level, name, ...fields })}\n`
+  hostname ??= os.hostname()
+  return `${JSON.stringify({ time: Date.now(), hostname, pid: process.pid, level, name, ...fields })}\n`
 }
 
 /** Whether pnpm has started its reporter (its main marks the process with a symbol of this name). */

@@ -295,13 +295,19 @@ export const BIN_TARGET_TEMP = '.cas-native-bin'
  * removed first (pnpm warns and goes on where that is a directory: left to it).
  */
 function writeShim (file: string, text: string): void {
+  // Created first: on a fresh layout nothing is there, and a failed unlink costs an error object.
   try {
-    fs.unlinkSync(file)
+    fs.writeFileSync(file, text, { flag: 'wx' })
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code !== 'ENOENT') throw new UnsupportedShim(`${file}: ${code ?? String(err)}`)
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    try {
+      fs.unlinkSync(file)
+    } catch (unlinkErr) {
+      const code = (unlinkErr as NodeJS.ErrnoException).code
+      throw new UnsupportedShim(`${file}: ${code ?? String(unlinkErr)}`)
+    }
+    fs.writeFileSync(file, text, { flag: 'wx' })
   }
-  fs.writeFileSync(file, text, { flag: 'wx' })
   fs.chmodSync(file, 0o755)
 }
 
@@ -356,7 +362,8 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
   } else {
     // pnpm reads every package in node_modules; the importer's own dependencies win a name.
     const aliases = [...directAliases, ...(isRoot ? Object.keys(opts.hoisted.publicLinks) : [])]
-    const all = aliases.flatMap((alias) => bins.commandsAt([path.join(modulesDir, alias)]).map((c) => ({ ...c, direct: directAliases.includes(alias) })))
+    const directSet = new Set(directAliases)
+    const all = aliases.flatMap((alias) => bins.commandsAt([path.join(modulesDir, alias)]).map((c) => ({ ...c, direct: directSet.has(alias) })))
     const directNames = new Set(all.filter((c) => c.direct).map((c) => c.name))
     commands = [...all.filter((c) => c.direct), ...all.filter((c) => !c.direct && !directNames.has(c.name))]
   }

@@ -138,17 +138,16 @@ function dependenciesOf (snapshot: PackageSnapshot, opts: LayoutOptions): Record
     : { ...snapshot.dependencies, ...snapshot.optionalDependencies }
 }
 
-/** Dependencies but the `link:` ones (projects of the workspace: linked to, not installed). */
-function withoutLinks (deps: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(deps ?? {}).filter(([, ref]) => !ref.startsWith('link:')))
-}
-
 /** Every dependency path reachable from the importers through the included groups. */
 function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, boolean>): Set<string> {
   const seen = new Set<string>()
   const stack: string[] = []
   const visit = (deps: Record<string, string> | undefined): void => {
-    for (const [alias, ref] of Object.entries(deps ?? {})) {
+    if (deps == null) return
+    for (const alias in deps) {
+      const ref = deps[alias]
+      // `link:` ones are projects of the workspace: linked to, not installed.
+      if (ref.startsWith('link:')) continue
       const depPath = refToDepPath(alias, ref)
       if (!seen.has(depPath)) {
         seen.add(depPath)
@@ -158,13 +157,13 @@ function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, b
   }
   for (const importer of Object.values(lockfile.importers ?? {})) {
     for (const group of DEPENDENCY_GROUPS) {
-      if (include[group]) visit(withoutLinks(importer[group]))
+      if (include[group]) visit(importer[group])
     }
   }
   for (let depPath = stack.pop(); depPath != null; depPath = stack.pop()) {
     const snapshot = lockfile.packages?.[depPath]
-    visit(withoutLinks(snapshot?.dependencies))
-    if (include.optionalDependencies) visit(withoutLinks(snapshot?.optionalDependencies))
+    visit(snapshot?.dependencies)
+    if (include.optionalDependencies) visit(snapshot?.optionalDependencies)
   }
   return seen
 }
@@ -194,7 +193,7 @@ interface SkipWalk {
  * under `engineStrict`, a required package that does not fit as a required one (its declared
  * platform, its engines) and that the lockfile does not mark optional: pnpm refuses it.
  */
-function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
+function skipWalk (lockfile: LockfileObject, reached: Set<string>, opts: LayoutOptions): SkipWalk {
   const packages = lockfile.packages ?? {}
   const walk: SkipWalk = { installed: new Set(), required: new Set(), skipped: new Set(), undecided: new Map() }
   const nameOf = (depPath: string): string | undefined => parseRegistryDepPath(depPath)?.name
@@ -213,12 +212,16 @@ function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
   }
   const queue: Array<{ depPath: string, optional: boolean }> = []
   const follow = (deps: Record<string, string> | undefined, optional: boolean): void => {
-    for (const [alias, ref] of Object.entries(deps ?? {})) queue.push({ depPath: refToDepPath(alias, ref), optional })
+    if (deps == null) return
+    for (const alias in deps) {
+      const ref = deps[alias]
+      if (!ref.startsWith('link:')) queue.push({ depPath: refToDepPath(alias, ref), optional })
+    }
   }
   for (const importer of Object.values(lockfile.importers ?? {})) {
-    if (opts.include.dependencies) follow(withoutLinks(importer.dependencies), false)
-    if (opts.include.devDependencies) follow(withoutLinks(importer.devDependencies), false)
-    if (opts.include.dependencies && opts.include.optionalDependencies) follow(withoutLinks(importer.optionalDependencies), true)
+    if (opts.include.dependencies) follow(importer.dependencies, false)
+    if (opts.include.devDependencies) follow(importer.devDependencies, false)
+    if (opts.include.dependencies && opts.include.optionalDependencies) follow(importer.optionalDependencies, true)
   }
   for (let next = 0; next < queue.length; next++) {
     const { depPath, optional } = queue[next]
@@ -227,10 +230,10 @@ function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
     if (walk.installed.has(depPath) || snapshot == null) continue
     if (optional && !verdictOf(depPath, snapshot).fits) continue
     walk.installed.add(depPath)
-    follow(withoutLinks(snapshot.dependencies), false)
-    if (opts.include.optionalDependencies) follow(withoutLinks(snapshot.optionalDependencies), true)
+    follow(snapshot.dependencies, false)
+    if (opts.include.optionalDependencies) follow(snapshot.optionalDependencies, true)
   }
-  for (const depPath of reachable(lockfile, opts.include)) {
+  for (const depPath of reached) {
     const snapshot = packages[depPath]
     if (snapshot == null || walk.installed.has(depPath)) continue
     const skips = verdicts.get(depPath)?.fits === false || snapshot.optional === true
@@ -239,15 +242,17 @@ function skipWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
   }
   for (const depPath of walk.installed) {
     const snapshot = packages[depPath]
-    const { engines } = verdictOf(depPath, snapshot)
     if (!walk.required.has(depPath)) {
-      // Installed through optional edges only: it fits, unless its engines could not be read.
-      if (engines === undefined) walk.undecided.set(depPath, 'engines-unread')
+      // Installed through optional edges only (its verdict is in): it fits, unless its engines could not be read.
+      if (verdictOf(depPath, snapshot).engines === undefined) walk.undecided.set(depPath, 'engines-unread')
       continue
     }
+    // A required package's fit matters only where pnpm refuses one that does not fit.
+    if (opts.engineStrict !== true || snapshot.optional === true) continue
+    const { engines } = verdictOf(depPath, snapshot)
     const name = nameOf(depPath)
     const fitsRequired = engines === true && (name == null || opts.installable!(name, snapshot, false))
-    if (!fitsRequired && opts.engineStrict === true && snapshot.optional !== true) walk.undecided.set(depPath, 'engine-strict')
+    if (!fitsRequired) walk.undecided.set(depPath, 'engine-strict')
   }
   return walk
 }
@@ -315,10 +320,10 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
   const maxLength = opts.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120)
   // A package is the target of many dependency links: its directory is computed once.
   const dirs = new Map<string, string>()
-  const dirOf = (depPath: string, name: string): string => {
+  const dirOf = (depPath: string, name?: string): string => {
     let dir = dirs.get(depPath)
     if (dir == null) {
-      dir = path.join(opts.virtualStoreDir, depPathToFilename(depPath, maxLength), 'node_modules', name)
+      dir = path.join(opts.virtualStoreDir, depPathToFilename(depPath, maxLength), 'node_modules', name ?? parseRegistryDepPath(depPath)!.name)
       dirs.set(depPath, dir)
     }
     return dir
@@ -328,7 +333,7 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
   const notPlanned: string[] = [...reached].filter((depPath) => lockfile.packages?.[depPath] == null)
   const leftToPnpm = new Map<string, PackageLeftToPnpm>(notPlanned.map((depPath) => [depPath, 'not-in-lockfile']))
   const walk = opts.installable != null
-    ? skipWalk(lockfile, opts)
+    ? skipWalk(lockfile, reached, opts)
     : { installed: reached, skipped: new Set<string>(), undecided: new Map<string, PackageLeftToPnpm>() }
   const { installed, skipped } = walk
   for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
@@ -360,7 +365,7 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
         continue
       }
       const child = refToDepPath(alias, ref)
-      if (!skipped.has(child)) children[alias] = dirOf(child, parseRegistryDepPath(child)!.name)
+      if (!skipped.has(child)) children[alias] = dirOf(child)
     }
     planned.push({
       depPath,
