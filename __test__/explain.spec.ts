@@ -18,10 +18,10 @@ import { fixturesDir, freshDir } from './helpers/stores.js'
 const EXPECTED: Record<string, string[]> = {
   astro: ['not-added', 'packages'],
   effect: ['not-added', 'packages'],
-  nitro: ['not-added', 'workspace'],
+  nitro: ['not-added', 'patches'],
   nuxt: ['not-added', 'catalogs'],
-  'nuxt-devtools': ['not-added', 'layout-setting', 'manifest-fields'],
-  rolldown: ['not-added', 'layout-setting', 'workspace'],
+  'nuxt-devtools': ['not-added', 'layout-setting'],
+  rolldown: ['not-added', 'layout-setting', 'packages'],
   'starter-angular-app': ['not-added'],
   'starter-express-ts': ['not-added'],
   'starter-next-app': ['not-added'],
@@ -30,9 +30,9 @@ const EXPECTED: Record<string, string[]> = {
   tailwindcss: ['not-added', 'manifest-fields'],
   'tanstack-query': ['not-added', 'lockfile-shape'],
   unocss: ['not-added', 'layout-setting'],
-  vitest: ['not-added', 'workspace'],
+  vitest: ['not-added', 'packages'],
   'vue-core': ['not-added'],
-  'vue-language-tools': ['not-added', 'manifest-fields'],
+  'vue-language-tools': ['not-added', 'packages'],
 }
 
 /** Every file below `dir` (relative), sorted. */

@@ -36,6 +36,8 @@ import { isMusl } from '../dist/api/native-platform.js'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { lockedPackages, projectFixture, repoDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
 import { nativeRelease, stateFormOf, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
+import { DEPENDENCY_GROUPS } from '../dist/plugin/install/virtual-store.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
@@ -294,14 +296,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return { dir, store }
   }
 
-  /** A clone of `from`: its project files, and every other workspace project's files but its `node_modules`. */
+  /** A clone of `from`: its project files, and its folders (the other workspace projects, …) but their `node_modules`. */
   function clone (from: string, label: string): string {
     const dir = path.join(base, label)
     fs.mkdirSync(dir)
     for (const f of CLONED) fs.copyFileSync(path.join(from, f), path.join(dir, f))
-    if (fs.existsSync(path.join(from, 'patches'))) fs.cpSync(path.join(from, 'patches'), path.join(dir, 'patches'), { recursive: true })
-    for (const project of importerDirs(from).filter((p) => p !== '.')) {
-      fs.cpSync(path.join(from, project), path.join(dir, project), { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
+    // The projects, the patches, and any other folder (a `link:` dependency's).
+    for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name === 'node_modules') continue
+      fs.cpSync(path.join(from, entry.name), path.join(dir, entry.name), { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
     }
     return dir
   }
@@ -518,6 +521,38 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       expect(fs.existsSync(path.join(both.native, 'packages', 'app', 'node_modules', 'extra'))).toBe(true)
     })
   }
+
+  /**
+   * Names declared in two groups of a package.json (pnpm locks each once, where it installs it
+   * from: optional over prod over dev over an auto-installed peer), and `link:` dependencies on
+   * a folder that is no project of the workspace (with a command of its own), from the root and
+   * from a project.
+   */
+  it.runIf(workspacesNative)('a dependency in two groups of package.json, and links to a folder that is no project: installed natively, stock\'s tree, up to date', async () => {
+    const root = {
+      name: 'groups',
+      version: '1.0.0',
+      private: true,
+      dependencies: { util: '1.0.0', a: '1.0.0', 'local-tool': 'link:tools/local-tool' },
+      devDependencies: { util: '1.0.0', '@scope/tool': '1.0.0', host: '1.0.0', 'plugin-a': '1.0.0' },
+      optionalDependencies: { a: '1.0.0', '@scope/tool': '1.0.0' },
+      peerDependencies: { host: '^1.0.0' },
+    }
+    const projects = {
+      'packages/app': { manifest: { name: 'app', version: '1.0.0', dependencies: { f: '1.0.0', 'local-tool': 'link:../../tools/local-tool' }, devDependencies: { f: '1.0.0' } } },
+      'tools/local-tool': { manifest: { name: 'local-tool', version: '0.0.0', bin: { 'local-cmd': 'cli.js' } }, files: { 'cli.js': [NODE_BIN, 0o755] } },
+    } satisfies Record<string, WorkspaceProject>
+    const { dir, store } = await setUp('two-groups', root, 'packages:\n  - \'packages/*\'\nminimumReleaseAge: 0\n', projects)
+    const read = readLockfileFile(dir)
+    if (typeof read === 'string') throw new Error(read)
+    const groups = Object.fromEntries(DEPENDENCY_GROUPS.map((group) => [group, Object.keys(read.lockfile.importers['.'][group] ?? {}).sort()]))
+    expect(groups).toEqual({ dependencies: ['local-tool', 'util'], devDependencies: ['host', 'plugin-a'], optionalDependencies: ['@scope/tool', 'a'] })
+    const both = await expectSameAsStock(dir, store, 'two-groups', { packages: countSnapshots(dir), why: 'util' })
+    for (const entry of ['node_modules/local-tool -> ../tools/local-tool', 'node_modules/.bin/local-cmd 755', 'packages/app/node_modules/local-tool -> ../../../tools/local-tool',
+      'packages/app/node_modules/.bin/local-cmd 755', 'packages/app/node_modules/f -> ', 'node_modules/a -> ', 'node_modules/.bin/acmd 755', 'node_modules/@scope/tool -> ', 'node_modules/util -> ']) {
+      expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+    }
+  })
 
   it('a cold store: the packages are downloaded from the registry pnpm is configured with, then installed natively: stock\'s tree, up to date', async () => {
     const project = PROJECTS[0]
