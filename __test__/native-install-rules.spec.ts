@@ -357,4 +357,13 @@ describe('installNatively: workspaces it leaves to pnpm, untouched', () => {
     expect(summary.skipped).toMatch(why)
     expect(entries(dir)).toEqual(before)
   })
+  it('bundledDependencies: a project\'s matter only when it is packed (on to the store); the root\'s are left to pnpm', async () => {
+    const dir = workspace()
+    const bundle = (file: string) => fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), bundledDependencies: ['a'] }))
+    bundle(path.join(dir, 'packages', 'a', 'package.json'))
+    const install = async () => (await installNatively({ ...settings(dir), offline: true }, VERIFIED_PNPM, 'auto')).skipped
+    expect(await install()).toMatch(/^1 packages are not in the store, and --offline$/)
+    bundle(path.join(dir, 'package.json'))
+    expect(await install()).toMatch(/^package\.json fields this does not model$/)
+  })
 })

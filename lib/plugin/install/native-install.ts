@@ -128,7 +128,10 @@ function projectUnsupported (lockfile: LockfileFile, project: WorkspaceProject, 
   if (meta != null && typeof meta === 'object' && Object.values(meta).some((m) => (m as { injected?: unknown } | null)?.injected === true)) {
     return `${where}: injected dependencies (dependenciesMeta.*.injected: copies of projects pnpm makes and keeps in sync)`
   }
-  if (manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
+  // A project's own bundled dependencies matter only when it is packed: pnpm installs its
+  // importer as the lockfile has it (checked for the root only, as before workspaces).
+  const bundles = id === '.' && (manifest.bundleDependencies != null || manifest.bundledDependencies != null)
+  if (manifest.pnpm != null || manifest.dependenciesMeta != null || bundles) {
     return `${where} fields this does not model`
   }
   const outdated = importerOutOfDate(lockfile.importers[id], manifest, config.autoInstallPeers !== false, lockfile.catalogs)
