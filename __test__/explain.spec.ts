@@ -27,7 +27,7 @@ const EXPECTED: Record<string, string[]> = {
   'starter-next-app': ['not-added'],
   'starter-vite-react-ts': ['not-added'],
   sveltekit: ['not-added', 'packages'],
-  tailwindcss: ['not-added', 'manifest-fields'],
+  tailwindcss: ['not-added', 'patches'],
   'tanstack-query': ['not-added', 'lockfile-shape'],
   unocss: ['not-added', 'layout-setting'],
   vitest: ['not-added', 'packages'],
