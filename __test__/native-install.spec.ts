@@ -530,9 +530,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * Names declared in two groups of a package.json (pnpm locks each once, where it installs it
    * from: optional over prod over dev over an auto-installed peer), and `link:` dependencies on
    * a folder that is no project of the workspace (with a command of its own), from the root and
-   * from a project.
+   * from a project, and from a package through an override (nitro's kind of shim).
    */
-  it.runIf(workspacesNative)('a dependency in two groups of package.json, and links to a folder that is no project: installed natively, stock\'s tree, up to date', async () => {
+  it.runIf(workspacesNative)('a dependency in two groups of package.json, and links to a folder that is no project: installed natively, stock\'s tree, up to date; a changed package.json installs on top as stock', async () => {
     const root = {
       name: 'groups',
       version: '1.0.0',
@@ -543,19 +543,35 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       peerDependencies: { host: '^1.0.0' },
     }
     const projects = {
-      'packages/app': { manifest: { name: 'app', version: '1.0.0', dependencies: { f: '1.0.0', 'local-tool': 'link:../../tools/local-tool' }, devDependencies: { f: '1.0.0' } } },
+      'packages/app': { manifest: { name: 'app', version: '1.0.0', dependencies: { f: '1.0.0', 'local-tool': 'link:../../tools/local-tool', 'plugin-b': '1.0.0' }, devDependencies: { f: '1.0.0' } } },
       'tools/local-tool': { manifest: { name: 'local-tool', version: '0.0.0', bin: { 'local-cmd': 'cli.js' } }, files: { 'cli.js': [NODE_BIN, 0o755] } },
+      // A package's dependency overridden to a folder (nitro's kind of shim).
+      'shims/util': { manifest: { name: 'util', version: '0.0.0-shim' }, files: { 'index.js': ['module.exports = 0\n', 0o644] } },
     } satisfies Record<string, WorkspaceProject>
-    const { dir, store } = await setUp('two-groups', root, 'packages:\n  - \'packages/*\'\nminimumReleaseAge: 0\n', projects)
+    const { dir, store } = await setUp('two-groups', root, 'packages:\n  - \'packages/*\'\nminimumReleaseAge: 0\noverrides:\n  plugin-b>util: link:./shims/util\n', projects)
     const read = readLockfileFile(dir)
     if (typeof read === 'string') throw new Error(read)
     const groups = Object.fromEntries(DEPENDENCY_GROUPS.map((group) => [group, Object.keys(read.lockfile.importers['.'][group] ?? {}).sort()]))
     expect(groups).toEqual({ dependencies: ['local-tool', 'util'], devDependencies: ['host', 'plugin-a'], optionalDependencies: ['@scope/tool', 'a'] })
+    expect(read.lockfile.packages?.['plugin-b@1.0.0(host@1.0.0)']?.dependencies?.util).toBe('link:shims/util')
     const both = await expectSameAsStock(dir, store, 'two-groups', { packages: countSnapshots(dir), why: 'util' })
     for (const entry of ['node_modules/local-tool -> ../tools/local-tool', 'node_modules/.bin/local-cmd 755', 'packages/app/node_modules/local-tool -> ../../../tools/local-tool',
       'packages/app/node_modules/.bin/local-cmd 755', 'packages/app/node_modules/f -> ', 'node_modules/a -> ', 'node_modules/.bin/acmd 755', 'node_modules/@scope/tool -> ', 'node_modules/util -> ']) {
       expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
     }
+    expect(both.stockTree).toContain('node_modules/.pnpm/plugin-b@1.0.0_host@1.0.0/node_modules/util -> ../../../../shims/util')
+
+    // A new dependency of one project: pnpm resolves and links it on top of each, the same way.
+    for (const d of [both.stock, both.native]) {
+      const file = path.join(d, 'packages', 'app', 'package.json')
+      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), devDependencies: { f: '1.0.0', extra: '1.0.0' } }, null, 2))
+    }
+    expectOk(await runPnpm(['install'], { projectDir: both.stock, storeDir: store, sandbox: sandbox('two-groups-stock'), registry: registry.url, env: STOCK }))
+    expectOk(await runPnpm(['install'], { projectDir: both.native, storeDir: store, sandbox: sandbox('two-groups-native'), registry: registry.url }))
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+    expect(fs.existsSync(path.join(both.native, 'packages', 'app', 'node_modules', 'extra'))).toBe(true)
   })
 
   it('a cold store: the packages are downloaded from the registry pnpm is configured with, then installed natively: stock\'s tree, up to date', async () => {
