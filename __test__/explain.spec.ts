@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { explainMain } from '../dist/plugin/explain-cli.js'
+import { explainMain, pnpmSettings } from '../dist/plugin/explain-cli.js'
 import { explain, formatExplanation } from '../dist/plugin/explain.js'
 import { type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
 import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
@@ -18,21 +18,21 @@ import { fixturesDir, freshDir } from './helpers/stores.js'
 const EXPECTED: Record<string, string[]> = {
   astro: ['not-added', 'packages'],
   effect: ['not-added', 'packages'],
-  nitro: ['not-added', 'workspace'],
-  nuxt: ['not-added', 'catalogs'],
-  'nuxt-devtools': ['not-added', 'layout-setting', 'manifest-fields'],
-  rolldown: ['not-added', 'layout-setting', 'workspace'],
+  nitro: ['not-added', 'patches'],
+  nuxt: ['not-added', 'patches'],
+  'nuxt-devtools': ['not-added', 'layout-setting'],
+  rolldown: ['not-added', 'layout-setting', 'packages'],
   'starter-angular-app': ['not-added'],
   'starter-express-ts': ['not-added'],
   'starter-next-app': ['not-added'],
   'starter-vite-react-ts': ['not-added'],
   sveltekit: ['not-added', 'packages'],
-  tailwindcss: ['not-added', 'manifest-fields'],
+  tailwindcss: ['not-added', 'patches'],
   'tanstack-query': ['not-added', 'lockfile-shape'],
   unocss: ['not-added', 'layout-setting'],
-  vitest: ['not-added', 'workspace'],
+  vitest: ['not-added', 'packages'],
   'vue-core': ['not-added'],
-  'vue-language-tools': ['not-added', 'manifest-fields'],
+  'vue-language-tools': ['not-added', 'packages'],
 }
 
 /** Every file below `dir` (relative), sorted. */
@@ -52,6 +52,20 @@ describe('cas-native-explain on the fixture projects', () => {
 
   it('lists the fixtures it expects', () => {
     expect(fs.readdirSync(path.join(fixturesDir, 'projects')).filter((f) => f !== 'README.md').sort()).toEqual(Object.keys(EXPECTED).sort())
+  })
+
+  it('pnpm\'s settings as captured: credentials dropped, settings keyed by package names whole (a catalog entry for js-tokens, an override of @auth/core)', () => {
+    const dir = path.join(base, 'capture')
+    fs.mkdirSync(dir)
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0' }))
+    fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), "catalog:\n  js-tokens: ^10.0.0\noverrides:\n  '@auth/core': 1.0.0\nallowBuilds:\n  keytar: false\n")
+    fs.writeFileSync(path.join(dir, '.npmrc'), '//127.0.0.1:9/:_authToken=sekrit-123\n')
+    const settings = pnpmSettings(dir, [pnpm], [], pnpmEnv(path.join(base, 'capture-sandbox')))
+    if (typeof settings === 'string') throw new Error(settings)
+    expect(settings.catalogs).toEqual({ default: { 'js-tokens': '^10.0.0' } })
+    expect(settings.overrides).toEqual({ '@auth/core': '1.0.0' })
+    expect(settings.allowBuilds).toEqual({ keytar: false })
+    expect(JSON.stringify(settings)).not.toContain('sekrit-123')
   })
 
   for (const [fixture, codes] of Object.entries(EXPECTED)) {

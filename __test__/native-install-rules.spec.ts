@@ -229,7 +229,8 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['a plain install, the lockfile\'s settings in another order than pnpm records them', { settings: 'settings:\n  excludeLinksFromLockfile: false\n  autoInstallPeers: true\n' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
     ['a plain install, a lockfile without settings', { settings: '' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
     ['a plain install under --offline (everything else up to date)', {}, { frozenLockfile: false }, /^1 packages are not in the store, and --offline$/],
-    ['a link: dependency on a directory that is not a project of the workspace', { wanted: { a: 'link:../a' } }, {}, /^a@link:\.\.\/a: a link to a directory that is not a project of the workspace$/],
+    // pnpm links a missing directory dangling, with no commands.
+    ['a link: dependency on a directory that is not there', { wanted: { a: 'link:../a' } }, {}, /^a@link:\.\.\/a: a link to a directory that is not there$/],
     ['a version pnpm\'s lockfile check refuses', { wanted: { a: '1.0' }, importer: "      a:\n        specifier: '1.0'\n        version: '1.0'\n", packages: { "'a@1.0'": '' } }, {}, /^a@1\.0: a version pnpm's lockfile check refuses$/],
     // Skipped as pnpm skips it (its engines.node not met, under engineStrict too): only `a` is left to find in the store.
     ['an optional package whose engines are not met', { optionalDeps: { o: '1.0.0' }, optional: ['o@1.0.0'], packages: { 'a@1.0.0': '', 'o@1.0.0': "    engines: {node: '<1'}\n" } }, { engineStrict: true }, /^1 packages are not in the store, and --offline$/],
@@ -286,6 +287,24 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     expect((await install(withEngines({ node: '>=1' }), { engineStrict: true })).skipped).toMatch(/^1 packages are not in the store, and --offline$/)
   })
 
+  it('a link: dependency on a directory that is no project (an importer\'s, or a package\'s through an override): laid out as a project\'s link, on to the store', async () => {
+    const dir = project({ wanted: { a: '1.0.0', t: 'link:tools/t' }, snapshots: { 'a@1.0.0': '    dependencies:\n      s: link:shims/s\n' } })
+    expect((await install(dir)).skipped).toMatch(/^t@link:tools\/t: a link to a directory that is not there$/)
+    fs.mkdirSync(path.join(dir, 'tools', 't'), { recursive: true })
+    expect((await install(dir)).skipped).toMatch(/^s@link:shims\/s: a link to a directory that is not there$/)
+    fs.mkdirSync(path.join(dir, 'shims', 's'), { recursive: true })
+    expect((await install(dir)).skipped).toMatch(/^1 packages are not in the store, and --offline$/)
+  })
+
+  it('a dependency in two groups of package.json, locked in the one pnpm installs it from: on to the store', async () => {
+    const dir = project({})
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, devDependencies: { a: '1.0.0' } }))
+    expect((await install(dir)).skipped).toMatch(/^1 packages are not in the store, and --offline$/)
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, optionalDependencies: { a: '1.0.0' } }))
+    expect((await install(dir)).skipped).toMatch(/^the lockfile is not up to date with package\.json \(a is not locked in optionalDependencies\)$/)
+  })
+
   it('a lockfile without dependencies: pnpm resolves it, frozen or not', async () => {
     const dir = freshDir('native-lockfile')
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0' }))
@@ -337,5 +356,14 @@ describe('installNatively: workspaces it leaves to pnpm, untouched', () => {
     const summary = await installNatively(config, VERIFIED_PNPM, 'auto')
     expect(summary.skipped).toMatch(why)
     expect(entries(dir)).toEqual(before)
+  })
+  it('bundledDependencies: a project\'s matter only when it is packed (on to the store); the root\'s are left to pnpm', async () => {
+    const dir = workspace()
+    const bundle = (file: string) => fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), bundledDependencies: ['a'] }))
+    bundle(path.join(dir, 'packages', 'a', 'package.json'))
+    const install = async () => (await installNatively({ ...settings(dir), offline: true }, VERIFIED_PNPM, 'auto')).skipped
+    expect(await install()).toMatch(/^1 packages are not in the store, and --offline$/)
+    bundle(path.join(dir, 'package.json'))
+    expect(await install()).toMatch(/^package\.json fields this does not model$/)
   })
 })

@@ -18,7 +18,7 @@
  * lockfile is up to date, as pnpm then takes its frozen path; a new dependency left to pnpm), and the alotta-modules lockfile (1,355 real packages,
  * `benchmark/download.mjs`'s corpus). Workspaces: a generated one of three projects (from the
  * root and from a project's directory, scripts off, projects hoisted publicly or not at all,
- * projects' scripts run by pnpm after the layout), and public monorepos (vue-core and unocss
+ * projects' scripts run by pnpm after the layout), and public monorepos (vue-core, unocss, and tailwindcss with its patches and builds from the cache,
  * installed natively, every project's `node_modules` compared; tanstack-query and sveltekit,
  * whose lockfiles stock refuses here, refused the same way). Builds and patches: taken from
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
@@ -36,6 +36,8 @@ import { isMusl } from '../dist/api/native-platform.js'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { lockedPackages, projectFixture, repoDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
 import { nativeRelease, stateFormOf, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
+import { DEPENDENCY_GROUPS } from '../dist/plugin/install/virtual-store.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
@@ -294,14 +296,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return { dir, store }
   }
 
-  /** A clone of `from`: its project files, and every other workspace project's files but its `node_modules`. */
+  /** A clone of `from`: its project files, and its folders (the other workspace projects, …) but their `node_modules`. */
   function clone (from: string, label: string): string {
     const dir = path.join(base, label)
     fs.mkdirSync(dir)
     for (const f of CLONED) fs.copyFileSync(path.join(from, f), path.join(dir, f))
-    if (fs.existsSync(path.join(from, 'patches'))) fs.cpSync(path.join(from, 'patches'), path.join(dir, 'patches'), { recursive: true })
-    for (const project of importerDirs(from).filter((p) => p !== '.')) {
-      fs.cpSync(path.join(from, project), path.join(dir, project), { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
+    // The projects, the patches, and any other folder (a `link:` dependency's).
+    for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+      if (!entry.isDirectory() || entry.name === 'node_modules') continue
+      fs.cpSync(path.join(from, entry.name), path.join(dir, entry.name), { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
     }
     return dir
   }
@@ -365,7 +368,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return [JSON.stringify(sorted(JSON.parse(ls.stdout)), null, 1), whyRun.stdout].map((t) => t.split(dir).join('<project>'))
   }
 
-  interface Compared { stock: string, native: string, stockTree: string[], nativeRun: PnpmRun, trace: string }
+  interface Compared { stock: string, native: string, stockTree: string[], stockRun: PnpmRun, nativeRun: PnpmRun, trace: string }
 
   interface InstallOptions {
     /** Stock's install fills the store from the registry stand-in. */
@@ -385,12 +388,13 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const from = opts.online === true ? { registry: registry.url } : {}
     const command = installCommand(opts)
     const stock = clone(setUpDir, `${label}-stock`)
-    expectOk(await runPnpm(command, { projectDir: path.join(stock, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
+    const stockRun = await runPnpm(command, { projectDir: path.join(stock, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from })
+    expectOk(stockRun)
     const native = clone(setUpDir, `${label}-native`)
     const traceFile = path.join(base, `${label}-trace.txt`)
     const nativeRun = await runPnpm(command, { projectDir: path.join(native, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
     expectOk(nativeRun)
-    return { stock, native, stockTree: tree(stock, store), nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
+    return { stock, native, stockTree: tree(stock, store), stockRun, nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
   }
 
   /** A stock clone and a native clone of `setUpDir`, each installed into an empty store of its own, from the registry. */
@@ -424,7 +428,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }
     expect(both.nativeRun.stdout).toContain('Already up to date')
     expect(both.nativeRun.stdout).not.toContain(PNPM_INSTALLED)
-    expect(both.nativeRun.stdout + both.nativeRun.stderr).not.toMatch(/WARN/)
+    // No warning of its own: only those pnpm prints for stock too (a workspace project for another platform).
+    const warnings = (run: PnpmRun): string[] => (run.stdout + run.stderr).split('\n').filter((l) => l.includes('WARN'))
+    const stockWarnings = warnings(both.stockRun)
+    expect(warnings(both.nativeRun).filter((l) => !stockWarnings.includes(l))).toEqual([])
     const nativeTree = tree(both.native, store)
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
 
@@ -518,6 +525,54 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       expect(fs.existsSync(path.join(both.native, 'packages', 'app', 'node_modules', 'extra'))).toBe(true)
     })
   }
+
+  /**
+   * Names declared in two groups of a package.json (pnpm locks each once, where it installs it
+   * from: optional over prod over dev over an auto-installed peer), and `link:` dependencies on
+   * a folder that is no project of the workspace (with a command of its own), from the root and
+   * from a project, and from a package through an override (nitro's kind of shim).
+   */
+  it.runIf(workspacesNative)('a dependency in two groups of package.json, and links to a folder that is no project: installed natively, stock\'s tree, up to date; a changed package.json installs on top as stock', async () => {
+    const root = {
+      name: 'groups',
+      version: '1.0.0',
+      private: true,
+      dependencies: { util: '1.0.0', a: '1.0.0', 'local-tool': 'link:tools/local-tool' },
+      devDependencies: { util: '1.0.0', '@scope/tool': '1.0.0', host: '1.0.0', 'plugin-a': '1.0.0' },
+      optionalDependencies: { a: '1.0.0', '@scope/tool': '1.0.0' },
+      peerDependencies: { host: '^1.0.0' },
+    }
+    const projects = {
+      'packages/app': { manifest: { name: 'app', version: '1.0.0', dependencies: { f: '1.0.0', 'local-tool': 'link:../../tools/local-tool', 'plugin-b': '1.0.0' }, devDependencies: { f: '1.0.0' } } },
+      'tools/local-tool': { manifest: { name: 'local-tool', version: '0.0.0', bin: { 'local-cmd': 'cli.js' } }, files: { 'cli.js': [NODE_BIN, 0o755] } },
+      // A package's dependency overridden to a folder (nitro's kind of shim).
+      'shims/util': { manifest: { name: 'util', version: '0.0.0-shim' }, files: { 'index.js': ['module.exports = 0\n', 0o644] } },
+    } satisfies Record<string, WorkspaceProject>
+    const { dir, store } = await setUp('two-groups', root, 'packages:\n  - \'packages/*\'\nminimumReleaseAge: 0\noverrides:\n  plugin-b>util: link:./shims/util\n', projects)
+    const read = readLockfileFile(dir)
+    if (typeof read === 'string') throw new Error(read)
+    const groups = Object.fromEntries(DEPENDENCY_GROUPS.map((group) => [group, Object.keys(read.lockfile.importers['.'][group] ?? {}).sort()]))
+    expect(groups).toEqual({ dependencies: ['local-tool', 'util'], devDependencies: ['host', 'plugin-a'], optionalDependencies: ['@scope/tool', 'a'] })
+    expect(read.lockfile.packages?.['plugin-b@1.0.0(host@1.0.0)']?.dependencies?.util).toBe('link:shims/util')
+    const both = await expectSameAsStock(dir, store, 'two-groups', { packages: countSnapshots(dir), why: 'util' })
+    for (const entry of ['node_modules/local-tool -> ../tools/local-tool', 'node_modules/.bin/local-cmd 755', 'packages/app/node_modules/local-tool -> ../../../tools/local-tool',
+      'packages/app/node_modules/.bin/local-cmd 755', 'packages/app/node_modules/f -> ', 'node_modules/a -> ', 'node_modules/.bin/acmd 755', 'node_modules/@scope/tool -> ', 'node_modules/util -> ']) {
+      expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+    }
+    expect(both.stockTree).toContain('node_modules/.pnpm/plugin-b@1.0.0_host@1.0.0/node_modules/util -> ../../../../shims/util')
+
+    // A new dependency of one project: pnpm resolves and links it on top of each, the same way.
+    for (const d of [both.stock, both.native]) {
+      const file = path.join(d, 'packages', 'app', 'package.json')
+      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), devDependencies: { f: '1.0.0', extra: '1.0.0' } }, null, 2))
+    }
+    expectOk(await runPnpm(['install'], { projectDir: both.stock, storeDir: store, sandbox: sandbox('two-groups-stock'), registry: registry.url, env: STOCK }))
+    expectOk(await runPnpm(['install'], { projectDir: both.native, storeDir: store, sandbox: sandbox('two-groups-native'), registry: registry.url }))
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+    expect(fs.existsSync(path.join(both.native, 'packages', 'app', 'node_modules', 'extra'))).toBe(true)
+  })
 
   it('a cold store: the packages are downloaded from the registry pnpm is configured with, then installed natively: stock\'s tree, up to date', async () => {
     const project = PROJECTS[0]
@@ -913,21 +968,33 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       fs.copyFileSync(path.join(fixture, file), path.join(dir, file))
     }
     if (edit.rootManifest != null) fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(edit.rootManifest(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))), null, 2))
+    if (fs.existsSync(path.join(fixture, 'patches'))) fs.cpSync(path.join(fixture, 'patches'), path.join(dir, 'patches'), { recursive: true })
     const workspace = path.join(fixture, 'pnpm-workspace.yaml')
     const settings = (edit.workspace ?? ((t: string) => t))(fs.existsSync(workspace) ? fs.readFileSync(workspace, 'utf8') : '')
     fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `${settings}\nminimumReleaseAge: 0\n${configDependencies}`)
-    const lockfile = fs.readFileSync(path.join(fixture, 'pnpm-lock.yaml'), 'utf8').replace('\nimporters:\n', `\n${checksum}\n\nimporters:\n`)
+    // Where pnpm writes it: after the overrides, before the patches and the importers.
+    const text = fs.readFileSync(path.join(fixture, 'pnpm-lock.yaml'), 'utf8')
+    const next = text.includes('\npatchedDependencies:\n') ? '\npatchedDependencies:\n' : '\nimporters:\n'
+    const lockfile = text.replace(next, `\n${checksum}\n${next}`)
     fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), envDocument + lockfile)
     return dir
   }
 
-  /** Installs `dir` natively and as stock with `corpus` served as the registry (real npm tarballs). */
-  async function expectSameAsStockFrom (corpus: ServedPackage[], dir: string, label: string, opts: InstallOptions & { packages: number, why: string }): Promise<Compared> {
+  /**
+   * Installs `dir` natively and as stock with `corpus` served as the registry (real npm
+   * tarballs); `warm`: after a stock install of another clone on the same store, which runs the
+   * builds and patches and records them in pnpm's side-effects cache.
+   */
+  async function expectSameAsStockFrom (corpus: ServedPackage[], dir: string, label: string, opts: InstallOptions & { packages: number, why: string, warm?: boolean }): Promise<Compared> {
     const corpusRegistry = await serveTarballs([...corpus, ...plugin])
     const saved = registry
     registry = corpusRegistry
+    const store = path.join(base, `${label}-store`)
     try {
-      return await expectSameAsStock(dir, path.join(base, `${label}-store`), label, { ...opts, online: true })
+      if (opts.warm === true) {
+        expectOk(await runPnpm(installCommand(opts), { projectDir: clone(dir, `${label}-warm`), storeDir: store, sandbox: sandbox(`${label}-warm`), registry: registry.url, env: STOCK }))
+      }
+      return await expectSameAsStock(dir, store, label, { ...opts, online: true })
     } finally {
       registry = saved
       await corpusRegistry.close()
@@ -976,25 +1043,38 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * pinned `packageManager` is dropped, so pnpm does not switch), the registry stand-in's
    * packages are old enough (`minimumReleaseAge: 0`) and carry no publishing evidence to
    * compare (`trustPolicy` dropped), and scripts are off (their builds are issue 25's). unocss
-   * without its `shamefullyHoist` (a layout the native install leaves to pnpm).
+   * without its `shamefullyHoist` (a layout the native install leaves to pnpm). tailwindcss with
+   * its patch files and scripts on (pnpm takes patched packages from its side-effects cache only
+   * for builds it runs, so a stock install warms the cache first), its patched packages' builds
+   * allowed and the builds that need the network or a compiler denied (bun, sharp, tree-sitter).
    */
-  const MONOREPOS = [
+  const TAILWIND_BUILDS = 'allowBuilds:\n  \'@napi-rs/cli\': true\n  \'@parcel/watcher\': true\n  bun: false\n  esbuild: true\n  lightningcss: true\n  sharp: false\n  tree-sitter: false\n  tree-sitter-javascript: false\n  tree-sitter-typescript: false\n'
+  const MONOREPOS: Array<{ name: string, why: string, projects: number, drop: string[], scriptsOn?: boolean, settings?: string }> = [
     { name: 'vue-core', why: 'vue', projects: 18, drop: [] },
     { name: 'unocss', why: 'vue', projects: 55, drop: ['shamefullyHoist'] },
+    { name: 'tailwindcss', why: 'lightningcss', projects: 30, drop: ['allowBuilds'], scriptsOn: true, settings: TAILWIND_BUILDS },
   ]
-  const withoutKeys = (...keys: string[]) => (text: string): string => text.split('\n').filter((line) => !keys.some((k) => line.startsWith(`${k}:`))).join('\n')
+  /** pnpm-workspace.yaml without these top-level keys (and the indented lines of their values). */
+  const withoutKeys = (...keys: string[]) => (text: string): string => {
+    let dropping = false
+    return text.split('\n').filter((line) => {
+      if (!/^\s/.test(line)) dropping = keys.some((k) => line.startsWith(`${k}:`))
+      return !dropping
+    }).join('\n')
+  }
   for (const monorepo of MONOREPOS) {
-    it.runIf(workspacesNative)(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts off): every project's node_modules is stock pnpm's, up to date`, async () => {
+    it.runIf(workspacesNative)(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date`, async () => {
       const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
       const { dir: cache, planned } = await platformCorpus(fixture, monorepo.name)
       const corpus = downloaded(cache)
       const dir = await withPlugin(monorepo.name, fixture, {
         rootManifest: ({ packageManager: _, ...manifest }) => manifest,
-        workspace: withoutKeys('minimumReleaseAge', 'trustPolicy', ...monorepo.drop),
+        workspace: (text) => withoutKeys('minimumReleaseAge', 'trustPolicy', ...monorepo.drop)(text) + (monorepo.settings ?? ''),
       })
       expect(importerDirs(dir)).toHaveLength(monorepo.projects)
-      await expectSameAsStockFrom(corpus, dir, monorepo.name, { packages: planned.length, why: monorepo.why, args: ['--config.ignore-scripts=true'] })
-    }, 300_000)
+      const args = monorepo.scriptsOn === true ? [] : ['--config.ignore-scripts=true']
+      await expectSameAsStockFrom(corpus, dir, monorepo.name, { packages: planned.length, why: monorepo.why, args, warm: monorepo.scriptsOn })
+    }, 600_000)
   }
 
   /** Monorepos whose lockfile stock pnpm 11.28.11 refuses here (prepared as MONOREPOS): with the plugin too, nothing linked. */

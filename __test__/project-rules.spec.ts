@@ -76,6 +76,19 @@ describe('importerOutOfDate: pnpm\'s frozen check of a project against the lockf
     expect(importerOutOfDate(withPeer, { dependencies: { a: '^1.0.0' }, peerDependencies: { p: '^3' } }, true)).toBeUndefined()
     expect(importerOutOfDate(withPeer, { dependencies: { a: '^1.0.0' }, peerDependencies: { p: '^3' } }, false)).toMatch(/^p: /)
   })
+  // pnpm locks a name declared in several groups once, in the group it installs it from
+  // (getWantedDependencies: optional over prod over dev over an auto-installed peer), and its
+  // check (satisfiesPackageManifest) wants it there: the layout follows the lockfile.
+  it.each([
+    ['dependencies and devDependencies', { dependencies: { a: '^1.0.0' }, devDependencies: { a: '^1.0.0' } }, 'dependencies', 'devDependencies'],
+    ['dependencies and optionalDependencies', { dependencies: { a: '^1.0.0' }, optionalDependencies: { a: '^1.0.0' } }, 'optionalDependencies', 'dependencies'],
+    ['devDependencies and optionalDependencies', { devDependencies: { a: '^1.0.0' }, optionalDependencies: { a: '^1.0.0' } }, 'optionalDependencies', 'devDependencies'],
+    ['peerDependencies and devDependencies', { peerDependencies: { a: '^1.0.0' }, devDependencies: { a: '^1.0.0' } }, 'devDependencies', 'dependencies'],
+    ['peerDependencies and dependencies', { peerDependencies: { a: '^1.0.0' }, dependencies: { a: '^1.0.0' } }, 'dependencies', 'devDependencies'],
+  ])('a dependency in %s: locked in %s, not in %s', (_, manifest, lockedIn, notIn) => {
+    expect(importerOutOfDate({ specifiers: { a: '^1.0.0' }, [lockedIn]: { a: '1.0.1' } }, manifest, true)).toBeUndefined()
+    expect(importerOutOfDate({ specifiers: { a: '^1.0.0' }, [notIn]: { a: '1.0.1' } }, manifest, true)).toMatch(new RegExp(`^a is not locked in ${lockedIn}$`))
+  })
 })
 
 describe('overrides: pnpm\'s frozen check reads each project\'s manifest with them applied', () => {
@@ -87,6 +100,14 @@ describe('overrides: pnpm\'s frozen check reads each project\'s manifest with th
   }
   const apply = (manifest: Record<string, unknown>, overrides: Record<string, unknown>, dir = '/ws'): Record<string, unknown> | string =>
     overriddenManifest(manifest, parsed(overrides), '/ws', dir)
+
+  it('a peer also in devDependencies, overridden to an npm: alias (no peer range): then in dependencies too, and locked there (vue-language-tools\' fixture)', () => {
+    const manifest = apply({ peerDependencies: { ts: '*' }, devDependencies: { ts: 'latest' } }, { ts: 'npm:ts-bridge@6.0.3' })
+    expect(manifest).toEqual({ peerDependencies: { ts: '*' }, dependencies: { ts: 'npm:ts-bridge@6.0.3' }, devDependencies: { ts: 'npm:ts-bridge@6.0.3' } })
+    const importer = { specifiers: { ts: 'npm:ts-bridge@6.0.3' }, dependencies: { ts: 'ts-bridge@6.0.3' } }
+    expect(importerOutOfDate(importer, manifest as Record<string, unknown>, true)).toBeUndefined()
+    expect(importerOutOfDate({ ...importer, dependencies: undefined, devDependencies: importer.dependencies }, manifest as Record<string, unknown>, true)).toMatch(/^ts is not locked in dependencies$/)
+  })
 
   it('the lockfile records each trimmed key with its catalog: value resolved (vitest\'s fixture: catalog: and workspace:* values)', () => {
     const overrides = parsed({ ' @types/node ': 'catalog:', vite: 'catalog:tools', vitest: 'workspace:*', 'a>b@^1': '2.0.0' })

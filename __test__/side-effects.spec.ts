@@ -10,7 +10,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { buildVerdict, engineName, graphHashes, hashObject, sideEffectsCacheKey, type GraphNode } from '../dist/plugin/install/side-effects.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
-import { patchFileHash } from '../dist/plugin/install/patches.js'
+import { patchFileHash, patchHashInDepPath } from '../dist/plugin/install/patches.js'
 import { refToDepPath } from '../dist/plugin/install/virtual-store.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { freshDir } from './helpers/stores.js'
@@ -138,6 +138,23 @@ describe('patchFileHash: pnpm\'s hash of a patch file', () => {
   })
   it('a missing file: undefined (pnpm fails with ERR_PNPM_PATCH_NOT_FOUND)', () => {
     expect(patchFileHash('/nowhere/x.patch')).toBeUndefined()
+  })
+})
+
+describe('patchHashInDepPath: the patch of the package a dependency path names, as pnpm reads it', () => {
+  const pnpmSuffix = pnpmFunction<(depPath: string) => { patchHashIndex: number }>('indexOfDepPathSuffix', {})
+  it.each([
+    ['a@1.0.0', undefined],
+    ['a@1.0.0(patch_hash=abc1)', 'abc1'],
+    ['a@1.0.0(patch_hash=abc1)(vite@8.2.1)', 'abc1'],
+    // tailwindcss' listhen: a peer's patch is not the package's own.
+    ['listhen@1.10.1(@parcel/watcher@2.6.0(patch_hash=705c))', undefined],
+    ['a@1.0.0(patch_hash=abc1)(b@2.0.0(patch_hash=def2))', 'abc1'],
+    ['a@1.0.0(b@2.0.0)(patch_hash=abc1)', undefined],
+  ])('%s: %s', (depPath, hash) => {
+    expect(patchHashInDepPath(depPath)).toBe(hash)
+    const { patchHashIndex } = pnpmSuffix(depPath)
+    expect(patchHashIndex === -1 ? undefined : /^\(patch_hash=([0-9a-f]+)\)/.exec(depPath.slice(patchHashIndex))?.[1]).toBe(hash)
   })
 })
 

@@ -66,6 +66,8 @@ export async function platformCorpus (fixtureDir, name, distDir = join(dirname(b
     lockfileDir: fixtureDir,
     virtualStoreDir: '/',
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
+    // Patched packages are laid out too (from pnpm's side-effects cache): their tarballs are needed.
+    patched: true,
     installable: (pkgName, snapshot, optional) => installableHere(pkgName, snapshot, undefined, optional),
     enginesMet: (snapshot) => enginesMet(snapshot, process.version),
   })

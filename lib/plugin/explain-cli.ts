@@ -27,12 +27,22 @@ installed natively by ${PLUGIN_NAME}, and every reason if not (--json: as JSON).
 nothing (pnpm installs the config dependencies first, as for any command).
 Exit code: 0 native, 1 left to pnpm, 2 error.`
 
-/** The capture pnpmfile: saves pnpm's settings (without credentials) and ends pnpm. */
+/**
+ * The capture pnpmfile: saves pnpm's settings (without credentials) and ends pnpm. The settings
+ * whose keys are package names are kept whole: a catalog entry, an override or a build rule for
+ * `js-tokens`, `@auth/core` or `keytar` is no credential, and the verdict needs it.
+ */
 const CAPTURE = `'use strict'
 const SECRET = /auth|token|password|cert|key$/i
+const BY_PACKAGE = ['catalogs', 'overrides', 'allowBuilds', 'patchedDependencies', 'packageExtensions', 'peerDependencyRules', 'configDependencies']
 module.exports = { hooks: { updateConfig (config) {
-  const json = JSON.stringify(config, (k, v) => k === 'configByUri' && v != null ? Object.fromEntries(Object.keys(v).map((uri) => [uri, {}])) : SECRET.test(k) || typeof v === 'function' ? undefined : v)
-  require('fs').writeFileSync(process.env.CAS_NATIVE_EXPLAIN_CONFIG, json, { mode: 0o600 })
+  const settings = JSON.parse(JSON.stringify(config, function (k, v) {
+    if (this === config && BY_PACKAGE.includes(k)) return undefined
+    if (k === 'configByUri' && v != null) return Object.fromEntries(Object.keys(v).map((uri) => [uri, {}]))
+    return SECRET.test(k) || typeof v === 'function' ? undefined : v
+  }))
+  for (const k of BY_PACKAGE) if (config[k] != null) settings[k] = config[k]
+  require('fs').writeFileSync(process.env.CAS_NATIVE_EXPLAIN_CONFIG, JSON.stringify(settings), { mode: 0o600 })
   process.exit(0)
 } } }
 `
@@ -44,7 +54,7 @@ function pnpmCommand (given: string | undefined): string[] {
 }
 
 /** pnpm's settings for `install --frozen-lockfile` in `dir`, or what pnpm said instead. */
-function pnpmSettings (dir: string, pnpm: string[], pnpmArgs: string[], env: NodeJS.ProcessEnv): NativeInstallConfig | string {
+export function pnpmSettings (dir: string, pnpm: string[], pnpmArgs: string[], env: NodeJS.ProcessEnv): NativeInstallConfig | string {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-native-explain-'))
   try {
     const capture = path.join(tmp, 'capture.cjs')

@@ -128,38 +128,43 @@ function projectUnsupported (lockfile: LockfileFile, project: WorkspaceProject, 
   if (meta != null && typeof meta === 'object' && Object.values(meta).some((m) => (m as { injected?: unknown } | null)?.injected === true)) {
     return `${where}: injected dependencies (dependenciesMeta.*.injected: copies of projects pnpm makes and keeps in sync)`
   }
-  if (manifest.pnpm != null || manifest.dependenciesMeta != null || manifest.bundleDependencies != null || manifest.bundledDependencies != null) {
+  // A project's own bundled dependencies matter only when it is packed: pnpm installs its
+  // importer as the lockfile has it (checked for the root only, as before workspaces).
+  const bundles = id === '.' && (manifest.bundleDependencies != null || manifest.bundledDependencies != null)
+  if (manifest.pnpm != null || manifest.dependenciesMeta != null || bundles) {
     return `${where} fields this does not model`
   }
   const outdated = importerOutOfDate(lockfile.importers[id], manifest, config.autoInstallPeers !== false, lockfile.catalogs)
   if (outdated != null) return `the lockfile is not up to date with ${where} (${outdated})`
-  // A dependency in two groups: pnpm links one of them, by rules not modelled here.
-  const declared = DEPENDENCY_GROUPS.flatMap((group) => Object.keys((manifest[group] ?? {}) as object))
-  if (new Set(declared).size !== declared.length) return `a dependency in two groups of ${where}`
   return undefined
 }
 
 /**
- * A `link:` dependency on a directory that is not a project of the workspace (left to pnpm), if
- * any: an importer's (relative to its directory) or a package's (relative to the root's).
+ * A `link:` dependency whose directory is not there (left to pnpm), if any: an importer's
+ * (relative to its directory) or a package's (relative to the root's). pnpm links a directory
+ * that is not a project of the workspace as it links a project (a symbolic link, the commands
+ * its package.json declares), but a missing one dangling, with no commands.
  */
-function linkOutsideWorkspace (lockfile: LockfileFile, projects: WorkspaceProject[], rootDir: string): string | undefined {
-  const dirs = new Set(projects.map((p) => p.dir))
-  const outside = (deps: Record<string, string> | undefined, from: string): string | undefined => {
-    const [alias, ref] = Object.entries(deps ?? {}).find(([, ref]) => ref.startsWith('link:') && !dirs.has(path.resolve(from, ref.slice('link:'.length)))) ?? []
-    return alias == null ? undefined : `${alias}@${ref}: a link to a directory that is not a project of the workspace`
+function missingLinkTarget (lockfile: LockfileFile, projects: WorkspaceProject[], rootDir: string): string | undefined {
+  const missing = (deps: Record<string, string> | undefined, from: string): string | undefined => {
+    const [alias, ref] = Object.entries(deps ?? {}).find(([, ref]) => ref.startsWith('link:') && !isDirectory(path.resolve(from, ref.slice('link:'.length)))) ?? []
+    return alias == null ? undefined : `${alias}@${ref}: a link to a directory that is not there`
   }
   for (const { id, dir } of projects) {
     for (const group of DEPENDENCY_GROUPS) {
-      const why = outside(lockfile.importers[id][group], dir)
+      const why = missing(lockfile.importers[id][group], dir)
       if (why != null) return why
     }
   }
   for (const snapshot of Object.values(lockfile.packages ?? {})) {
-    const why = outside(snapshot.dependencies, rootDir) ?? outside(snapshot.optionalDependencies, rootDir)
+    const why = missing(snapshot.dependencies, rootDir) ?? missing(snapshot.optionalDependencies, rootDir)
     if (why != null) return why
   }
   return undefined
+}
+
+function isDirectory (dir: string): boolean {
+  return fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() === true
 }
 
 /**
@@ -193,8 +198,8 @@ function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject
     const rewritten = lockedSettingsRewritten(lockfile.settings, config)
     if (rewritten != null) return rewritten
   }
-  const outside = linkOutsideWorkspace(lockfile, projects, rootDir)
-  if (outside != null) return outside
+  const missing = missingLinkTarget(lockfile, projects, rootDir)
+  if (missing != null) return missing
   // The lockfile must be up to date with every package.json, or a frozen install fails (pnpm says why).
   for (const project of checked) {
     const why = projectUnsupported(lockfile, project, config)

@@ -53,9 +53,24 @@ export function patchOf (hashes: PatchHashes, name: string, version: string): st
   return hashes.get(`${name}@${version}`) ?? hashes.get(name)
 }
 
-/** The patch hash a dependency path carries (`name@1.0.0(patch_hash=…)`), if any. */
+/**
+ * The patch hash of the package a dependency path names (`name@1.0.0(patch_hash=…)(peer@1.0.0)`),
+ * if any: the first of the groups that end the path, as pnpm reads it (deps/path
+ * `indexOfDepPathSuffix`), not one inside a peer's group (`a@1.0.0(peer@2.0.0(patch_hash=…))`).
+ */
 export function patchHashInDepPath (depPath: string): string | undefined {
-  return /\(patch_hash=([0-9a-f]+)\)/.exec(depPath)?.[1]
+  // The groups start after the last character outside parentheses.
+  let depth = 0
+  let start = 0
+  for (let i = depPath.length - 1; i >= 0; i--) {
+    if (depPath[i] === ')') depth++
+    else if (depPath[i] === '(') depth--
+    else if (depth === 0) {
+      start = i + 1
+      break
+    }
+  }
+  return /^\(patch_hash=([0-9a-f]+)\)/.exec(depPath.slice(start))?.[1]
 }
 
 /**
