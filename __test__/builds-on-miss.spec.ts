@@ -127,7 +127,7 @@ describe('buildOrder: each build after the builds it depends on', () => {
     expect(buildOrder(graph, ['c', 'a'])).toEqual(['c', 'a'])
   })
   it('two builds that depend on each other: left to pnpm', () => {
-    expect(buildOrder(graph, ['x', 'y'])).toBe('x and y depend on each other, and both build')
+    expect(buildOrder(graph, ['x', 'y'])).toEqual({ cycle: ['x', 'y'] })
   })
 })
 
@@ -154,6 +154,9 @@ describe('readBuildManifest: what pnpm\'s reader (normalize-package-data) gives 
   }
   it('a bin given as a string: a command named after the package, without its scope', () => {
     expect((read({ name: '@s/tool', version: '1.0.0', bin: 'cli.js' }) as any).bin).toEqual({ tool: 'cli.js' })
+  })
+  it('no scripts: an empty set (a patched package that does not build)', () => {
+    expect((read({ name: 'a', version: '1.0.0' }) as any).scripts).toEqual({})
   })
   it.each([
     [{ name: ' a', version: '1.0.0' }],

@@ -39,6 +39,7 @@ import { nativeRelease, stateFormOf, type PnpmRelease } from '../dist/plugin/ins
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
+import { StoreIndex } from '@pnpm/store.index'
 import { verifyStore } from './helpers/verify-store.mjs'
 import { ensureDownloaded, platformCorpus } from '../benchmark/corpus.mjs'
 
@@ -68,6 +69,9 @@ const NODE_BIN = '#!/usr/bin/env node\nconsole.log(1)\n'
 /** A build script's start: it appends its package's name to `build-log.txt` in the project pnpm installs. */
 const BUILD_LOG = "const fs = require('fs'); fs.appendFileSync(require('path').join(process.env.INIT_CWD, 'build-log.txt'), require('./package.json').name + '\\n')\n"
 const SHIPPED = 'data some other project has too\n'
+/** Writes `env-<stage>.txt` in the package: the variables pnpm sets for a script, in the environment's order. */
+const ENV_RECORD = "fs.writeFileSync('env-' + process.argv[2] + '.txt', Object.keys(process.env).filter((k) => /^(npm_|pnpm_|PNPM_|INIT_CWD$|NODE$|TMPDIR$|PATH$|FORCE_COLOR$)/.test(k)).map((k) => k + '=' + process.env[k]).join('\\n') + '\\n')\n"
+
 const OTHER_LIBC = process.platform === 'linux' ? (isMusl() ? 'gnu' : 'musl') : undefined
 const PLATFORM_TOOLS: Array<{ name: string, os: string[], cpu: string[], here: boolean }> = [
   { name: `@tool/${process.platform}-${process.arch}`, os: [process.platform], cpu: [process.arch], here: true },
@@ -126,6 +130,11 @@ const generated: ServedPackage[] = [
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
   // A build that fails: pnpm records nothing for it, and skips it when it is optional.
   pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(1)\n' }),
+  // A build that records in its package the environment it runs with (pnpm's variables, in their order).
+  pkg('env-build', '1.0.0', { scripts: { preinstall: 'node env.js preinstall', postinstall: 'node env.js postinstall' }, config: { port: '8080', nested: { on: true } }, engines: { node: '>=18' }, bin: 'cli.js' }, {
+    'cli.js': [NODE_BIN, 0o644],
+    'env.js': BUILD_LOG + ENV_RECORD,
+  }),
   // Public hoisting, and optional dependencies this machine installs (one with engines it meets).
   pkg('linter-core', '1.0.0', { bin: { lint: 'lint.js' }, optionalDependencies: { 'opt-helper': '1.0.0' } }, { 'lint.js': [NODE_BIN, 0o755] }),
   pkg('opt-helper', '1.0.0', { engines: { node: '>=18' }, bin: { 'opt-helper': 'h.js' } }, { 'h.js': [NODE_BIN, 0o755] }),
@@ -1106,10 +1115,30 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }
   })
 
-  it('a build whose side effects pnpm did not cache (it changed nothing in its package): left to pnpm, which runs it, as stock', async () => {
-    const both = await expectLeftToPnpm('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } },
-      'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n', /^native install skipped: log-only-build@1\.0\.0: no side effects cached for [^;]+;[^;]+;node\d+;format=2;deps=[A-Za-z0-9+/=]+$/m)
+  it('a build whose side effects pnpm did not cache (it changed nothing in its package): run natively again, as stock runs it again; stock\'s tree', async () => {
+    const { dir, store } = await setUp('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n')
+    const both = await expectSameAsStock(dir, store, 'uncached-build', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+  })
+
+  it('a required build that fails: left to pnpm, which fails as stock (the native install ran it first, so it ran twice)', async () => {
+    const { dir, store } = await setUp('required-failing', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n')
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    manifest.dependencies['fails-build'] = '1.0.0'
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
+    // Its lockfile, resolved by a stock install that fails at the build.
+    await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: store, sandbox: sandbox('required-failing'), registry: registry.url })
+    const stock = clone(dir, 'required-failing-stock')
+    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox('required-failing-stock'), env: STOCK, registry: registry.url })
+    const native = clone(dir, 'required-failing-native')
+    const traceFile = path.join(base, 'required-failing-trace.txt')
+    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox('required-failing-native'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, registry: registry.url })
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install skipped: fails-build@1\.0\.0: no side effects cached for \S+, and its build failed \(fails-build@1\.0\.0 postinstall: `node build\.js`: Exit status 1\)$/m)
+    expect(stockRun.code).not.toBe(0)
+    expect(nativeRun.code).toBe(stockRun.code)
+    expect(nativeRun.stdout).toContain('fails-build@1.0.0 postinstall: `node build.js`')
+    expect(buildLog(stock)).toBe('fails-build\n')
+    expect(buildLog(native)).toBe('fails-build\nfails-build\n')
   })
 
   it('an optional package whose build fails (nothing cached for it): left to pnpm, which runs it again and skips the package, as stock', async () => {
@@ -1158,15 +1187,56 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(both.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
   })
 
-  it('builds pnpm runs, into a cold store: downloaded, then left to pnpm, which runs them, as stock; the next install of a clone is native, from what pnpm cached', async () => {
-    const manifest = { name: 'cold-built', version: '1.0.0', dependencies: { 'native-build': '1.0.0' } }
-    const { dir } = await setUp('cold-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n')
+  /** The side effects a store's index records for the packages named `names`, by row and cache key (without the times files were checked). */
+  function sideEffectsRows (store: string, names: string[]): unknown[] {
+    const index = new StoreIndex(path.join(store, 'v11'))
+    try {
+      return [...index.entries()].filter(([key]) => names.includes(key.split('\t')[1].replace(/@[^@]*$/, ''))).sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([key, row]: [string, any]) => [key, [...(row.sideEffects ?? new Map())].map(([cacheKey, diff]: [string, any]) => [cacheKey, {
+          added: diff.added == null ? undefined : [...diff.added].map(([file, info]: [string, any]) => [file, info.digest, info.mode, info.size]),
+          deleted: diff.deleted,
+        }])])
+    } finally {
+      index.close()
+    }
+  }
+
+  it('builds pnpm runs, into a cold store: run natively as pnpm runs them (dependencies first, its environment), once each; stock\'s tree and the side effects stock records; then fresh clones on that store find them, stock and native alike', async () => {
+    const manifest = { name: 'cold-built', version: '1.0.0', dependencies: { 'native-build': '1.0.0', 'env-build': '1.0.0' } }
+    const { dir } = await setUp('cold-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n  env-build: true\n')
     const cold = await installCold(dir, 'cold-builds')
-    expect(cold.trace).toMatch(/^native install skipped: logs-build@1\.0\.0: no side effects cached for /m)
-    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' logs-build native-build')
-    expect(tree(cold.native, cold.nativeStore).map((l) => l.split(cold.native).join('<p>'))).toEqual(tree(cold.stock, cold.stockStore).map((l) => l.split(cold.stock).join('<p>')))
-    // pnpm cached the side effects of the builds it ran: fresh clones on that store find it warm.
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    expect(cold.run.stdout).toContain('Already up to date')
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build logs-build native-build')
+    // native-build depends on logs-build: built after it.
+    const log = buildLog(cold.native).split('\n')
+    expect(log.indexOf('logs-build')).toBeLessThan(log.indexOf('native-build'))
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    // What the scripts saw (the tree compared it too, with the project's path replaced).
+    const env = fs.readFileSync(path.join(cold.native, 'node_modules', 'env-build', 'env-postinstall.txt'), 'utf8')
+    for (const line of ['npm_lifecycle_event=postinstall', 'npm_package_config_nested_on=true', 'npm_command=install', 'pnpm_config_verify_deps_before_run=false', `INIT_CWD=${cold.native}`]) expect(env).toContain(`${line}\n`)
+    // pnpm records what the builds changed (a build's own env files differ by the project's path).
+    const built = ['logs-build', 'native-build']
+    expect(sideEffectsRows(cold.nativeStore, built)).toEqual(sideEffectsRows(cold.stockStore, built))
+    expect(JSON.stringify(sideEffectsRows(cold.nativeStore, ['env-build']))).toContain('env-postinstall.txt')
+    // Fresh clones on the store the native install filled: stock and the plugin find the builds cached.
     const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-builds-warm', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
+  })
+
+  it('patched packages, one that also builds, into a cold store: patched (pnpm\'s applier) and built natively, once; stock\'s tree and side effects; then fresh clones find them', async () => {
+    const manifest = { name: 'patched', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
+    const { dir } = await setUp('cold-patches', manifest, `minimumReleaseAge: 0\nallowBuilds:\n  util: true\n  logs-build: true\n${PATCHED}`, {}, PATCHES)
+    const cold = await installCold(dir, 'cold-patches')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('logs-build\n')
+    expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
+    expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'logs-build', 'built.txt'), 'utf8')).toBe('patched')
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(sideEffectsRows(cold.nativeStore, ['util', 'logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['util', 'logs-build']))
+    const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-patches-warm', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
 

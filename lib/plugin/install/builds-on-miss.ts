@@ -123,7 +123,7 @@ export function buildContext (config: BuildSettings, lockfileDir: string, virtua
  * depends on (through any path); or why not, when two depend on each other (pnpm's order
  * between them is its graph sequencer's). `children`: each package's dependencies.
  */
-export function buildOrder (children: Map<string, string[]>, toBuild: string[]): string[] | string {
+export function buildOrder (children: Map<string, string[]>, toBuild: string[]): string[] | { cycle: [string, string] } {
   const building = new Set(toBuild)
   const needs = new Map<string, Set<string>>()
   for (const start of toBuild) {
@@ -139,7 +139,7 @@ export function buildOrder (children: Map<string, string[]>, toBuild: string[]):
   }
   for (const [a, reached] of needs) {
     const both = [...reached].find((b) => needs.get(b)!.has(a))
-    if (both != null) return `${a} and ${both} depend on each other, and both build`
+    if (both != null) return { cycle: [a, both] }
   }
   const order: string[] = []
   const done = new Set<string>()
@@ -166,6 +166,8 @@ export function readBuildManifest (dir: string): (Record<string, unknown> & { sc
   if (typeof name !== 'string' || name.trim() !== name || name === '') return 'a package name its reader would change'
   if (typeof version !== 'string' || semver.clean(version, true) !== version) return 'a version its reader would change'
   if (scripts == null || typeof scripts !== 'object' || Array.isArray(scripts) || Object.values(scripts).some((s) => typeof s !== 'string')) return 'scripts its reader would change'
+  // pnpm's build step gives a manifest without scripts an empty set (scripts are not in a script's environment).
+  manifest.scripts ??= {}
   // A bin given as a string is a command named after the package (without its scope).
   if (typeof manifest.bin === 'string') manifest.bin = { [name.replace(/^@[^/]+\//, '')]: manifest.bin }
   return manifest as Record<string, unknown> & { scripts: Record<string, string> }
@@ -215,6 +217,11 @@ function removeForPnpm (missed: MissedBuild[]): void {
   }
 }
 
+/** Why the install is left to pnpm, for a package whose build or patch the cache lacks. */
+function missWhy (m: MissedBuild, why: string): string {
+  return `${m.depPath}: no side effects cached for ${m.builds ? m.keys.key : m.keys.patched!}, and ${why}`
+}
+
 /** Why a missed package is one this does not build as pnpm would (`undefined`: it builds it). */
 function packageUnsupported (m: MissedBuild, opts: MissedBuildsOptions): string | undefined {
   if (m.optional) return 'an optional package (pnpm skips it when its build fails)'
@@ -233,11 +240,11 @@ function applyPatches (missed: MissedBuild[]): string | undefined {
     try {
       applyPatchToDir({ patchedDir: m.dir, patchFilePath: m.patchFile })
     } catch (err) {
-      return `${m.depPath}: ${(err as Error).message}`
+      return missWhy(m, `its patch failed (${(err as Error).message})`)
     }
     const manifest = readBuildManifest(m.dir)
-    if (typeof manifest === 'string') return `${m.depPath}: patched, ${manifest}`
-    if (!m.builds && requiresBuild(m.dir, manifest)) return `${m.depPath}: its patch makes it require a build`
+    if (typeof manifest === 'string') return missWhy(m, `patched, ${manifest}`)
+    if (!m.builds && requiresBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it require a build')
   }
   return undefined
 }
@@ -256,7 +263,7 @@ export async function buildMissed (missed: MissedBuild[], order: string[], opts:
   }
   for (const m of ordered) {
     const why = packageUnsupported(m, opts)
-    if (why != null) return stop(`${m.depPath}: no side effects cached, and ${why}`)
+    if (why != null) return stop(missWhy(m, why))
   }
   const patchFailed = applyPatches(ordered)
   if (patchFailed != null) return stop(patchFailed)
@@ -266,7 +273,7 @@ export async function buildMissed (missed: MissedBuild[], order: string[], opts:
       const manifest = readBuildManifest(m.dir) as Record<string, unknown> & { scripts: Record<string, string> }
       ran = m.builds && await runBuildScripts(m.dir, manifest, opts.ctx)
     } catch (err) {
-      return stop(`${m.depPath}: its build failed (${(err as Error).message.split('\n')[0]})`)
+      return stop(missWhy(m, `its build failed (${(err as Error).message.replace(/\n/g, ': ')})`))
     }
     if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
     if (m.patchFile == null && !ran) continue
@@ -319,9 +326,10 @@ export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings &
   })
   const graph = plannedGraph(plan.lockfile, plan.planned)
   const order = buildOrder(new Map([...graph].map(([depPath, node]) => [depPath, Object.values(node.children)])), missed.map((m) => m.depPath))
-  if (typeof order === 'string') {
+  if (!Array.isArray(order)) {
     removeForPnpm(missed)
-    return order
+    const [a, b] = order.cycle.map((depPath) => missed.find((m) => m.depPath === depPath)!)
+    return missWhy(a, `it and ${b.depPath} depend on each other, and both build (pnpm's order between them is its own)`)
   }
   const ctx = buildContext(config, plan.rootDir, plan.virtualStoreDir, pnpmPaths()!)
   return await buildMissed(missed, order, { ctx, storeDir: plan.storeDir, relinkBins, engineStrict: config.engineStrict === true })
