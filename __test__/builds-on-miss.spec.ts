@@ -13,6 +13,9 @@ import { buildOrder, buildSettingsUnsupported, pnpmPaths, readBuildManifest } fr
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
+import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
+
+const NEWEST = PNPM_RELEASES.at(-1)!.version
 
 const pnpmMakeEnv = pnpmFunction<(data: unknown, opts: object) => Record<string, string>>('makeEnv', { PATH: 'PATH' })
 const pnpmInherited = pnpmFunction<(name: string) => boolean>('isInheritedEnvName', { PATH: 'PATH' })
@@ -142,7 +145,10 @@ describe('buildSettingsUnsupported', () => {
     [{ scriptsPrependNodePath: true }, 'scriptsPrependNodePath'],
     [{ unsafePerm: undefined }, 'unsafePerm not known'],
   ])('%j: %s', (settings, why) => {
-    expect(buildSettingsUnsupported({ ...ok, ...settings })).toBe(why)
+    expect(buildSettingsUnsupported({ ...ok, ...settings }, NEWEST)).toBe(why)
+  })
+  it('another release than the one checked against stock', () => {
+    expect(buildSettingsUnsupported(ok, '11.28.4')).toBe(`builds run under pnpm 11.28.4 (checked against stock under ${NEWEST})`)
   })
 })
 

@@ -35,7 +35,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isMusl } from '../dist/api/native-platform.js'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { lockedPackages, projectFixture, repoDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
-import { nativeRelease, stateFormOf, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { nativeRelease, stateFormOf, PNPM_RELEASES, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
@@ -489,6 +489,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   ]
   /** Whether the pnpm under test is one whose workspace state was checked with several projects (11.28.11). */
   const workspacesNative = (nativeRelease(testedPnpmVersion) as PnpmRelease).workspaces
+  /** Whether builds the cache lacks run natively under the pnpm tested (they were checked against the newest release only). */
+  const buildsNative = testedPnpmVersion === PNPM_RELEASES.at(-1)!.version
   it.skipIf(workspacesNative)('a workspace of several projects under a release its state was not checked against: left to pnpm, stock\'s tree', async () => {
     const { dir, store } = await setUp('workspace-release', WORKSPACE.root, WORKSPACE.workspace, WORKSPACE.projects)
     const both = await installBoth(dir, store, 'workspace-release')
@@ -1115,13 +1117,13 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }
   })
 
-  it('a build whose side effects pnpm did not cache (it changed nothing in its package): run natively again, as stock runs it again; stock\'s tree', async () => {
+  it.runIf(buildsNative)('a build whose side effects pnpm did not cache (it changed nothing in its package): run natively again, as stock runs it again; stock\'s tree', async () => {
     const { dir, store } = await setUp('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n')
     const both = await expectSameAsStock(dir, store, 'uncached-build', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
   })
 
-  it('a required build that fails: left to pnpm, which fails as stock (the native install ran it first, so it ran twice)', async () => {
+  it.runIf(buildsNative)('a required build that fails: left to pnpm, which fails as stock (the native install ran it first, so it ran twice)', async () => {
     const { dir, store } = await setUp('required-failing', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n')
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
     manifest.dependencies['fails-build'] = '1.0.0'
@@ -1201,7 +1203,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }
   }
 
-  it('builds pnpm runs, into a cold store: run natively as pnpm runs them (dependencies first, its environment), once each; stock\'s tree and the side effects stock records; then fresh clones on that store find them, stock and native alike', async () => {
+  it.skipIf(buildsNative)('builds pnpm runs, into a cold store, under a release they were not checked against: downloaded, then left to pnpm, which runs them, as stock', async () => {
+    const manifest = { name: 'cold-built', version: '1.0.0', dependencies: { 'native-build': '1.0.0' } }
+    const { dir } = await setUp('cold-builds-older', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n')
+    const cold = await installCold(dir, 'cold-builds-older')
+    expect(cold.trace).toMatch(new RegExp(`^native install skipped: logs-build@1\\.0\\.0: no side effects cached for \\S+, and builds run under pnpm ${testedPnpmVersion.replaceAll('.', '\\.')} `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' logs-build native-build')
+    expect(tree(cold.native, cold.nativeStore).map((l) => l.split(cold.native).join('<p>'))).toEqual(tree(cold.stock, cold.stockStore).map((l) => l.split(cold.stock).join('<p>')))
+  })
+
+  it.runIf(buildsNative)('builds pnpm runs, into a cold store: run natively as pnpm runs them (dependencies first, its environment), once each; stock\'s tree and the side effects stock records; then fresh clones on that store find them, stock and native alike', async () => {
     const manifest = { name: 'cold-built', version: '1.0.0', dependencies: { 'native-build': '1.0.0', 'env-build': '1.0.0' } }
     const { dir } = await setUp('cold-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n  env-build: true\n')
     const cold = await installCold(dir, 'cold-builds')
@@ -1225,7 +1236,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
 
-  it('patched packages, one that also builds, into a cold store: patched (pnpm\'s applier) and built natively, once; stock\'s tree and side effects; then fresh clones find them', async () => {
+  it.runIf(buildsNative)('patched packages, one that also builds, into a cold store: patched (pnpm\'s applier) and built natively, once; stock\'s tree and side effects; then fresh clones find them', async () => {
     const manifest = { name: 'patched', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
     const { dir } = await setUp('cold-patches', manifest, `minimumReleaseAge: 0\nallowBuilds:\n  util: true\n  logs-build: true\n${PATCHED}`, {}, PATCHES)
     const cold = await installCold(dir, 'cold-patches')

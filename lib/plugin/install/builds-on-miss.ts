@@ -23,6 +23,7 @@ import semver from 'semver'
 import { applyPatchToDir } from '@pnpm/patching.apply-patch'
 import { addFilesFromDir } from '../../api/dir.js'
 import { runBuildScripts, type BuildContext } from './dependency-build.js'
+import { PNPM_RELEASES } from './pnpm-releases.js'
 import type { PnpmPaths } from './script-env.js'
 import { plannedGraph, type CacheKeys } from './side-effects.js'
 import type { LockfileObject, PlannedPackage } from './virtual-store.js'
@@ -77,12 +78,15 @@ export function pnpmPaths (entry: string | undefined = process.argv[1]): PnpmPat
 }
 
 /**
- * Why pnpm's build step could not be reproduced under these settings (`undefined`: it can): a
- * shell of its own or pnpm's emulator, Node's directory put on `PATH`, the side-effects cache
- * not written (the next install would build again), the global virtual store, an
- * `extraEnv` or `extraBinPaths` not of pnpm's kinds, a pnpm started otherwise than by its script.
+ * Why pnpm's build step could not be reproduced under these settings and pnpm `version`
+ * (`undefined`: it can): a release other than the one it was checked against, a shell of its
+ * own or pnpm's emulator, Node's directory put on `PATH`, the side-effects cache not written
+ * (the next install would build again), the global virtual store, an `extraEnv` or
+ * `extraBinPaths` not of pnpm's kinds, a pnpm started otherwise than by its script.
  */
-export function buildSettingsUnsupported (config: BuildSettings): string | undefined {
+export function buildSettingsUnsupported (config: BuildSettings, version: string): string | undefined {
+  const checked = PNPM_RELEASES.at(-1)!.version
+  if (version !== checked) return `builds run under pnpm ${version} (checked against stock under ${checked})`
   if (typeof config.scriptShell === 'string' && config.scriptShell !== '') return 'scriptShell'
   if (config.shellEmulator === true) return 'shellEmulator'
   if (config.scriptsPrependNodePath != null && config.scriptsPrependNodePath !== false) return 'scriptsPrependNodePath'
@@ -229,7 +233,6 @@ function packageUnsupported (m: MissedBuild, opts: MissedBuildsOptions): string 
   const manifest = readBuildManifest(m.dir)
   if (typeof manifest === 'string') return manifest
   if (m.builds && gypBuild(m.dir, manifest)) return 'a binding.gyp built with node-gyp'
-  if (m.builds && fs.existsSync(path.join(m.dir, '.hooks'))) return 'a .hooks directory'
   return undefined
 }
 

@@ -6,8 +6,8 @@
  * stage fails the build with pnpm's message and `ELIFECYCLE`.
  *
  * What this does not do, and its caller leaves to pnpm: `node-gyp rebuild` for a `binding.gyp`
- * without an install script, `scriptShell`, `shellEmulator`, a `.hooks` script of the virtual
- * store. Signals are passed on to a script run in a process group of its own (pnpm does that
+ * without an install script, `scriptShell`, `shellEmulator`. (pnpm also runs a `.hooks/<stage>`
+ * of the virtual store, which a fresh `node_modules` does not have.) Signals are passed on to a script run in a process group of its own (pnpm does that
  * without a terminal too), but pnpm's own relaying (its interrupt trap, its watchdog) is not
  * reproduced: an interrupted install records nothing, and pnpm installs over it.
  */
