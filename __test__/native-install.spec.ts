@@ -22,9 +22,11 @@
  * installed natively, every project's `node_modules` compared; tanstack-query and sveltekit,
  * whose lockfiles stock refuses here, refused the same way). Builds and patches: taken from
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
- * append to shows none ran), left to pnpm when it has not (a cold store, a build that changed
- * nothing) or pnpm would not look them up (undecided builds, a patch whose build is not
- * allowed). Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
+ * append to shows none ran); when it has not (a cold store, a build that changed nothing), run
+ * natively as pnpm runs them, once, with the side effects pnpm records (a script records its
+ * environment; a workspace's too), or left to pnpm (a failing build, an optional one, the
+ * project's own scripts, an older release); left to pnpm when pnpm would not look them up
+ * (undecided builds, a patch whose build is not allowed). Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
  * the layout, so it also shows that an install stopped halfway is not taken for up to date).
  */
 import { spawnSync } from 'node:child_process'
@@ -1234,6 +1236,33 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // Fresh clones on the store the native install filled: stock and the plugin find the builds cached.
     const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-builds-warm', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
+  })
+
+  it.runIf(buildsNative)('the project\'s scripts and a build the cache lacks, into a cold store (pnpm\'s own install follows the layout, to run the scripts): left to pnpm, which builds it once, as stock', async () => {
+    const { dir } = await setUp('project-scripts-miss', { name: 'p', version: '1.0.0', dependencies: { 'logs-build': '1.0.0' }, scripts: RECORDING_SCRIPTS }, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n')
+    const cold = await installCold(dir, 'project-scripts-miss')
+    expect(cold.trace).toMatch(/^native install skipped: logs-build@1\.0\.0: no side effects cached for \S+, and the project's install, postinstall, prepare$/m)
+    for (const d of [cold.stock, cold.native]) {
+      expect(buildLog(d)).toBe('logs-build\n')
+      expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+    }
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+  })
+
+  it.runIf(buildsNative && workspacesNative)('a workspace project\'s dependencies that build, into a cold store: run natively with the environment and PATH pnpm gives them in a workspace; stock\'s trees and side effects', async () => {
+    const projects = { 'packages/app': { manifest: { name: '@ws/app', version: '1.0.0', dependencies: { 'env-build': '1.0.0', 'logs-build': '1.0.0' } } } }
+    const workspace = "packages:\n  - 'packages/*'\nminimumReleaseAge: 0\nallowBuilds:\n  env-build: true\n  logs-build: true\n"
+    const { dir } = await setUp('cold-workspace-builds', { name: 'ws-root', version: '1.0.0', private: true, devDependencies: { util: '1.0.0' } }, workspace, projects)
+    const cold = await installCold(dir, 'cold-workspace-builds')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build logs-build')
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    // The workspace root's .bin is on a dependency's PATH, after the privately hoisted packages'.
+    const env = fs.readFileSync(path.join(cold.native, 'node_modules', '.pnpm', 'env-build@1.0.0', 'node_modules', 'env-build', 'env-postinstall.txt'), 'utf8')
+    expect(env).toContain(`:${cold.native}/node_modules/.pnpm/node_modules/.bin:${cold.native}/node_modules/.bin:`)
+    expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
   })
 
   it.runIf(buildsNative)('patched packages, one that also builds, into a cold store: patched (pnpm\'s applier) and built natively, once; stock\'s tree and side effects; then fresh clones find them', async () => {

@@ -376,8 +376,9 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     const keys = plan.cacheKeys.get(p.depPath)
     return { ...p, buildIgnored: buildIgnored(p, config), sideEffectsCacheKey: keys?.key, patchedSideEffectsCacheKey: keys?.patched }
   })
-  // A build or patch the cache lacks is run natively, when pnpm's build step can be reproduced.
-  const cannotBuild = buildSettingsUnsupported(config, plan.release.version)
+  // A build or patch the cache lacks is run natively, when pnpm's build step can be reproduced
+  // (and pnpm's own install does not follow to run the project's scripts: see layOut).
+  const cannotBuild = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')}` : buildSettingsUnsupported(config, plan.release.version)
   const missed = (r: StoredPackageResult): boolean => r.leftOut === 'no-side-effects' && cannotBuild == null
   const leftOutWhy = (at: number, result: StoredPackageResult): string => result.leftOut === 'no-side-effects'
     ? `${planned[at].depPath}: no side effects cached for ${[packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter(Boolean).join(' or ')}${cannotBuild != null ? `, and ${cannotBuild}` : ''}`
