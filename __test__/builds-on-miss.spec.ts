@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
-import { runBuildScripts, LifecycleError } from '../dist/plugin/install/dependency-build.js'
+import { lineSplitter, runBuildScripts, LifecycleError } from '../dist/plugin/install/dependency-build.js'
 import { buildOrder, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
@@ -120,6 +120,29 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     expect(ctx.pnpm.nodeGypBinDir).toBe(path.join(fs.realpathSync(referencePnpmDir), 'dist', 'node-gyp-bin'))
     expect(fs.existsSync(ctx.pnpm.nodeGyp!)).toBe(true)
     expect(pnpmPaths('/usr/bin/node')).toBeUndefined()
+  })
+})
+
+describe('lineSplitter: a script\'s output in lines, as pnpm\'s byline gives them', () => {
+  it('at any line break, across chunks (a CRLF and a character split too), empty lines left out', () => {
+    const lines: string[] = []
+    const split = lineSplitter((l) => lines.push(l))
+    const text = Buffer.from('a\r\n\nb\rc\u2028d é\ne')
+    // Cut inside the CRLF, the U+2028 and the é.
+    for (const [from, to] of [[0, 2], [2, 8], [8, 13], [13, text.length]]) split.push(text.subarray(from, to))
+    split.end()
+    expect(lines).toEqual(['a', 'b', 'c', 'd é', 'e'])
+  })
+  it('the lifecycle records of a build: its start, each line of output, its exit', async () => {
+    const dir = path.join(freshDir('build-records'), 'node_modules', 'x')
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0', scripts: { install: 'echo one; echo two >&2' } }))
+    const records: unknown[] = []
+    const ctx = { pnpm: { execPath: 'pnpm', nodeGypBinDir: '/none' }, processEnv: process.env, cwd: '/', extraEnv: {}, lockfileDir: '/p', unsafePerm: true, extraBinPaths: [], lifecycle: (r: unknown) => records.push(r) }
+    await runBuildScripts(dir, readBuildManifest(dir) as any, ctx)
+    expect(records[0]).toEqual({ depPath: dir, optional: false, script: 'echo one; echo two >&2', stage: 'install', wd: dir })
+    expect(records.slice(1, 3)).toEqual(expect.arrayContaining([{ depPath: dir, line: 'one', stage: 'install', stdio: 'stdout', wd: dir }, { depPath: dir, line: 'two', stage: 'install', stdio: 'stderr', wd: dir }]))
+    expect(records[3]).toEqual({ depPath: dir, exitCode: 0, optional: false, stage: 'install', wd: dir })
   })
 })
 

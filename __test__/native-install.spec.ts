@@ -405,17 +405,18 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   }
 
   /** A stock clone and a native clone of `setUpDir`, each installed into an empty store of its own, from the registry. */
-  async function installCold (setUpDir: string, label: string): Promise<{ stock: string, stockStore: string, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
+  async function installCold (setUpDir: string, label: string): Promise<{ stock: string, stockStore: string, stockRun: PnpmRun, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
     const online = { registry: registry.url }
     const stock = clone(setUpDir, `${label}-stock`)
     const stockStore = path.join(base, `${label}-stock-store`)
-    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: STOCK, ...online }))
+    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: STOCK, ...online })
+    expectOk(stockRun)
     const native = clone(setUpDir, `${label}-native`)
     const nativeStore = path.join(base, `${label}-native-store`)
     const traceFile = path.join(base, `${label}-trace.txt`)
     const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: nativeStore, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
     expectOk(run)
-    return { stock, stockStore, native, nativeStore, run, trace: fs.readFileSync(traceFile, 'utf8') }
+    return { stock, stockStore, stockRun, native, nativeStore, run, trace: fs.readFileSync(traceFile, 'utf8') }
   }
 
   /** The checks every project the native install takes must pass. */
@@ -1232,6 +1233,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // pnpm records what the builds changed (a build's own env files differ by the project's path).
     const built = ['logs-build', 'native-build']
     expect(sideEffectsRows(cold.nativeStore, built)).toEqual(sideEffectsRows(cold.stockStore, built))
+    // pnpm's reporter shows the scripts as for its own builds (pnpm runs some at once: their lines interleave), and the packages added.
+    const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/node_modules\/\S+ (preinstall|install|postinstall)(\$|:) /.test(l)).sort()
+    expect(scriptLines(cold.run.stdout)).toHaveLength(8)
+    expect(scriptLines(cold.run.stdout)).toEqual(scriptLines(cold.stockRun.stdout))
+    const added = (out: string) => /^Progress: resolved \d+, reused \d+, downloaded \d+, added (\d+), done$/m.exec(out)?.[1]
+    expect(added(cold.run.stdout)).toBe(added(cold.stockRun.stdout))
     expect(JSON.stringify(sideEffectsRows(cold.nativeStore, ['env-build']))).toContain('env-postinstall.txt')
     // Fresh clones on the store the native install filled: stock and the plugin find the builds cached.
     const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-builds-warm', { packages: countSnapshots(dir), why: 'util' })

@@ -24,6 +24,7 @@ import { applyPatchToDir } from '@pnpm/patching.apply-patch'
 import { addFilesFromDir } from '../../api/dir.js'
 import { runBuildScripts, type BuildContext } from './dependency-build.js'
 import { PNPM_RELEASES } from './pnpm-releases.js'
+import { PnpmLog, reporterOf, type ReportingConfig } from '../report.js'
 import type { PnpmPaths } from './script-env.js'
 import { plannedGraph, type CacheKeys } from './side-effects.js'
 import type { LockfileObject, PlannedPackage } from './virtual-store.js'
@@ -104,15 +105,18 @@ export function buildSettingsUnsupported (config: BuildSettings, version: string
 /**
  * What every build of the install shares, as pnpm's install passes it: its environment (with
  * `FORCE_COLOR` as its output writer sets it, after the hooks ran), `npm_command`, the
- * privately hoisted packages' `.bin` before the extra bin paths.
+ * privately hoisted packages' `.bin` before the extra bin paths; and pnpm's reporter, which
+ * shows the scripts and their output from the records its lifecycle logger would write.
  */
 export function buildContext (config: BuildSettings, lockfileDir: string, virtualStoreDir: string, pnpm: PnpmPaths): BuildContext {
   const processEnv = { ...process.env }
   if (config.color === 'always') processEnv.FORCE_COLOR = '1'
   else if (config.color === 'never') processEnv.FORCE_COLOR = '0'
+  const log = new PnpmLog(reporterOf(config as ReportingConfig))
   return {
     pnpm,
     processEnv,
+    lifecycle: (record) => log.write('debug', 'pnpm:lifecycle', record),
     cwd: process.cwd(),
     extraEnv: { ...(config.extraEnv as Record<string, string> | undefined), npm_command: 'install' },
     lockfileDir,

@@ -14,6 +14,7 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { StringDecoder } from 'node:string_decoder'
 import { scriptEnv, type PnpmPaths } from './script-env.js'
 
 /** What every build of one install shares. */
@@ -26,6 +27,8 @@ export interface BuildContext {
   userAgent?: string
   unsafePerm: boolean
   extraBinPaths: string[]
+  /** Logs a record as pnpm's lifecycle logger does (`pnpm:lifecycle`), for its reporter to show. */
+  lifecycle?: (record: Record<string, unknown>) => void
 }
 
 /** The script pnpm runs for `stage`, if any (`npx only-allow pnpm` does nothing under pnpm: it is skipped). */
@@ -36,6 +39,30 @@ export function stageScript (manifest: { scripts?: Record<string, string> }, sta
 
 /** How much of a failing script's output its error keeps (the end of it). */
 const KEPT_OUTPUT = 16 * 1024
+/** The longest line kept whole: a longer one is passed on in parts (memory stays bounded). */
+const LONGEST_LINE = 1024 * 1024
+
+/**
+ * Splits a stream's output into lines as pnpm's reader of a script's output does (`byline`: at
+ * any line break, empty lines left out), passing each to `line`.
+ */
+export function lineSplitter (line: (text: string) => void): { push: (chunk: Buffer) => void, end: () => void } {
+  const decoder = new StringDecoder('utf8')
+  let pending = ''
+  const emit = (text: string): void => { if (text !== '') line(text) }
+  return {
+    push: (chunk) => {
+      const parts = (pending + decoder.write(chunk)).split(/\r\n|[\n\v\f\r\x85\u2028\u2029]/)
+      pending = parts.pop()!
+      parts.forEach(emit)
+      if (pending.length > LONGEST_LINE) {
+        emit(pending)
+        pending = ''
+      }
+    },
+    end: () => emit(pending + decoder.end()),
+  }
+}
 
 /** A failed stage, as pnpm words it (`ELIFECYCLE`). */
 export class LifecycleError extends Error {
@@ -55,15 +82,23 @@ function hasTerminal (): boolean {
   }
 }
 
-/** Runs `script` with `sh -c`; rejects with pnpm's error when it fails. */
+/**
+ * Runs `script` with `sh -c`, its output logged line by line as pnpm logs it; rejects with
+ * pnpm's error when it fails.
+ */
 function runScript (pkgId: string, stage: string, script: string, wd: string, env: Record<string, string>, ctx: BuildContext): Promise<void> {
   const ownGroup = !hasTerminal()
   const owner = ctx.unsafePerm ? {} : { uid: process.getuid!(), gid: process.getgid!() }
   const child = spawn('sh', ['-c', script], { cwd: wd, env, detached: ownGroup, stdio: ['ignore', 'pipe', 'pipe'], ...owner })
   let output = ''
-  const keep = (chunk: Buffer): void => { output = (output + chunk.toString()).slice(-KEPT_OUTPUT) }
-  child.stdout.on('data', keep)
-  child.stderr.on('data', keep)
+  const streams = (['stdout', 'stderr'] as const).map((stdio) => {
+    const lines = lineSplitter((line) => ctx.lifecycle?.({ depPath: wd, line, stage, stdio, wd }))
+    child[stdio].on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-KEPT_OUTPUT)
+      lines.push(chunk)
+    })
+    return lines
+  })
   // A script in a group of its own does not get the terminal's signals: it gets pnpm's.
   const pass = (signal: NodeJS.Signals) => () => { if (child.pid != null) try { process.kill(ownGroup ? -child.pid : child.pid, signal) } catch {} }
   const onInt = pass('SIGINT')
@@ -84,6 +119,8 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
     }
     child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output)))
     child.on('close', (code, signal) => {
+      streams.forEach((lines) => lines.end())
+      ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: false, stage, wd })
       if (signal != null) done(new LifecycleError(pkgId, stage, script, `Command failed with signal "${signal}"`, output))
       else if (code !== 0) done(new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output))
       else done()
@@ -102,6 +139,7 @@ export async function runBuildScripts (pkgDir: string, manifest: Record<string, 
     const script = stageScript(manifest, stage)
     if (script == null) return false
     const env = scriptEnv({ manifest, stage, wd: pkgDir, script, ...ctx })
+    ctx.lifecycle?.({ depPath: pkgDir, optional: false, script, stage, wd: pkgDir })
     if (!ctx.unsafePerm) fs.mkdirSync(path.join(pkgDir, 'node_modules', '.tmp'), { recursive: true })
     await runScript(pkgId, stage, script, pkgDir, env, ctx)
     return true

@@ -415,6 +415,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   const toBuild = results.flatMap((r, i) => missed(r) ? [i] : [])
   if (toBuild.length === 0) return { results, toBuild, rowBuilds: [] }
   const unbuilt = await link(toBuild.map((i) => ({ ...packages[i], buildIgnored: true, sideEffectsCacheKey: undefined, patchedSideEffectsCacheKey: undefined })), importMethod === 'copy' ? 'copy' : 'clone-or-copy')
+  reportAdded(unbuilt, undefined)
   const failed = unbuilt.findIndex((r) => !r.linked)
   if (failed !== -1) return { stopped: leftOutWhy(toBuild[failed], unbuilt[failed]) }
   toBuild.forEach((at, k) => { results[at] = { ...unbuilt[k], buildIgnored: false } })
