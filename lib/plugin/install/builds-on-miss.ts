@@ -83,9 +83,9 @@ export function pnpmPaths (entry: string | undefined = process.argv[1]): PnpmPat
  * (`undefined`: it can): a release other than the one it was checked against, a shell of its
  * own or pnpm's emulator, Node's directory put on `PATH`, the side-effects cache not written
  * (the next install would build again), the global virtual store, an `extraEnv` or
- * `extraBinPaths` not of pnpm's kinds, a pnpm started otherwise than by its script.
+ * `extraBinPaths` not of pnpm's kinds. (The explain command asks this, outside pnpm.)
  */
-export function buildSettingsUnsupported (config: BuildSettings, version: string): string | undefined {
+export function buildSettingsReason (config: BuildSettings, version: string): string | undefined {
   const checked = PNPM_RELEASES.at(-1)!.version
   if (version !== checked) return `builds run under pnpm ${version} (checked against stock under ${checked})`
   if (typeof config.scriptShell === 'string' && config.scriptShell !== '') return 'scriptShell'
@@ -98,8 +98,12 @@ export function buildSettingsUnsupported (config: BuildSettings, version: string
   if (typeof env !== 'object' || Object.values(env).some((v) => typeof v !== 'string')) return 'extraEnv not of strings'
   const bins = config.extraBinPaths ?? []
   if (!Array.isArray(bins) || bins.some((b) => typeof b !== 'string')) return 'extraBinPaths not of strings'
-  if (pnpmPaths() == null) return 'a pnpm not started by its entry script'
   return undefined
+}
+
+/** `buildSettingsReason`, or, inside pnpm, a pnpm started otherwise than by its entry script (a single executable). */
+export function buildSettingsUnsupported (config: BuildSettings, version: string): string | undefined {
+  return buildSettingsReason(config, version) ?? (pnpmPaths() == null ? 'a pnpm not started by its entry script' : undefined)
 }
 
 /**
