@@ -4,6 +4,7 @@
  * out of its bundle where it has them: a script's `npm_package_*` variables, which variables it
  * inherits, its `PATH`; and the order, the settings and the manifests it leaves to pnpm.
  */
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -113,6 +114,20 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     expect((failed as LifecycleError).code).toBe('ELIFECYCLE')
     expect((failed as Error).message).toBe('x@1.0.0 install: `exit 3`\nExit status 3')
     expect(fs.existsSync(path.join(dir, 'log'))).toBe(false)
+  })
+  it('a signal to pnpm while a script runs (no terminal: the script in a group of its own): passed on to the script, then taken by pnpm\'s process', async () => {
+    const dir = pkg({ install: 'echo $$ > pid; echo started; exec sleep 60' })
+    const module = path.join(__dirname, '..', 'dist', 'plugin', 'install', 'dependency-build.js')
+    const code = `const { runBuildScripts } = await import(${JSON.stringify(module)})
+      const manifest = JSON.parse(require('fs').readFileSync(${JSON.stringify(path.join(dir, 'package.json'))}, 'utf8'))
+      await runBuildScripts(${JSON.stringify(dir)}, manifest, { ...${JSON.stringify({ ...ctx, processEnv: undefined })}, processEnv: process.env, lifecycle: (r) => { if (r.line === 'started') console.log('started') } })`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); ${code}`], { stdio: ['ignore', 'pipe', 'inherit'], detached: true })
+    await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => { if (d.toString().includes('started')) resolve() }))
+    const scriptPid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'))
+    child.kill('SIGTERM')
+    const [, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])))
+    expect(signal).toBe('SIGTERM')
+    expect(() => process.kill(scriptPid, 0)).toThrow(/ESRCH/)
   })
   it('pnpm\'s own paths: its entry script, its node-gyp and shims', () => {
     expect(ctx.pnpm.execPath).toBe(path.join(referencePnpmDir, 'bin', 'pnpm.mjs'))

@@ -7,9 +7,10 @@
  *
  * What this does not do, and its caller leaves to pnpm: `node-gyp rebuild` for a `binding.gyp`
  * without an install script, `scriptShell`, `shellEmulator`. (pnpm also runs a `.hooks/<stage>`
- * of the virtual store, which a fresh `node_modules` does not have.) Signals are passed on to a script run in a process group of its own (pnpm does that
- * without a terminal too), but pnpm's own relaying (its interrupt trap, its watchdog) is not
- * reproduced: an interrupted install records nothing, and pnpm installs over it.
+ * of the virtual store, which a fresh `node_modules` does not have.) Signals are passed on to a
+ * script run in a process group of its own (pnpm does that without a terminal too), and taken
+ * by pnpm's process once the script is gone; pnpm's own relaying beyond that (its interrupt
+ * trap, its watchdog) is not reproduced.
  */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -99,21 +100,26 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
     })
     return lines
   })
-  // A script in a group of its own does not get the terminal's signals: it gets pnpm's.
-  const pass = (signal: NodeJS.Signals) => () => { if (child.pid != null) try { process.kill(ownGroup ? -child.pid : child.pid, signal) } catch {} }
-  const onInt = pass('SIGINT')
-  const onTerm = pass('SIGTERM')
-  const onExit = pass('SIGTERM')
+  // A script in a group of its own does not get the terminal's signals: pnpm passes its own on,
+  // and once the script is gone, takes the signal itself (the install ends as it would have).
+  let received: NodeJS.Signals | undefined
+  const kill = (signal: NodeJS.Signals): void => { if (child.pid != null) try { process.kill(ownGroup ? -child.pid : child.pid, signal) } catch {} }
+  const onSignal = (signal: NodeJS.Signals): void => {
+    received ??= signal
+    kill(signal)
+  }
+  const onExit = (): void => kill('SIGTERM')
   if (ownGroup) {
-    process.once('SIGINT', onInt)
-    process.once('SIGTERM', onTerm)
+    process.once('SIGINT', onSignal)
+    process.once('SIGTERM', onSignal)
   }
   process.once('exit', onExit)
   return new Promise((resolve, reject) => {
     const done = (err?: Error): void => {
-      process.removeListener('SIGINT', onInt)
-      process.removeListener('SIGTERM', onTerm)
+      process.removeListener('SIGINT', onSignal)
+      process.removeListener('SIGTERM', onSignal)
       process.removeListener('exit', onExit)
+      if (received != null) process.kill(process.pid, received)
       if (err == null) resolve()
       else reject(err)
     }
