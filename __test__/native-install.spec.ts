@@ -405,16 +405,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   }
 
   /** A stock clone and a native clone of `setUpDir`, each installed into an empty store of its own, from the registry. */
-  async function installCold (setUpDir: string, label: string): Promise<{ stock: string, stockStore: string, stockRun: PnpmRun, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
+  async function installCold (setUpDir: string, label: string, args: string[] = []): Promise<{ stock: string, stockStore: string, stockRun: PnpmRun, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
     const online = { registry: registry.url }
     const stock = clone(setUpDir, `${label}-stock`)
     const stockStore = path.join(base, `${label}-stock-store`)
-    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: STOCK, ...online })
+    const stockRun = await runPnpm(['install', '--frozen-lockfile', ...args], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: STOCK, ...online })
     expectOk(stockRun)
     const native = clone(setUpDir, `${label}-native`)
     const nativeStore = path.join(base, `${label}-native-store`)
     const traceFile = path.join(base, `${label}-trace.txt`)
-    const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: nativeStore, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
+    const run = await runPnpm(['install', '--frozen-lockfile', ...args], { projectDir: native, storeDir: nativeStore, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
     expectOk(run)
     return { stock, stockStore, stockRun, native, nativeStore, run, trace: fs.readFileSync(traceFile, 'utf8') }
   }
@@ -1243,6 +1243,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // Fresh clones on the store the native install filled: stock and the plugin find the builds cached.
     const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-builds-warm', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
+  })
+
+  it.runIf(buildsNative)('builds into a cold store with unsafePerm (pnpm\'s default but as root): no TMPDIR of their own, run as pnpm\'s user; stock\'s tree and side effects', async () => {
+    const { dir } = await setUp('cold-unsafe-perm', { name: 'u', version: '1.0.0', dependencies: { 'env-build': '1.0.0', 'logs-build': '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  env-build: true\n  logs-build: true\n')
+    const cold = await installCold(dir, 'cold-unsafe-perm', ['--config.unsafe-perm=true'])
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relative(cold.native, cold.nativeStore).filter((l) => l.includes('/node_modules/.tmp/'))).toEqual([])
+    expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
   })
 
   it.runIf(buildsNative)('the project\'s scripts and a build the cache lacks, into a cold store (pnpm\'s own install follows the layout, to run the scripts): left to pnpm, which builds it once, as stock', async () => {
