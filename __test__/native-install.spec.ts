@@ -22,9 +22,11 @@
  * installed natively, every project's `node_modules` compared; tanstack-query and sveltekit,
  * whose lockfiles stock refuses here, refused the same way). Builds and patches: taken from
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
- * append to shows none ran), left to pnpm when it has not (a cold store, a build that changed
- * nothing) or pnpm would not look them up (undecided builds, a patch whose build is not
- * allowed). Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
+ * append to shows none ran); when it has not (a cold store, a build that changed nothing), run
+ * natively as pnpm runs them, once, with the side effects pnpm records (a script records its
+ * environment; a workspace's too), or left to pnpm (a failing build, an optional one, the
+ * project's own scripts, an older release); left to pnpm when pnpm would not look them up
+ * (undecided builds, a patch whose build is not allowed). Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
  * the layout, so it also shows that an install stopped halfway is not taken for up to date).
  */
 import { spawnSync } from 'node:child_process'
@@ -35,12 +37,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isMusl } from '../dist/api/native-platform.js'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { lockedPackages, projectFixture, repoDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
-import { nativeRelease, stateFormOf, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { nativeRelease, stateFormOf, PNPM_RELEASES, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { DEPENDENCY_GROUPS } from '../dist/plugin/install/virtual-store.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
+import { StoreIndex } from '@pnpm/store.index'
 import { verifyStore } from './helpers/verify-store.mjs'
 import { ensureDownloaded, platformCorpus } from '../benchmark/corpus.mjs'
 
@@ -70,6 +73,9 @@ const NODE_BIN = '#!/usr/bin/env node\nconsole.log(1)\n'
 /** A build script's start: it appends its package's name to `build-log.txt` in the project pnpm installs. */
 const BUILD_LOG = "const fs = require('fs'); fs.appendFileSync(require('path').join(process.env.INIT_CWD, 'build-log.txt'), require('./package.json').name + '\\n')\n"
 const SHIPPED = 'data some other project has too\n'
+/** Writes `env-<stage>.txt` in the package: the variables pnpm sets for a script, in the environment's order. */
+const ENV_RECORD = "fs.writeFileSync('env-' + process.argv[2] + '.txt', Object.keys(process.env).filter((k) => /^(npm_|pnpm_|PNPM_|INIT_CWD$|NODE$|TMPDIR$|PATH$|FORCE_COLOR$)/.test(k)).map((k) => k + '=' + process.env[k]).join('\\n') + '\\n')\n"
+
 const OTHER_LIBC = process.platform === 'linux' ? (isMusl() ? 'gnu' : 'musl') : undefined
 const PLATFORM_TOOLS: Array<{ name: string, os: string[], cpu: string[], here: boolean }> = [
   { name: `@tool/${process.platform}-${process.arch}`, os: [process.platform], cpu: [process.arch], here: true },
@@ -128,6 +134,11 @@ const generated: ServedPackage[] = [
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
   // A build that fails: pnpm records nothing for it, and skips it when it is optional.
   pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(1)\n' }),
+  // A build that records in its package the environment it runs with (pnpm's variables, in their order).
+  pkg('env-build', '1.0.0', { scripts: { preinstall: 'node env.js preinstall', postinstall: 'node env.js postinstall' }, config: { port: '8080', nested: { on: true } }, engines: { node: '>=18' }, bin: 'cli.js' }, {
+    'cli.js': [NODE_BIN, 0o644],
+    'env.js': BUILD_LOG + ENV_RECORD,
+  }),
   // Public hoisting, and optional dependencies this machine installs (one with engines it meets).
   pkg('linter-core', '1.0.0', { bin: { lint: 'lint.js' }, optionalDependencies: { 'opt-helper': '1.0.0' } }, { 'lint.js': [NODE_BIN, 0o755] }),
   pkg('opt-helper', '1.0.0', { engines: { node: '>=18' }, bin: { 'opt-helper': 'h.js' } }, { 'h.js': [NODE_BIN, 0o755] }),
@@ -398,17 +409,18 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   }
 
   /** A stock clone and a native clone of `setUpDir`, each installed into an empty store of its own, from the registry. */
-  async function installCold (setUpDir: string, label: string): Promise<{ stock: string, stockStore: string, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
+  async function installCold (setUpDir: string, label: string, args: string[] = []): Promise<{ stock: string, stockStore: string, stockRun: PnpmRun, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
     const online = { registry: registry.url }
     const stock = clone(setUpDir, `${label}-stock`)
     const stockStore = path.join(base, `${label}-stock-store`)
-    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: STOCK, ...online }))
+    const stockRun = await runPnpm(['install', '--frozen-lockfile', ...args], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: STOCK, ...online })
+    expectOk(stockRun)
     const native = clone(setUpDir, `${label}-native`)
     const nativeStore = path.join(base, `${label}-native-store`)
     const traceFile = path.join(base, `${label}-trace.txt`)
-    const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: nativeStore, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
+    const run = await runPnpm(['install', '--frozen-lockfile', ...args], { projectDir: native, storeDir: nativeStore, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
     expectOk(run)
-    return { stock, stockStore, native, nativeStore, run, trace: fs.readFileSync(traceFile, 'utf8') }
+    return { stock, stockStore, stockRun, native, nativeStore, run, trace: fs.readFileSync(traceFile, 'utf8') }
   }
 
   /** The checks every project the native install takes must pass. */
@@ -487,6 +499,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   ]
   /** Whether the pnpm under test is one whose workspace state was checked with several projects (11.28.11). */
   const workspacesNative = (nativeRelease(testedPnpmVersion) as PnpmRelease).workspaces
+  /** Whether builds the cache lacks run natively under the pnpm tested (they were checked against the newest release only). */
+  const buildsNative = testedPnpmVersion === PNPM_RELEASES.at(-1)!.version
   it.skipIf(workspacesNative)('a workspace of several projects under a release its state was not checked against: left to pnpm, stock\'s tree', async () => {
     const { dir, store } = await setUp('workspace-release', WORKSPACE.root, WORKSPACE.workspace, WORKSPACE.projects)
     const both = await installBoth(dir, store, 'workspace-release')
@@ -1186,10 +1200,30 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }
   })
 
-  it('a build whose side effects pnpm did not cache (it changed nothing in its package): left to pnpm, which runs it, as stock', async () => {
-    const both = await expectLeftToPnpm('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } },
-      'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n', /^native install skipped: log-only-build@1\.0\.0: no side effects cached for [^;]+;[^;]+;node\d+;format=2;deps=[A-Za-z0-9+/=]+$/m)
+  it.runIf(buildsNative)('a build whose side effects pnpm did not cache (it changed nothing in its package): run natively again, as stock runs it again; stock\'s tree', async () => {
+    const { dir, store } = await setUp('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n')
+    const both = await expectSameAsStock(dir, store, 'uncached-build', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+  })
+
+  it.runIf(buildsNative)('a required build that fails: left to pnpm, which fails as stock (the native install ran it first, so it ran twice)', async () => {
+    const { dir, store } = await setUp('required-failing', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n')
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    manifest.dependencies['fails-build'] = '1.0.0'
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
+    // Its lockfile, resolved by a stock install that fails at the build.
+    await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: store, sandbox: sandbox('required-failing'), registry: registry.url })
+    const stock = clone(dir, 'required-failing-stock')
+    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox('required-failing-stock'), env: STOCK, registry: registry.url })
+    const native = clone(dir, 'required-failing-native')
+    const traceFile = path.join(base, 'required-failing-trace.txt')
+    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox('required-failing-native'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, registry: registry.url })
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install skipped: fails-build@1\.0\.0: no side effects cached for \S+, and its build failed \(fails-build@1\.0\.0 postinstall: `node build\.js`: Exit status 1\)$/m)
+    expect(stockRun.code).not.toBe(0)
+    expect(nativeRun.code).toBe(stockRun.code)
+    expect(nativeRun.stdout).toContain('fails-build@1.0.0 postinstall: `node build.js`')
+    expect(buildLog(stock)).toBe('fails-build\n')
+    expect(buildLog(native)).toBe('fails-build\nfails-build\n')
   })
 
   it('an optional package whose build fails (nothing cached for it): left to pnpm, which runs it again and skips the package, as stock', async () => {
@@ -1238,15 +1272,108 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(both.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
   })
 
-  it('builds pnpm runs, into a cold store: downloaded, then left to pnpm, which runs them, as stock; the next install of a clone is native, from what pnpm cached', async () => {
+  /** The side effects a store's index records for the packages named `names`, by row and cache key (without the times files were checked). */
+  function sideEffectsRows (store: string, names: string[]): unknown[] {
+    const index = new StoreIndex(path.join(store, 'v11'))
+    try {
+      return [...index.entries()].filter(([key]) => names.includes(key.split('\t')[1].replace(/@[^@]*$/, ''))).sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([key, row]: [string, any]) => [key, [...(row.sideEffects ?? new Map())].map(([cacheKey, diff]: [string, any]) => [cacheKey, {
+          added: diff.added == null ? undefined : [...diff.added].map(([file, info]: [string, any]) => [file, info.digest, info.mode, info.size]),
+          deleted: diff.deleted,
+        }])])
+    } finally {
+      index.close()
+    }
+  }
+
+  it.skipIf(buildsNative)('builds pnpm runs, into a cold store, under a release they were not checked against: downloaded, then left to pnpm, which runs them, as stock', async () => {
     const manifest = { name: 'cold-built', version: '1.0.0', dependencies: { 'native-build': '1.0.0' } }
-    const { dir } = await setUp('cold-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n')
-    const cold = await installCold(dir, 'cold-builds')
-    expect(cold.trace).toMatch(/^native install skipped: logs-build@1\.0\.0: no side effects cached for /m)
+    const { dir } = await setUp('cold-builds-older', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n')
+    const cold = await installCold(dir, 'cold-builds-older')
+    expect(cold.trace).toMatch(new RegExp(`^native install skipped: logs-build@1\\.0\\.0: no side effects cached for \\S+, and builds run under pnpm ${testedPnpmVersion.replaceAll('.', '\\.')} `, 'm'))
     for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' logs-build native-build')
     expect(tree(cold.native, cold.nativeStore).map((l) => l.split(cold.native).join('<p>'))).toEqual(tree(cold.stock, cold.stockStore).map((l) => l.split(cold.stock).join('<p>')))
-    // pnpm cached the side effects of the builds it ran: fresh clones on that store find it warm.
+  })
+
+  it.runIf(buildsNative)('builds pnpm runs, into a cold store: run natively as pnpm runs them (dependencies first, its environment), once each; stock\'s tree and the side effects stock records; then fresh clones on that store find them, stock and native alike', async () => {
+    const manifest = { name: 'cold-built', version: '1.0.0', dependencies: { 'native-build': '1.0.0', 'env-build': '1.0.0' } }
+    const { dir } = await setUp('cold-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n  env-build: true\n')
+    const cold = await installCold(dir, 'cold-builds')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    expect(cold.run.stdout).toContain('Already up to date')
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build logs-build native-build')
+    // native-build depends on logs-build: built after it.
+    const log = buildLog(cold.native).split('\n')
+    expect(log.indexOf('logs-build')).toBeLessThan(log.indexOf('native-build'))
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    // What the scripts saw (the tree compared it too, with the project's path replaced).
+    const env = fs.readFileSync(path.join(cold.native, 'node_modules', 'env-build', 'env-postinstall.txt'), 'utf8')
+    for (const line of ['npm_lifecycle_event=postinstall', 'npm_package_config_nested_on=true', 'npm_command=install', 'pnpm_config_verify_deps_before_run=false', `INIT_CWD=${cold.native}`]) expect(env).toContain(`${line}\n`)
+    // pnpm records what the builds changed (a build's own env files differ by the project's path).
+    const built = ['logs-build', 'native-build']
+    expect(sideEffectsRows(cold.nativeStore, built)).toEqual(sideEffectsRows(cold.stockStore, built))
+    // pnpm's reporter shows the scripts as for its own builds (pnpm runs some at once: their lines interleave), and the packages added.
+    const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/node_modules\/\S+ (preinstall|install|postinstall)(\$|:) /.test(l)).sort()
+    expect(scriptLines(cold.run.stdout)).toHaveLength(8)
+    expect(scriptLines(cold.run.stdout)).toEqual(scriptLines(cold.stockRun.stdout))
+    const added = (out: string) => /^Progress: resolved \d+, reused \d+, downloaded \d+, added (\d+), done$/m.exec(out)?.[1]
+    expect(added(cold.run.stdout)).toBe(added(cold.stockRun.stdout))
+    expect(JSON.stringify(sideEffectsRows(cold.nativeStore, ['env-build']))).toContain('env-postinstall.txt')
+    // Fresh clones on the store the native install filled: stock and the plugin find the builds cached.
     const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-builds-warm', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
+  })
+
+  it.runIf(buildsNative)('builds into a cold store with unsafePerm (pnpm\'s default but as root): no TMPDIR of their own, run as pnpm\'s user; stock\'s tree and side effects', async () => {
+    const { dir } = await setUp('cold-unsafe-perm', { name: 'u', version: '1.0.0', dependencies: { 'env-build': '1.0.0', 'logs-build': '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  env-build: true\n  logs-build: true\n')
+    const cold = await installCold(dir, 'cold-unsafe-perm', ['--config.unsafe-perm=true'])
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relative(cold.native, cold.nativeStore).filter((l) => l.includes('/node_modules/.tmp/'))).toEqual([])
+    expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
+  })
+
+  it.runIf(buildsNative)('the project\'s scripts and a build the cache lacks, into a cold store (pnpm\'s own install follows the layout, to run the scripts): left to pnpm, which builds it once, as stock', async () => {
+    const { dir } = await setUp('project-scripts-miss', { name: 'p', version: '1.0.0', dependencies: { 'logs-build': '1.0.0' }, scripts: RECORDING_SCRIPTS }, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n')
+    const cold = await installCold(dir, 'project-scripts-miss')
+    expect(cold.trace).toMatch(/^native install skipped: logs-build@1\.0\.0: no side effects cached for \S+, and the project's install, postinstall, prepare$/m)
+    for (const d of [cold.stock, cold.native]) {
+      expect(buildLog(d)).toBe('logs-build\n')
+      expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+    }
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+  })
+
+  it.runIf(buildsNative && workspacesNative)('a workspace project\'s dependencies that build, into a cold store: run natively with the environment and PATH pnpm gives them in a workspace; stock\'s trees and side effects', async () => {
+    const projects = { 'packages/app': { manifest: { name: '@ws/app', version: '1.0.0', dependencies: { 'env-build': '1.0.0', 'logs-build': '1.0.0' } } } }
+    const workspace = "packages:\n  - 'packages/*'\nminimumReleaseAge: 0\nallowBuilds:\n  env-build: true\n  logs-build: true\n"
+    const { dir } = await setUp('cold-workspace-builds', { name: 'ws-root', version: '1.0.0', private: true, devDependencies: { util: '1.0.0' } }, workspace, projects)
+    const cold = await installCold(dir, 'cold-workspace-builds')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build logs-build')
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    // The workspace root's .bin is on a dependency's PATH, after the privately hoisted packages'.
+    const env = fs.readFileSync(path.join(cold.native, 'node_modules', '.pnpm', 'env-build@1.0.0', 'node_modules', 'env-build', 'env-postinstall.txt'), 'utf8')
+    expect(env).toContain(`:${cold.native}/node_modules/.pnpm/node_modules/.bin:${cold.native}/node_modules/.bin:`)
+    expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
+  })
+
+  it.runIf(buildsNative)('patched packages, one that also builds, into a cold store: patched (pnpm\'s applier) and built natively, once; stock\'s tree and side effects; then fresh clones find them', async () => {
+    const manifest = { name: 'patched', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
+    const { dir } = await setUp('cold-patches', manifest, `minimumReleaseAge: 0\nallowBuilds:\n  util: true\n  logs-build: true\n${PATCHED}`, {}, PATCHES)
+    const cold = await installCold(dir, 'cold-patches')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('logs-build\n')
+    expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
+    expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'logs-build', 'built.txt'), 'utf8')).toBe('patched')
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(sideEffectsRows(cold.nativeStore, ['util', 'logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['util', 'logs-build']))
+    const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-patches-warm', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
 

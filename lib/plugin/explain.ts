@@ -14,6 +14,7 @@
 import path from 'node:path'
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { configReasons } from './install/config-rules.js'
+import { buildSettingsReason } from './install/builds-on-miss.js'
 import { planInstall, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
@@ -74,7 +75,10 @@ export function explain (config: NativeInstallConfig): Explanation {
         reasons.push(supplyChain.leftToPnpm)
       }
       if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm`)
-      notes.push('a package whose build pnpm would run (allowBuilds) is found in the store at install time, and leaves the install to pnpm')
+      const unbuildable = buildSettingsReason(config, plan.release.version)
+      notes.push(unbuildable == null
+        ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (an optional package, a node-gyp build or a failure leaves the install to pnpm)'
+        : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm (${unbuildable})`)
     }
   }
   const explained = reasons.map((reason): WhyNot & { reason: string } => reason === NOT_ADDED

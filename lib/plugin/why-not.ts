@@ -117,7 +117,7 @@ const RULES: Rule[] = [
 
   // Scripts and builds.
   { code: 'preinstall', match: /^the project's (\S+) script, which pnpm runs before it links anything$/, says: (m) => `the project has a ${m[1]} script, which pnpm runs before anything is linked`, change: 'move it to postinstall or prepare (pnpm runs those after a native layout)' },
-  { code: 'side-effects-miss', match: /^(\S+): no side effects cached for /, says: (m) => `the built (or patched) files of ${m[1]} are not in pnpm's side-effects cache yet (a new store, a new version, or another Node)`, change: 'nothing: pnpm builds it this time and caches the result, and the next fresh clone on this store is native' },
+  { code: 'side-effects-miss', match: /^(\S+): no side effects cached for .+?(?:, and (.*))?$/, says: (m) => `the built (or patched) files of ${m[1]} are not in pnpm's side-effects cache yet${m[2] != null ? `, and the native install does not build it as pnpm would here (${m[2]})` : ' (a new store, a new version, or another Node)'}`, change: 'nothing: pnpm builds it this time and caches the result, and the next fresh clone on this store is native' },
   { code: 'builds', match: /: requires-build$|builds pnpm denies/, says: (m) => `a dependency has a build script for pnpm to run (${m.input})`, change: 'list it under allowBuilds with false if it needs no build, or keep pnpm installing this project' },
 
   // Packages.

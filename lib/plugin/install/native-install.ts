@@ -37,6 +37,7 @@ import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
 import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { patchedPackages } from './patches.js'
+import { buildSettingsUnsupported, runMissedBuilds } from './builds-on-miss.js'
 import { findWorkspaceProjects, type WorkspaceProject } from './workspace-projects.js'
 import * as binding from '../../../index.js'
 
@@ -369,21 +370,27 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
 
 /**
  * The virtual store, every package in place (those the store lacks downloaded first, as pnpm
- * would), or why it stopped; each package's result, for the builds it ignored.
+ * would), or why it stopped; each package's result, for the builds it ignored; the packages
+ * whose build or patch the side-effects cache lacks, imported unbuilt for it to run
+ * (`builds-on-miss.ts`), with whether each one's row requires a build.
  */
-async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { results: StoredPackageResult[] }> {
+async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { results: StoredPackageResult[], toBuild: number[], rowBuilds: boolean[] }> {
   const { storeDir, lockfile, planned } = plan
   // A build pnpm runs or a patch it applies is imported from its side-effects cache, or left to pnpm.
   const packages = planned.map((p) => {
     const keys = plan.cacheKeys.get(p.depPath)
     return { ...p, buildIgnored: buildIgnored(p, config), sideEffectsCacheKey: keys?.key, patchedSideEffectsCacheKey: keys?.patched }
   })
+  // A build or patch the cache lacks is run natively, when pnpm's build step can be reproduced
+  // (and pnpm's own install does not follow to run the project's scripts: see layOut).
+  const cannotBuild = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')}` : buildSettingsUnsupported(config, plan.release.version)
+  const missed = (r: StoredPackageResult): boolean => r.leftOut === 'no-side-effects' && cannotBuild == null
   const leftOutWhy = (at: number, result: StoredPackageResult): string => result.leftOut === 'no-side-effects'
-    ? `${planned[at].depPath}: no side effects cached for ${[packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter(Boolean).join(' or ')}`
+    ? `${planned[at].depPath}: no side effects cached for ${[packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter(Boolean).join(' or ')}${cannotBuild != null ? `, and ${cannotBuild}` : ''}`
     : `${planned[at].depPath}: ${result.leftOut!}`
-  const link = async (some: typeof packages): Promise<StoredPackageResult[]> => (await linkStoredPackages({
+  const link = async (some: typeof packages, method = importMethod): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
-    packageImportMethod: importMethod,
+    packageImportMethod: method,
     verifyStoreIntegrity: config.verifyStoreIntegrity ?? true,
     strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
     packages: some,
@@ -392,9 +399,9 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   const storeExists = fs.existsSync(storeDir)
   const results = storeExists ? await link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   reportAdded(results, 'reused')
-  const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store')
+  const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store' && !missed(r))
   if (cannot !== -1) return { stopped: leftOutWhy(cannot, results[cannot]) }
-  const missing = results.flatMap((r, i) => r.linked ? [] : [i])
+  const missing = results.flatMap((r, i) => r.linked || missed(r) ? [] : [i])
   if (missing.length > 0) {
     // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
     phase('linked from the store')
@@ -405,11 +412,19 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
     reportAdded(second, undefined)
-    const notLinked = second.findIndex((r) => !r.linked)
+    const notLinked = second.findIndex((r) => !r.linked && !missed(r))
     if (notLinked !== -1) return { stopped: leftOutWhy(missing[notLinked], second[notLinked]) }
     missing.forEach((at, k) => { results[at] = second[k] })
   }
-  return { results }
+  // As pnpm imports a package it will build or patch: unbuilt, with files of its own.
+  const toBuild = results.flatMap((r, i) => missed(r) ? [i] : [])
+  if (toBuild.length === 0) return { results, toBuild, rowBuilds: [] }
+  const unbuilt = await link(toBuild.map((i) => ({ ...packages[i], buildIgnored: true, sideEffectsCacheKey: undefined, patchedSideEffectsCacheKey: undefined })), importMethod === 'copy' ? 'copy' : 'clone-or-copy')
+  reportAdded(unbuilt, undefined)
+  const failed = unbuilt.findIndex((r) => !r.linked)
+  if (failed !== -1) return { stopped: leftOutWhy(toBuild[failed], unbuilt[failed]) }
+  toBuild.forEach((at, k) => { results[at] = { ...unbuilt[k], buildIgnored: false } })
+  return { results, toBuild, rowBuilds: unbuilt.map((r) => r.buildIgnored === true) }
 }
 
 /** Tells the progress of the packages `results` linked (`reused`: found in the store as they were). */
@@ -429,7 +444,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   const virtualStore = await linkVirtualStore(plan, config, importMethod, phase, downloaded)
   if ('stopped' in virtualStore) return virtualStore
-  const { results } = virtualStore
+  const { results, toBuild, rowBuilds } = virtualStore
   phase('virtual store')
   // The virtual store is in place but nothing is recorded: pnpm checks again, and installs over it or refuses.
   const unchecked = await supplyChainAnswer
@@ -451,20 +466,22 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     ],
   })
   phase('links')
+  const building = new Set(toBuild.map((i) => planned[i].depPath))
+  const binOptions: Parameters<typeof linkBins>[2] = {
+    importers,
+    virtualStoreDir,
+    hoisted,
+    publicHoistPattern,
+    ignoreScripts: config.ignoreScripts === true,
+    extendsNodePath: config.extendNodePath !== false && hoistPattern.length > 0,
+    autoInstallPeers: config.autoInstallPeers !== false,
+    shimQuoting: plan.release.shimQuoting,
+    buildStepNodePath: plan.release.buildStepNodePath,
+    // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
+    throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),
+  }
   try {
-    linkBins(lockfile, planned, {
-      importers,
-      virtualStoreDir,
-      hoisted,
-      publicHoistPattern,
-      ignoreScripts: config.ignoreScripts === true,
-      extendsNodePath: config.extendNodePath !== false && hoistPattern.length > 0,
-      autoInstallPeers: config.autoInstallPeers !== false,
-      shimQuoting: plan.release.shimQuoting,
-      buildStepNodePath: plan.release.buildStepNodePath,
-      // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
-      throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)),
-    })
+    linkBins(lockfile, planned, binOptions)
   } catch (err) {
     // Laid out but not recorded: pnpm installs over it.
     if (err instanceof UnsupportedShim) return { stopped: err.message }
@@ -473,12 +490,19 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
 
   phase('bins')
   const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)
-  const builtFromCache = planned.filter((_, i) => results[i].built === true).map((p) => p.depPath)
+  // Recorded as pnpm records them: those from its cache, and those built here (below).
+  const builtFromCache = planned.filter((_, i) => results[i].built === true || building.has(planned[i].depPath)).map((p) => p.depPath)
   // pnpm's own install over a complete layout takes no package through its build step, so it
   // would not record the denied or cached builds as stock does (`ignoredBuilds: []`).
   const buildStep = [...requireBuild, ...builtFromCache]
   if (plan.scripts.pnpmRuns.length > 0 && buildStep.length > 0 && config.ignoreScripts !== true) {
     return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} with builds pnpm ${requireBuild.length > 0 ? 'denies' : 'takes from its cache'} (${buildStep[0]}, …)` }
+  }
+  if (toBuild.length > 0) {
+    // Before anything is recorded: a build that fails leaves the install to pnpm.
+    const stopped = await runMissedBuilds(plan, config, toBuild, rowBuilds, () => linkBins(lockfile, planned, binOptions))
+    if (stopped != null) return { stopped }
+    phase('builds')
   }
   const record: InstallRecord = {
     rootDir,

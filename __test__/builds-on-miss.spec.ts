@@ -1,0 +1,212 @@
+/**
+ * The pieces of a native build on a side-effects cache miss (lib/plugin/install/script-env.ts,
+ * dependency-build.ts, builds-on-miss.ts), checked against pnpm 11.28.11's own functions read
+ * out of its bundle where it has them: a script's `npm_package_*` variables, which variables it
+ * inherits, its `PATH`; and the order, the settings and the manifests it leaves to pnpm.
+ */
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
+import { lineSplitter, runBuildScripts, LifecycleError } from '../dist/plugin/install/dependency-build.js'
+import { buildOrder, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
+import { pnpmFunction } from './helpers/pnpm-bundle.js'
+import { referencePnpmDir } from './helpers/pnpm-cli.js'
+import { freshDir } from './helpers/stores.js'
+import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
+
+const NEWEST = PNPM_RELEASES.at(-1)!.version
+
+const pnpmMakeEnv = pnpmFunction<(data: unknown, opts: object) => Record<string, string>>('makeEnv', { PATH: 'PATH' })
+const pnpmInherited = pnpmFunction<(name: string) => boolean>('isInheritedEnvName', { PATH: 'PATH' })
+const pnpmExtendPath = pnpmFunction<(wd: string, original: string | undefined, opts: object) => string>('extendPath', { path30: path, fs18: fs })
+
+/** Only the variables a manifest makes (pnpm's `makeEnv` starts from its own environment). */
+const ownVariables = (env: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('npm_package_')))
+
+describe('packageEnv: pnpm\'s npm_package_* variables of a manifest', () => {
+  it.each([
+    [{ name: 'a', version: '1.0.0' }],
+    [{ name: '@s/b-c', version: '2.0.0-rc.1', description: 'not exported', scripts: { postinstall: 'x' } }],
+    [{ version: '1.0.0', name: 'c', bin: { 'c-cli': 'cli.js', '@s/x': 'y.js' }, config: { port: 8080, nested: { deep: true, list: ['a', 'b\nc'] } }, engines: { node: '>=18' } }],
+    [{ name: 'd', version: '1.0.0', config: { empty: '', zero: 0, nothing: null, no: false }, _private: 'x' }],
+  ])('%j', (manifest) => {
+    const theirs = ownVariables(pnpmMakeEnv(manifest, {}))
+    const ours = packageEnv(manifest)
+    expect(ours).toEqual(theirs)
+    // In pnpm's order too (a script that lists its environment sees it).
+    expect(Object.keys(ours)).toEqual(Object.keys(theirs))
+  })
+})
+
+describe('inheritedName: the variables of pnpm\'s environment a script gets', () => {
+  it.each(['HOME', 'PATH', 'Path', 'npm_package_name', 'npm_config_registry', 'npm_config__authToken', 'pnpm_config_//reg/:_authToken', 'NPM_CONFIG_@scope:registry', 'npm_config_a:_password', 'pnpm_config_verify_deps_before_run', 'npm_lifecycle_event'])('%s', (name) => {
+    expect(inheritedName(name)).toBe(pnpmInherited(name))
+  })
+})
+
+describe('scriptPath: pnpm\'s PATH for a dependency\'s script', () => {
+  it.each([
+    ['/p/node_modules/.pnpm/a@1.0.0/node_modules/a', '/usr/bin:/bin', ['/p/node_modules/.pnpm/node_modules/.bin']],
+    ['/p/node_modules/.pnpm/@s+b@1.0.0/node_modules/@s/b', '/usr/bin:/p/node_modules/.bin:/bin', ['/p/node_modules/.pnpm/node_modules/.bin', '/p/node_modules/.bin']],
+    ['/p/node_modules/.pnpm/a@1.0.0/node_modules/a', undefined, []],
+    ['/p/packages/x', '/bin', []],
+  ])('%s', (wd, original, extraBinPaths) => {
+    const gyp = '/pnpm/dist/node-gyp-bin'
+    expect(scriptPath(wd, original, gyp, extraBinPaths)).toBe(pnpmExtendPath(wd, original, { extraBinPaths, nodeGypBinDir: gyp }))
+  })
+})
+
+describe('scriptEnv', () => {
+  const base = {
+    manifest: { name: 'a', version: '1.0.0', scripts: { postinstall: 'node x.js' } },
+    stage: 'postinstall',
+    wd: '/p/node_modules/.pnpm/a@1.0.0/node_modules/a',
+    processEnv: { HOME: '/h', PATH: '/bin', npm_package_stale: 'x', npm_config__auth: 'secret', NODE: '/n/node' },
+    cwd: '/p',
+    pnpm: { execPath: '/pnpm/bin/pnpm.mjs', nodeGyp: '/pnpm/dist/node_modules/node-gyp/bin/node-gyp.js', nodeGypBinDir: '/pnpm/dist/node-gyp-bin' },
+    extraEnv: { pnpm_config_verify_deps_before_run: 'false', npm_command: 'install' },
+    lockfileDir: '/p',
+    userAgent: 'pnpm/11.28.11 npm/? node/v24.9.0 linux x64',
+    extraBinPaths: ['/p/node_modules/.pnpm/node_modules/.bin'],
+    script: 'node x.js',
+  }
+  it('as pnpm assigns it: inherited, the package, the lifecycle, pnpm, extraEnv, TMPDIR, PATH', () => {
+    const env = scriptEnv({ ...base, unsafePerm: false })
+    expect(Object.keys(env)).toEqual(['HOME', 'PATH', 'NODE', 'npm_package_name', 'npm_package_version', 'npm_lifecycle_event', 'npm_node_execpath', 'npm_execpath', 'INIT_CWD',
+      'npm_package_json', 'npm_config_node_gyp', 'pnpm_config_verify_deps_before_run', 'npm_command', 'PNPM_SCRIPT_SRC_DIR', 'npm_config_user_agent', 'TMPDIR', 'npm_lifecycle_script'])
+    expect(env.NODE).toBe('/n/node')
+    expect(env.npm_node_execpath).toBe('/n/node')
+    expect(env.TMPDIR).toBe(`${base.wd}/node_modules/.tmp`)
+    expect(env.PATH.split(':')[0]).toBe(`${base.wd}/node_modules/.bin`)
+    expect(scriptEnv({ ...base, unsafePerm: true }).TMPDIR).toBeUndefined()
+  })
+})
+
+describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them', () => {
+  const ctx = {
+    pnpm: pnpmPaths(path.join(referencePnpmDir, 'bin', 'pnpm.mjs'))!,
+    processEnv: process.env,
+    cwd: process.cwd(),
+    extraEnv: { npm_command: 'install' },
+    lockfileDir: '/p',
+    unsafePerm: true,
+    extraBinPaths: [],
+  }
+  const pkg = (scripts: Record<string, string>): string => {
+    const dir = path.join(freshDir('build-scripts'), 'node_modules', 'x')
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0', scripts }))
+    return dir
+  }
+  it('in order, in the package\'s directory; an install script that is `npx only-allow pnpm` does not run', async () => {
+    const dir = pkg({ postinstall: 'echo post >> log', preinstall: 'echo pre >> log', install: 'echo "$npm_lifecycle_event $INIT_CWD" >> log' })
+    expect(await runBuildScripts(dir, readBuildManifest(dir) as any, ctx)).toBe(true)
+    expect(fs.readFileSync(path.join(dir, 'log'), 'utf8')).toBe('pre\ninstall /p\npost\n')
+    const only = pkg({ install: 'npx only-allow pnpm' })
+    expect(await runBuildScripts(only, readBuildManifest(only) as any, ctx)).toBe(false)
+  })
+  it('a failing stage: ELIFECYCLE with pnpm\'s message, the next stage not run', async () => {
+    const dir = pkg({ install: 'exit 3', postinstall: 'echo post >> log' })
+    const failed = await runBuildScripts(dir, readBuildManifest(dir) as any, ctx).catch((err: unknown) => err)
+    expect(failed).toBeInstanceOf(LifecycleError)
+    expect((failed as LifecycleError).code).toBe('ELIFECYCLE')
+    expect((failed as Error).message).toBe('x@1.0.0 install: `exit 3`\nExit status 3')
+    expect(fs.existsSync(path.join(dir, 'log'))).toBe(false)
+  })
+  it('a signal to pnpm while a script runs (no terminal: the script in a group of its own): passed on to the script, then taken by pnpm\'s process', async () => {
+    const dir = pkg({ install: 'echo $$ > pid; echo started; exec sleep 60' })
+    const module = path.join(__dirname, '..', 'dist', 'plugin', 'install', 'dependency-build.js')
+    const code = `const { runBuildScripts } = await import(${JSON.stringify(module)})
+      const manifest = JSON.parse(require('fs').readFileSync(${JSON.stringify(path.join(dir, 'package.json'))}, 'utf8'))
+      await runBuildScripts(${JSON.stringify(dir)}, manifest, { ...${JSON.stringify({ ...ctx, processEnv: undefined })}, processEnv: process.env, lifecycle: (r) => { if (r.line === 'started') console.log('started') } })`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); ${code}`], { stdio: ['ignore', 'pipe', 'inherit'], detached: true })
+    await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => { if (d.toString().includes('started')) resolve() }))
+    const scriptPid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'))
+    child.kill('SIGTERM')
+    const [, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])))
+    expect(signal).toBe('SIGTERM')
+    expect(() => process.kill(scriptPid, 0)).toThrow(/ESRCH/)
+  })
+  it('pnpm\'s own paths: its entry script, its node-gyp and shims', () => {
+    expect(ctx.pnpm.execPath).toBe(path.join(referencePnpmDir, 'bin', 'pnpm.mjs'))
+    // Where pnpm's bundle really is (Node runs it from its real path).
+    expect(ctx.pnpm.nodeGypBinDir).toBe(path.join(fs.realpathSync(referencePnpmDir), 'dist', 'node-gyp-bin'))
+    expect(fs.existsSync(ctx.pnpm.nodeGyp!)).toBe(true)
+    expect(pnpmPaths('/usr/bin/node')).toBeUndefined()
+  })
+})
+
+describe('lineSplitter: a script\'s output in lines, as pnpm\'s byline gives them', () => {
+  it('at any line break, across chunks (a CRLF and a character split too), empty lines left out', () => {
+    const lines: string[] = []
+    const split = lineSplitter((l) => lines.push(l))
+    const text = Buffer.from('a\r\n\nb\rc\u2028d é\ne')
+    // Cut inside the CRLF, the U+2028 and the é.
+    for (const [from, to] of [[0, 2], [2, 8], [8, 13], [13, text.length]]) split.push(text.subarray(from, to))
+    split.end()
+    expect(lines).toEqual(['a', 'b', 'c', 'd é', 'e'])
+  })
+  it('the lifecycle records of a build: its start, each line of output, its exit', async () => {
+    const dir = path.join(freshDir('build-records'), 'node_modules', 'x')
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0', scripts: { install: 'echo one; echo two >&2' } }))
+    const records: unknown[] = []
+    const ctx = { pnpm: { execPath: 'pnpm', nodeGypBinDir: '/none' }, processEnv: process.env, cwd: '/', extraEnv: {}, lockfileDir: '/p', unsafePerm: true, extraBinPaths: [], lifecycle: (r: unknown) => records.push(r) }
+    await runBuildScripts(dir, readBuildManifest(dir) as any, ctx)
+    expect(records[0]).toEqual({ depPath: dir, optional: false, script: 'echo one; echo two >&2', stage: 'install', wd: dir })
+    expect(records.slice(1, 3)).toEqual(expect.arrayContaining([{ depPath: dir, line: 'one', stage: 'install', stdio: 'stdout', wd: dir }, { depPath: dir, line: 'two', stage: 'install', stdio: 'stderr', wd: dir }]))
+    expect(records[3]).toEqual({ depPath: dir, exitCode: 0, optional: false, stage: 'install', wd: dir })
+  })
+})
+
+describe('buildOrder: each build after the builds it depends on', () => {
+  const graph = new Map([['a', ['b', 'x']], ['b', ['c']], ['c', []], ['x', ['c', 'y']], ['y', ['x']]])
+  it('through packages that do not build, and cycles of those', () => {
+    expect(buildOrder(graph, ['a', 'c', 'y'])).toEqual(['c', 'y', 'a'])
+    expect(buildOrder(graph, ['c', 'a'])).toEqual(['c', 'a'])
+  })
+  it('two builds that depend on each other: left to pnpm', () => {
+    expect(buildOrder(graph, ['x', 'y'])).toEqual({ cycle: ['x', 'y'] })
+  })
+})
+
+describe('buildSettingsUnsupported', () => {
+  const ok = { sideEffectsCacheWrite: true, unsafePerm: true, extraEnv: { a: 'b' }, extraBinPaths: [] }
+  it.each([
+    [{ sideEffectsCacheWrite: false }, 'the side-effects cache is not written'],
+    // Under vitest: not pnpm's entry script.
+    [{}, 'a pnpm not started by its entry script'],
+    [{ scriptShell: '/bin/bash' }, 'scriptShell'],
+    [{ shellEmulator: true }, 'shellEmulator'],
+    [{ scriptsPrependNodePath: true }, 'scriptsPrependNodePath'],
+    [{ unsafePerm: undefined }, 'unsafePerm not known'],
+  ])('%j: %s', (settings, why) => {
+    expect(buildSettingsUnsupported({ ...ok, ...settings }, NEWEST)).toBe(why)
+  })
+  it('another release than the one checked against stock', () => {
+    expect(buildSettingsUnsupported(ok, '11.28.4')).toBe(`builds run under pnpm 11.28.4 (checked against stock under ${NEWEST})`)
+  })
+})
+
+describe('readBuildManifest: what pnpm\'s reader (normalize-package-data) gives a build', () => {
+  const read = (manifest: Record<string, unknown>) => {
+    const dir = freshDir('build-manifest')
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest))
+    return readBuildManifest(dir)
+  }
+  it('a bin given as a string: a command named after the package, without its scope', () => {
+    expect((read({ name: '@s/tool', version: '1.0.0', bin: 'cli.js' }) as any).bin).toEqual({ tool: 'cli.js' })
+  })
+  it('no scripts: an empty set (a patched package that does not build)', () => {
+    expect((read({ name: 'a', version: '1.0.0' }) as any).scripts).toEqual({})
+  })
+  it.each([
+    [{ name: ' a', version: '1.0.0' }],
+    [{ name: 'a', version: 'v1.0.0' }],
+    [{ name: 'a', version: '1.0.0', scripts: { install: 1 } }],
+  ])('one its reader would change: left to pnpm, %j', (manifest) => {
+    expect(typeof read(manifest)).toBe('string')
+  })
+})

@@ -1,0 +1,347 @@
+/**
+ * Builds and patches the side-effects cache lacks, run natively as pnpm 11.28.11's build step
+ * runs them (building/during-install `buildModules`, `buildDependency`), then recorded in the
+ * store as pnpm records them, so that the next install is a cache hit for pnpm and the native
+ * install alike (docs/native-install.md, "Builds the cache lacks").
+ *
+ * Such a package is imported unbuilt with files of its own (pnpm's `clone-or-copy` for a package
+ * it will build or patch), laid out with everything else, its own commands linked beside its
+ * dependencies'. Then, dependencies first: its patch applied (pnpm's applier), its
+ * `preinstall`/`install`/`postinstall` run (`dependency-build.ts`), the `.bin` links made again
+ * where pnpm makes them again, and what changed in its directory recorded under the key pnpm
+ * computes for it (with the dependency hash when a script ran, else the patch's alone).
+ *
+ * Exact, or left to pnpm: every case this does not reproduce is found before any script runs
+ * (settings, a package's manifest, the order), and then the packages it imported for building
+ * are removed so that pnpm imports and builds them itself. A build or a patch that fails also
+ * leaves the install to pnpm, which runs it again and reports it.
+ */
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import semver from 'semver'
+import { applyPatchToDir } from '@pnpm/patching.apply-patch'
+import { addFilesFromDir } from '../../api/dir.js'
+import { runBuildScripts, type BuildContext } from './dependency-build.js'
+import { PNPM_RELEASES } from './pnpm-releases.js'
+import { PnpmLog, reporterOf, type ReportingConfig } from '../report.js'
+import type { PnpmPaths } from './script-env.js'
+import { plannedGraph, type CacheKeys } from './side-effects.js'
+import type { LockfileObject, PlannedPackage } from './virtual-store.js'
+
+/** The settings that decide how pnpm runs a dependency's build. */
+export interface BuildSettings {
+  scriptShell?: unknown
+  shellEmulator?: unknown
+  scriptsPrependNodePath?: unknown
+  sideEffectsCacheWrite?: unknown
+  unsafePerm?: unknown
+  engineStrict?: unknown
+  enableGlobalVirtualStore?: unknown
+  extraEnv?: unknown
+  extraBinPaths?: unknown
+  userAgent?: unknown
+  color?: unknown
+}
+
+/** The names pnpm's entry script goes by (`npm_execpath` is the one it was started with). */
+const ENTRY_SCRIPTS = new Set(['pnpm', 'pn', 'pnpm.cjs', 'pnpm.mjs'])
+
+/**
+ * Where the running pnpm is, as its scripts are told (`undefined`: not known here, e.g. a
+ * single-executable pnpm): its entry script as started, the `node-gyp` its bundle resolves, and
+ * its `node-gyp` shims (pnpm's dist directory's, else its package's).
+ */
+export function pnpmPaths (entry: string | undefined = process.argv[1]): PnpmPaths | undefined {
+  if (entry == null || !ENTRY_SCRIPTS.has(path.basename(entry).toLowerCase())) return undefined
+  let dir: string
+  try {
+    dir = path.dirname(fs.realpathSync(entry))
+  } catch {
+    return undefined
+  }
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    if (path.dirname(dir) === dir) return undefined
+    dir = path.dirname(dir)
+  }
+  try {
+    if (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).name !== 'pnpm') return undefined
+  } catch {
+    return undefined
+  }
+  const dist = path.join(dir, 'dist')
+  let nodeGyp: string | undefined
+  try {
+    nodeGyp = createRequire(path.join(dist, 'pnpm.mjs')).resolve('node-gyp/bin/node-gyp')
+  } catch {}
+  const shims = [path.join(dist, 'node-gyp-bin'), path.join(dir, 'node-gyp-bin')]
+  return { execPath: entry, nodeGyp, nodeGypBinDir: shims.find((d) => fs.existsSync(d)) ?? shims[1] }
+}
+
+/**
+ * Why pnpm's build step could not be reproduced under these settings and pnpm `version`
+ * (`undefined`: it can): a release other than the one it was checked against, a shell of its
+ * own or pnpm's emulator, Node's directory put on `PATH`, the side-effects cache not written
+ * (the next install would build again), the global virtual store, an `extraEnv` or
+ * `extraBinPaths` not of pnpm's kinds. (The explain command asks this, outside pnpm.)
+ */
+export function buildSettingsReason (config: BuildSettings, version: string): string | undefined {
+  const checked = PNPM_RELEASES.at(-1)!.version
+  if (version !== checked) return `builds run under pnpm ${version} (checked against stock under ${checked})`
+  if (typeof config.scriptShell === 'string' && config.scriptShell !== '') return 'scriptShell'
+  if (config.shellEmulator === true) return 'shellEmulator'
+  if (config.scriptsPrependNodePath != null && config.scriptsPrependNodePath !== false) return 'scriptsPrependNodePath'
+  if (config.sideEffectsCacheWrite !== true) return 'the side-effects cache is not written'
+  if (config.enableGlobalVirtualStore === true) return 'the global virtual store'
+  if (typeof config.unsafePerm !== 'boolean') return 'unsafePerm not known'
+  const env = config.extraEnv ?? {}
+  if (typeof env !== 'object' || Object.values(env).some((v) => typeof v !== 'string')) return 'extraEnv not of strings'
+  const bins = config.extraBinPaths ?? []
+  if (!Array.isArray(bins) || bins.some((b) => typeof b !== 'string')) return 'extraBinPaths not of strings'
+  return undefined
+}
+
+/** `buildSettingsReason`, or, inside pnpm, a pnpm started otherwise than by its entry script (a single executable). */
+export function buildSettingsUnsupported (config: BuildSettings, version: string): string | undefined {
+  return buildSettingsReason(config, version) ?? (pnpmPaths() == null ? 'a pnpm not started by its entry script' : undefined)
+}
+
+/**
+ * What every build of the install shares, as pnpm's install passes it: its environment (with
+ * `FORCE_COLOR` as its output writer sets it, after the hooks ran), `npm_command`, the
+ * privately hoisted packages' `.bin` before the extra bin paths; and pnpm's reporter, which
+ * shows the scripts and their output from the records its lifecycle logger would write.
+ */
+export function buildContext (config: BuildSettings, lockfileDir: string, virtualStoreDir: string, pnpm: PnpmPaths): BuildContext {
+  const processEnv = { ...process.env }
+  if (config.color === 'always') processEnv.FORCE_COLOR = '1'
+  else if (config.color === 'never') processEnv.FORCE_COLOR = '0'
+  const log = new PnpmLog(reporterOf(config as ReportingConfig))
+  return {
+    pnpm,
+    processEnv,
+    lifecycle: (record) => log.write('debug', 'pnpm:lifecycle', record),
+    cwd: process.cwd(),
+    extraEnv: { ...(config.extraEnv as Record<string, string> | undefined), npm_command: 'install' },
+    lockfileDir,
+    userAgent: typeof config.userAgent === 'string' ? config.userAgent : undefined,
+    unsafePerm: config.unsafePerm as boolean,
+    extraBinPaths: [path.join(virtualStoreDir, 'node_modules', '.bin'), ...(config.extraBinPaths as string[] | undefined ?? [])],
+  }
+}
+
+/**
+ * The packages to build in an order pnpm's build step could run them in: each after those it
+ * depends on (through any path); or why not, when two depend on each other (pnpm's order
+ * between them is its graph sequencer's). `children`: each package's dependencies.
+ */
+export function buildOrder (children: Map<string, string[]>, toBuild: string[]): string[] | { cycle: [string, string] } {
+  const building = new Set(toBuild)
+  const needs = new Map<string, Set<string>>()
+  for (const start of toBuild) {
+    const seen = new Set<string>()
+    const queue = [...(children.get(start) ?? [])]
+    while (queue.length > 0) {
+      const next = queue.pop()!
+      if (seen.has(next)) continue
+      seen.add(next)
+      queue.push(...(children.get(next) ?? []))
+    }
+    needs.set(start, new Set([...seen].filter((p) => building.has(p) && p !== start)))
+  }
+  for (const [a, reached] of needs) {
+    const both = [...reached].find((b) => needs.get(b)!.has(a))
+    if (both != null) return { cycle: [a, both] }
+  }
+  const order: string[] = []
+  const done = new Set<string>()
+  while (order.length < toBuild.length) {
+    for (const p of toBuild) {
+      if (done.has(p) || [...needs.get(p)!].some((q) => !done.has(q))) continue
+      order.push(p)
+      done.add(p)
+    }
+  }
+  return order
+}
+
+/** A package manifest as pnpm's reader gives the fields a build reads, or why this does not read it as pnpm would. */
+export function readBuildManifest (dir: string): (Record<string, unknown> & { scripts: Record<string, string> }) | string {
+  let manifest: Record<string, unknown>
+  try {
+    manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+  } catch (err) {
+    return `its package.json cannot be read (${(err as Error).message})`
+  }
+  const { name, version, scripts = {} } = manifest as { name?: unknown, version?: unknown, scripts?: unknown }
+  // pnpm's reader (normalize-package-data) trims the name, cleans the version, drops scripts that are not strings.
+  if (typeof name !== 'string' || name.trim() !== name || name === '') return 'a package name its reader would change'
+  if (typeof version !== 'string' || semver.clean(version, true) !== version) return 'a version its reader would change'
+  if (scripts == null || typeof scripts !== 'object' || Array.isArray(scripts) || Object.values(scripts).some((s) => typeof s !== 'string')) return 'scripts its reader would change'
+  // pnpm's build step gives a manifest without scripts an empty set (scripts are not in a script's environment).
+  manifest.scripts ??= {}
+  // A bin given as a string is a command named after the package (without its scope).
+  if (typeof manifest.bin === 'string') manifest.bin = { [name.replace(/^@[^/]+\//, '')]: manifest.bin }
+  return manifest as Record<string, unknown> & { scripts: Record<string, string> }
+}
+
+/** Whether pnpm's install step would be `node-gyp rebuild` (a `binding.gyp`, no install script of its own). */
+function gypBuild (dir: string, manifest: Record<string, unknown> & { scripts: Record<string, string> }): boolean {
+  return !manifest.scripts.install && !manifest.scripts.preinstall && manifest.gypfile !== false && fs.existsSync(path.join(dir, 'binding.gyp'))
+}
+
+/** Whether a package's files require a build (pnpm's `pkgRequiresBuild`): an install script, a `binding.gyp`, `.hooks/`. */
+function requiresBuild (dir: string, manifest: { scripts: Record<string, string> }): boolean {
+  return ['preinstall', 'install', 'postinstall'].some((s) => Boolean(manifest.scripts[s])) ||
+    fs.existsSync(path.join(dir, 'binding.gyp')) || fs.existsSync(path.join(dir, '.hooks'))
+}
+
+/** A package the cache lacks the build or patch of. */
+export interface MissedBuild {
+  depPath: string
+  dir: string
+  filesIndexFile: string
+  keys: CacheKeys
+  /** Its patch file (absolute), if pnpm patches it. */
+  patchFile?: string
+  /** Its row requires a build (its build is allowed: it runs). */
+  builds: boolean
+  optional: boolean
+  hasBin: boolean
+}
+
+export interface MissedBuildsOptions {
+  ctx: BuildContext
+  storeDir: string
+  /** Makes the `.bin` links again, as pnpm does after a build that can change them. */
+  relinkBins: () => void
+  engineStrict: boolean
+}
+
+/**
+ * Removes the packages imported for building, `package.json` (pnpm's completeness marker) first,
+ * so that pnpm imports and builds them itself.
+ */
+function removeForPnpm (missed: MissedBuild[]): void {
+  for (const m of missed) {
+    fs.rmSync(path.join(m.dir, 'package.json'), { force: true })
+    fs.rmSync(m.dir, { recursive: true, force: true })
+  }
+}
+
+/** Why the install is left to pnpm, for a package whose build or patch the cache lacks. */
+function missWhy (m: MissedBuild, why: string): string {
+  return `${m.depPath}: no side effects cached for ${m.builds ? m.keys.key : m.keys.patched!}, and ${why}`
+}
+
+/** Why a missed package is one this does not build as pnpm would (`undefined`: it builds it). */
+function packageUnsupported (m: MissedBuild, opts: MissedBuildsOptions): string | undefined {
+  if (m.optional) return 'an optional package (pnpm skips it when its build fails)'
+  if (m.patchFile != null && opts.engineStrict) return 'patched under engineStrict (pnpm checks the patched engines)'
+  const manifest = readBuildManifest(m.dir)
+  if (typeof manifest === 'string') return manifest
+  if (m.builds && gypBuild(m.dir, manifest)) return 'a binding.gyp built with node-gyp'
+  return undefined
+}
+
+/** Applies the patches, then checks what a patch makes of a package that did not build (pnpm asks allowBuilds then). */
+function applyPatches (missed: MissedBuild[]): string | undefined {
+  for (const m of missed) {
+    if (m.patchFile == null) continue
+    try {
+      applyPatchToDir({ patchedDir: m.dir, patchFilePath: m.patchFile })
+    } catch (err) {
+      return missWhy(m, `its patch failed (${(err as Error).message})`)
+    }
+    const manifest = readBuildManifest(m.dir)
+    if (typeof manifest === 'string') return missWhy(m, `patched, ${manifest}`)
+    if (!m.builds && requiresBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it require a build')
+  }
+  return undefined
+}
+
+/**
+ * Builds and patches `missed` (in `order`, from `buildOrder`) as pnpm's build step does and
+ * records their side effects; or says why the install is left to pnpm, with those packages
+ * removed again. Nothing runs unless every package is one this builds as pnpm would.
+ */
+export async function buildMissed (missed: MissedBuild[], order: string[], opts: MissedBuildsOptions): Promise<string | undefined> {
+  const byDepPath = new Map(missed.map((m) => [m.depPath, m]))
+  const ordered = order.map((depPath) => byDepPath.get(depPath)!)
+  const stop = (why: string): string => {
+    removeForPnpm(missed)
+    return why
+  }
+  for (const m of ordered) {
+    const why = packageUnsupported(m, opts)
+    if (why != null) return stop(missWhy(m, why))
+  }
+  const patchFailed = applyPatches(ordered)
+  if (patchFailed != null) return stop(patchFailed)
+  for (const m of ordered) {
+    let ran = false
+    try {
+      const manifest = readBuildManifest(m.dir) as Record<string, unknown> & { scripts: Record<string, string> }
+      ran = m.builds && await runBuildScripts(m.dir, manifest, opts.ctx)
+    } catch (err) {
+      return stop(missWhy(m, `its build failed (${(err as Error).message.replace(/\n/g, ': ')})`))
+    }
+    if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
+    if (m.patchFile == null && !ran) continue
+    await addFilesFromDir({
+      storeDir: opts.storeDir,
+      dir: m.dir,
+      filesIndexFile: m.filesIndexFile,
+      sideEffectsCacheKey: ran ? m.keys.key : m.keys.patched!,
+      compat: 'pnpm@11.28',
+    })
+  }
+  return undefined
+}
+
+/** What `runMissedBuilds` reads of the install's plan. */
+export interface MissedPlan {
+  rootDir: string
+  storeDir: string
+  virtualStoreDir: string
+  lockfile: LockfileObject
+  planned: PlannedPackage[]
+  cacheKeys: Map<string, CacheKeys>
+}
+
+/** The patch file pnpm applies to `name@version` (absolute), if any: the exact version's, else the name's. */
+function patchFileOf (patches: Record<string, string> | undefined, name: string, version: string, rootDir: string): string | undefined {
+  const file = patches?.[`${name}@${version}`] ?? patches?.[name]
+  return file == null ? undefined : path.resolve(rootDir, file)
+}
+
+/**
+ * Builds the planned packages at `at` (imported unbuilt; `rowBuilds`: whether each one's row
+ * requires a build) as pnpm's build step would, and records their side effects; or why the
+ * install is left to pnpm (those packages removed again).
+ */
+export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings & { patchedDependencies?: Record<string, string> }, at: number[], rowBuilds: boolean[], relinkBins: () => void): Promise<string | undefined> {
+  const missed: MissedBuild[] = at.map((i, k) => {
+    const p = plan.planned[i]
+    const snapshot = plan.lockfile.packages![p.depPath] as { optional?: boolean, hasBin?: boolean }
+    return {
+      depPath: p.depPath,
+      dir: p.targetDir,
+      filesIndexFile: p.filesIndexFile,
+      keys: plan.cacheKeys.get(p.depPath)!,
+      patchFile: patchFileOf(config.patchedDependencies, p.name, p.version, plan.rootDir),
+      builds: rowBuilds[k],
+      optional: snapshot.optional === true,
+      hasBin: snapshot.hasBin === true,
+    }
+  })
+  const graph = plannedGraph(plan.lockfile, plan.planned)
+  const order = buildOrder(new Map([...graph].map(([depPath, node]) => [depPath, Object.values(node.children)])), missed.map((m) => m.depPath))
+  if (!Array.isArray(order)) {
+    removeForPnpm(missed)
+    const [a, b] = order.cycle.map((depPath) => missed.find((m) => m.depPath === depPath)!)
+    return missWhy(a, `it and ${b.depPath} depend on each other, and both build (pnpm's order between them is its own)`)
+  }
+  const ctx = buildContext(config, plan.rootDir, plan.virtualStoreDir, pnpmPaths()!)
+  return await buildMissed(missed, order, { ctx, storeDir: plan.storeDir, relinkBins, engineStrict: config.engineStrict === true })
+}
