@@ -387,7 +387,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   const missed = (r: StoredPackageResult): boolean => r.leftOut === 'no-side-effects' && cannotBuild == null
   const leftOutWhy = (at: number, result: StoredPackageResult): string => result.leftOut === 'no-side-effects'
     ? `${planned[at].depPath}: no side effects cached for ${[packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter(Boolean).join(' or ')}${cannotBuild != null ? `, and ${cannotBuild}` : ''}`
-    : `${planned[at].depPath}: ${result.leftOut!}`
+    : `${planned[at].depPath}: ${result.leftOut!}${result.reason != null ? ` (${result.reason})` : ''}`
   const link = async (some: typeof packages, method = importMethod): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
     packageImportMethod: method,
