@@ -24,7 +24,7 @@
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
  * append to shows none ran); when it has not (a cold store, a build that changed nothing), run
  * natively as pnpm runs them, once, with the side effects pnpm records (a script records its
- * environment; a workspace's too), or left to pnpm (a failing build, an optional one, the
+ * environment; a workspace's too; under `shellEmulator`, pnpm's emulator runs a script), or left to pnpm (a failing build, an optional one, the
  * project's own scripts, an older release); left to pnpm when pnpm would not look them up
  * (undecided builds, a patch whose build is not allowed). Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
  * the layout, so it also shows that an install stopped halfway is not taken for up to date).
@@ -134,8 +134,9 @@ const generated: ServedPackage[] = [
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
   // A build that fails: pnpm records nothing for it, and skips it when it is optional.
   pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(1)\n' }),
-  // A build in shell syntax that pnpm's emulator reads otherwise than sh (its echo prints `-n`).
-  pkg('shell-build', '1.0.0', { scripts: { postinstall: 'echo -n "$npm_package_name" > out.txt && node build.js' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes')\n" }),
+  // A build in shell syntax that pnpm's emulator reads otherwise than sh (its echo prints `-n`),
+  // with output whose last line has no line break.
+  pkg('shell-build', '1.0.0', { scripts: { postinstall: 'echo -n "$npm_package_name" > out.txt && node build.js' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes'); process.stdout.write('shown\\ntail')\n" }),
   // A build that records in its package the environment it runs with (pnpm's variables, in their order).
   pkg('env-build', '1.0.0', { scripts: { preinstall: 'node env.js preinstall', postinstall: 'node env.js postinstall' }, config: { port: '8080', nested: { on: true } }, engines: { node: '>=18' }, bin: 'cli.js' }, {
     'cli.js': [NODE_BIN, 0o644],
@@ -1350,6 +1351,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(sideEffectsRows(cold.nativeStore, ['shell-build'])).toEqual(sideEffectsRows(cold.stockStore, ['shell-build']))
     const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/node_modules\/\S+ postinstall(\$|:) /.test(l))
     expect(scriptLines(cold.run.stdout)).toEqual(scriptLines(cold.stockRun.stdout))
+    // Its output as pnpm shows it: the last line, without a line break, never (pnpm never ends the emulator's streams).
+    expect(scriptLines(cold.stockRun.stdout).filter((l) => / postinstall: (shown|tail)$/.test(l))).toEqual(['.../node_modules/shell-build postinstall: shown'])
     const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-emulator-warm', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
