@@ -1339,17 +1339,19 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   })
 
   it.runIf(buildsNative)('a build into a cold store under shellEmulator: run natively with pnpm\'s emulator (its echo, not sh\'s), once; stock\'s tree, output and side effects; then fresh clones find them', async () => {
-    const manifest = { name: 'emulated', version: '1.0.0', dependencies: { 'shell-build': '1.0.0', util: '1.0.0' } }
-    const { dir } = await setUp('cold-emulator', manifest, 'minimumReleaseAge: 0\nshellEmulator: true\nallowBuilds:\n  shell-build: true\n')
+    const manifest = { name: 'emulated', version: '1.0.0', dependencies: { 'shell-build': '1.0.0', 'env-build': '1.0.0', util: '1.0.0' } }
+    const { dir } = await setUp('cold-emulator', manifest, 'minimumReleaseAge: 0\nshellEmulator: true\nallowBuilds:\n  shell-build: true\n  env-build: true\n')
     const cold = await installCold(dir, 'cold-emulator')
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
-    for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('shell-build\n')
+    // env-build records the environment its scripts got from the emulator (the trees compare it).
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build shell-build')
     // The emulator's echo prints `-n` (sh's takes it as an option): the script ran in the emulator.
     expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'shell-build', 'out.txt'), 'utf8')).toBe('-n shell-build\n')
     const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
     expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
     expect(sideEffectsRows(cold.nativeStore, ['shell-build'])).toEqual(sideEffectsRows(cold.stockStore, ['shell-build']))
-    const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/node_modules\/\S+ postinstall(\$|:) /.test(l))
+    // pnpm runs some builds at once: their lines interleave.
+    const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/node_modules\/\S+ (preinstall|postinstall)(\$|:) /.test(l)).sort()
     expect(scriptLines(cold.run.stdout)).toEqual(scriptLines(cold.stockRun.stdout))
     // Its output as pnpm shows it: the last line, without a line break, never (pnpm never ends the emulator's streams).
     expect(scriptLines(cold.stockRun.stdout).filter((l) => / postinstall: (shown|tail)$/.test(l))).toEqual(['.../node_modules/shell-build postinstall: shown'])
