@@ -6,11 +6,12 @@
  */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
 import { lineSplitter, runBuildScripts, LifecycleError } from '../dist/plugin/install/dependency-build.js'
-import { buildOrder, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
+import { buildContext, buildOrder, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
@@ -138,6 +139,54 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
   })
 })
 
+describe('runBuildScripts under shellEmulator: pnpm\'s @yarnpkg/shell, as its lifecycle runner calls it', () => {
+  const records: Array<Record<string, unknown>> = []
+  const ctx = { pnpm: { execPath: 'pnpm', nodeGypBinDir: '/none' }, processEnv: process.env, cwd: '/', extraEnv: { npm_command: 'install' }, lockfileDir: '/p', unsafePerm: true, extraBinPaths: [], shellEmulator: true, lifecycle: (r: Record<string, unknown>) => records.push(r) }
+  const pkg = (scripts: Record<string, string>): string => {
+    const dir = path.join(freshDir('emulated-scripts'), 'node_modules', 'x')
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0', scripts }))
+    return dir
+  }
+  it('the emulator pnpm bundles: @yarnpkg/shell and the packages it parses and spawns with, at the versions in pnpm\'s bundle', () => {
+    const bundle = fs.readFileSync(path.join(referencePnpmDir, 'dist', 'pnpm.mjs'), 'utf8')
+    const shellDir = path.dirname(createRequire(import.meta.url).resolve('@yarnpkg/shell/package.json'))
+    const from = createRequire(path.join(shellDir, 'package.json'))
+    for (const name of ['@yarnpkg/shell', '@yarnpkg/parsers', '@yarnpkg/fslib', 'cross-spawn', 'fast-glob', 'micromatch']) {
+      const version = from(`${name}/package.json`).version
+      expect(bundle, name).toContain(`/links/${name.startsWith('@') ? name : `@/${name}`}/${version}/`)
+    }
+  })
+  it('in the package\'s directory with the script\'s environment; shell syntax as the emulator reads it (its own echo); each line of output logged, a last one without a line break never (pnpm never ends the streams)', async () => {
+    const dir = pkg({ install: 'echo -n "$npm_lifecycle_event" > out.txt && node -e "process.stdout.write(\'one\\ntwo\')" && echo err >&2' })
+    records.length = 0
+    expect(await runBuildScripts(dir, readBuildManifest(dir) as any, ctx)).toBe(true)
+    // sh's echo takes -n as an option; the emulator's prints it.
+    expect(fs.readFileSync(path.join(dir, 'out.txt'), 'utf8')).toBe('-n install\n')
+    expect(records.filter((r) => r.line != null)).toEqual(expect.arrayContaining([
+      { depPath: dir, line: 'one', stage: 'install', stdio: 'stdout', wd: dir },
+      { depPath: dir, line: 'err', stage: 'install', stdio: 'stderr', wd: dir },
+    ]))
+    expect(records.filter((r) => r.line != null)).toHaveLength(2)
+    expect(records.at(-1)).toEqual({ depPath: dir, exitCode: 0, optional: false, stage: 'install', wd: dir })
+  })
+  it('a failing stage: ELIFECYCLE with pnpm\'s message, the next stage not run; a script the emulator cannot parse fails with its message, no exit logged', async () => {
+    const dir = pkg({ install: 'exit 3', postinstall: 'echo post >> log' })
+    records.length = 0
+    const failed = await runBuildScripts(dir, readBuildManifest(dir) as any, ctx).catch((err: unknown) => err)
+    expect(failed).toBeInstanceOf(LifecycleError)
+    expect((failed as LifecycleError).code).toBe('ELIFECYCLE')
+    expect((failed as Error).message).toBe('x@1.0.0 install: `exit 3`\nExit status 3')
+    expect(records.at(-1)).toEqual({ depPath: dir, exitCode: 3, optional: false, stage: 'install', wd: dir })
+    expect(fs.existsSync(path.join(dir, 'log'))).toBe(false)
+    const broken = pkg({ install: 'echo (' })
+    records.length = 0
+    const unparsed = await runBuildScripts(broken, readBuildManifest(broken) as any, ctx).catch((err: unknown) => err)
+    expect((unparsed as Error).message).toMatch(/^x@1\.0\.0 install: `echo \(`\n\S/)
+    expect(records.filter((r) => r.exitCode != null)).toEqual([])
+  })
+})
+
 describe('lineSplitter: a script\'s output in lines, as pnpm\'s byline gives them', () => {
   it('at any line break, across chunks (a CRLF and a character split too), empty lines left out', () => {
     const lines: string[] = []
@@ -179,11 +228,20 @@ describe('buildSettingsUnsupported', () => {
     // Under vitest: not pnpm's entry script.
     [{}, 'a pnpm not started by its entry script'],
     [{ scriptShell: '/bin/bash' }, 'scriptShell'],
-    [{ shellEmulator: true }, 'shellEmulator'],
+    [{ shellEmulator: true, scriptShell: '/bin/bash' }, 'scriptShell'],
     [{ scriptsPrependNodePath: true }, 'scriptsPrependNodePath'],
     [{ unsafePerm: undefined }, 'unsafePerm not known'],
   ])('%j: %s', (settings, why) => {
     expect(buildSettingsUnsupported({ ...ok, ...settings }, NEWEST)).toBe(why)
+  })
+  it('pnpm\'s shell emulator: run as pnpm runs it (the emulator when pnpm\'s useShellEmulator says so)', () => {
+    const pnpmUsesEmulator = pnpmFunction<(shellEmulator: unknown, scriptShell: unknown) => boolean>('useShellEmulator')
+    for (const shellEmulator of [true, false, undefined]) {
+      const config = { ...ok, shellEmulator }
+      expect(buildSettingsReason(config, NEWEST)).toBeUndefined()
+      const ctx = buildContext(config, '/p', '/p/node_modules/.pnpm', { execPath: 'pnpm', nodeGypBinDir: '/none' })
+      expect(ctx.shellEmulator).toBe(pnpmUsesEmulator(shellEmulator, undefined))
+    }
   })
   it('another release than the one checked against stock', () => {
     expect(buildSettingsUnsupported(ok, '11.28.4')).toBe(`builds run under pnpm 11.28.4 (checked against stock under ${NEWEST})`)

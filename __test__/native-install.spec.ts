@@ -24,7 +24,7 @@
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
  * append to shows none ran); when it has not (a cold store, a build that changed nothing), run
  * natively as pnpm runs them, once, with the side effects pnpm records (a script records its
- * environment; a workspace's too), or left to pnpm (a failing build, an optional one, the
+ * environment; a workspace's too; under `shellEmulator`, pnpm's emulator runs a script), or left to pnpm (a failing build, an optional one, the
  * project's own scripts, an older release); left to pnpm when pnpm would not look them up
  * (undecided builds, a patch whose build is not allowed). Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
  * the layout, so it also shows that an install stopped halfway is not taken for up to date).
@@ -134,6 +134,9 @@ const generated: ServedPackage[] = [
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
   // A build that fails: pnpm records nothing for it, and skips it when it is optional.
   pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(1)\n' }),
+  // A build in shell syntax that pnpm's emulator reads otherwise than sh (its echo prints `-n`),
+  // with output whose last line has no line break.
+  pkg('shell-build', '1.0.0', { scripts: { postinstall: 'echo -n "$npm_package_name" > out.txt && node build.js' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes'); process.stdout.write('shown\\ntail')\n" }),
   // A build that records in its package the environment it runs with (pnpm's variables, in their order).
   pkg('env-build', '1.0.0', { scripts: { preinstall: 'node env.js preinstall', postinstall: 'node env.js postinstall' }, config: { port: '8080', nested: { on: true } }, engines: { node: '>=18' }, bin: 'cli.js' }, {
     'cli.js': [NODE_BIN, 0o644],
@@ -1333,6 +1336,27 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
     expect(relative(cold.native, cold.nativeStore).filter((l) => l.includes('/node_modules/.tmp/'))).toEqual([])
     expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
+  })
+
+  it.runIf(buildsNative)('a build into a cold store under shellEmulator: run natively with pnpm\'s emulator (its echo, not sh\'s), once; stock\'s tree, output and side effects; then fresh clones find them', async () => {
+    const manifest = { name: 'emulated', version: '1.0.0', dependencies: { 'shell-build': '1.0.0', 'env-build': '1.0.0', util: '1.0.0' } }
+    const { dir } = await setUp('cold-emulator', manifest, 'minimumReleaseAge: 0\nshellEmulator: true\nallowBuilds:\n  shell-build: true\n  env-build: true\n')
+    const cold = await installCold(dir, 'cold-emulator')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    // env-build records the environment its scripts got from the emulator (the trees compare it).
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build shell-build')
+    // The emulator's echo prints `-n` (sh's takes it as an option): the script ran in the emulator.
+    expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'shell-build', 'out.txt'), 'utf8')).toBe('-n shell-build\n')
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(sideEffectsRows(cold.nativeStore, ['shell-build'])).toEqual(sideEffectsRows(cold.stockStore, ['shell-build']))
+    // pnpm runs some builds at once: their lines interleave.
+    const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/node_modules\/\S+ (preinstall|postinstall)(\$|:) /.test(l)).sort()
+    expect(scriptLines(cold.run.stdout)).toEqual(scriptLines(cold.stockRun.stdout))
+    // Its output as pnpm shows it: the last line, without a line break, never (pnpm never ends the emulator's streams).
+    expect(scriptLines(cold.stockRun.stdout).filter((l) => / postinstall: (shown|tail)$/.test(l))).toEqual(['.../node_modules/shell-build postinstall: shown'])
+    const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-emulator-warm', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
 
   it.runIf(buildsNative)('the project\'s scripts and a build the cache lacks, into a cold store (pnpm\'s own install follows the layout, to run the scripts): left to pnpm, which builds it once, as stock', async () => {

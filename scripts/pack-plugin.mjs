@@ -12,7 +12,8 @@
 // dist/plugin/config-dependency.js and every module it requires, pnpm's own packages among them
 // (`@pnpm/config.matcher`), in one file at the same place. Left out of the bundle: the napi
 // loader (index.js, copied beside it as it is: its requires are the binaries and the platform
-// packages) and Node's builtins.
+// packages) and Node's builtins; bundled empty: the few modules the shell emulator's packages
+// load but never run (`UNREACHED`).
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -58,6 +59,23 @@ function napiLoaderOutside (outDir) {
   }
 }
 
+/**
+ * Modules the shell emulator's dependencies load but its `execute` never reaches: @yarnpkg/shell's
+ * command-line entry (with clipanion and typanion), and @yarnpkg/parsers' lockfile and resolution
+ * grammars (with js-yaml), which its index loads beside the shell grammar.
+ */
+const UNREACHED = /[\\/]node_modules[\\/]@yarnpkg[\\/](?:shell[\\/]lib[\\/]commands[\\/]entry|parsers[\\/]lib[\\/](?:syml|resolution))\.js$/
+
+/** An esbuild plugin: the `UNREACHED` modules bundled empty (some 320 kB of code the plugin would never run). */
+function unreachedLeftEmpty () {
+  return {
+    name: 'unreached-left-empty',
+    setup (build) {
+      build.onLoad({ filter: UNREACHED }, () => ({ contents: '', loader: 'js' }))
+    },
+  }
+}
+
 async function bundle (entry, pluginDir) {
   const source = path.join(repo, 'dist', entry)
   if (!existsSync(source)) fail(`dist/${entry} is missing: run \`npm run build\` first`)
@@ -70,7 +88,7 @@ async function bundle (entry, pluginDir) {
     format: 'cjs',
     target: 'node22',
     external: [`${PLATFORM_PACKAGE_PREFIX}*`],
-    plugins: [napiLoaderOutside(path.dirname(path.join(pluginDir, 'dist', entry)))],
+    plugins: [napiLoaderOutside(path.dirname(path.join(pluginDir, 'dist', entry))), unreachedLeftEmpty()],
     logLevel: 'silent',
     metafile: true,
     absWorkingDir: repo,

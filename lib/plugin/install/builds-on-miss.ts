@@ -81,7 +81,7 @@ export function pnpmPaths (entry: string | undefined = process.argv[1]): PnpmPat
 /**
  * Why pnpm's build step could not be reproduced under these settings and pnpm `version`
  * (`undefined`: it can): a release other than the one it was checked against, a shell of its
- * own or pnpm's emulator, Node's directory put on `PATH`, the side-effects cache not written
+ * own (pnpm's emulator is run as pnpm runs it), Node's directory put on `PATH`, the side-effects cache not written
  * (the next install would build again), the global virtual store, an `extraEnv` or
  * `extraBinPaths` not of pnpm's kinds. (The explain command asks this, outside pnpm.)
  */
@@ -89,7 +89,6 @@ export function buildSettingsReason (config: BuildSettings, version: string): st
   const checked = PNPM_RELEASES.at(-1)!.version
   if (version !== checked) return `builds run under pnpm ${version} (checked against stock under ${checked})`
   if (typeof config.scriptShell === 'string' && config.scriptShell !== '') return 'scriptShell'
-  if (config.shellEmulator === true) return 'shellEmulator'
   if (config.scriptsPrependNodePath != null && config.scriptsPrependNodePath !== false) return 'scriptsPrependNodePath'
   if (config.sideEffectsCacheWrite !== true) return 'the side-effects cache is not written'
   if (config.enableGlobalVirtualStore === true) return 'the global virtual store'
@@ -127,6 +126,8 @@ export function buildContext (config: BuildSettings, lockfileDir: string, virtua
     userAgent: typeof config.userAgent === 'string' ? config.userAgent : undefined,
     unsafePerm: config.unsafePerm as boolean,
     extraBinPaths: [path.join(virtualStoreDir, 'node_modules', '.bin'), ...(config.extraBinPaths as string[] | undefined ?? [])],
+    // pnpm's `useShellEmulator` (a `scriptShell` of its own is left to pnpm before this).
+    shellEmulator: config.shellEmulator === true,
   }
 }
 

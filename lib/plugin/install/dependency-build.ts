@@ -1,20 +1,23 @@
 /**
  * Running a dependency's build as pnpm 11.28.11's build step runs it (exec/lifecycle
  * `runPostinstallHooks` over its bundled exec/npm-lifecycle): `preinstall` when it has one,
- * `install`, `postinstall` when it has one, each with `sh -c` in the package's directory, with
- * the environment of `script-env.ts`, output piped (pnpm's reporter only logs it). A failing
- * stage fails the build with pnpm's message and `ELIFECYCLE`.
+ * `install`, `postinstall` when it has one, each with `sh -c` in the package's directory (under
+ * `shellEmulator`, with the `@yarnpkg/shell` pnpm bundles, at its version), with the
+ * environment of `script-env.ts`, output piped (pnpm's reporter only logs it). A failing stage
+ * fails the build with pnpm's message and `ELIFECYCLE`.
  *
  * What this does not do, and its caller leaves to pnpm: `node-gyp rebuild` for a `binding.gyp`
- * without an install script, `scriptShell`, `shellEmulator`. (pnpm also runs a `.hooks/<stage>`
- * of the virtual store, which a fresh `node_modules` does not have.) Signals are passed on to a
- * script run in a process group of its own (pnpm does that without a terminal too), and taken
+ * without an install script, `scriptShell`. (pnpm also runs a `.hooks/<stage>` of the virtual
+ * store, which a fresh `node_modules` does not have.) Signals are passed on to a script run
+ * with `sh` in a process group of its own (pnpm does that without a terminal too), and taken
  * by pnpm's process once the script is gone; pnpm's own relaying beyond that (its interrupt
- * trap, its watchdog) is not reproduced.
+ * trap, its watchdog) is not reproduced. Under the emulator pnpm relays nothing itself: nor
+ * does this.
  */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { PassThrough } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import { scriptEnv, type PnpmPaths } from './script-env.js'
 
@@ -28,6 +31,8 @@ export interface BuildContext {
   userAgent?: string
   unsafePerm: boolean
   extraBinPaths: string[]
+  /** Scripts run by pnpm's shell emulator (`shellEmulator` without a `scriptShell`), not `sh`. */
+  shellEmulator?: boolean
   /** Logs a record as pnpm's lifecycle logger does (`pnpm:lifecycle`), for its reporter to show. */
   lifecycle?: (record: Record<string, unknown>) => void
 }
@@ -83,6 +88,24 @@ function hasTerminal (): boolean {
   }
 }
 
+/** A script's output as pnpm reads it: each stream's lines logged (`pnpm:lifecycle`), its end kept for the error. */
+function scriptOutput (stage: string, wd: string, ctx: BuildContext): { read: (stdio: 'stdout' | 'stderr', stream: NodeJS.ReadableStream) => void, end: () => void, kept: () => string } {
+  let kept = ''
+  const splitters: Array<ReturnType<typeof lineSplitter>> = []
+  return {
+    read: (stdio, stream) => {
+      const lines = lineSplitter((line) => ctx.lifecycle?.({ depPath: wd, line, stage, stdio, wd }))
+      splitters.push(lines)
+      stream.on('data', (chunk: Buffer) => {
+        kept = (kept + chunk.toString()).slice(-KEPT_OUTPUT)
+        lines.push(chunk)
+      })
+    },
+    end: () => splitters.forEach((lines) => lines.end()),
+    kept: () => kept,
+  }
+}
+
 /**
  * Runs `script` with `sh -c`, its output logged line by line as pnpm logs it; rejects with
  * pnpm's error when it fails.
@@ -91,15 +114,9 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
   const ownGroup = !hasTerminal()
   const owner = ctx.unsafePerm ? {} : { uid: process.getuid!(), gid: process.getgid!() }
   const child = spawn('sh', ['-c', script], { cwd: wd, env, detached: ownGroup, stdio: ['ignore', 'pipe', 'pipe'], ...owner })
-  let output = ''
-  const streams = (['stdout', 'stderr'] as const).map((stdio) => {
-    const lines = lineSplitter((line) => ctx.lifecycle?.({ depPath: wd, line, stage, stdio, wd }))
-    child[stdio].on('data', (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-KEPT_OUTPUT)
-      lines.push(chunk)
-    })
-    return lines
-  })
+  const output = scriptOutput(stage, wd, ctx)
+  output.read('stdout', child.stdout)
+  output.read('stderr', child.stderr)
   // A script in a group of its own does not get the terminal's signals: pnpm passes its own on,
   // and once the script is gone, takes the signal itself (the install ends as it would have).
   let received: NodeJS.Signals | undefined
@@ -123,15 +140,43 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
       if (err == null) resolve()
       else reject(err)
     }
-    child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output)))
+    child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept())))
     child.on('close', (code, signal) => {
-      streams.forEach((lines) => lines.end())
+      output.end()
       ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: false, stage, wd })
-      if (signal != null) done(new LifecycleError(pkgId, stage, script, `Command failed with signal "${signal}"`, output))
-      else if (code !== 0) done(new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output))
+      if (signal != null) done(new LifecycleError(pkgId, stage, script, `Command failed with signal "${signal}"`, output.kept()))
+      else if (code !== 0) done(new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept()))
       else done()
     })
   })
+}
+
+/** The working directory `@yarnpkg/shell` takes: a portable path, which a POSIX path already is (the native install does not run on Windows). */
+type ShellCwd = NonNullable<Parameters<typeof import('@yarnpkg/shell').execute>[2]>['cwd']
+
+/**
+ * Runs `script` with pnpm's shell emulator as pnpm's lifecycle runner does (`runEmulated`):
+ * `execute` of the `@yarnpkg/shell` it bundles, at the same version, in this process, with the
+ * script's environment and pnpm's own stdin; its output into streams pnpm never ends (so a last
+ * line without a line break is never logged, as under pnpm); no process group or owner of its
+ * own, signals left to the emulator. A non-zero status fails with pnpm's message; an error the
+ * emulator throws (a syntax error) fails with its message, and no exit is logged.
+ */
+async function runEmulated (pkgId: string, stage: string, script: string, wd: string, env: Record<string, string>, ctx: BuildContext): Promise<void> {
+  const { execute } = await import('@yarnpkg/shell')
+  const stdout = new PassThrough()
+  const stderr = new PassThrough()
+  const output = scriptOutput(stage, wd, ctx)
+  output.read('stdout', stdout)
+  output.read('stderr', stderr)
+  let code: number
+  try {
+    code = await execute(script, [], { cwd: wd as ShellCwd, env, stdout, stderr })
+  } catch (err) {
+    throw new LifecycleError(pkgId, stage, script, (err as Error).message, output.kept())
+  }
+  ctx.lifecycle?.({ depPath: wd, exitCode: code, optional: false, stage, wd })
+  if (code !== 0) throw new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept())
 }
 
 /**
@@ -147,7 +192,7 @@ export async function runBuildScripts (pkgDir: string, manifest: Record<string, 
     const env = scriptEnv({ manifest, stage, wd: pkgDir, script, ...ctx })
     ctx.lifecycle?.({ depPath: pkgDir, optional: false, script, stage, wd: pkgDir })
     if (!ctx.unsafePerm) fs.mkdirSync(path.join(pkgDir, 'node_modules', '.tmp'), { recursive: true })
-    await runScript(pkgId, stage, script, pkgDir, env, ctx)
+    await (ctx.shellEmulator === true ? runEmulated : runScript)(pkgId, stage, script, pkgDir, env, ctx)
     return true
   }
   const scripts = manifest.scripts ?? {}
