@@ -20,7 +20,6 @@ import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import semver from 'semver'
-import { applyPatchToDir } from '@pnpm/patching.apply-patch'
 import { addFilesFromDir } from '../../api/dir.js'
 import { runBuildScripts, type BuildContext } from './dependency-build.js'
 import { PNPM_RELEASES } from './pnpm-releases.js'
@@ -245,12 +244,31 @@ function packageUnsupported (m: MissedBuild, opts: MissedBuildsOptions): string 
   return undefined
 }
 
+type PatchApplier = typeof import('@pnpm/patching.apply-patch').applyPatchToDir
+
+/**
+ * What a miss needs loaded before anything runs: pnpm's patch applier when a patch is applied,
+ * the shell emulator when a script runs under it; or why not (a missing package). Both are in
+ * the plugin's bundle; `@cas/native` does not install them (a dependency each of the plugin's
+ * build only), so its own pnpmfile leaves such a miss to pnpm.
+ */
+async function loadBuildModules (missed: MissedBuild[], ctx: BuildContext): Promise<{ applyPatch?: PatchApplier } | string> {
+  const loaded: { applyPatch?: PatchApplier } = {}
+  try {
+    if (missed.some((m) => m.patchFile != null)) loaded.applyPatch = (await import('@pnpm/patching.apply-patch')).applyPatchToDir
+    if (ctx.shellEmulator === true && missed.some((m) => m.builds)) await import('@yarnpkg/shell')
+  } catch (err) {
+    return `what pnpm's build step needs here is not installed (${(err as Error).message.split('\n')[0]})`
+  }
+  return loaded
+}
+
 /** Applies the patches, then checks what a patch makes of a package that did not build (pnpm asks allowBuilds then). */
-function applyPatches (missed: MissedBuild[]): string | undefined {
+function applyPatches (missed: MissedBuild[], applyPatchToDir: PatchApplier | undefined): string | undefined {
   for (const m of missed) {
     if (m.patchFile == null) continue
     try {
-      applyPatchToDir({ patchedDir: m.dir, patchFilePath: m.patchFile })
+      applyPatchToDir!({ patchedDir: m.dir, patchFilePath: m.patchFile })
     } catch (err) {
       return missWhy(m, `its patch failed (${(err as Error).message})`)
     }
@@ -277,7 +295,9 @@ export async function buildMissed (missed: MissedBuild[], order: string[], opts:
     const why = packageUnsupported(m, opts)
     if (why != null) return stop(missWhy(m, why))
   }
-  const patchFailed = applyPatches(ordered)
+  const loaded = await loadBuildModules(ordered, opts.ctx)
+  if (typeof loaded === 'string') return stop(missWhy(ordered[0], loaded))
+  const patchFailed = applyPatches(ordered, loaded.applyPatch)
   if (patchFailed != null) return stop(patchFailed)
   for (const m of ordered) {
     let ran = false
