@@ -19,7 +19,8 @@ import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './ins
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
 import { firstFailure } from '../first-failure.js'
-import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
+import { checkSupplyChain, type CheckedLockfile, type SupplyChainConfig } from './supply-chain.js'
+import { lockfileContentHash } from './lockfile-hash.js'
 import { lockfileMode, type PnpmConfig } from '../pnpm-config.js'
 import { configReasons } from './config-rules.js'
 import { hoist, importerDependencies } from './hoist.js'
@@ -502,6 +503,11 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   return { validatedAtNs }
 }
 
+/** The plan's lockfile as pnpm's supply-chain check looks up its verdicts: by path, then by content. */
+export function checkedLockfile (plan: Pick<InstallPlan, 'rootDir' | 'lockfile' | 'lockfileText'>): CheckedLockfile {
+  return { path: path.join(plan.rootDir, 'pnpm-lock.yaml'), contentHash: () => lockfileContentHash(plan.lockfile, plan.lockfileText) }
+}
+
 /**
  * Installs the lockfile natively if this install is one it reproduces; otherwise does nothing
  * and says why. `pnpmVersion` is the version pnpm's `userAgent` names.
@@ -524,7 +530,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   if (typeof plan === 'string') return done(0, plan)
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
   // pnpm's own does while it installs.
-  const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, config, Date.now(), plan.release.verdictChecks)
+  const supplyChain = checkSupplyChain(checkedLockfile(plan), plan.checked, config, Date.now(), plan.release.verdictChecks)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
   progressed('resolved', plan.planned.length)

@@ -6,7 +6,8 @@
  *
  * The native install goes ahead only where pnpm's check would pass, found in one of two ways:
  * - pnpm's own verdict: pnpm records each lockfile that passed in `<cacheDir>/lockfile-verified.jsonl`,
- *   and skips the check when the lockfile file is the one it recorded (same size, mtime and inode)
+ *   under its path and its content hash, and skips the check when the lockfile file is the one
+ *   it recorded at that path (same size, mtime and inode), or else has a recorded content hash,
  *   under policies no weaker than today's. Read the same way here.
  * - pnpm's test, made here: a version listed in its package's abbreviated registry metadata
  *   whose `modified` time is before the cutoff was published before it; where that does not
@@ -70,32 +71,63 @@ function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig
     !(cached.minimumReleaseAgeIgnoreMissingTime === true && config.minimumReleaseAgeIgnoreMissingTime !== true)
 }
 
+/** The lockfile pnpm's verdicts are looked up for: where it is, and pnpm's content hash of it (`lockfile-hash.ts`; `undefined`: none). */
+export interface CheckedLockfile {
+  path: string
+  contentHash?: () => string | undefined
+}
+
+/** One line of pnpm's verdict file. */
+interface Verdict {
+  lockfile: { hash: string, path: string, size?: unknown, mtimeNs?: unknown, inode?: unknown }
+  policy?: unknown
+}
+
+/** pnpm's verdicts, the last one for each path and for each content hash. */
+function readVerdicts (text: string): { byPath: Map<string, Verdict>, byHash: Map<string, Verdict> } {
+  const byPath = new Map<string, Verdict>()
+  const byHash = new Map<string, Verdict>()
+  for (const line of text.split('\n')) {
+    try {
+      const parsed = JSON.parse(line)
+      if (typeof parsed?.lockfile?.hash !== 'string' || typeof parsed.lockfile.path !== 'string') continue
+      byPath.set(parsed.lockfile.path, parsed)
+      byHash.set(parsed.lockfile.hash, parsed)
+    } catch {}
+  }
+  return { byPath, byHash }
+}
+
 /**
- * Whether pnpm recorded `lockfilePath`, as it is on disk now, as passing today's policies, with
- * every check the running pnpm release requires of a verdict (`verdictChecks`).
+ * Whether pnpm recorded the lockfile as passing today's policies, with every check the running
+ * pnpm release requires of a verdict (`verdictChecks`), looked up as pnpm looks it up: the
+ * verdict for its path when the file is the one recorded there (same size, mtime and inode),
+ * and only that one; otherwise the verdict for its content hash (a fresh clone of a lockfile
+ * verified here before). The native install does not add the line pnpm then adds for the path:
+ * each native install of that clone hashes the lockfile again.
  */
-export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig, verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): boolean {
+export function verdictRecorded (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): boolean {
   if (config.cacheDir == null) return false
   let text: string
   let stat: fs.BigIntStats
   try {
     text = fs.readFileSync(path.join(config.cacheDir, VERDICT_FILE), 'utf8')
-    stat = fs.statSync(lockfilePath, { bigint: true })
+    stat = fs.statSync(lockfile.path, { bigint: true })
   } catch {
     return false
   }
-  // One JSON record a line; the last one for a path is the one pnpm goes by.
-  let record: { lockfile: Record<string, unknown>, policy?: unknown } | undefined
-  for (const line of text.split('\n')) {
-    try {
-      const parsed = JSON.parse(line)
-      if (typeof parsed?.lockfile?.hash === 'string' && parsed.lockfile.path === lockfilePath) record = parsed
-    } catch {}
+  const { byPath, byHash } = readVerdicts(text)
+  const covers = (verdict: Verdict): boolean =>
+    typeof verdict.policy === 'object' && verdict.policy != null && coversToday(verdict.policy as Record<string, unknown>, config, verdictChecks)
+  const atPath = byPath.get(lockfile.path)?.lockfile
+  if (atPath != null && atPath.size === Number(stat.size) && atPath.mtimeNs === stat.mtimeNs.toString() && atPath.inode === stat.ino.toString()) {
+    return covers(byPath.get(lockfile.path)!)
   }
-  if (record == null) return false
-  const { size, mtimeNs, inode } = record.lockfile
-  return size === Number(stat.size) && mtimeNs === stat.mtimeNs.toString() && inode === stat.ino.toString() &&
-    typeof record.policy === 'object' && record.policy != null && coversToday(record.policy as Record<string, unknown>, config, verdictChecks)
+  // Hashing a large lockfile takes a while: only when a verdict could cover today's policies.
+  if (lockfile.contentHash == null || ![...byHash.values()].some(covers)) return false
+  const hash = lockfile.contentHash()
+  const verdict = hash != null ? byHash.get(hash) : undefined
+  return verdict != null && covers(verdict)
 }
 
 /** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
@@ -139,12 +171,12 @@ function exclusions (patterns: string[] | undefined, setting: string): VersionPo
  * metadata, which are started here and answered by `registry`. `now`: when the age is measured
  * from; `verdictChecks`: what the running release requires of a verdict.
  */
-export function checkSupplyChain (lockfilePath: string, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now(), verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): SupplyChainCheck {
+export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now(), verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): SupplyChainCheck {
   const cancel = (): void => {}
   const ageMinutes = config.minimumReleaseAge ?? 0
   const trust = config.trustPolicy === 'no-downgrade'
   if (config.trustLockfile === true || (ageMinutes === 0 && !trust)) return { cancel }
-  if (verdictRecorded(lockfilePath, config, verdictChecks)) return { cancel }
+  if (verdictRecorded(lockfile, config, verdictChecks)) return { cancel }
   const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
   const trustExclude = exclusions(config.trustPolicyExclude, 'trustPolicyExclude')
   for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel }
