@@ -150,6 +150,8 @@ const generated: ServedPackage[] = [
   pkg('pnpm-engine', '1.0.0', { engines: { pnpm: '<1' } }),
   // For the installs left to pnpm: published a minute before the tests started.
   { ...pkg('fresh', '1.0.0'), published: new Date(Date.now() - 60_000).toISOString() },
+  // Changed a minute ago, and no publish times in its full metadata (pnpm passes it, warning).
+  { ...pkg('timeless', '1.0.0'), published: new Date(Date.now() - 60_000).toISOString(), timeless: true },
   pkg('mac-only', '1.0.0', { os: ['darwin'] }),
   // Trust evidence (trustPolicy: no-downgrade): kept and strengthened, and lost in a later release.
   { ...pkg('signed', '1.0.0'), trust: 'provenance', published: '2020-01-01T00:00:00.000Z' },
@@ -365,7 +367,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return [JSON.stringify(sorted(JSON.parse(ls.stdout)), null, 1), whyRun.stdout].map((t) => t.split(dir).join('<project>'))
   }
 
-  interface Compared { stock: string, native: string, stockTree: string[], nativeRun: PnpmRun, trace: string }
+  interface Compared { stock: string, native: string, stockTree: string[], stockRun: PnpmRun, nativeRun: PnpmRun, trace: string }
 
   interface InstallOptions {
     /** Stock's install fills the store from the registry stand-in. */
@@ -385,12 +387,13 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const from = opts.online === true ? { registry: registry.url } : {}
     const command = installCommand(opts)
     const stock = clone(setUpDir, `${label}-stock`)
-    expectOk(await runPnpm(command, { projectDir: path.join(stock, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from }))
+    const stockRun = await runPnpm(command, { projectDir: path.join(stock, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-stock`), env: STOCK, ...from })
+    expectOk(stockRun)
     const native = clone(setUpDir, `${label}-native`)
     const traceFile = path.join(base, `${label}-trace.txt`)
     const nativeRun = await runPnpm(command, { projectDir: path.join(native, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...from })
     expectOk(nativeRun)
-    return { stock, native, stockTree: tree(stock, store), nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
+    return { stock, native, stockTree: tree(stock, store), stockRun, nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
   }
 
   /** A stock clone and a native clone of `setUpDir`, each installed into an empty store of its own, from the registry. */
@@ -424,7 +427,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }
     expect(both.nativeRun.stdout).toContain('Already up to date')
     expect(both.nativeRun.stdout).not.toContain(PNPM_INSTALLED)
-    expect(both.nativeRun.stdout + both.nativeRun.stderr).not.toMatch(/WARN/)
+    // No warning but the ones stock gives too (pnpm's, in its words).
+    const warnings = (run: PnpmRun) => (run.stdout + run.stderr).split('\n').filter((l) => l.includes('WARN'))
+    expect(warnings(both.nativeRun).filter((l) => !warnings(both.stockRun).includes(l))).toEqual([])
     const nativeTree = tree(both.native, store)
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
 
@@ -596,6 +601,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const workspace = path.join(dir, 'pnpm-workspace.yaml')
     fs.writeFileSync(workspace, fs.readFileSync(workspace, 'utf8').replace('minimumReleaseAge: 0\n', ''))
     await expectCheckRefusedAsStock(dir, store, 'young', /^native install skipped: fresh@1\.0\.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first$/m, /ERR_PNPM_MINIMUM_RELEASE_AGE_VIOLATION.*/)
+  })
+
+  it('under the default minimumReleaseAge, a package whose metadata has no publish times (pnpm passes it with a warning): installed natively, pnpm\'s warning in its words, as stock', async () => {
+    const { dir, store } = await setUp('timeless', { name: 'timeless-user', version: '1.0.0', dependencies: { timeless: '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
+    const workspace = path.join(dir, 'pnpm-workspace.yaml')
+    fs.writeFileSync(workspace, fs.readFileSync(workspace, 'utf8').replace('minimumReleaseAge: 0\n', ''))
+    const both = await expectSameAsStock(dir, store, 'timeless', { packages: countSnapshots(dir), why: 'util', online: true })
+    const warned = (run: PnpmRun) => run.stdout.split('\n').filter((l) => l.includes('The metadata of timeless is missing the "time" field'))
+    expect(warned(both.stockRun)).toEqual(['[WARN] The metadata of timeless is missing the "time" field; skipping the minimumReleaseAge check for this package.'])
+    expect(warned(both.nativeRun)).toEqual(warned(both.stockRun))
   })
 
   it('under trustPolicy no-downgrade, every version with no less trust evidence than those published before it (the registry\'s full metadata): installed natively, as stock', async () => {

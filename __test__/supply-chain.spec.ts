@@ -10,7 +10,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { firstFailure } from '../dist/plugin/first-failure.js'
 import { checkSupplyChain, verdictRecorded, type SupplyChainCheck } from '../dist/plugin/install/supply-chain.js'
-import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
+import { serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 
@@ -135,8 +135,8 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
   const dayBefore = '2026-11-23T11:00:00.000Z'
   const hourBefore = '2026-11-24T11:00:00.000Z'
   let registry: TarballRegistry
-  const served = (name: string, version: string, published: string) =>
-    ({ name, version, published, tarball: tgz([{ name: 'package/package.json', content: JSON.stringify({ name, version }) }]), manifest: { name, version } })
+  const served = (name: string, version: string, published: string, more: Partial<ServedPackage> = {}) =>
+    ({ name, version, published, tarball: tgz([{ name: 'package/package.json', content: JSON.stringify({ name, version }) }]), manifest: { name, version }, ...more })
 
   beforeAll(async () => {
     registry = await serveTarballs([
@@ -144,6 +144,10 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
       served('@scope/old', '1.0.0', dayBefore),
       served('young', '1.0.0', '2020-01-01T00:00:00.000Z'),
       served('young', '2.0.0', hourBefore),
+      // Changed within the day, and no publish times in the full metadata.
+      served('timeless', '1.0.0', hourBefore, { timeless: true }),
+      served('@scope/timeless', '1.0.0', hourBefore, { timeless: true, attested: dayBefore }),
+      served('@scope/timeless', '2.0.0', hourBefore, { timeless: true, attested: hourBefore }),
     ])
   })
   afterAll(async () => { await registry?.close() })
@@ -163,6 +167,31 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     expect(registry.requests.slice(before).map((r) => r.url).sort()).toEqual(['/old', '/young', '/young'])
     expect(await check([{ name: 'young', version: '1.0.0' }, { name: 'young', version: '2.0.0' }])).toBe('young@2.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
     expect(await check([{ name: 'young', version: '2.0.0' }], { minimumReleaseAge: 30 })).toBeUndefined()
+  })
+
+  it('metadata without publish times: under minimumReleaseAgeIgnoreMissingTime, passed with pnpm\'s warning unless an attestation shows the version young', async () => {
+    const warned = async (packages: Array<{ name: string, version: string }>, settings: Record<string, unknown>) => {
+      const started = checkSupplyChain({ path: '/nowhere/pnpm-lock.yaml' }, packages, { minimumReleaseAge: 1440, registry: registry.url, ...settings }, now)
+      return { outcome: await outcome(started), warnings: started.warnings }
+    }
+    const ignore = { minimumReleaseAgeIgnoreMissingTime: true }
+    const before = registry.requests.length
+    expect(await warned([{ name: 'timeless', version: '1.0.0' }], ignore)).toEqual({
+      outcome: undefined,
+      warnings: ['The metadata of timeless is missing the "time" field; skipping the minimumReleaseAge check for this package.'],
+    })
+    expect(registry.requests.slice(before).map((r) => r.url)).toEqual(['/timeless', '/timeless', '/-/npm/v1/attestations/timeless@1.0.0'])
+    // An attestation logged before the cutoff shows the version old: no warning.
+    expect(await warned([{ name: '@scope/timeless', version: '1.0.0' }], ignore)).toEqual({ outcome: undefined, warnings: [] })
+    expect((await warned([{ name: '@scope/timeless', version: '2.0.0' }], ignore)).outcome).toBe('@scope/timeless@2.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+    // Without the tolerance, pnpm refuses metadata without times: left to it.
+    expect((await warned([{ name: 'timeless', version: '1.0.0' }], {})).outcome).toBe('timeless@1.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+    // The trust test, on the same metadata: passed with the warning of its own.
+    expect(await warned([{ name: 'timeless', version: '1.0.0' }], { ...ignore, minimumReleaseAge: 0, trustPolicy: 'no-downgrade' })).toEqual({
+      outcome: undefined,
+      warnings: ['The metadata of timeless is missing the "time" field; skipping the trustPolicy check for this package.'],
+    })
+    expect((await warned([{ name: 'timeless', version: '1.0.0' }], { minimumReleaseAge: 0, trustPolicy: 'no-downgrade' })).outcome).toBe('timeless: its metadata has no publish times: pnpm checks the lockfile first')
   })
 
   it('leaves to pnpm a version the metadata does not list, and metadata it cannot get', async () => {

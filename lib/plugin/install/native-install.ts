@@ -95,6 +95,8 @@ export interface NativeInstallSummary {
   pnpmRunsScripts?: string[]
   /** Where it installed, for the report pnpm's reporter prints (when it installed). */
   layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[] }
+  /** The warnings pnpm's supply-chain check would have given, in its words (when it installed). */
+  warnings?: string[]
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
@@ -517,7 +519,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'layout'> = {}): NativeInstallSummary =>
+  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'layout' | 'warnings'> = {}): NativeInstallSummary =>
     ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more })
 
   // Before anything else, and whether or not it then runs: what a killed one left goes.
@@ -538,7 +540,8 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     const laidOut = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
     const layout = { storeDir: plan.storeDir, virtualStoreDir: plan.virtualStoreDir, direct: directDependencies(plan.lockfile, plan.skipped) }
-    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout } : { validatedAtNs: laidOut.validatedAtNs, layout })
+    const warnings = supplyChain.warnings ?? []
+    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout, warnings } : { validatedAtNs: laidOut.validatedAtNs, layout, warnings })
   } finally {
     supplyChain.cancel()
   }

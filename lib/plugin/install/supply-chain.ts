@@ -14,6 +14,8 @@
  *   tell (the package changed since: a popular one often has), the publish time of the version
  *   in the package's full metadata (`time`) must be. pnpm reads that publish time from its
  *   metadata cache, the registry's attestations or the full metadata; this, from the last.
+ *   Full metadata with no `time` at all passes under `minimumReleaseAgeIgnoreMissingTime`
+ *   unless the version's attestations show it young, with pnpm's warning (`warnings`).
  *   Anything else (a later date, no date, metadata that does not download) is left to pnpm,
  *   which looks again and says why it refuses.
  * - pnpm's own metadata cache first (`metadata-cache.ts`): what it shows old needs no request.
@@ -147,6 +149,11 @@ export interface SupplyChainCheck {
   registry?: Promise<string | undefined>
   /** Stops asking the registry (the install went another way). */
   cancel: () => void
+  /**
+   * The warnings pnpm's check gives on the way (in pnpm's words, each once), when the registry
+   * is asked: complete once `registry` has answered.
+   */
+  warnings?: string[]
 }
 
 /** What pnpm's check tests, as the settings ask. */
@@ -188,7 +195,36 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
     ...(trust ? { trust: { exclude: trustExclude as VersionPolicy | undefined, ignoreAfterMinutes: config.trustPolicyIgnoreAfter, now } } : {}),
   }
   const controller = new AbortController()
-  return { registry: askRegistry(packages, config, tests, controller.signal), cancel: () => controller.abort() }
+  const warnings: string[] = []
+  const warn = (message: string): void => { if (!warnings.includes(message)) warnings.push(message) }
+  return { registry: askRegistry(packages, config, tests, controller.signal, warn), cancel: () => controller.abort(), warnings }
+}
+
+/**
+ * pnpm's warning when it passes a package whose full metadata has no publish times at all
+ * (`minimumReleaseAgeIgnoreMissingTime`), in its words (`warnMissingTimeFieldOnce`).
+ */
+const missingTimeWarning = (name: string, check: 'minimumReleaseAge' | 'trustPolicy'): string =>
+  `The metadata of ${name} is missing the "time" field; skipping the ${check} check for this package.`
+
+/**
+ * When the registry's attestations of a version say it was published (ms): the earliest time a
+ * transparency log entry of any of them was integrated, as pnpm reads it; `undefined`: none.
+ */
+function attestedAt (body: unknown): number | undefined {
+  const attestations = (body as { attestations?: unknown } | null)?.attestations
+  if (!Array.isArray(attestations)) return undefined
+  let earliest: number | undefined
+  for (const attestation of attestations) {
+    const entries = (attestation as { bundle?: { verificationMaterial?: { tlogEntries?: unknown } } } | null)?.bundle?.verificationMaterial?.tlogEntries
+    if (!Array.isArray(entries)) continue
+    for (const entry of entries) {
+      const raw = (entry as { integratedTime?: unknown } | null)?.integratedTime
+      const seconds = typeof raw === 'string' ? Number(raw) : typeof raw === 'number' ? raw : Number.NaN
+      if (Number.isFinite(seconds) && seconds > 0 && (earliest == null || seconds < earliest)) earliest = seconds
+    }
+  }
+  return earliest == null ? undefined : earliest * 1000
 }
 
 /** What a metadata document says of a package's age: the versions it lists, when it last changed, publish times. */
@@ -207,7 +243,12 @@ function shownOld (doc: AgeEvidence, version: string, cutoff: number): boolean {
 /** The versions of one package pnpm's check looks at, and its metadata, each document fetched once. */
 class PackageQuery {
   private full?: Promise<Metadata | undefined>
-  constructor (readonly name: string, readonly versions: string[], private readonly config: SupplyChainConfig, private readonly signal: AbortSignal) {}
+  constructor (readonly name: string, readonly versions: string[], private readonly config: SupplyChainConfig, private readonly signal: AbortSignal, private readonly warn: (message: string) => void) {}
+
+  /** Whether pnpm passes metadata without publish times, with a warning. */
+  private get ignoresMissingTime (): boolean {
+    return this.config.minimumReleaseAgeIgnoreMissingTime === true
+  }
 
   fullMetadata (): Promise<Metadata | undefined> {
     this.full ??= fetchMetadata(this.name, this.config, this.signal, 'application/json')
@@ -225,14 +266,34 @@ class PackageQuery {
     pending = pending.filter((v) => !shownOld({ ...meta, listed: (version) => meta.versions?.[version] != null }, v, cutoff))
     if (pending.length === 0) return undefined
     const full = await this.fullMetadata()
+    if (full != null && full.time == null && this.ignoresMissingTime) return await this.attestedAgeNotShown(pending, cutoff)
     const young = pending.find((v) => full == null || !shownOld({ time: full.time, listed: () => false }, v, cutoff))
     return young != null ? `${name}@${young} may be younger than minimumReleaseAge` : undefined
+  }
+
+  /**
+   * Metadata without publish times, which pnpm lets through with a warning, unless the
+   * registry's attestations of a version (which pnpm asks first) say it is younger than `cutoff`.
+   */
+  private async attestedAgeNotShown (versions: string[], cutoff: number): Promise<string | undefined> {
+    const { name, config } = this
+    for (const version of versions) {
+      const body = await registryJson(`${registryOf(name, config)}-/npm/v1/attestations/${name}@${version}`, 'application/json', this.signal, networkOf(config))
+      const published = attestedAt(body)
+      if (published != null && published > cutoff) return `${name}@${version} may be younger than minimumReleaseAge`
+      if (published == null) this.warn(missingTimeWarning(name, 'minimumReleaseAge'))
+    }
+    return undefined
   }
 
   /** Why a version may not pass the trust test (the registry's full metadata), or `undefined`. */
   async trustNotShown (versions: string[], policy: TrustPolicy): Promise<string | undefined> {
     const full = await this.fullMetadata()
     if (full == null) return `${this.name}: its full registry metadata did not download`
+    if (full.time == null && this.ignoresMissingTime) {
+      this.warn(missingTimeWarning(this.name, 'trustPolicy'))
+      return undefined
+    }
     for (const version of versions) {
       const why = trustNotShown(full, this.name, version, policy)
       if (why != null) return why
@@ -246,7 +307,7 @@ class PackageQuery {
  * where it tells, else from the registry's metadata) and the trust test, each on the versions
  * its exclusions leave.
  */
-async function askRegistry (packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, tests: Tests, signal: AbortSignal): Promise<string | undefined> {
+async function askRegistry (packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, tests: Tests, signal: AbortSignal, warn: (message: string) => void): Promise<string | undefined> {
   const versionsByName = new Map<string, Set<string>>()
   for (const { name, version } of packages) {
     const versions = versionsByName.get(name) ?? new Set()
@@ -254,7 +315,7 @@ async function askRegistry (packages: Array<{ name: string, version: string }>, 
     versionsByName.set(name, versions)
   }
   const failed = await firstFailure([...versionsByName], networkConcurrencyOf(config), async ([name, versionSet]) => {
-    const query = new PackageQuery(name, [...versionSet], config, signal)
+    const query = new PackageQuery(name, [...versionSet], config, signal, warn)
     const { cutoff, ageExclude, trust } = tests
     const aged = cutoff != null ? query.versions.filter((v) => !excludes(ageExclude, name, v)) : []
     const old = aged.length > 0 ? await query.ageNotShown(aged, cutoff!) : undefined
