@@ -3,7 +3,8 @@
  * pnpm under test (the devDependency, or `CAS_TEST_PNPM` in `npm run test:pnpm-versions`) and
  * every other enabled release fetched into `.tools/pnpm-versions/`, what the table says the
  * release writes is what its code writes: the settings its workspace state records, whether
- * it has the `validation` block and its `localDependencies`, how its shims quote paths, and what
+ * it has the `validation` block, its `localDependencies` and the projects' commands
+ * (`workspaceBins`), how its shims quote paths, and what
  * its lockfile verifier requires of a recorded verdict.
  * The end-to-end specs then compare whole installs with the release's own.
  */
@@ -39,7 +40,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation'> & { shimQuoting: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & { shimQuoting: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -51,7 +52,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
   // The checks a verdict records: the verifier's policy snapshot's flags, and its cache identities'.
   const snapshot = /\nfunction snapshotVerifierPolicy\([^)]*\) \{[\s\S]*?\n\}/.exec(text)?.[0] ?? ''
   const verdictChecks = [...snapshot.matchAll(/^\s*(\w+): true,?$/gm), ...text.matchAll(/\n\s*\w+_CACHE_IDENTITY = \{\n\s*policy: \{ (\w+): true \}/g)].map((m) => m[1]).sort()
-  return { settings, more, registryRoutes: picked.includes('registryRoutes'), validation, shimQuoting, verdictChecks }
+  const workspaceBins = text.includes('validation.workspaceBins[importerId] = ')
+  return { settings, more, registryRoutes: picked.includes('registryRoutes'), validation, workspaceBins, shimQuoting, verdictChecks }
 }
 
 describe('the table of pnpm releases', () => {
@@ -77,6 +79,7 @@ describe('the table of pnpm releases', () => {
       more: [...state.more],
       registryRoutes: state.registryRoutes,
       validation: state.validation,
+      workspaceBins: state.workspaceBins,
       shimQuoting,
       verdictChecks: [...verdictChecks].sort(),
     })

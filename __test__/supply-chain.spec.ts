@@ -10,15 +10,18 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { firstFailure } from '../dist/plugin/first-failure.js'
 import { checkSupplyChain, verdictRecorded, type SupplyChainCheck } from '../dist/plugin/install/supply-chain.js'
-import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
+import { serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 
+/** The content hash in a verdict (pnpm's `hashObject` of the lockfile it read). */
+const RECORDED_HASH = 'jdTk0FrA/Nz3TeSpr0ngMtoZjaED7GJ2xZ7OrhKZvqA='
+
 /** A verdict as pnpm 11.28.11 records it for a lockfile checked with pnpm's default policies. */
-function pnpmVerdict (lockfilePath: string, policy: Record<string, unknown> = {}): string {
+function pnpmVerdict (lockfilePath: string, policy: Record<string, unknown> = {}, hash = RECORDED_HASH): string {
   const stat = fs.statSync(lockfilePath, { bigint: true })
   return JSON.stringify({
-    lockfile: { hash: 'jdTk0FrA/Nz3TeSpr0ngMtoZjaED7GJ2xZ7OrhKZvqA=', path: lockfilePath, size: Number(stat.size), mtimeNs: stat.mtimeNs.toString(), inode: stat.ino.toString() },
+    lockfile: { hash, path: lockfilePath, size: Number(stat.size), mtimeNs: stat.mtimeNs.toString(), inode: stat.ino.toString() },
     verifiedAt: '2026-11-24T16:09:10.644Z',
     policy: {
       tarballUrlBinding: true,
@@ -54,8 +57,8 @@ describe('verdictRecorded: pnpm\'s record of a lockfile that passed', () => {
 
   it('covers the lockfile it names, unchanged on disk, under policies no weaker', () => {
     const { lockfile, cacheDir } = setUp((f) => ['not json\n', pnpmVerdict(f)])
-    expect(verdictRecorded(lockfile, { ...defaults, cacheDir })).toBe(true)
-    expect(verdictRecorded(lockfile, { ...defaults, minimumReleaseAge: 60, cacheDir })).toBe(true)
+    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir })).toBe(true)
+    expect(verdictRecorded({ path: lockfile }, { ...defaults, minimumReleaseAge: 60, cacheDir })).toBe(true)
   })
 
   it.each([
@@ -67,16 +70,60 @@ describe('verdictRecorded: pnpm\'s record of a lockfile that passed', () => {
     ['other named registries', { namedRegistriesRouting: 'x' }, {}],
   ])('not under %s', (_name, recorded, today) => {
     const { lockfile, cacheDir } = setUp((f) => [pnpmVerdict(f, recorded)])
-    expect(verdictRecorded(lockfile, { ...defaults, ...today, cacheDir })).toBe(false)
+    expect(verdictRecorded({ path: lockfile }, { ...defaults, ...today, cacheDir })).toBe(false)
   })
 
   it('not for a lockfile changed since, nor when a later record of the path does not cover today', () => {
     const changed = setUp((f) => [pnpmVerdict(f)])
     fs.appendFileSync(changed.lockfile, '\n')
-    expect(verdictRecorded(changed.lockfile, { ...defaults, cacheDir: changed.cacheDir })).toBe(false)
+    expect(verdictRecorded({ path: changed.lockfile }, { ...defaults, cacheDir: changed.cacheDir })).toBe(false)
     const superseded = setUp((f) => [pnpmVerdict(f), pnpmVerdict(f, { minimumReleaseAge: 0 })])
-    expect(verdictRecorded(superseded.lockfile, { ...defaults, cacheDir: superseded.cacheDir })).toBe(false)
-    expect(verdictRecorded(superseded.lockfile, { ...defaults })).toBe(false)
+    expect(verdictRecorded({ path: superseded.lockfile }, { ...defaults, cacheDir: superseded.cacheDir })).toBe(false)
+    expect(verdictRecorded({ path: superseded.lockfile }, { ...defaults })).toBe(false)
+  })
+})
+
+describe('verdictRecorded: a lockfile elsewhere, or changed on disk, by its content hash', () => {
+  const defaults = { minimumReleaseAge: 1440, minimumReleaseAgeIgnoreMissingTime: true }
+  /** A verdict recorded for the same content at another path (a clone pnpm checked). */
+  function setUp (policy: Record<string, unknown> = {}): { lockfile: string, cacheDir: string } {
+    const dir = freshDir('verdict-content')
+    const lockfile = path.join(dir, 'pnpm-lock.yaml')
+    const elsewhere = path.join(dir, 'elsewhere.yaml')
+    for (const f of [lockfile, elsewhere]) fs.writeFileSync(f, "lockfileVersion: '9.0'\n")
+    const cacheDir = path.join(dir, 'cache')
+    fs.mkdirSync(cacheDir)
+    fs.writeFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), pnpmVerdict(elsewhere, policy))
+    return { lockfile, cacheDir }
+  }
+
+  it('covers it when its content hash was recorded under policies no weaker, hashing only then', () => {
+    const { lockfile, cacheDir } = setUp()
+    let hashed = 0
+    const contentHash = (hash: string | undefined) => () => { hashed++; return hash }
+    expect(verdictRecorded({ path: lockfile, contentHash: contentHash(RECORDED_HASH) }, { ...defaults, cacheDir })).toBe(true)
+    expect(verdictRecorded({ path: lockfile, contentHash: contentHash('other') }, { ...defaults, cacheDir })).toBe(false)
+    expect(verdictRecorded({ path: lockfile, contentHash: contentHash(undefined) }, { ...defaults, cacheDir })).toBe(false)
+    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir })).toBe(false)
+    expect(hashed).toBe(3)
+    // No verdict could cover a longer minimumReleaseAge: the lockfile is not hashed.
+    expect(verdictRecorded({ path: lockfile, contentHash: contentHash(RECORDED_HASH) }, { ...defaults, minimumReleaseAge: 2880, cacheDir })).toBe(false)
+    expect(hashed).toBe(3)
+  })
+
+  it('not when the record of its own path, for the file as it is, does not cover today (pnpm looks no further)', () => {
+    const { lockfile, cacheDir } = setUp()
+    fs.appendFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), pnpmVerdict(lockfile, { minimumReleaseAge: 0 }, 'own'))
+    expect(verdictRecorded({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir })).toBe(false)
+    // Changed since that record: its content is looked up.
+    fs.appendFileSync(lockfile, '\n')
+    expect(verdictRecorded({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir })).toBe(true)
+  })
+
+  it('not when the record of that content does not cover today', () => {
+    const { lockfile, cacheDir } = setUp({ trustPolicy: 'no-downgrade' })
+    expect(verdictRecorded({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir })).toBe(false)
+    expect(verdictRecorded({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, trustPolicy: 'no-downgrade', cacheDir })).toBe(true)
   })
 })
 
@@ -88,8 +135,8 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
   const dayBefore = '2026-11-23T11:00:00.000Z'
   const hourBefore = '2026-11-24T11:00:00.000Z'
   let registry: TarballRegistry
-  const served = (name: string, version: string, published: string) =>
-    ({ name, version, published, tarball: tgz([{ name: 'package/package.json', content: JSON.stringify({ name, version }) }]), manifest: { name, version } })
+  const served = (name: string, version: string, published: string, more: Partial<ServedPackage> = {}) =>
+    ({ name, version, published, tarball: tgz([{ name: 'package/package.json', content: JSON.stringify({ name, version }) }]), manifest: { name, version }, ...more })
 
   beforeAll(async () => {
     registry = await serveTarballs([
@@ -97,12 +144,16 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
       served('@scope/old', '1.0.0', dayBefore),
       served('young', '1.0.0', '2020-01-01T00:00:00.000Z'),
       served('young', '2.0.0', hourBefore),
+      // Changed within the day, and no publish times in the full metadata.
+      served('timeless', '1.0.0', hourBefore, { timeless: true }),
+      served('@scope/timeless', '1.0.0', hourBefore, { timeless: true, attested: dayBefore }),
+      served('@scope/timeless', '2.0.0', hourBefore, { timeless: true, attested: hourBefore }),
     ])
   })
   afterAll(async () => { await registry?.close() })
 
   const check = (packages: Array<{ name: string, version: string }>, settings: Record<string, unknown> = {}) =>
-    outcome(checkSupplyChain('/nowhere/pnpm-lock.yaml', packages, { minimumReleaseAge: 1440, registry: registry.url, ...settings }, now))
+    outcome(checkSupplyChain({ path: '/nowhere/pnpm-lock.yaml' }, packages, { minimumReleaseAge: 1440, registry: registry.url, ...settings }, now))
 
   it('passes versions whose metadata last changed before the cutoff (one request a name)', async () => {
     const before = registry.requests.length
@@ -116,6 +167,31 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     expect(registry.requests.slice(before).map((r) => r.url).sort()).toEqual(['/old', '/young', '/young'])
     expect(await check([{ name: 'young', version: '1.0.0' }, { name: 'young', version: '2.0.0' }])).toBe('young@2.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
     expect(await check([{ name: 'young', version: '2.0.0' }], { minimumReleaseAge: 30 })).toBeUndefined()
+  })
+
+  it('metadata without publish times: under minimumReleaseAgeIgnoreMissingTime, passed with pnpm\'s warning unless an attestation shows the version young', async () => {
+    const warned = async (packages: Array<{ name: string, version: string }>, settings: Record<string, unknown>) => {
+      const started = checkSupplyChain({ path: '/nowhere/pnpm-lock.yaml' }, packages, { minimumReleaseAge: 1440, registry: registry.url, ...settings }, now)
+      return { outcome: await outcome(started), warnings: started.warnings }
+    }
+    const ignore = { minimumReleaseAgeIgnoreMissingTime: true }
+    const before = registry.requests.length
+    expect(await warned([{ name: 'timeless', version: '1.0.0' }], ignore)).toEqual({
+      outcome: undefined,
+      warnings: ['The metadata of timeless is missing the "time" field; skipping the minimumReleaseAge check for this package.'],
+    })
+    expect(registry.requests.slice(before).map((r) => r.url)).toEqual(['/timeless', '/timeless', '/-/npm/v1/attestations/timeless@1.0.0'])
+    // An attestation logged before the cutoff shows the version old: no warning.
+    expect(await warned([{ name: '@scope/timeless', version: '1.0.0' }], ignore)).toEqual({ outcome: undefined, warnings: [] })
+    expect((await warned([{ name: '@scope/timeless', version: '2.0.0' }], ignore)).outcome).toBe('@scope/timeless@2.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+    // Without the tolerance, pnpm refuses metadata without times: left to it.
+    expect((await warned([{ name: 'timeless', version: '1.0.0' }], {})).outcome).toBe('timeless@1.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+    // The trust test, on the same metadata: passed with the warning of its own.
+    expect(await warned([{ name: 'timeless', version: '1.0.0' }], { ...ignore, minimumReleaseAge: 0, trustPolicy: 'no-downgrade' })).toEqual({
+      outcome: undefined,
+      warnings: ['The metadata of timeless is missing the "time" field; skipping the trustPolicy check for this package.'],
+    })
+    expect((await warned([{ name: 'timeless', version: '1.0.0' }], { minimumReleaseAge: 0, trustPolicy: 'no-downgrade' })).outcome).toBe('timeless: its metadata has no publish times: pnpm checks the lockfile first')
   })
 
   it('leaves to pnpm a version the metadata does not list, and metadata it cannot get', async () => {
@@ -173,7 +249,7 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     fs.writeFileSync(path.join(dir, 'lockfile-verified.jsonl'), pnpmVerdict(lockfile))
     const before = registry.requests.length
     const settings = { minimumReleaseAge: 1440, minimumReleaseAgeIgnoreMissingTime: true, cacheDir: dir, registry: registry.url }
-    const check = checkSupplyChain(lockfile, [{ name: 'young', version: '2.0.0' }], settings, now)
+    const check = checkSupplyChain({ path: lockfile }, [{ name: 'young', version: '2.0.0' }], settings, now)
     expect(check.registry).toBeUndefined()
     expect(await outcome(check)).toBeUndefined()
     expect(registry.requests.length).toBe(before)
@@ -200,7 +276,7 @@ describe('checkSupplyChain: pnpm\'s trust test and the exclusion lists', () => {
   afterAll(async () => { await registry?.close() })
 
   const check = (packages: Array<{ name: string, version: string }>, settings: Record<string, unknown> = {}) =>
-    outcome(checkSupplyChain('/nowhere/pnpm-lock.yaml', packages, { trustPolicy: 'no-downgrade', registry: registry.url, ...settings }, now))
+    outcome(checkSupplyChain({ path: '/nowhere/pnpm-lock.yaml' }, packages, { trustPolicy: 'no-downgrade', registry: registry.url, ...settings }, now))
 
   it('passes versions with no less evidence than the versions published before them, from the full metadata (one request a name)', async () => {
     const before = registry.requests.length

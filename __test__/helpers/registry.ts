@@ -24,6 +24,10 @@ export interface ServedPackage {
   published?: string
   /** The trust evidence its metadata shows: a provenance attestation, and a trusted publisher too. */
   trust?: 'provenance' | 'trustedPublisher'
+  /** Its package's full metadata has no `time` (as some registries serve it). */
+  timeless?: boolean
+  /** The registry's attestations of it (`/-/npm/v1/attestations/<name>@<version>`), logged then (an ISO date); else none (404). */
+  attested?: string
 }
 
 /** The fields of a version's registry metadata that carry its trust evidence, as npm's registry serves them. */
@@ -65,6 +69,9 @@ export function packedPackage (tarball: string): ServedPackage {
   return { name: manifest.name as string, version: manifest.version as string, tarball, manifest }
 }
 
+/** Where npm's registry serves a version's attestations. */
+const ATTESTATIONS = '/-/npm/v1/attestations/'
+
 /** `tarballDelayMs`: each tarball is answered that much later (a slow registry, for what an install shows meanwhile). */
 export async function serveTarballs (packages: ServedPackage[], opts: { tarballDelayMs?: number } = {}): Promise<TarballRegistry> {
   const tarballPath = (p: ServedPackage): string => `/${p.name}/-/${p.name.split('/').pop()}-${p.version}.tgz`
@@ -95,15 +102,22 @@ export async function serveTarballs (packages: ServedPackage[], opts: { tarballD
           ...(trustFields(p).attestations != null ? { attestations: trustFields(p).attestations } : {}),
         },
       }])),
-      ...(abbreviated ? {} : { time: { created: publishedAt(versions[0]), modified, ...Object.fromEntries(versions.map((p) => [p.version, publishedAt(p)])) } }),
+      ...(abbreviated || versions.some((p) => p.timeless === true) ? {} : { time: { created: publishedAt(versions[0]), modified, ...Object.fromEntries(versions.map((p) => [p.version, publishedAt(p)])) } }),
       modified,
     })
+  }
+  /** A version's attestations, as npm's registry serves them: each with its transparency log entries. */
+  const attestations = (nameAtVersion: string): string | undefined => {
+    const attested = packages.find((p) => `${p.name}@${p.version}` === nameAtVersion)?.attested
+    if (attested == null) return undefined
+    const integratedTime = String(Math.floor(Date.parse(attested) / 1000))
+    return JSON.stringify({ attestations: [{ predicateType: 'https://slsa.dev/provenance/v1', bundle: { verificationMaterial: { tlogEntries: [{ integratedTime }] } } }] })
   }
   const server = http.createServer((req, res) => {
     const at = decodeURIComponent(new URL(req.url!, 'http://x').pathname)
     requests.push({ url: at, userAgent: req.headers['user-agent'] })
     const tarball = byPath.get(at)
-    const body = tarball != null ? bytes(tarball) : metadata(at.slice(1), req.headers.accept?.startsWith('application/vnd.npm.install-v1+json') === true)
+    const body = tarball != null ? bytes(tarball) : at.startsWith(ATTESTATIONS) ? attestations(at.slice(ATTESTATIONS.length)) : metadata(at.slice(1), req.headers.accept?.startsWith('application/vnd.npm.install-v1+json') === true)
     if (body == null) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')
       return

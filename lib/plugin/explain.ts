@@ -11,11 +11,10 @@
  * ages the registry must confirm, packages whose builds pnpm runs, found in the store) is
  * listed as notes.
  */
-import path from 'node:path'
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { configReasons } from './install/config-rules.js'
 import { buildSettingsReason } from './install/builds-on-miss.js'
-import { planInstall, type NativeInstallConfig } from './install/native-install.js'
+import { checkedLockfile, planInstall, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
 import { whyNot, type WhyNot } from './why-not.js'
@@ -68,7 +67,7 @@ export function explain (config: NativeInstallConfig): Explanation {
     } else {
       packages = plan.planned.length
       // Offline here: what the registry would have to say is a note, not a reason.
-      const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, { ...config, offline: true })
+      const supplyChain = checkSupplyChain(checkedLockfile(plan), plan.checked, { ...config, offline: true })
       if (supplyChain.leftToPnpm?.endsWith('(--offline)') === true && config.offline !== true) {
         notes.push(`minimumReleaseAge: at install time the native install asks the registry for the release dates of the ${plan.checked.length} packages (pnpm's cached metadata first); a version younger than ${String(config.minimumReleaseAge)} minutes leaves the install to pnpm`)
       } else if (supplyChain.leftToPnpm != null) {

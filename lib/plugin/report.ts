@@ -47,10 +47,10 @@ export function reporterOf (config: ReportingConfig, stdoutIsTTY = process.stdou
   return config.ci === true || !stdoutIsTTY ? 'append-only' : 'default'
 }
 
-type Level = 'debug' | 'info'
+type Level = 'debug' | 'info' | 'warn'
 type LogRecord = Record<string, unknown>
 
-interface BoleOutputs { debug?: NodeJS.WritableStream[], info?: NodeJS.WritableStream[] }
+interface BoleOutputs { debug?: NodeJS.WritableStream[], info?: NodeJS.WritableStream[], warn?: NodeJS.WritableStream[] }
 
 /** bole's outputs by level, as pnpm's logger set them up in this process (none: pnpm is elsewhere). */
 function boleOutputs (): BoleOutputs | undefined {
@@ -240,6 +240,8 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
     if (log.reporter === 'ndjson') return
     for (const kind of kinds) for (let i = 0; i < counts[kind]; i++) log.write('debug', 'pnpm:progress', { requester: prefix, status: STATUS[kind] })
   }
+  // pnpm's supply-chain check warns before its install reports (its `globalWarn`).
+  for (const message of summary.warnings ?? []) log.write('warn', 'pnpm:global', { message })
   log.write('debug', 'pnpm:stats', { prefix, removed: 0 })
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_started' })
   progress(['resolved'])

@@ -20,7 +20,7 @@ import path from 'node:path'
 import { createHash, randomBytes } from 'node:crypto'
 import { writeAtomically } from './atomic-write.js'
 import type { PnpmConfig } from '../pnpm-config.js'
-import { nativeRelease, stateFormOf, type StateForm } from './pnpm-releases.js'
+import { stateFormOf, type StateForm } from './pnpm-releases.js'
 
 /** A project of the install, as the state files list it. */
 export interface RecordedProject {
@@ -209,15 +209,13 @@ function workspaceBinsOf (projects: RecordedProject[]): Record<string, string> |
 /**
  * The `validation` block pnpm records: the patch files', the loaded pnpmfiles' and the
  * lockfile's signatures, the lockfile's digest, each project's manifest's, the projects'
- * commands' (11.28.11; in older releases a project with commands has none: `workspaces` in
- * pnpm-releases.ts), and (from 11.28.10) the lockfile's local dependencies (none: the native
- * install takes registry packages and workspace links only); none before 11.28.7 (`form`).
- * `undefined` where it cannot be made as pnpm makes it (no filesystem clock).
+ * commands' (from 11.28.9, `form.workspaceBins`), and (from 11.28.10) the
+ * lockfile's local dependencies (none: the native install takes registry packages and
+ * workspace links only); none before 11.28.7 (`form`). `undefined` where it cannot be made as
+ * pnpm makes it (no filesystem clock).
  */
-function validationOf (record: InstallRecord, pnpmfiles: string[], form: StateForm, withBins: boolean): Record<string, unknown> | undefined {
+function validationOf (record: InstallRecord, pnpmfiles: string[], form: StateForm): Record<string, unknown> | undefined {
   if (form.validation === 'none') return undefined
-  const hasBins = record.projects.some(({ manifest }) => manifest.bin != null || (manifest.directories as { bin?: unknown } | undefined)?.bin != null)
-  if (hasBins && !withBins) return undefined
   const files: Record<string, FileSignature> = {}
   // pnpm's shared inputs: the patch files, then the pnpmfiles (workspace/state `sharedInputPaths`).
   for (const file of [...(record.patchFiles ?? []), ...pnpmfiles]) {
@@ -235,7 +233,7 @@ function validationOf (record: InstallRecord, pnpmfiles: string[], form: StateFo
     files,
     lockfile: lockfile.digest,
     manifests: Object.fromEntries(record.projects.map(({ id, manifest }) => [id, manifestDigest(manifest)])),
-    ...(withBins ? { workspaceBins: workspaceBinsOf(record.projects) } : {}),
+    ...(form.workspaceBins ? { workspaceBins: workspaceBinsOf(record.projects) } : {}),
     ...(form.validation === 'local-dependencies' ? { localDependencies: { [lockfile.digest]: {} } } : {}),
   }
 }
@@ -247,8 +245,7 @@ function validationOf (record: InstallRecord, pnpmfiles: string[], form: StateFo
 export function writeWorkspaceState (record: InstallRecord, config: PnpmConfig & Record<string, unknown>): number | undefined {
   const pnpmfiles = (config.pnpmfile ?? []) as string[]
   const form = stateFormOf(record.pnpmVersion)
-  const release = nativeRelease(record.pnpmVersion)
-  const validation = validationOf(record, pnpmfiles, form, typeof release !== 'string' && release.workspaces)
+  const validation = validationOf(record, pnpmfiles, form)
   const state = {
     lastValidatedTimestamp: validation != null ? Math.trunc((validation.recordedAtNs as number) / 1e6) : Date.now(),
     projects: Object.fromEntries(record.projects.map(({ dir, manifest }) => [dir, { name: manifest.name, version: manifest.version }])),

@@ -19,7 +19,8 @@ import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './ins
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
 import { firstFailure } from '../first-failure.js'
-import { checkSupplyChain, type SupplyChainConfig } from './supply-chain.js'
+import { checkSupplyChain, type CheckedLockfile, type SupplyChainConfig } from './supply-chain.js'
+import { lockfileContentHash } from './lockfile-hash.js'
 import { lockfileMode, type PnpmConfig } from '../pnpm-config.js'
 import { configReasons } from './config-rules.js'
 import { hoist, importerDependencies } from './hoist.js'
@@ -95,6 +96,8 @@ export interface NativeInstallSummary {
   pnpmRunsScripts?: string[]
   /** Where it installed, for the report pnpm's reporter prints (when it installed). */
   layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[] }
+  /** The warnings pnpm's supply-chain check would have given, in its words (when it installed). */
+  warnings?: string[]
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
@@ -531,6 +534,11 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   return { validatedAtNs }
 }
 
+/** The plan's lockfile as pnpm's supply-chain check looks up its verdicts: by path, then by content. */
+export function checkedLockfile (plan: Pick<InstallPlan, 'rootDir' | 'lockfile' | 'lockfileText'>): CheckedLockfile {
+  return { path: path.join(plan.rootDir, 'pnpm-lock.yaml'), contentHash: () => lockfileContentHash(plan.lockfile, plan.lockfileText) }
+}
+
 /**
  * Installs the lockfile natively if this install is one it reproduces; otherwise does nothing
  * and says why. `pnpmVersion` is the version pnpm's `userAgent` names.
@@ -540,7 +548,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'layout'> = {}): NativeInstallSummary =>
+  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'layout' | 'warnings'> = {}): NativeInstallSummary =>
     ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more })
 
   // Before anything else, and whether or not it then runs: what a killed one left goes.
@@ -553,7 +561,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   if (typeof plan === 'string') return done(0, plan)
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
   // pnpm's own does while it installs.
-  const supplyChain = checkSupplyChain(path.join(plan.rootDir, 'pnpm-lock.yaml'), plan.checked, config, Date.now(), plan.release.verdictChecks)
+  const supplyChain = checkSupplyChain(checkedLockfile(plan), plan.checked, config, Date.now(), plan.release.verdictChecks)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
   progressed('resolved', plan.planned.length)
@@ -561,7 +569,8 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     const laidOut = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
     const layout = { storeDir: plan.storeDir, virtualStoreDir: plan.virtualStoreDir, direct: directDependencies(plan.lockfile, plan.skipped) }
-    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout } : { validatedAtNs: laidOut.validatedAtNs, layout })
+    const warnings = supplyChain.warnings ?? []
+    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout, warnings } : { validatedAtNs: laidOut.validatedAtNs, layout, warnings })
   } finally {
     supplyChain.cancel()
   }

@@ -13,8 +13,9 @@
  *   virtual store, `trustLockfile`, `dangerouslyAllowAllBuilds`, the registry routes) and 11.28.11
  *   (`extendNodePath`, `runtime`);
  * - its `validation` block (the digests and the filesystem time the check trusts, from 11.28.7),
- *   whose `localDependencies` came in 11.28.10. Without it, every release takes the state as
- *   its older form (the check then compares modification times, as releases before 11.28.7 do).
+ *   whose projects' commands (`workspaceBins`) came in 11.28.9 and `localDependencies` in
+ *   11.28.10. Without it, every release takes the state as its older form (the check then
+ *   compares modification times, as releases before 11.28.7 do).
  * The lockfile verifier's recorded verdicts carry other checks before 11.28.7 (`verdictChecks`),
  * and 11.28.4 keeps its metadata cache in another place and format (not read: the registry is
  * asked instead).
@@ -78,6 +79,8 @@ export interface StateForm {
    * (11.28.7 to 11.28.9), or with them (from 11.28.10).
    */
   validation: 'none' | 'files' | 'local-dependencies'
+  /** Whether the `validation` block records the projects' commands (`workspaceBins`, from 11.28.9). */
+  workspaceBins: boolean
 }
 
 export interface PnpmRelease {
@@ -95,9 +98,9 @@ export interface PnpmRelease {
    */
   verdictChecks: readonly string[]
   /**
-   * Whether a workspace of several projects (and a root with commands of its own) is installed
-   * natively under it: its state's per-project validation (`workspaceBins`, from 11.28.9) was
-   * checked against stock under 11.28.11 only.
+   * Whether a workspace of several projects is installed natively under it: the generated
+   * workspace's end-to-end tests (and the real monorepos') pass under it. Each release from
+   * 11.28.4 writes a workspace's state as the native install does for its `StateForm`.
    */
   workspaces: boolean
 }
@@ -111,16 +114,16 @@ const VERDICT_CHECKS_11_28_7 = VERDICT_CHECKS_11_28_5.filter((check) => check !=
 const verdictChecksOf = (version: string): readonly string[] =>
   version === '11.28.4' ? VERDICT_CHECKS_11_28_4 : ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
 
-const BEFORE_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: [], registryRoutes: false, validation: 'none' }
-const FIRST_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: ['autoDedupe'], registryRoutes: false, validation: 'files' }
-const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedupe'], registryRoutes: true, validation: 'files' }
+const BEFORE_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: [], registryRoutes: false, validation: 'none', workspaceBins: false }
+const FIRST_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: ['autoDedupe'], registryRoutes: false, validation: 'files', workspaceBins: false }
+const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedupe'], registryRoutes: true, validation: 'files', workspaceBins: true }
 const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-dependencies' }
 const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTINGS_11_28_11 }
 
 /** The releases whose frozen install's build step writes shims without `NODE_PATH`. */
 const BUILD_STEP_WITHOUT_NODE_PATH = new Set(['11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8', '11.28.9'])
 
-const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = false): PnpmRelease =>
+const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
   ({ version, native: true, state, shimQuoting, buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version), verdictChecks: verdictChecksOf(version), workspaces })
 
 /**
@@ -147,7 +150,7 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   release('11.28.8', FIRST_VALIDATION),
   release('11.28.9', STORE_IN_STATE),
   release('11.28.10', LOCAL_DEPENDENCIES),
-  release('11.28.11', NODE_PATH_IN_STATE, 'single', true),
+  release('11.28.11', NODE_PATH_IN_STATE, 'single'),
 ]
 
 /** The release `version` names, when the native install runs under it; else why it does not. */

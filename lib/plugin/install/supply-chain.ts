@@ -6,13 +6,16 @@
  *
  * The native install goes ahead only where pnpm's check would pass, found in one of two ways:
  * - pnpm's own verdict: pnpm records each lockfile that passed in `<cacheDir>/lockfile-verified.jsonl`,
- *   and skips the check when the lockfile file is the one it recorded (same size, mtime and inode)
+ *   under its path and its content hash, and skips the check when the lockfile file is the one
+ *   it recorded at that path (same size, mtime and inode), or else has a recorded content hash,
  *   under policies no weaker than today's. Read the same way here.
  * - pnpm's test, made here: a version listed in its package's abbreviated registry metadata
  *   whose `modified` time is before the cutoff was published before it; where that does not
  *   tell (the package changed since: a popular one often has), the publish time of the version
  *   in the package's full metadata (`time`) must be. pnpm reads that publish time from its
  *   metadata cache, the registry's attestations or the full metadata; this, from the last.
+ *   Full metadata with no `time` at all passes under `minimumReleaseAgeIgnoreMissingTime`
+ *   unless the version's attestations show it young, with pnpm's warning (`warnings`).
  *   Anything else (a later date, no date, metadata that does not download) is left to pnpm,
  *   which looks again and says why it refuses.
  * - pnpm's own metadata cache first (`metadata-cache.ts`): what it shows old needs no request.
@@ -70,32 +73,63 @@ function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig
     !(cached.minimumReleaseAgeIgnoreMissingTime === true && config.minimumReleaseAgeIgnoreMissingTime !== true)
 }
 
+/** The lockfile pnpm's verdicts are looked up for: where it is, and pnpm's content hash of it (`lockfile-hash.ts`; `undefined`: none). */
+export interface CheckedLockfile {
+  path: string
+  contentHash?: () => string | undefined
+}
+
+/** One line of pnpm's verdict file. */
+interface Verdict {
+  lockfile: { hash: string, path: string, size?: unknown, mtimeNs?: unknown, inode?: unknown }
+  policy?: unknown
+}
+
+/** pnpm's verdicts, the last one for each path and for each content hash. */
+function readVerdicts (text: string): { byPath: Map<string, Verdict>, byHash: Map<string, Verdict> } {
+  const byPath = new Map<string, Verdict>()
+  const byHash = new Map<string, Verdict>()
+  for (const line of text.split('\n')) {
+    try {
+      const parsed = JSON.parse(line)
+      if (typeof parsed?.lockfile?.hash !== 'string' || typeof parsed.lockfile.path !== 'string') continue
+      byPath.set(parsed.lockfile.path, parsed)
+      byHash.set(parsed.lockfile.hash, parsed)
+    } catch {}
+  }
+  return { byPath, byHash }
+}
+
 /**
- * Whether pnpm recorded `lockfilePath`, as it is on disk now, as passing today's policies, with
- * every check the running pnpm release requires of a verdict (`verdictChecks`).
+ * Whether pnpm recorded the lockfile as passing today's policies, with every check the running
+ * pnpm release requires of a verdict (`verdictChecks`), looked up as pnpm looks it up: the
+ * verdict for its path when the file is the one recorded there (same size, mtime and inode),
+ * and only that one; otherwise the verdict for its content hash (a fresh clone of a lockfile
+ * verified here before). The native install does not add the line pnpm then adds for the path:
+ * each native install of that clone hashes the lockfile again.
  */
-export function verdictRecorded (lockfilePath: string, config: SupplyChainConfig, verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): boolean {
+export function verdictRecorded (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): boolean {
   if (config.cacheDir == null) return false
   let text: string
   let stat: fs.BigIntStats
   try {
     text = fs.readFileSync(path.join(config.cacheDir, VERDICT_FILE), 'utf8')
-    stat = fs.statSync(lockfilePath, { bigint: true })
+    stat = fs.statSync(lockfile.path, { bigint: true })
   } catch {
     return false
   }
-  // One JSON record a line; the last one for a path is the one pnpm goes by.
-  let record: { lockfile: Record<string, unknown>, policy?: unknown } | undefined
-  for (const line of text.split('\n')) {
-    try {
-      const parsed = JSON.parse(line)
-      if (typeof parsed?.lockfile?.hash === 'string' && parsed.lockfile.path === lockfilePath) record = parsed
-    } catch {}
+  const { byPath, byHash } = readVerdicts(text)
+  const covers = (verdict: Verdict): boolean =>
+    typeof verdict.policy === 'object' && verdict.policy != null && coversToday(verdict.policy as Record<string, unknown>, config, verdictChecks)
+  const atPath = byPath.get(lockfile.path)?.lockfile
+  if (atPath != null && atPath.size === Number(stat.size) && atPath.mtimeNs === stat.mtimeNs.toString() && atPath.inode === stat.ino.toString()) {
+    return covers(byPath.get(lockfile.path)!)
   }
-  if (record == null) return false
-  const { size, mtimeNs, inode } = record.lockfile
-  return size === Number(stat.size) && mtimeNs === stat.mtimeNs.toString() && inode === stat.ino.toString() &&
-    typeof record.policy === 'object' && record.policy != null && coversToday(record.policy as Record<string, unknown>, config, verdictChecks)
+  // Hashing a large lockfile takes a while: only when a verdict could cover today's policies.
+  if (lockfile.contentHash == null || ![...byHash.values()].some(covers)) return false
+  const hash = lockfile.contentHash()
+  const verdict = hash != null ? byHash.get(hash) : undefined
+  return verdict != null && covers(verdict)
 }
 
 /** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
@@ -115,6 +149,11 @@ export interface SupplyChainCheck {
   registry?: Promise<string | undefined>
   /** Stops asking the registry (the install went another way). */
   cancel: () => void
+  /**
+   * The warnings pnpm's check gives on the way (in pnpm's words, each once), when the registry
+   * is asked: complete once `registry` has answered.
+   */
+  warnings?: string[]
 }
 
 /** What pnpm's check tests, as the settings ask. */
@@ -139,12 +178,12 @@ function exclusions (patterns: string[] | undefined, setting: string): VersionPo
  * metadata, which are started here and answered by `registry`. `now`: when the age is measured
  * from; `verdictChecks`: what the running release requires of a verdict.
  */
-export function checkSupplyChain (lockfilePath: string, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now(), verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): SupplyChainCheck {
+export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now(), verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): SupplyChainCheck {
   const cancel = (): void => {}
   const ageMinutes = config.minimumReleaseAge ?? 0
   const trust = config.trustPolicy === 'no-downgrade'
   if (config.trustLockfile === true || (ageMinutes === 0 && !trust)) return { cancel }
-  if (verdictRecorded(lockfilePath, config, verdictChecks)) return { cancel }
+  if (verdictRecorded(lockfile, config, verdictChecks)) return { cancel }
   const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
   const trustExclude = exclusions(config.trustPolicyExclude, 'trustPolicyExclude')
   for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel }
@@ -156,7 +195,36 @@ export function checkSupplyChain (lockfilePath: string, packages: Array<{ name: 
     ...(trust ? { trust: { exclude: trustExclude as VersionPolicy | undefined, ignoreAfterMinutes: config.trustPolicyIgnoreAfter, now } } : {}),
   }
   const controller = new AbortController()
-  return { registry: askRegistry(packages, config, tests, controller.signal), cancel: () => controller.abort() }
+  const warnings: string[] = []
+  const warn = (message: string): void => { if (!warnings.includes(message)) warnings.push(message) }
+  return { registry: askRegistry(packages, config, tests, controller.signal, warn), cancel: () => controller.abort(), warnings }
+}
+
+/**
+ * pnpm's warning when it passes a package whose full metadata has no publish times at all
+ * (`minimumReleaseAgeIgnoreMissingTime`), in its words (`warnMissingTimeFieldOnce`).
+ */
+const missingTimeWarning = (name: string, check: 'minimumReleaseAge' | 'trustPolicy'): string =>
+  `The metadata of ${name} is missing the "time" field; skipping the ${check} check for this package.`
+
+/**
+ * When the registry's attestations of a version say it was published (ms): the earliest time a
+ * transparency log entry of any of them was integrated, as pnpm reads it; `undefined`: none.
+ */
+function attestedAt (body: unknown): number | undefined {
+  const attestations = (body as { attestations?: unknown } | null)?.attestations
+  if (!Array.isArray(attestations)) return undefined
+  let earliest: number | undefined
+  for (const attestation of attestations) {
+    const entries = (attestation as { bundle?: { verificationMaterial?: { tlogEntries?: unknown } } } | null)?.bundle?.verificationMaterial?.tlogEntries
+    if (!Array.isArray(entries)) continue
+    for (const entry of entries) {
+      const raw = (entry as { integratedTime?: unknown } | null)?.integratedTime
+      const seconds = typeof raw === 'string' ? Number(raw) : typeof raw === 'number' ? raw : Number.NaN
+      if (Number.isFinite(seconds) && seconds > 0 && (earliest == null || seconds < earliest)) earliest = seconds
+    }
+  }
+  return earliest == null ? undefined : earliest * 1000
 }
 
 /** What a metadata document says of a package's age: the versions it lists, when it last changed, publish times. */
@@ -175,7 +243,12 @@ function shownOld (doc: AgeEvidence, version: string, cutoff: number): boolean {
 /** The versions of one package pnpm's check looks at, and its metadata, each document fetched once. */
 class PackageQuery {
   private full?: Promise<Metadata | undefined>
-  constructor (readonly name: string, readonly versions: string[], private readonly config: SupplyChainConfig, private readonly signal: AbortSignal) {}
+  constructor (readonly name: string, readonly versions: string[], private readonly config: SupplyChainConfig, private readonly signal: AbortSignal, private readonly warn: (message: string) => void) {}
+
+  /** Whether pnpm passes metadata without publish times, with a warning. */
+  private get ignoresMissingTime (): boolean {
+    return this.config.minimumReleaseAgeIgnoreMissingTime === true
+  }
 
   fullMetadata (): Promise<Metadata | undefined> {
     this.full ??= fetchMetadata(this.name, this.config, this.signal, 'application/json')
@@ -193,14 +266,34 @@ class PackageQuery {
     pending = pending.filter((v) => !shownOld({ ...meta, listed: (version) => meta.versions?.[version] != null }, v, cutoff))
     if (pending.length === 0) return undefined
     const full = await this.fullMetadata()
+    if (full != null && full.time == null && this.ignoresMissingTime) return await this.attestedAgeNotShown(pending, cutoff)
     const young = pending.find((v) => full == null || !shownOld({ time: full.time, listed: () => false }, v, cutoff))
     return young != null ? `${name}@${young} may be younger than minimumReleaseAge` : undefined
+  }
+
+  /**
+   * Metadata without publish times, which pnpm lets through with a warning, unless the
+   * registry's attestations of a version (which pnpm asks first) say it is younger than `cutoff`.
+   */
+  private async attestedAgeNotShown (versions: string[], cutoff: number): Promise<string | undefined> {
+    const { name, config } = this
+    for (const version of versions) {
+      const body = await registryJson(`${registryOf(name, config)}-/npm/v1/attestations/${name}@${version}`, 'application/json', this.signal, networkOf(config))
+      const published = attestedAt(body)
+      if (published != null && published > cutoff) return `${name}@${version} may be younger than minimumReleaseAge`
+      if (published == null) this.warn(missingTimeWarning(name, 'minimumReleaseAge'))
+    }
+    return undefined
   }
 
   /** Why a version may not pass the trust test (the registry's full metadata), or `undefined`. */
   async trustNotShown (versions: string[], policy: TrustPolicy): Promise<string | undefined> {
     const full = await this.fullMetadata()
     if (full == null) return `${this.name}: its full registry metadata did not download`
+    if (full.time == null && this.ignoresMissingTime) {
+      this.warn(missingTimeWarning(this.name, 'trustPolicy'))
+      return undefined
+    }
     for (const version of versions) {
       const why = trustNotShown(full, this.name, version, policy)
       if (why != null) return why
@@ -214,7 +307,7 @@ class PackageQuery {
  * where it tells, else from the registry's metadata) and the trust test, each on the versions
  * its exclusions leave.
  */
-async function askRegistry (packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, tests: Tests, signal: AbortSignal): Promise<string | undefined> {
+async function askRegistry (packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, tests: Tests, signal: AbortSignal, warn: (message: string) => void): Promise<string | undefined> {
   const versionsByName = new Map<string, Set<string>>()
   for (const { name, version } of packages) {
     const versions = versionsByName.get(name) ?? new Set()
@@ -222,7 +315,7 @@ async function askRegistry (packages: Array<{ name: string, version: string }>, 
     versionsByName.set(name, versions)
   }
   const failed = await firstFailure([...versionsByName], networkConcurrencyOf(config), async ([name, versionSet]) => {
-    const query = new PackageQuery(name, [...versionSet], config, signal)
+    const query = new PackageQuery(name, [...versionSet], config, signal, warn)
     const { cutoff, ageExclude, trust } = tests
     const aged = cutoff != null ? query.versions.filter((v) => !excludes(ageExclude, name, v)) : []
     const old = aged.length > 0 ? await query.ageNotShown(aged, cutoff!) : undefined

@@ -6,9 +6,10 @@
  * prerelease). Evidence, strongest first: a staged publish (`_npmUser.approver`), a trusted
  * publisher with a provenance attestation, a provenance attestation alone.
  *
- * The answer is whether pnpm's test passes here without a word; anything else (a downgrade,
- * metadata without the times pnpm needs, pnpm's warning for missing times) is left to pnpm,
- * which refuses or warns in its own words.
+ * The answer is whether pnpm's test passes here; anything else (a downgrade, metadata without
+ * the times pnpm needs) is left to pnpm, which refuses in its own words. Metadata without any
+ * times, which pnpm passes with a warning under `minimumReleaseAgeIgnoreMissingTime`, is
+ * handled by the caller (supply-chain.ts), which gives the warning.
  */
 import semver from 'semver'
 import { excludes, type VersionPolicy } from './version-policy.js'
