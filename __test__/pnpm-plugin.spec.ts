@@ -111,7 +111,7 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     const files = spawnSync('tar', ['-tzf', plugin.tarball as string], { encoding: 'utf8' }).stdout.trim().split('\n')
     // One bundle (pnpm's own packages inside it) beside the napi loader.
     expect(files.filter((f) => f.endsWith('.js') || f.endsWith('.cjs')).sort()).toEqual(['package/dist/plugin/config-dependency.js', 'package/explain.cjs', 'package/index.js', 'package/pnpmfile.cjs'])
-    const bundle = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/dist/plugin/config-dependency.js'], { encoding: 'utf8' }).stdout
+    const bundle = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/dist/plugin/config-dependency.js'], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout
     expect(bundle).toContain('node_modules/@pnpm/config.matcher/')
     expect([...bundle.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !isBuiltin(spec) && spec !== '../../index.js')).toEqual([])
     expect(files.filter((f) => f.endsWith('.node') || f.endsWith('.ts'))).toEqual([])

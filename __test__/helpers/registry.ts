@@ -7,11 +7,11 @@
  * metadata, and `modified` at the top of the abbreviated metadata installers ask for).
  */
 import { spawnSync } from 'node:child_process'
-import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
+import { packument, tarballPath } from '../../scripts/registry-stand-in.mjs'
 
 export interface ServedPackage {
   name: string
@@ -74,37 +74,23 @@ const ATTESTATIONS = '/-/npm/v1/attestations/'
 
 /** `tarballDelayMs`: each tarball is answered that much later (a slow registry, for what an install shows meanwhile). */
 export async function serveTarballs (packages: ServedPackage[], opts: { tarballDelayMs?: number } = {}): Promise<TarballRegistry> {
-  const tarballPath = (p: ServedPackage): string => `/${p.name}/-/${p.name.split('/').pop()}-${p.version}.tgz`
+  const byPath = new Map(packages.map((p) => [tarballPath(p.name, p.version), p]))
   const bytes = (p: ServedPackage): Buffer => typeof p.tarball === 'string' ? fs.readFileSync(p.tarball) : p.tarball
-  const byPath = new Map(packages.map((p) => [tarballPath(p), p]))
   const requests: TarballRegistry['requests'] = []
   let url = ''
   /** A package's metadata: full, or abbreviated (no `time`) as npm serves it to installers. */
   const metadata = (name: string, abbreviated: boolean): string | undefined => {
     const versions = packages.filter((p) => p.name === name && p.manifest != null)
     if (versions.length === 0) return undefined
-    // Old enough for any minimumReleaseAge, unless a package says otherwise.
-    const publishedAt = (p: ServedPackage): string => p.published ?? '2020-01-01T00:00:00.000Z'
-    const modified = versions.map(publishedAt).sort().at(-1)!
-    return JSON.stringify({
-      name,
-      'dist-tags': { latest: versions.at(-1)!.version },
-      versions: Object.fromEntries(versions.map((p) => [p.version, {
-        ...p.manifest,
-        name,
-        version: p.version,
-        _id: `${name}@${p.version}`,
-        ...(trustFields(p).npmUser != null ? { _npmUser: trustFields(p).npmUser } : {}),
-        dist: {
-          tarball: `${url}${tarballPath(p).slice(1)}`,
-          integrity: `sha512-${crypto.createHash('sha512').update(bytes(p)).digest('base64')}`,
-          shasum: crypto.createHash('sha1').update(bytes(p)).digest('hex'),
-          ...(trustFields(p).attestations != null ? { attestations: trustFields(p).attestations } : {}),
-        },
-      }])),
-      ...(abbreviated || versions.some((p) => p.timeless === true) ? {} : { time: { created: publishedAt(versions[0]), modified, ...Object.fromEntries(versions.map((p) => [p.version, publishedAt(p)])) } }),
-      modified,
-    })
+    return packument(name, versions.map((p) => ({
+      version: p.version,
+      manifest: p.manifest!,
+      bytes: bytes(p),
+      // Old enough for any minimumReleaseAge, unless a package says otherwise.
+      published: p.published ?? '2020-01-01T00:00:00.000Z',
+      fields: trustFields(p).npmUser != null ? { _npmUser: trustFields(p).npmUser } : {},
+      dist: trustFields(p).attestations != null ? { attestations: trustFields(p).attestations } : {},
+    })), url, { abbreviated, withTime: !versions.some((p) => p.timeless === true) })
   }
   /** A version's attestations, as npm's registry serves them: each with its transparency log entries. */
   const attestations = (nameAtVersion: string): string | undefined => {
