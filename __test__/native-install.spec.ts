@@ -18,7 +18,8 @@
  * lockfile is up to date, as pnpm then takes its frozen path; a new dependency left to pnpm), and the alotta-modules lockfile (1,355 real packages,
  * `benchmark/download.mjs`'s corpus). Workspaces: a generated one of three projects (from the
  * root and from a project's directory, scripts off, projects hoisted publicly or not at all,
- * projects' scripts run by pnpm after the layout), and public monorepos (vue-core, unocss, and tailwindcss with its patches and builds from the cache,
+ * projects' scripts run by pnpm after the layout), and public monorepos (vue-core, unocss, tailwindcss with its patches and builds from the cache,
+ * and starlight, solid-start and react-router with scripts on as their repositories have them,
  * installed natively, every project's `node_modules` compared; tanstack-query and sveltekit,
  * whose lockfiles stock refuses here, refused the same way). Builds and patches: taken from
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
@@ -1081,12 +1082,18 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * its patch files and scripts on (pnpm takes patched packages from its side-effects cache only
    * for builds it runs, so a stock install warms the cache first), its patched packages' builds
    * allowed and the builds that need the network or a compiler denied (bun, sharp, tree-sitter).
+   * starlight, solid-start and react-router with scripts on and their settings as they are:
+   * their `allowBuilds` denies every build in the lockfile but solid-start's esbuild and
+   * @parcel/watcher, which a stock install first puts in the side-effects cache.
    */
   const TAILWIND_BUILDS = 'allowBuilds:\n  \'@napi-rs/cli\': true\n  \'@parcel/watcher\': true\n  bun: false\n  esbuild: true\n  lightningcss: true\n  sharp: false\n  tree-sitter: false\n  tree-sitter-javascript: false\n  tree-sitter-typescript: false\n'
   const MONOREPOS: Array<{ name: string, why: string, projects: number, drop: string[], scriptsOn?: boolean, settings?: string }> = [
     { name: 'vue-core', why: 'vue', projects: 18, drop: [] },
     { name: 'unocss', why: 'vue', projects: 55, drop: ['shamefullyHoist'] },
     { name: 'tailwindcss', why: 'lightningcss', projects: 30, drop: ['allowBuilds'], scriptsOn: true, settings: TAILWIND_BUILDS },
+    { name: 'starlight', why: 'astro', projects: 16, drop: [], scriptsOn: true },
+    { name: 'solid-start', why: 'vite', projects: 12, drop: [], scriptsOn: true },
+    { name: 'react-router', why: 'react', projects: 31, drop: [], scriptsOn: true },
   ]
   /** pnpm-workspace.yaml without these top-level keys (and the indented lines of their values). */
   const withoutKeys = (...keys: string[]) => (text: string): string => {
