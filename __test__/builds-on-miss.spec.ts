@@ -114,6 +114,8 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     expect(failed).toBeInstanceOf(LifecycleError)
     expect((failed as LifecycleError).code).toBe('ELIFECYCLE')
     expect((failed as Error).message).toBe('x@1.0.0 install: `exit 3`\nExit status 3')
+    // What pnpm's reporter and error handler read: its exit status is pnpm's.
+    expect(failed).toMatchObject({ errno: 3, pkgid: 'x@1.0.0', pkgname: 'x', stage: 'install', script: 'exit 3' })
     expect(fs.existsSync(path.join(dir, 'log'))).toBe(false)
   })
   it('a signal to pnpm while a script runs (no terminal: the script in a group of its own): passed on to the script, then taken by pnpm\'s process', async () => {

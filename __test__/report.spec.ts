@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { formatMs, PnpmLog, ProgressLine, progressText, reporterOf } from '../dist/plugin/report.js'
+import { formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot } from '../dist/plugin/why-not.js'
 import { createRequire } from 'node:module'
 import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
@@ -56,6 +56,18 @@ describe('PnpmLog', () => {
     new PnpmLog('append-only', plain).say('hello')
     new PnpmLog('append-only', plain).write('debug', 'pnpm:stats', { added: 1 })
     expect(plain.text()).toBe('hello\n')
+  })
+
+  it('records held back (a native build\'s lines) are sent, in order, after what comes before them', () => {
+    const out = sink()
+    const log = new PnpmLog('ndjson', out)
+    holdRecords()
+    log.say('build line')
+    log.say('another')
+    expect(out.text()).toBe('')
+    releaseRecords(() => log.say('before'))
+    log.say('after')
+    expect(out.text().trim().split('\n').map((l) => JSON.parse(l).message)).toEqual(['before', 'build line', 'another', 'after'])
   })
 
   it('a routine line is a debug record of pnpm\'s own logger (printed under --loglevel debug only)', () => {

@@ -86,6 +86,29 @@ function whenReporterRuns (then: () => void): void {
   poll()
 }
 
+/** Records held back while the native install runs (`holdRecords`), in order, to be sent at `releaseRecords`. */
+let held: Array<() => void> | undefined
+
+/**
+ * Holds every record written from now on until `releaseRecords`: what the native install logs
+ * (its builds' lines) is shown after what has to come before it, once it is known how the
+ * install ends.
+ */
+export function holdRecords (): void {
+  held ??= []
+}
+
+/** Sends what `before` writes, then the records held back. */
+export function releaseRecords (before?: () => void): void {
+  const records = held ?? []
+  held = undefined
+  try {
+    before?.()
+  } finally {
+    for (const send of records) send()
+  }
+}
+
 /** Where pnpm's log records go from here, for one `--reporter`. */
 export class PnpmLog {
   private pending: Array<() => void> | undefined
@@ -108,6 +131,10 @@ export class PnpmLog {
   /** Logs as pnpm's logger `name` (`pnpm:stats`, `pnpm:global`, …) at `level`. */
   write (level: Level, name: string, fields: LogRecord): void {
     if (this.reporter === 'silent') return
+    if (held != null) {
+      held.push(() => this.write(level, name, fields))
+      return
+    }
     if (this.reporter === 'ndjson') {
       this.out.write(boleLine(level, name, fields))
       return
@@ -231,6 +258,32 @@ const STATUS: Record<ProgressKind, string> = { resolved: 'resolved', reused: 'fo
 export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
   const prefix = config.dir
   const took = `${summary.packages} packages natively in ${formatMs(summary.ms)}`
+  reportLayout(summary, counts, config, manifest, log, summary.warnings)
+  for (const dep of summary.layout!.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
+  log.write('debug', 'pnpm:summary', { prefix })
+  // With the project's scripts, pnpm's own install runs next, finds every package in place and
+  // runs them; its reporter has the summary from these records already (it takes the first).
+  log.say(summary.pnpmRunsScripts != null
+    ? `${PLUGIN_NAME} installed ${took}; pnpm's own install then finds them in place and runs the project's ${summary.pnpmRunsScripts.join(', ')}`
+    : `${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
+}
+
+/**
+ * After a native install a required build ended (`summary.failed`), from pnpm's install (its
+ * supply-chain check done): what pnpm's frozen install logs up to its build step, before the
+ * builds' own lines (held back until then) and its error.
+ */
+export function reportBuildFailure (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
+  log.write('info', 'pnpm', { message: 'Lockfile is up to date, resolution step is skipped', prefix: config.lockfileDir })
+  reportLayout(summary, counts, config, manifest, log)
+}
+
+/**
+ * pnpm's frozen install's records from the start of its import to its end (the store, the
+ * counts, the import method), after the `warnings` of its supply-chain check (its `globalWarn`).
+ */
+function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = []): void {
+  const prefix = config.dir
   const layout = summary.layout!
   // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
   log.write('debug', 'pnpm:package-manifest', { initial: manifest, prefix })
@@ -240,8 +293,7 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
     if (log.reporter === 'ndjson') return
     for (const kind of kinds) for (let i = 0; i < counts[kind]; i++) log.write('debug', 'pnpm:progress', { requester: prefix, status: STATUS[kind] })
   }
-  // pnpm's supply-chain check warns before its install reports (its `globalWarn`).
-  for (const message of summary.warnings ?? []) log.write('warn', 'pnpm:global', { message })
+  for (const message of warnings) log.write('warn', 'pnpm:global', { message })
   log.write('debug', 'pnpm:stats', { prefix, removed: 0 })
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_started' })
   progress(['resolved'])
@@ -249,13 +301,6 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   progress(['reused', 'downloaded', 'added'])
   if (counts.method != null) log.write('debug', 'pnpm:package-import-method', { method: counts.method })
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_done' })
-  for (const dep of layout.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
-  log.write('debug', 'pnpm:summary', { prefix })
-  // With the project's scripts, pnpm's own install runs next, finds every package in place and
-  // runs them; its reporter has the summary from these records already (it takes the first).
-  log.say(summary.pnpmRunsScripts != null
-    ? `${PLUGIN_NAME} installed ${took}; pnpm's own install then finds them in place and runs the project's ${summary.pnpmRunsScripts.join(', ')}`
-    : `${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
 }
 
 /** The line that says why an install was left to pnpm, and what would change it. */
