@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf } from '../dist/plugin/report.js'
+import { formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot } from '../dist/plugin/why-not.js'
 import { createRequire } from 'node:module'
 import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
@@ -68,6 +68,24 @@ describe('PnpmLog', () => {
     releaseRecords(() => log.say('before'))
     log.say('after')
     expect(out.text().trim().split('\n').map((l) => JSON.parse(l).message)).toEqual(['before', 'build line', 'another', 'after'])
+  })
+
+  it('pnpm\'s supply-chain check of the lockfile: ended at once when none started, else once its end is logged', async () => {
+    ;(globalThis as { $$bole?: unknown }).$$bole = { debug: [] }
+    const none = watchLockfileVerification()
+    await none.ended()
+    none.stop()
+    const watching = watchLockfileVerification()
+    const log = new PnpmLog('append-only')
+    log.write('debug', 'pnpm:lockfile-verification', { status: 'started', entries: 2 })
+    let ended = false
+    const waiting = watching.ended().then(() => { ended = true })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(ended).toBe(false)
+    log.write('debug', 'pnpm:lockfile-verification', { status: 'done', entries: 2 })
+    await waiting
+    watching.stop()
+    expect((globalThis as { $$bole?: { debug: unknown[] } }).$$bole!.debug).toEqual([])
   })
 
   it('a routine line is a debug record of pnpm\'s own logger (printed under --loglevel debug only)', () => {

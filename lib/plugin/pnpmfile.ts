@@ -33,7 +33,7 @@ import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
 import { prelinkVirtualStore, type PreResolutionContext } from './head-start.js'
 import { startedToInstall, type PnpmConfig } from './pnpm-config.js'
-import { holdRecords, PnpmLog, releaseRecords, reportBuildFailure, reporterOf, reportInstalled, reportLeftToPnpm, showProgress, type Progress } from './report.js'
+import { holdRecords, PnpmLog, releaseRecords, reportBuildFailure, reporterOf, reportInstalled, reportLeftToPnpm, showProgress, watchLockfileVerification, type Progress } from './report.js'
 import { whyNot } from './why-not.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
@@ -55,7 +55,7 @@ export interface ImportIndexedPackageOptions {
  * throws it, so that pnpm's error handler prints it with the reporter's lines and exits with
  * the script's status; without that hook, `updateConfig` throws it).
  */
-let failedBuild: { error: Error, report: () => void } | undefined
+let failedBuild: { error: Error, report: () => void, verification: ReturnType<typeof watchLockfileVerification> } | undefined
 
 /** Whether pnpm is given `preResolution` (the head start; also where a failed build ends the install). */
 const prelinks = startedToInstall() && process.env.CAS_NATIVE_PNPMFILE_PRELINK !== '0'
@@ -307,8 +307,9 @@ function endWithFailedBuild (outcome: NativeInstallSummary, counts: Progress, se
       trace(`report failed: ${(err as Error).message}`)
     }
   }
-  failedBuild = { error: outcome.failed!, report: () => releaseRecords(report) }
+  failedBuild = { error: outcome.failed!, report: () => releaseRecords(report), verification: watchLockfileVerification() }
   if (!prelinks) {
+    failedBuild.verification.stop()
     failedBuild.report()
     throw failedBuild.error
   }
@@ -332,6 +333,9 @@ function traceOutcome (outcome: NativeInstallSummary | Error): void {
 
 async function preResolution (ctx: PreResolutionContext): Promise<void> {
   if (failedBuild != null) {
+    // pnpm's build step comes after its supply-chain check has ended (the native install ran the same check before any script).
+    await failedBuild.verification.ended()
+    failedBuild.verification.stop()
     failedBuild.report()
     throw failedBuild.error
   }

@@ -22,6 +22,7 @@
  * throttled as pnpm throttles it (`ProgressLine`).
  */
 import os from 'node:os'
+import { Writable } from 'node:stream'
 import { PLUGIN_NAME } from './config-dependency.js'
 import { whyNot } from './why-not.js'
 import { watchProgress, type ProgressKind } from './install/progress.js'
@@ -84,6 +85,35 @@ function whenReporterRuns (then: () => void): void {
     else if (Date.now() - since < REPORTER_WAIT_MS) setTimeout(poll, 1).unref()
   }
   poll()
+}
+
+/**
+ * Watches pnpm's supply-chain check of the lockfile from now on (its `pnpm:lockfile-verification`
+ * records, through bole's debug outputs): `ended` resolves at once when none has started, else
+ * once it has ended, as pnpm's build step awaits it; `stop` stops watching.
+ */
+export function watchLockfileVerification (): { ended: () => Promise<void>, stop: () => void } {
+  const outputs = boleOutputs()?.debug
+  let running = false
+  let onEnd: (() => void) | undefined
+  const watcher = new Writable({
+    objectMode: true,
+    write (record: unknown, _encoding, callback) {
+      try {
+        const { name, status } = (typeof record === 'object' && !Buffer.isBuffer(record) ? record : JSON.parse(String(record))) as { name?: string, status?: string }
+        if (name === 'pnpm:lockfile-verification') {
+          running = status === 'started'
+          if (!running) onEnd?.()
+        }
+      } catch {}
+      callback()
+    },
+  })
+  outputs?.push(watcher)
+  return {
+    ended: async () => { if (running) await new Promise<void>((resolve) => { onEnd = resolve }) },
+    stop: () => { if (outputs?.includes(watcher) === true) outputs.splice(outputs.indexOf(watcher), 1) },
+  }
 }
 
 /** Records held back while the native install runs (`holdRecords`), in order, to be sent at `releaseRecords`. */
