@@ -1243,10 +1243,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // Its lockfile, resolved without installing (a stock install fails at the build).
     expectOk(await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: path.join(base, 'required-failing-store'), sandbox: sandbox('required-failing'), registry: registry.url }))
     // Each clone into a store of its own (cold), from the registry.
-    const install = async (label: string, env: Record<string, string>): Promise<{ dir: string, store: string, run: PnpmRun, tree: string[], again: PnpmRun, treeAgain: string[] }> => {
+    const install = async (label: string, env: Record<string, string>, reporter?: string): Promise<{ dir: string, store: string, run: PnpmRun, tree: string[], again: PnpmRun, treeAgain: string[] }> => {
       const cloned = clone(dir, label)
       const store = path.join(base, `${label}-store`)
-      const opts = { projectDir: cloned, storeDir: store, sandbox: sandbox(label), env, registry: registry.url }
+      const opts = { projectDir: cloned, storeDir: store, sandbox: sandbox(label), env, registry: registry.url, reporter }
       const run = await runPnpm(['install', '--frozen-lockfile'], opts)
       const after = tree(cloned, store)
       const again = await runPnpm(['install', '--frozen-lockfile'], opts)
@@ -1293,6 +1293,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(bare.run.code).toBe(1)
     expect(bare.run.stderr).toContain('[ERROR] fails-build@1.0.0 postinstall: `node build.js`\nExit status 3\nFor help, run: pnpm help install')
     expect(bare.tree).toEqual(native.tree.map((l) => l.split(native.store).join(bare.store)))
+    // pnpm's default reporter (a CI's, without a terminal) prints the same from the plugin's records.
+    const stockDefault = await install('required-failing-stock-default', STOCK, 'default')
+    const nativeDefault = await install('required-failing-native-default', {}, 'default')
+    expect(nativeDefault.run.code).toBe(3)
+    // Its lines but how long the script took, where (another clone), and the plugin's live progress
+    // line while it laid out (erased before pnpm's lines); the native one's took as long as it ran.
+    const shown = (run: PnpmRun, d: { dir: string, store: string }): string[] => lines(run, d.store)
+      .map((l) => l.split(d.dir).join('<p>').replace(/(ailed in )\d+ms/g, '$1?').replace(/^Progress: [^\n]*?\x1b\[K\x1b\[K/, ''))
+    expect(shown(nativeDefault.run, nativeDefault)).toEqual(shown(stockDefault.run, stockDefault))
+    expect(nativeDefault.run.stdout).toMatch(/└─ Failed in [1-9]\d*ms at /)
   })
 
   it('an optional package whose build fails (nothing cached for it): left to pnpm before anything runs, which runs it once and skips the package, as stock', async () => {

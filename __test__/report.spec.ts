@@ -70,6 +70,18 @@ describe('PnpmLog', () => {
     expect(out.text().trim().split('\n').map((l) => JSON.parse(l).message)).toEqual(['before', 'build line', 'another', 'after'])
   })
 
+  it('a record held back keeps the time it was logged at (pnpm\'s reporter shows how long a script took from it)', () => {
+    const out = sink()
+    const log = new PnpmLog('ndjson', out)
+    const now = vi.spyOn(Date, 'now').mockReturnValue(1000)
+    holdRecords()
+    log.say('held')
+    now.mockReturnValue(2000)
+    releaseRecords(() => log.say('then'))
+    now.mockRestore()
+    expect(out.text().trim().split('\n').map((l) => [JSON.parse(l).message, JSON.parse(l).time])).toEqual([['then', 2000], ['held', 1000]])
+  })
+
   it('pnpm\'s supply-chain check of the lockfile: ended at once when none started, else once its end is logged', async () => {
     ;(globalThis as { $$bole?: unknown }).$$bole = { debug: [] }
     const none = watchLockfileVerification()

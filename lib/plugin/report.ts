@@ -61,9 +61,9 @@ function boleOutputs (): BoleOutputs | undefined {
 let hostname: string | undefined
 
 /** A record as bole serialises it: its time, host and process first (the host read once, as bole reads it). */
-function boleLine (level: Level, name: string, fields: LogRecord): string {
+function boleLine (level: Level, name: string, fields: LogRecord, time = Date.now()): string {
   hostname ??= os.hostname()
-  return `${JSON.stringify({ time: Date.now(), hostname, pid: process.pid, level, name, ...fields })}\n`
+  return `${JSON.stringify({ time, hostname, pid: process.pid, level, name, ...fields })}\n`
 }
 
 /** Whether pnpm has started its reporter (its main marks the process with a symbol of this name). */
@@ -158,15 +158,18 @@ export class PnpmLog {
     this.pending.push(send)
   }
 
-  /** Logs as pnpm's logger `name` (`pnpm:stats`, `pnpm:global`, …) at `level`. */
-  write (level: Level, name: string, fields: LogRecord): void {
+  /**
+   * Logs as pnpm's logger `name` (`pnpm:stats`, `pnpm:global`, …) at `level`, at `time` (a held
+   * record keeps the time it was logged at: pnpm's reporter shows how long a script took from it).
+   */
+  write (level: Level, name: string, fields: LogRecord, time = Date.now()): void {
     if (this.reporter === 'silent') return
     if (held != null) {
-      held.push(() => this.write(level, name, fields))
+      held.push(() => this.write(level, name, fields, time))
       return
     }
     if (this.reporter === 'ndjson') {
-      this.out.write(boleLine(level, name, fields))
+      this.out.write(boleLine(level, name, fields, time))
       return
     }
     const outputs = boleOutputs()?.[level]
@@ -175,7 +178,7 @@ export class PnpmLog {
       if (typeof fields.message === 'string') this.out.write(`${fields.message}\n`)
       return
     }
-    const line = boleLine(level, name, fields)
+    const line = boleLine(level, name, fields, time)
     this.whenReady(() => {
       for (const stream of outputs) {
         const objectMode = (stream as { _writableState?: { objectMode?: boolean } })._writableState?.objectMode === true
