@@ -11,7 +11,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
 import { lineSplitter, runBuildScripts, LifecycleError } from '../dist/plugin/install/dependency-build.js'
-import { buildContext, buildOrder, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
+import { buildContext, buildMissed, buildOrder, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
@@ -114,6 +114,8 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     expect(failed).toBeInstanceOf(LifecycleError)
     expect((failed as LifecycleError).code).toBe('ELIFECYCLE')
     expect((failed as Error).message).toBe('x@1.0.0 install: `exit 3`\nExit status 3')
+    // What pnpm's reporter and error handler read: its exit status is pnpm's.
+    expect(failed).toMatchObject({ errno: 3, pkgid: 'x@1.0.0', pkgname: 'x', stage: 'install', script: 'exit 3' })
     expect(fs.existsSync(path.join(dir, 'log'))).toBe(false)
   })
   it('a signal to pnpm while a script runs (no terminal: the script in a group of its own): passed on to the script, then taken by pnpm\'s process', async () => {
@@ -129,6 +131,25 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     const [, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])))
     expect(signal).toBe('SIGTERM')
     expect(() => process.kill(scriptPid, 0)).toThrow(/ESRCH/)
+  })
+  it('buildMissed: a required build that fails ends with its error, each package left as it is (an optional one is left to pnpm before anything runs)', async () => {
+    const missed = (name: string, scripts: Record<string, string>, optional = false) => {
+      const dir = pkg(scripts)
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, name }))
+      return { depPath: `${name}@1.0.0`, dir, filesIndexFile: '', keys: { key: 'k' }, builds: true, optional, hasBin: false }
+    }
+    const first = missed('first', { postinstall: 'echo ran >> log; exit 2' })
+    const next = missed('next', { postinstall: 'echo ran >> log' })
+    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false }
+    const ended = await buildMissed([first, next], [first.depPath, next.depPath], opts)
+    expect(ended).toMatchObject({ failed: { code: 'ELIFECYCLE', errno: 2, pkgid: 'first@1.0.0', stage: 'postinstall' } })
+    expect(fs.readFileSync(path.join(first.dir, 'log'), 'utf8')).toBe('ran\n')
+    expect(fs.existsSync(path.join(next.dir, 'package.json'))).toBe(true)
+    expect(fs.existsSync(path.join(next.dir, 'log'))).toBe(false)
+    const optional = missed('opt', { postinstall: 'echo ran >> log; exit 2' }, true)
+    expect(await buildMissed([optional], [optional.depPath], opts)).toMatch(/^opt@1\.0\.0: no side effects cached for k, and an optional package/)
+    expect(fs.existsSync(optional.dir)).toBe(false)
   })
   it('pnpm\'s own paths: its entry script, its node-gyp and shims', () => {
     expect(ctx.pnpm.execPath).toBe(path.join(referencePnpmDir, 'bin', 'pnpm.mjs'))

@@ -25,7 +25,8 @@
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
  * append to shows none ran); when it has not (a cold store, a build that changed nothing), run
  * natively as pnpm runs them, once, with the side effects pnpm records (a script records its
- * environment; a workspace's too; under `shellEmulator`, pnpm's emulator runs a script), or left to pnpm (a failing build, an optional one, the
+ * environment; a workspace's too; under `shellEmulator`, pnpm's emulator runs a script; a required one that fails: run once, the
+ * install ending as stock's, with its lines, error, exit status, tree and no state), or left to pnpm (an optional one, the
  * project's own scripts, an older release); left to pnpm when pnpm would not look them up
  * (undecided builds, a patch whose build is not allowed). Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
  * the layout, so it also shows that an install stopped halfway is not taken for up to date).
@@ -134,7 +135,7 @@ const generated: ServedPackage[] = [
   // A build that changes nothing in its package: pnpm records no side effects for it, and runs it again each time.
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
   // A build that fails: pnpm records nothing for it, and skips it when it is optional.
-  pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(1)\n' }),
+  pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(3)\n' }),
   // A build in shell syntax that pnpm's emulator reads otherwise than sh (its echo prints `-n`),
   // with output whose last line has no line break.
   pkg('shell-build', '1.0.0', { scripts: { postinstall: 'echo -n "$npm_package_name" > out.txt && node build.js' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes'); process.stdout.write('shown\\ntail')\n" }),
@@ -1233,27 +1234,78 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
   })
 
-  it.runIf(buildsNative)('a required build that fails: left to pnpm, which fails as stock (the native install ran it first, so it ran twice)', async () => {
-    const { dir, store } = await setUp('required-failing', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n')
+  it.runIf(buildsNative)('a required build that fails (nothing cached for it): run natively once, the install ends as stock\'s (its lines, error and exit status, the tree, no state, no side effects), and the next install too', async () => {
+    // With a direct dependency's bin (pnpm links the project's bins after its build step) and a hoisted one's.
+    const { dir } = await setUp('required-failing', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0', f: '1.0.0', b: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n')
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
     manifest.dependencies['fails-build'] = '1.0.0'
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
-    // Its lockfile, resolved by a stock install that fails at the build.
-    await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: store, sandbox: sandbox('required-failing'), registry: registry.url })
-    const stock = clone(dir, 'required-failing-stock')
-    const stockRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: stock, storeDir: store, sandbox: sandbox('required-failing-stock'), env: STOCK, registry: registry.url })
-    const native = clone(dir, 'required-failing-native')
+    // Its lockfile, resolved without installing (a stock install fails at the build).
+    expectOk(await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: path.join(base, 'required-failing-store'), sandbox: sandbox('required-failing'), registry: registry.url }))
+    // Each clone into a store of its own (cold), from the registry.
+    const install = async (label: string, env: Record<string, string>, reporter?: string): Promise<{ dir: string, store: string, run: PnpmRun, tree: string[], again: PnpmRun, treeAgain: string[] }> => {
+      const cloned = clone(dir, label)
+      const store = path.join(base, `${label}-store`)
+      const opts = { projectDir: cloned, storeDir: store, sandbox: sandbox(label), env, registry: registry.url, reporter }
+      const run = await runPnpm(['install', '--frozen-lockfile'], opts)
+      const after = tree(cloned, store)
+      const again = await runPnpm(['install', '--frozen-lockfile'], opts)
+      return { dir: cloned, store, run, tree: after, again, treeAgain: tree(cloned, store) }
+    }
+    const stock = await install('required-failing-stock', STOCK)
     const traceFile = path.join(base, 'required-failing-trace.txt')
-    const nativeRun = await runPnpm(['install', '--frozen-lockfile'], { projectDir: native, storeDir: store, sandbox: sandbox('required-failing-native'), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, registry: registry.url })
-    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install skipped: fails-build@1\.0\.0: no side effects cached for \S+, and its build failed \(fails-build@1\.0\.0 postinstall: `node build\.js`: Exit status 1\)$/m)
-    expect(stockRun.code).not.toBe(0)
-    expect(nativeRun.code).toBe(stockRun.code)
-    expect(nativeRun.stdout).toContain('fails-build@1.0.0 postinstall: `node build.js`')
-    expect(buildLog(stock)).toBe('fails-build\n')
-    expect(buildLog(native)).toBe('fails-build\nfails-build\n')
+    const native = await install('required-failing-native', { CAS_NATIVE_PNPMFILE_TRACE: traceFile })
+    const trace = fs.readFileSync(traceFile, 'utf8')
+    expect(trace).toMatch(/^native install ended: fails-build@1\.0\.0: its build failed \(fails-build@1\.0\.0 postinstall: `node build\.js`: Exit status 3\) \(the install ends with its error, nothing recorded\)$/m)
+    // Once in the install, once more in the next (which stock runs again too).
+    expect(buildLog(stock.dir)).toBe('fails-build\nfails-build\n')
+    expect(buildLog(native.dir)).toBe(buildLog(stock.dir))
+    // pnpm's error handler exits with the script's status, after the reporter's lines.
+    expect(stock.run.code).toBe(3)
+    expect(native.run.code).toBe(stock.run.code)
+    const failure = (run: PnpmRun): string[] => (run.stdout + run.stderr).split('\n').filter((l) => /fails-build postinstall|ELIFECYCLE|ERR_PNPM|ERROR|Already up to date/.test(l))
+    expect(failure(stock.run)).toEqual(['.../node_modules/fails-build postinstall$ node build.js', '.../node_modules/fails-build postinstall: Failed', '[ELIFECYCLE] Command failed with exit code 3.'])
+    expect(failure(native.run)).toEqual(failure(stock.run))
+    expect(native.run.stderr).toBe(stock.run.stderr)
+    // Every line of stock's, in its order, but the import method named: the first package's (stock's depends on its timing).
+    const lines = (run: PnpmRun, store: string): string[] => run.stdout.split(store).join('<store>').replace(/ in \d+ms\)/g, ')').split('\n').filter((l) => !/^Packages are (hard linked|copied|cloned)/.test(l))
+    expect(lines(native.run, native.store)).toEqual(lines(stock.run, stock.store))
+    // What stays: the layout, but no state (pnpm writes it after its build step), no side effects.
+    expect(native.tree.map((l) => l.split(native.dir).join('<p>'))).toEqual(stock.tree.map((l) => l.split(stock.dir).join('<p>')))
+    for (const state of ['node_modules/.modules.yaml', 'node_modules/.pnpm/lock.yaml', 'node_modules/.pnpm-workspace-state-v1.json']) {
+      expect(stock.tree.filter((l) => l.startsWith(state)), state).toEqual([])
+    }
+    expect(stock.tree).toContain('node_modules/fails-build -> .pnpm/fails-build@1.0.0/node_modules/fails-build')
+    // The hoisted packages' commands are linked before the build step, the project's after it.
+    expect(stock.tree.some((l) => l.startsWith('node_modules/.pnpm/node_modules/.bin/acmd 755'))).toBe(true)
+    expect(stock.tree.filter((l) => l.startsWith('node_modules/.bin/'))).toEqual([])
+    expect(sideEffectsRows(native.store, ['fails-build', 'util'])).toEqual(sideEffectsRows(stock.store, ['fails-build', 'util']))
+    expect(sideEffectsRows(stock.store, ['fails-build'])).toEqual([[expect.any(String), []]])
+    // The next install is pnpm's (node_modules is not empty), which builds again and fails as stock's.
+    expect(trace).toMatch(/^native install skipped: node_modules is not empty$/m)
+    expect(native.again.code).toBe(stock.again.code)
+    expect(failure(native.again)).toEqual(failure(stock.again))
+    expect(failure(stock.again)).toEqual(failure(stock.run))
+    expect(native.treeAgain.map((l) => l.split(native.dir).join('<p>'))).toEqual(stock.treeAgain.map((l) => l.split(stock.dir).join('<p>')))
+    // Without the head start's preResolution hook, updateConfig throws the error (pnpm's [ERROR] before its reporter starts, status 1): still run once.
+    const bare = await install('required-failing-bare', { CAS_NATIVE_PNPMFILE_PRELINK: '0' })
+    expect(buildLog(bare.dir)).toBe('fails-build\nfails-build\n')
+    expect(bare.run.code).toBe(1)
+    expect(bare.run.stderr).toContain('[ERROR] fails-build@1.0.0 postinstall: `node build.js`\nExit status 3\nFor help, run: pnpm help install')
+    expect(bare.tree).toEqual(native.tree.map((l) => l.split(native.store).join(bare.store)))
+    // pnpm's default reporter (a CI's, without a terminal) prints the same from the plugin's records.
+    const stockDefault = await install('required-failing-stock-default', STOCK, 'default')
+    const nativeDefault = await install('required-failing-native-default', {}, 'default')
+    expect(nativeDefault.run.code).toBe(3)
+    // Its lines but how long the script took, where (another clone), and the plugin's live progress
+    // line while it laid out (erased before pnpm's lines); the native one's took as long as it ran.
+    const shown = (run: PnpmRun, d: { dir: string, store: string }): string[] => lines(run, d.store)
+      .map((l) => l.split(d.dir).join('<p>').replace(/(ailed in )\d+ms/g, '$1?').replace(/^Progress: [^\n]*?\x1b\[K\x1b\[K/, ''))
+    expect(shown(nativeDefault.run, nativeDefault)).toEqual(shown(stockDefault.run, stockDefault))
+    expect(nativeDefault.run.stdout).toMatch(/└─ Failed in [1-9]\d*ms at /)
   })
 
-  it('an optional package whose build fails (nothing cached for it): left to pnpm, which runs it again and skips the package, as stock', async () => {
+  it('an optional package whose build fails (nothing cached for it): left to pnpm before anything runs, which runs it once and skips the package, as stock', async () => {
     const both = await expectLeftToPnpm('failing-build', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' }, optionalDependencies: { 'fails-build': '1.0.0' } },
       'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', /^native install skipped: fails-build@1\.0\.0: no side effects cached for /m)
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('fails-build\n')

@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { formatMs, PnpmLog, ProgressLine, progressText, reporterOf } from '../dist/plugin/report.js'
+import { formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot } from '../dist/plugin/why-not.js'
 import { createRequire } from 'node:module'
 import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
@@ -56,6 +56,48 @@ describe('PnpmLog', () => {
     new PnpmLog('append-only', plain).say('hello')
     new PnpmLog('append-only', plain).write('debug', 'pnpm:stats', { added: 1 })
     expect(plain.text()).toBe('hello\n')
+  })
+
+  it('records held back (a native build\'s lines) are sent, in order, after what comes before them', () => {
+    const out = sink()
+    const log = new PnpmLog('ndjson', out)
+    holdRecords()
+    log.say('build line')
+    log.say('another')
+    expect(out.text()).toBe('')
+    releaseRecords(() => log.say('before'))
+    log.say('after')
+    expect(out.text().trim().split('\n').map((l) => JSON.parse(l).message)).toEqual(['before', 'build line', 'another', 'after'])
+  })
+
+  it('a record held back keeps the time it was logged at (pnpm\'s reporter shows how long a script took from it)', () => {
+    const out = sink()
+    const log = new PnpmLog('ndjson', out)
+    const now = vi.spyOn(Date, 'now').mockReturnValue(1000)
+    holdRecords()
+    log.say('held')
+    now.mockReturnValue(2000)
+    releaseRecords(() => log.say('then'))
+    now.mockRestore()
+    expect(out.text().trim().split('\n').map((l) => [JSON.parse(l).message, JSON.parse(l).time])).toEqual([['then', 2000], ['held', 1000]])
+  })
+
+  it('pnpm\'s supply-chain check of the lockfile: ended at once when none started, else once its end is logged', async () => {
+    ;(globalThis as { $$bole?: unknown }).$$bole = { debug: [] }
+    const none = watchLockfileVerification()
+    await none.ended()
+    none.stop()
+    const watching = watchLockfileVerification()
+    const log = new PnpmLog('append-only')
+    log.write('debug', 'pnpm:lockfile-verification', { status: 'started', entries: 2 })
+    let ended = false
+    const waiting = watching.ended().then(() => { ended = true })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(ended).toBe(false)
+    log.write('debug', 'pnpm:lockfile-verification', { status: 'done', entries: 2 })
+    await waiting
+    watching.stop()
+    expect((globalThis as { $$bole?: { debug: unknown[] } }).$$bole!.debug).toEqual([])
   })
 
   it('a routine line is a debug record of pnpm\'s own logger (printed under --loglevel debug only)', () => {

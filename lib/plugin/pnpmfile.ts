@@ -29,11 +29,11 @@ import { invalidArgument } from '../api/errors.js'
 import * as cas from '../api/index.js'
 import { installNatively, type NativeInstallConfig, type NativeInstallSummary } from './install/native-install.js'
 import { downloadToStore, fetchUnsupported, networkOf } from './registry-fetch.js'
-import { userAgentPnpmVersion } from './config-dependency.js'
+import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
 import { prelinkVirtualStore, type PreResolutionContext } from './head-start.js'
 import { startedToInstall, type PnpmConfig } from './pnpm-config.js'
-import { PnpmLog, reporterOf, reportInstalled, reportLeftToPnpm, showProgress } from './report.js'
+import { holdRecords, PnpmLog, releaseRecords, reportBuildFailure, reporterOf, reportInstalled, reportLeftToPnpm, showProgress, watchLockfileVerification, type Progress } from './report.js'
 import { whyNot } from './why-not.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
@@ -48,6 +48,17 @@ export interface ImportIndexedPackageOptions {
   /** Symlinks recorded in a side-effects entry: relative path → link target. */
   symlinks?: Map<string, string>
 }
+
+/**
+ * A required dependency's build that failed in the native install: pnpm's install is to end
+ * with its error, as pnpm's own build step ends it, before pnpm runs anything (`preResolution`
+ * throws it, so that pnpm's error handler prints it with the reporter's lines and exits with
+ * the script's status; without that hook, `updateConfig` throws it).
+ */
+let failedBuild: { error: Error, report: () => void, verification: ReturnType<typeof watchLockfileVerification> } | undefined
+
+/** Whether pnpm is given `preResolution` (the head start; also where a failed build ends the install). */
+const prelinks = startedToInstall() && process.env.CAS_NATIVE_PNPMFILE_PRELINK !== '0'
 
 /** pnpm's settings, as `hooks.updateConfig` last saw them. */
 let pnpmConfig: (PnpmConfig & { maxTarballUnpackedSize?: number }) | undefined
@@ -253,6 +264,8 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
     const settings = config as NativeInstallConfig
     const log = new PnpmLog(reporterOf(settings))
     const progress = showProgress(settings, log)
+    // Its builds' lines wait until it is known what comes before them.
+    holdRecords()
     let outcome: NativeInstallSummary | Error
     try {
       outcome = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
@@ -262,22 +275,54 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
     }
     progress.stop()
     traceOutcome(outcome)
+    if (!(outcome instanceof Error) && outcome.failed != null) {
+      endWithFailedBuild(outcome, progress.counts, settings, log)
+      return config
+    }
+    releaseRecords(() => {
+      try {
+        if (outcome instanceof Error) reportLeftToPnpm(`it failed: ${outcome.message}`, log)
+        else if (outcome.installed) reportInstalled(outcome, progress.counts, { ...settings, dir: settings.dir! }, readManifest(settings.dir!), log)
+        else reportLeftToPnpm(outcome.skipped!, log)
+      } catch (err) {
+        // Only the report: the install is what it is.
+        trace(`report failed: ${(err as Error).message}`)
+      }
+    })
+  }
+  return config
+}
+
+/**
+ * A required build failed in the native install: pnpm is to end with its error once its
+ * install starts (`preResolution`, after its supply-chain check, as pnpm's build step comes
+ * after it), the layout's records and the builds' lines shown first; without that hook, at once.
+ */
+function endWithFailedBuild (outcome: NativeInstallSummary, counts: Progress, settings: NativeInstallConfig, log: PnpmLog): void {
+  const report = (): void => {
     try {
-      if (outcome instanceof Error) reportLeftToPnpm(`it failed: ${outcome.message}`, log)
-      else if (outcome.installed) reportInstalled(outcome, progress.counts, { ...settings, dir: settings.dir! }, readManifest(settings.dir!), log)
-      else reportLeftToPnpm(outcome.skipped!, log)
+      reportBuildFailure(outcome, counts, { ...settings, dir: settings.dir!, lockfileDir: settings.lockfileDir! }, readManifest(settings.dir!), log)
+      log.say(`${PLUGIN_NAME} laid out ${outcome.packages} packages natively and ran the builds pnpm runs; one failed, so the install ends as pnpm's own`, true)
     } catch (err) {
-      // Only the report: the install is what it is.
       trace(`report failed: ${(err as Error).message}`)
     }
   }
-  return config
+  failedBuild = { error: outcome.failed!, report: () => releaseRecords(report), verification: watchLockfileVerification() }
+  if (!prelinks) {
+    failedBuild.verification.stop()
+    failedBuild.report()
+    throw failedBuild.error
+  }
 }
 
 /** The native install's lines in the trace: its downloads, then what it did or why not. */
 function traceOutcome (outcome: NativeInstallSummary | Error): void {
   if (outcome instanceof Error) {
     trace(`native install failed: ${outcome.message}`)
+    return
+  }
+  if (outcome.failed != null) {
+    trace(`native install ended: ${outcome.skipped!} (the install ends with its error, nothing recorded)`)
     return
   }
   for (const url of outcome.downloaded) trace(`fetch ${url}`)
@@ -287,6 +332,13 @@ function traceOutcome (outcome: NativeInstallSummary | Error): void {
 }
 
 async function preResolution (ctx: PreResolutionContext): Promise<void> {
+  if (failedBuild != null) {
+    // pnpm's build step comes after its supply-chain check has ended (the native install ran the same check before any script).
+    await failedBuild.verification.ended()
+    failedBuild.verification.stop()
+    failedBuild.report()
+    throw failedBuild.error
+  }
   try {
     const summary = await prelinkVirtualStore(ctx, pnpmConfig, configuredImportMethod())
     if (summary.skipped != null) {
@@ -306,7 +358,7 @@ async function preResolution (ctx: PreResolutionContext): Promise<void> {
 
 export const hooks = {
   updateConfig,
-  ...(startedToInstall() && process.env.CAS_NATIVE_PNPMFILE_PRELINK !== '0' ? { preResolution } : {}),
+  ...(prelinks ? { preResolution } : {}),
   // pnpm 11.28 warns on every install that this hook is deprecated (it keeps pnpm's own
   // parallel importer out), so it is opt-in: `CAS_NATIVE_PNPMFILE_IMPORTER=1` imports what the
   // native install leaves to pnpm natively too.

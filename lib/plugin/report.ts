@@ -22,6 +22,7 @@
  * throttled as pnpm throttles it (`ProgressLine`).
  */
 import os from 'node:os'
+import { Writable } from 'node:stream'
 import { PLUGIN_NAME } from './config-dependency.js'
 import { whyNot } from './why-not.js'
 import { watchProgress, type ProgressKind } from './install/progress.js'
@@ -60,9 +61,9 @@ function boleOutputs (): BoleOutputs | undefined {
 let hostname: string | undefined
 
 /** A record as bole serialises it: its time, host and process first (the host read once, as bole reads it). */
-function boleLine (level: Level, name: string, fields: LogRecord): string {
+function boleLine (level: Level, name: string, fields: LogRecord, time = Date.now()): string {
   hostname ??= os.hostname()
-  return `${JSON.stringify({ time: Date.now(), hostname, pid: process.pid, level, name, ...fields })}\n`
+  return `${JSON.stringify({ time, hostname, pid: process.pid, level, name, ...fields })}\n`
 }
 
 /** Whether pnpm has started its reporter (its main marks the process with a symbol of this name). */
@@ -86,6 +87,58 @@ function whenReporterRuns (then: () => void): void {
   poll()
 }
 
+/**
+ * Watches pnpm's supply-chain check of the lockfile from now on (its `pnpm:lockfile-verification`
+ * records, through bole's debug outputs): `ended` resolves at once when none has started, else
+ * once it has ended, as pnpm's build step awaits it; `stop` stops watching.
+ */
+export function watchLockfileVerification (): { ended: () => Promise<void>, stop: () => void } {
+  const outputs = boleOutputs()?.debug
+  let running = false
+  let onEnd: (() => void) | undefined
+  const watcher = new Writable({
+    objectMode: true,
+    write (record: unknown, _encoding, callback) {
+      try {
+        const { name, status } = (typeof record === 'object' && !Buffer.isBuffer(record) ? record : JSON.parse(String(record))) as { name?: string, status?: string }
+        if (name === 'pnpm:lockfile-verification') {
+          running = status === 'started'
+          if (!running) onEnd?.()
+        }
+      } catch {}
+      callback()
+    },
+  })
+  outputs?.push(watcher)
+  return {
+    ended: async () => { if (running) await new Promise<void>((resolve) => { onEnd = resolve }) },
+    stop: () => { if (outputs?.includes(watcher) === true) outputs.splice(outputs.indexOf(watcher), 1) },
+  }
+}
+
+/** Records held back while the native install runs (`holdRecords`), in order, to be sent at `releaseRecords`. */
+let held: Array<() => void> | undefined
+
+/**
+ * Holds every record written from now on until `releaseRecords`: what the native install logs
+ * (its builds' lines) is shown after what has to come before it, once it is known how the
+ * install ends.
+ */
+export function holdRecords (): void {
+  held ??= []
+}
+
+/** Sends what `before` writes, then the records held back. */
+export function releaseRecords (before?: () => void): void {
+  const records = held ?? []
+  held = undefined
+  try {
+    before?.()
+  } finally {
+    for (const send of records) send()
+  }
+}
+
 /** Where pnpm's log records go from here, for one `--reporter`. */
 export class PnpmLog {
   private pending: Array<() => void> | undefined
@@ -105,11 +158,18 @@ export class PnpmLog {
     this.pending.push(send)
   }
 
-  /** Logs as pnpm's logger `name` (`pnpm:stats`, `pnpm:global`, …) at `level`. */
-  write (level: Level, name: string, fields: LogRecord): void {
+  /**
+   * Logs as pnpm's logger `name` (`pnpm:stats`, `pnpm:global`, …) at `level`, at `time` (a held
+   * record keeps the time it was logged at: pnpm's reporter shows how long a script took from it).
+   */
+  write (level: Level, name: string, fields: LogRecord, time = Date.now()): void {
     if (this.reporter === 'silent') return
+    if (held != null) {
+      held.push(() => this.write(level, name, fields, time))
+      return
+    }
     if (this.reporter === 'ndjson') {
-      this.out.write(boleLine(level, name, fields))
+      this.out.write(boleLine(level, name, fields, time))
       return
     }
     const outputs = boleOutputs()?.[level]
@@ -118,7 +178,7 @@ export class PnpmLog {
       if (typeof fields.message === 'string') this.out.write(`${fields.message}\n`)
       return
     }
-    const line = boleLine(level, name, fields)
+    const line = boleLine(level, name, fields, time)
     this.whenReady(() => {
       for (const stream of outputs) {
         const objectMode = (stream as { _writableState?: { objectMode?: boolean } })._writableState?.objectMode === true
@@ -231,6 +291,32 @@ const STATUS: Record<ProgressKind, string> = { resolved: 'resolved', reused: 'fo
 export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
   const prefix = config.dir
   const took = `${summary.packages} packages natively in ${formatMs(summary.ms)}`
+  reportLayout(summary, counts, config, manifest, log, summary.warnings)
+  for (const dep of summary.layout!.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
+  log.write('debug', 'pnpm:summary', { prefix })
+  // With the project's scripts, pnpm's own install runs next, finds every package in place and
+  // runs them; its reporter has the summary from these records already (it takes the first).
+  log.say(summary.pnpmRunsScripts != null
+    ? `${PLUGIN_NAME} installed ${took}; pnpm's own install then finds them in place and runs the project's ${summary.pnpmRunsScripts.join(', ')}`
+    : `${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
+}
+
+/**
+ * After a native install a required build ended (`summary.failed`), from pnpm's install (its
+ * supply-chain check done): what pnpm's frozen install logs up to its build step, before the
+ * builds' own lines (held back until then) and its error.
+ */
+export function reportBuildFailure (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
+  log.write('info', 'pnpm', { message: 'Lockfile is up to date, resolution step is skipped', prefix: config.lockfileDir })
+  reportLayout(summary, counts, config, manifest, log)
+}
+
+/**
+ * pnpm's frozen install's records from the start of its import to its end (the store, the
+ * counts, the import method), after the `warnings` of its supply-chain check (its `globalWarn`).
+ */
+function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = []): void {
+  const prefix = config.dir
   const layout = summary.layout!
   // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
   log.write('debug', 'pnpm:package-manifest', { initial: manifest, prefix })
@@ -240,8 +326,7 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
     if (log.reporter === 'ndjson') return
     for (const kind of kinds) for (let i = 0; i < counts[kind]; i++) log.write('debug', 'pnpm:progress', { requester: prefix, status: STATUS[kind] })
   }
-  // pnpm's supply-chain check warns before its install reports (its `globalWarn`).
-  for (const message of summary.warnings ?? []) log.write('warn', 'pnpm:global', { message })
+  for (const message of warnings) log.write('warn', 'pnpm:global', { message })
   log.write('debug', 'pnpm:stats', { prefix, removed: 0 })
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_started' })
   progress(['resolved'])
@@ -249,13 +334,6 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   progress(['reused', 'downloaded', 'added'])
   if (counts.method != null) log.write('debug', 'pnpm:package-import-method', { method: counts.method })
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_done' })
-  for (const dep of layout.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
-  log.write('debug', 'pnpm:summary', { prefix })
-  // With the project's scripts, pnpm's own install runs next, finds every package in place and
-  // runs them; its reporter has the summary from these records already (it takes the first).
-  log.say(summary.pnpmRunsScripts != null
-    ? `${PLUGIN_NAME} installed ${took}; pnpm's own install then finds them in place and runs the project's ${summary.pnpmRunsScripts.join(', ')}`
-    : `${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
 }
 
 /** The line that says why an install was left to pnpm, and what would change it. */

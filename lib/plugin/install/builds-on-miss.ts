@@ -12,16 +12,18 @@
  * computes for it (with the dependency hash when a script ran, else the patch's alone).
  *
  * Exact, or left to pnpm: every case this does not reproduce is found before any script runs
- * (settings, a package's manifest, the order), and then the packages it imported for building
- * are removed so that pnpm imports and builds them itself. A build or a patch that fails also
- * leaves the install to pnpm, which runs it again and reports it.
+ * (settings, a package's manifest, the order, an optional package), and then the packages it
+ * imported for building are removed so that pnpm imports and builds them itself. A patch that
+ * fails also leaves the install to pnpm (no script ran). A required package's build that fails
+ * ends the install as pnpm's does, the script having run once: what is laid out stays, nothing
+ * is recorded (pnpm writes its state only after its build step), and the error is pnpm's.
  */
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import semver from 'semver'
 import { addFilesFromDir } from '../../api/dir.js'
-import { runBuildScripts, type BuildContext } from './dependency-build.js'
+import { LifecycleError, runBuildScripts, type BuildContext } from './dependency-build.js'
 import { PNPM_RELEASES } from './pnpm-releases.js'
 import { PnpmLog, reporterOf, type ReportingConfig } from '../report.js'
 import type { PnpmPaths } from './script-env.js'
@@ -279,12 +281,16 @@ function applyPatches (missed: MissedBuild[], applyPatchToDir: PatchApplier | un
   return undefined
 }
 
+/** A required package's build that failed: the install ends with its error, as pnpm's does. */
+export interface BuildFailed { failed: LifecycleError }
+
 /**
  * Builds and patches `missed` (in `order`, from `buildOrder`) as pnpm's build step does and
  * records their side effects; or says why the install is left to pnpm, with those packages
- * removed again. Nothing runs unless every package is one this builds as pnpm would.
+ * removed again; or, when a build fails, its error (then everything stays as it is, as after
+ * pnpm's build step failed). Nothing runs unless every package is one this builds as pnpm would.
  */
-export async function buildMissed (missed: MissedBuild[], order: string[], opts: MissedBuildsOptions): Promise<string | undefined> {
+export async function buildMissed (missed: MissedBuild[], order: string[], opts: MissedBuildsOptions): Promise<string | BuildFailed | undefined> {
   const byDepPath = new Map(missed.map((m) => [m.depPath, m]))
   const ordered = order.map((depPath) => byDepPath.get(depPath)!)
   const stop = (why: string): string => {
@@ -305,6 +311,8 @@ export async function buildMissed (missed: MissedBuild[], order: string[], opts:
       const manifest = readBuildManifest(m.dir) as Record<string, unknown> & { scripts: Record<string, string> }
       ran = m.builds && await runBuildScripts(m.dir, manifest, opts.ctx)
     } catch (err) {
+      // Only required packages get here (an optional one is left to pnpm before anything runs).
+      if (err instanceof LifecycleError) return { failed: err }
       return stop(missWhy(m, `its build failed (${(err as Error).message.replace(/\n/g, ': ')})`))
     }
     if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
@@ -339,9 +347,9 @@ function patchFileOf (patches: Record<string, string> | undefined, name: string,
 /**
  * Builds the planned packages at `at` (imported unbuilt; `rowBuilds`: whether each one's row
  * requires a build) as pnpm's build step would, and records their side effects; or why the
- * install is left to pnpm (those packages removed again).
+ * install is left to pnpm (those packages removed again); or the error of a build that failed.
  */
-export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings & { patchedDependencies?: Record<string, string> }, at: number[], rowBuilds: boolean[], relinkBins: () => void): Promise<string | undefined> {
+export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings & { patchedDependencies?: Record<string, string> }, at: number[], rowBuilds: boolean[], relinkBins: () => void): Promise<string | BuildFailed | undefined> {
   const missed: MissedBuild[] = at.map((i, k) => {
     const p = plan.planned[i]
     const snapshot = plan.lockfile.packages![p.depPath] as { optional?: boolean, hasBin?: boolean }

@@ -70,11 +70,26 @@ export function lineSplitter (line: (text: string) => void): { push: (chunk: Buf
   }
 }
 
-/** A failed stage, as pnpm words it (`ELIFECYCLE`). */
+/** How a script ended when it failed: its exit status, or the signal that ended it. */
+export interface ScriptEnd { errno?: number, signal?: NodeJS.Signals }
+
+/**
+ * A failed stage, as pnpm's lifecycle runner words and decorates it (`ELIFECYCLE`, the package,
+ * stage and script, the exit status as `errno`, the signal): the fields pnpm's reporter and its
+ * error handler read, which print it and exit with that status.
+ */
 export class LifecycleError extends Error {
   readonly code = 'ELIFECYCLE'
-  constructor (readonly pkgId: string, readonly stage: string, readonly script: string, why: string, readonly output: string) {
+  readonly pkgid: string
+  readonly pkgname: string
+  readonly errno?: number
+  readonly signal?: NodeJS.Signals
+  constructor (readonly pkgId: string, readonly stage: string, readonly script: string, why: string, readonly output: string, end: ScriptEnd = {}) {
     super(`${pkgId} ${stage}: \`${script}\`\n${why}`)
+    this.pkgid = pkgId
+    this.pkgname = pkgId.slice(0, pkgId.lastIndexOf('@'))
+    if (end.errno != null) this.errno = end.errno
+    if (end.signal != null) this.signal = end.signal
   }
 }
 
@@ -144,8 +159,8 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
     child.on('close', (code, signal) => {
       output.end()
       ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: false, stage, wd })
-      if (signal != null) done(new LifecycleError(pkgId, stage, script, `Command failed with signal "${signal}"`, output.kept()))
-      else if (code !== 0) done(new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept()))
+      if (signal != null) done(new LifecycleError(pkgId, stage, script, `Command failed with signal "${signal}"`, output.kept(), { signal }))
+      else if (code !== 0) done(new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code ?? 1 }))
       else done()
     })
   })
@@ -176,7 +191,7 @@ async function runEmulated (pkgId: string, stage: string, script: string, wd: st
     throw new LifecycleError(pkgId, stage, script, (err as Error).message, output.kept())
   }
   ctx.lifecycle?.({ depPath: wd, exitCode: code, optional: false, stage, wd })
-  if (code !== 0) throw new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept())
+  if (code !== 0) throw new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code })
 }
 
 /**

@@ -38,7 +38,8 @@ import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
 import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { patchedPackages } from './patches.js'
-import { buildSettingsUnsupported, runMissedBuilds } from './builds-on-miss.js'
+import { buildSettingsUnsupported, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
+import type { LifecycleError } from './dependency-build.js'
 import { findWorkspaceProjects, type WorkspaceProject } from './workspace-projects.js'
 import * as binding from '../../../index.js'
 
@@ -94,10 +95,15 @@ export interface NativeInstallSummary {
    * is left for pnpm to write, and pnpm's own install finds every package in place and runs them.
    */
   pnpmRunsScripts?: string[]
-  /** Where it installed, for the report pnpm's reporter prints (when it installed). */
+  /** Where it installed, for the report pnpm's reporter prints (when it installed, or a build failed). */
   layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[] }
   /** The warnings pnpm's supply-chain check would have given, in its words (when it installed). */
   warnings?: string[]
+  /**
+   * A required package's build that failed (`skipped` says so too): the layout stays as pnpm's
+   * failed build step leaves it, nothing recorded, and the install is to end with this error.
+   */
+  failed?: LifecycleError
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
@@ -443,7 +449,7 @@ function reportAdded (results: StoredPackageResult[], reused: 'reused' | undefin
  * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
  * before anything but the virtual store.
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] }> {
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   const virtualStore = await linkVirtualStore(plan, config, importMethod, phase, downloaded)
   if ('stopped' in virtualStore) return virtualStore
@@ -502,9 +508,15 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} with builds pnpm ${requireBuild.length > 0 ? 'denies' : 'takes from its cache'} (${buildStep[0]}, …)` }
   }
   if (toBuild.length > 0) {
-    // Before anything is recorded: a build that fails leaves the install to pnpm.
+    // Before anything is recorded: a case it does not build as pnpm would leaves the install to
+    // pnpm; a build that fails ends it there, nothing recorded, as pnpm's build step does.
     const stopped = await runMissedBuilds(plan, config, toBuild, rowBuilds, () => linkBins(lockfile, planned, binOptions))
-    if (stopped != null) return { stopped }
+    if (typeof stopped === 'string') return { stopped }
+    if (stopped != null) {
+      // pnpm links the projects' commands after its build step: a fresh clone has none then.
+      for (const i of importers) fs.rmSync(path.join(i.modulesDir, '.bin'), { recursive: true, force: true })
+      return stopped
+    }
     phase('builds')
   }
   const record: InstallRecord = {
@@ -569,6 +581,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     const laidOut = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
     const layout = { storeDir: plan.storeDir, virtualStoreDir: plan.virtualStoreDir, direct: directDependencies(plan.lockfile, plan.skipped) }
+    if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.failed.pkgid}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
     const warnings = supplyChain.warnings ?? []
     return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout, warnings } : { validatedAtNs: laidOut.validatedAtNs, layout, warnings })
   } finally {
