@@ -1300,6 +1300,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // Its lines but how long the script took, where (another clone), and the plugin's live progress
     // line while it laid out (erased before pnpm's lines); the native one's took as long as it ran.
     const shown = (run: PnpmRun, d: { dir: string, store: string }): string[] => lines(run, d.store)
+      // eslint-disable-next-line no-control-regex -- the terminal's erase-line sequences
       .map((l) => l.split(d.dir).join('<p>').replace(/(ailed in )\d+ms/g, '$1?').replace(/^Progress: [^\n]*?\x1b\[K\x1b\[K/, ''))
     expect(shown(nativeDefault.run, nativeDefault)).toEqual(shown(stockDefault.run, stockDefault))
     expect(nativeDefault.run.stdout).toMatch(/└─ Failed in [1-9]\d*ms at /)
