@@ -46,7 +46,7 @@ import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 import { StoreIndex } from '@pnpm/store.index'
 import { verifyStore } from './helpers/verify-store.mjs'
-import { ensureDownloaded, platformCorpus } from '../benchmark/corpus.mjs'
+import { ensureDownloaded, platformCorpus, registryPackuments, skippedCorpus } from '../benchmark/corpus.mjs'
 
 /** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
 const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
@@ -1020,8 +1020,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * tarballs); `warm`: after a stock install of another clone on the same store, which runs the
    * builds and patches and records them in pnpm's side-effects cache.
    */
-  async function expectSameAsStockFrom (corpus: ServedPackage[], dir: string, label: string, opts: InstallOptions & { packages: number, why: string, warm?: boolean }): Promise<Compared> {
-    const corpusRegistry = await serveTarballs([...corpus, ...plugin])
+  async function expectSameAsStockFrom (corpus: ServedPackage[], dir: string, label: string, opts: InstallOptions & { packages: number, why: string, warm?: boolean, packuments?: Map<string, Record<string, unknown>>, then?: (both: Compared, store: string) => Promise<void> }): Promise<Compared> {
+    const corpusRegistry = await serveTarballs([...corpus, ...plugin], { packuments: opts.packuments })
     const saved = registry
     registry = corpusRegistry
     const store = path.join(base, `${label}-store`)
@@ -1029,7 +1029,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       if (opts.warm === true) {
         expectOk(await runPnpm(installCommand(opts), { projectDir: clone(dir, `${label}-warm`), storeDir: store, sandbox: sandbox(`${label}-warm`), registry: registry.url, env: STOCK }))
       }
-      return await expectSameAsStock(dir, store, label, { ...opts, online: true })
+      const both = await expectSameAsStock(dir, store, label, { ...opts, online: true })
+      await opts.then?.(both, store)
+      return both
     } finally {
       registry = saved
       await corpusRegistry.close()
@@ -1087,14 +1089,75 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * @parcel/watcher, which a stock install first puts in the side-effects cache.
    */
   const TAILWIND_BUILDS = 'allowBuilds:\n  \'@napi-rs/cli\': true\n  \'@parcel/watcher\': true\n  bun: false\n  esbuild: true\n  lightningcss: true\n  sharp: false\n  tree-sitter: false\n  tree-sitter-javascript: false\n  tree-sitter-typescript: false\n'
-  const MONOREPOS: Array<{ name: string, why: string, projects: number, drop: string[], scriptsOn?: boolean, settings?: string }> = [
+  const MONOREPOS: Array<{ name: string, why: string, projects: number, drop: string[], scriptsOn?: boolean, settings?: string, change?: ManifestChange }> = [
     { name: 'vue-core', why: 'vue', projects: 18, drop: [] },
     { name: 'unocss', why: 'vue', projects: 55, drop: ['shamefullyHoist'] },
     { name: 'tailwindcss', why: 'lightningcss', projects: 30, drop: ['allowBuilds'], scriptsOn: true, settings: TAILWIND_BUILDS },
     { name: 'starlight', why: 'astro', projects: 16, drop: [], scriptsOn: true },
-    { name: 'solid-start', why: 'vite', projects: 12, drop: [], scriptsOn: true },
+    {
+      name: 'solid-start',
+      why: 'vite',
+      projects: 12,
+      drop: [],
+      scriptsOn: true,
+      change: { project: 'apps/fixtures/bare', what: 'tinyglobby added (the root\'s)', edit: (m) => { m.dependencies.tinyglobby = '^0.2.17' }, packuments: 'solid-start.txt' },
+    },
     { name: 'react-router', why: 'react', projects: 31, drop: [], scriptsOn: true },
   ]
+  /**
+   * A change a developer makes to one project's package.json after a frozen install, and the
+   * registry metadata pnpm then asks for as it resolves again: the names listed in
+   * `__test__/fixtures/packuments/<packuments>` (`registryPackuments`, fetched on first use).
+   * pnpm asks for that of the packages it resolves anew by their ranges (the one added, the
+   * peers no project depends on, with some of their dependencies) and that of the packages it
+   * resolves again without finding them in the store (the ones skipped here).
+   */
+  interface ManifestChange { project: string, what: string, edit: (manifest: Record<string, any>) => void, packuments: string }
+
+  const nameOf = (depPath: string): string => /^(@?[^@]+)@/.exec(depPath)![1]
+
+  /** The package names a list in `__test__/fixtures/packuments` gives (`#` starts a comment). */
+  const packumentList = (file: string): string[] =>
+    fs.readFileSync(path.join(repoDir, '__test__', 'fixtures', 'packuments', file), 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#'))
+
+  /**
+   * The skipped depPaths whose tarballs pnpm fetches as it resolves again: those it resolves
+   * (`packuments`) that no platform field of their own rules out (a binding's dependencies).
+   */
+  function fetchedWhenResolved (fixture: string, skipped: string[], packuments: string[]): string[] {
+    const read = readLockfileFile(fixture)
+    if (typeof read === 'string') throw new Error(read)
+    const packages = read.lockfile.packages as Record<string, { os?: unknown, cpu?: unknown, libc?: unknown }>
+    return skipped.filter((depPath) => packuments.includes(nameOf(depPath)) && packages[depPath].os == null && packages[depPath].cpu == null && packages[depPath].libc == null)
+  }
+
+  /**
+   * `change` made to both clones, then pnpm's own install (no `--frozen-lockfile`) run on each:
+   * the lockfile it writes and every project's node_modules are stock's, every request the
+   * registry stand-in answered, and every packument given asked for.
+   */
+  async function expectChangedAsStock (both: Compared, store: string, label: string, change: ManifestChange, packuments: string[], args: string[]): Promise<void> {
+    for (const d of [both.stock, both.native]) {
+      const file = path.join(d, change.project, 'package.json')
+      const manifest = JSON.parse(fs.readFileSync(file, 'utf8'))
+      change.edit(manifest)
+      fs.writeFileSync(file, JSON.stringify(manifest, null, 2))
+    }
+    const asking = registry.requests.length
+    const stockRun = await runPnpm(['install', ...args], { projectDir: both.stock, storeDir: store, sandbox: sandbox(`${label}-stock`), registry: registry.url, env: STOCK })
+    const nativeRun = await runPnpm(['install', ...args], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`), registry: registry.url })
+    const asked = registry.requests.slice(asking)
+    expect([...new Set(asked.filter((r) => r.status !== 200).map((r) => r.url))], 'asked for, not served').toEqual([])
+    expectOk(stockRun)
+    expectOk(nativeRun)
+    const metadata = new Set(asked.filter((r) => !r.url.endsWith('.tgz')).map((r) => r.url.slice(1)))
+    expect(packuments.filter((name) => !metadata.has(name)), 'listed, not asked for').toEqual([])
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).not.toBe(fs.readFileSync(path.join(base, label, 'pnpm-lock.yaml'), 'utf8'))
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(both.native)).toEqual(relative(both.stock))
+  }
+
   /** pnpm-workspace.yaml without these top-level keys (and the indented lines of their values). */
   const withoutKeys = (...keys: string[]) => (text: string): string => {
     let dropping = false
@@ -1104,9 +1167,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }).join('\n')
   }
   for (const monorepo of MONOREPOS) {
-    it.runIf(workspacesNative)(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date`, async () => {
+    const changed = monorepo.change == null ? '' : `; a changed package.json (${monorepo.change.project}: ${monorepo.change.what}) installs on top as stock`
+    it.runIf(workspacesNative)(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date${changed}`, async () => {
       const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
-      const { dir: cache, planned } = await platformCorpus(fixture, monorepo.name)
+      const { dir: cache, planned, skipped } = await platformCorpus(fixture, monorepo.name)
       const corpus = downloaded(cache)
       const dir = await withPlugin(monorepo.name, fixture, {
         rootManifest: ({ packageManager: _, ...manifest }) => manifest,
@@ -1114,7 +1178,18 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       })
       expect(importerDirs(dir)).toHaveLength(monorepo.projects)
       const args = monorepo.scriptsOn === true ? [] : ['--config.ignore-scripts=true']
-      await expectSameAsStockFrom(corpus, dir, monorepo.name, { packages: planned.length, why: monorepo.why, args, warm: monorepo.scriptsOn })
+      const change = monorepo.change
+      const packuments = change == null ? [] : packumentList(change.packuments)
+      const fetched = fetchedWhenResolved(fixture, skipped, packuments)
+      if (fetched.length > 0) corpus.push(...downloaded(await skippedCorpus(fixture, monorepo.name, fetched)))
+      await expectSameAsStockFrom(corpus, dir, monorepo.name, {
+        packages: planned.length,
+        why: monorepo.why,
+        args,
+        warm: monorepo.scriptsOn,
+        packuments: await registryPackuments(packuments),
+        then: change == null ? undefined : (both, store) => expectChangedAsStock(both, store, monorepo.name, change, packuments, args),
+      })
     }, 600_000)
   }
 
