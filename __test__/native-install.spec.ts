@@ -20,7 +20,9 @@
  * root and from a project's directory, scripts off, projects hoisted publicly or not at all,
  * projects' scripts run by pnpm after the layout), and public monorepos (vue-core, unocss, tailwindcss with its patches and builds from the cache,
  * and starlight, solid-start and react-router with scripts on as their repositories have them,
- * installed natively, every project's `node_modules` compared; tanstack-query and sveltekit,
+ * installed natively, every project's `node_modules` compared; on vue-core and solid-start a
+ * changed package.json then installed on top as stock, with the registry metadata pnpm asks for
+ * served from `benchmark/.cache/packuments`; tanstack-query and sveltekit,
  * whose lockfiles stock refuses here, refused the same way). Builds and patches: taken from
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
  * append to shows none ran); when it has not (a cold store, a build that changed nothing), run
@@ -47,7 +49,7 @@ import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 import { StoreIndex } from '@pnpm/store.index'
 import { verifyStore } from './helpers/verify-store.mjs'
-import { ensureDownloaded, platformCorpus } from '../benchmark/corpus.mjs'
+import { ensureDownloaded, platformCorpus, registryPackuments, skippedCorpus } from '../benchmark/corpus.mjs'
 
 /** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
 const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
@@ -1021,8 +1023,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * tarballs); `warm`: after a stock install of another clone on the same store, which runs the
    * builds and patches and records them in pnpm's side-effects cache.
    */
-  async function expectSameAsStockFrom (corpus: ServedPackage[], dir: string, label: string, opts: InstallOptions & { packages: number, why: string, warm?: boolean }): Promise<Compared> {
-    const corpusRegistry = await serveTarballs([...corpus, ...plugin])
+  async function expectSameAsStockFrom (corpus: ServedPackage[], dir: string, label: string, opts: InstallOptions & { packages: number, why: string, warm?: boolean, packuments?: Map<string, Record<string, unknown>>, then?: (both: Compared, store: string) => Promise<void> }): Promise<Compared> {
+    const corpusRegistry = await serveTarballs([...corpus, ...plugin], { packuments: opts.packuments })
     const saved = registry
     registry = corpusRegistry
     const store = path.join(base, `${label}-store`)
@@ -1030,7 +1032,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       if (opts.warm === true) {
         expectOk(await runPnpm(installCommand(opts), { projectDir: clone(dir, `${label}-warm`), storeDir: store, sandbox: sandbox(`${label}-warm`), registry: registry.url, env: STOCK }))
       }
-      return await expectSameAsStock(dir, store, label, { ...opts, online: true })
+      const both = await expectSameAsStock(dir, store, label, { ...opts, online: true })
+      await opts.then?.(both, store)
+      return both
     } finally {
       registry = saved
       await corpusRegistry.close()
@@ -1088,14 +1092,98 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * @parcel/watcher, which a stock install first puts in the side-effects cache.
    */
   const TAILWIND_BUILDS = 'allowBuilds:\n  \'@napi-rs/cli\': true\n  \'@parcel/watcher\': true\n  bun: false\n  esbuild: true\n  lightningcss: true\n  sharp: false\n  tree-sitter: false\n  tree-sitter-javascript: false\n  tree-sitter-typescript: false\n'
-  const MONOREPOS: Array<{ name: string, why: string, projects: number, drop: string[], scriptsOn?: boolean, settings?: string }> = [
-    { name: 'vue-core', why: 'vue', projects: 18, drop: [] },
+  const MONOREPOS: Array<{ name: string, why: string, projects: number, drop: string[], scriptsOn?: boolean, settings?: string, change?: ManifestChange }> = [
+    { name: 'vue-core', why: 'vue', projects: 18, drop: [], change: { project: '.', what: 'markdown-table removed', edit: (m) => { delete m.devDependencies['markdown-table'] }, packuments: 'vue-core.txt', raced: ['@tybys/wasm-util@0.10.3'] } },
     { name: 'unocss', why: 'vue', projects: 55, drop: ['shamefullyHoist'] },
     { name: 'tailwindcss', why: 'lightningcss', projects: 30, drop: ['allowBuilds'], scriptsOn: true, settings: TAILWIND_BUILDS },
     { name: 'starlight', why: 'astro', projects: 16, drop: [], scriptsOn: true },
-    { name: 'solid-start', why: 'vite', projects: 12, drop: [], scriptsOn: true },
+    {
+      name: 'solid-start',
+      why: 'vite',
+      projects: 12,
+      drop: [],
+      scriptsOn: true,
+      change: { project: 'apps/fixtures/bare', what: 'tinyglobby added (the root\'s)', edit: (m) => { m.dependencies.tinyglobby = '^0.2.17' }, packuments: 'solid-start.txt' },
+    },
     { name: 'react-router', why: 'react', projects: 31, drop: [], scriptsOn: true },
   ]
+  /**
+   * A change a developer makes to one project's package.json after a frozen install, and the
+   * registry metadata pnpm then asks for as it resolves again: the names listed in
+   * `__test__/fixtures/packuments/<packuments>` (`registryPackuments`, fetched on first use).
+   * pnpm asks for that of the packages it resolves anew by their ranges (the one added, the
+   * peers no project depends on, with some of their dependencies) and that of the packages it
+   * resolves again without finding them in the store (the ones skipped here).
+   */
+  interface ManifestChange {
+    project: string
+    what: string
+    edit: (manifest: Record<string, any>) => void
+    packuments: string
+    /**
+     * depPaths pnpm's install after the change lists in `.modules.yaml`'s `skipped` or not as its
+     * resolution's timing decides (stock's own runs differ so): a package both an installed and a
+     * skipped package depend on, which pnpm marks by the first of them it resolves.
+     */
+    raced?: string[]
+  }
+
+  /** The pnpm whose requests the lists in `__test__/fixtures/packuments` record (another may ask for others). */
+  const PACKUMENTS_RECORDED_UNDER = '11.28.11'
+
+  /** How `tree` lists `.modules.yaml` (its mode, then its JSON). */
+  const MODULES_STATE = 'node_modules/.modules.yaml 644 '
+
+  const nameOf = (depPath: string): string => /^(@?[^@]+)@/.exec(depPath)![1]
+
+  /** The package names a list in `__test__/fixtures/packuments` gives (`#` starts a comment). */
+  const packumentList = (file: string): string[] =>
+    fs.readFileSync(path.join(repoDir, '__test__', 'fixtures', 'packuments', file), 'utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#'))
+
+  /**
+   * The skipped depPaths whose tarballs pnpm fetches as it resolves again: those it resolves
+   * (`packuments`) that no platform field of their own rules out (a binding's dependencies).
+   */
+  function fetchedWhenResolved (fixture: string, skipped: string[], packuments: string[]): string[] {
+    const read = readLockfileFile(fixture)
+    if (typeof read === 'string') throw new Error(read)
+    const packages = read.lockfile.packages as Record<string, { os?: unknown, cpu?: unknown, libc?: unknown }>
+    return skipped.filter((depPath) => packuments.includes(nameOf(depPath)) && packages[depPath].os == null && packages[depPath].cpu == null && packages[depPath].libc == null)
+  }
+
+  /**
+   * `change` made to both clones, then pnpm's own install (no `--frozen-lockfile`) run on each:
+   * the lockfile it writes and every project's node_modules are stock's, every request the
+   * registry stand-in answered, and every packument given asked for.
+   */
+  async function expectChangedAsStock (both: Compared, store: string, label: string, change: ManifestChange, packuments: string[], args: string[]): Promise<void> {
+    for (const d of [both.stock, both.native]) {
+      const file = path.join(d, change.project, 'package.json')
+      const manifest = JSON.parse(fs.readFileSync(file, 'utf8'))
+      change.edit(manifest)
+      fs.writeFileSync(file, JSON.stringify(manifest, null, 2))
+    }
+    const asking = registry.requests.length
+    const stockRun = await runPnpm(['install', ...args], { projectDir: both.stock, storeDir: store, sandbox: sandbox(`${label}-stock`), registry: registry.url, env: STOCK })
+    const nativeRun = await runPnpm(['install', ...args], { projectDir: both.native, storeDir: store, sandbox: sandbox(`${label}-native`), registry: registry.url })
+    const asked = registry.requests.slice(asking)
+    expect([...new Set(asked.filter((r) => r.status !== 200).map((r) => r.url))], 'asked for, not served').toEqual([])
+    expectOk(stockRun)
+    expectOk(nativeRun)
+    const metadata = new Set(asked.filter((r) => !r.url.endsWith('.tgz')).map((r) => r.url.slice(1)))
+    expect(packuments.filter((name) => !metadata.has(name)), 'listed, not asked for').toEqual([])
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
+    expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).not.toBe(fs.readFileSync(path.join(base, label, 'pnpm-lock.yaml'), 'utf8'))
+    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    /** The state file without the depPaths whose place in `skipped` pnpm's resolution leaves to timing. */
+    const unraced = (line: string): string => {
+      if (change.raced == null || !line.startsWith(MODULES_STATE)) return line
+      const state = JSON.parse(line.slice(MODULES_STATE.length))
+      return MODULES_STATE + JSON.stringify({ ...state, skipped: state.skipped.filter((depPath: string) => !change.raced!.includes(depPath)) })
+    }
+    expect(relative(both.native).map(unraced)).toEqual(relative(both.stock).map(unraced))
+  }
+
   /** pnpm-workspace.yaml without these top-level keys (and the indented lines of their values). */
   const withoutKeys = (...keys: string[]) => (text: string): string => {
     let dropping = false
@@ -1105,9 +1193,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }).join('\n')
   }
   for (const monorepo of MONOREPOS) {
-    it.runIf(workspacesNative)(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date`, async () => {
+    const changed = monorepo.change == null || testedPnpmVersion !== PACKUMENTS_RECORDED_UNDER ? '' : `; a changed package.json (${monorepo.change.project}: ${monorepo.change.what}) installs on top as stock`
+    it.runIf(workspacesNative)(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date${changed}`, async () => {
       const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
-      const { dir: cache, planned } = await platformCorpus(fixture, monorepo.name)
+      const { dir: cache, planned, skipped } = await platformCorpus(fixture, monorepo.name)
       const corpus = downloaded(cache)
       const dir = await withPlugin(monorepo.name, fixture, {
         rootManifest: ({ packageManager: _, ...manifest }) => manifest,
@@ -1115,7 +1204,18 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       })
       expect(importerDirs(dir)).toHaveLength(monorepo.projects)
       const args = monorepo.scriptsOn === true ? [] : ['--config.ignore-scripts=true']
-      await expectSameAsStockFrom(corpus, dir, monorepo.name, { packages: planned.length, why: monorepo.why, args, warm: monorepo.scriptsOn })
+      const change = testedPnpmVersion === PACKUMENTS_RECORDED_UNDER ? monorepo.change : undefined
+      const packuments = change == null ? [] : packumentList(change.packuments)
+      const fetched = fetchedWhenResolved(fixture, skipped, packuments)
+      if (fetched.length > 0) corpus.push(...downloaded(await skippedCorpus(fixture, monorepo.name, fetched)))
+      await expectSameAsStockFrom(corpus, dir, monorepo.name, {
+        packages: planned.length,
+        why: monorepo.why,
+        args,
+        warm: monorepo.scriptsOn,
+        packuments: await registryPackuments(packuments),
+        then: change == null ? undefined : (both, store) => expectChangedAsStock(both, store, monorepo.name, change, packuments, args),
+      })
     }, 600_000)
   }
 

@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process'
 import os from 'node:os'
-import { readFileSync, readdirSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { readFileSync, readdirSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gunzipSync } from 'node:zlib'
@@ -72,13 +72,80 @@ export async function platformCorpus (fixtureDir, name, distDir = join(dirname(b
     enginesMet: (snapshot) => enginesMet(snapshot, process.version),
   })
   const dir = join(benchmarkDir, '.cache', `${name}-${process.platform}-${process.arch}`)
-  if (!existsSync(join(dir, 'manifest.json'))) {
-    // download.mjs reads a lockfile's `packages:`: one of only the planned ones.
-    const here = join(mkdtempSync(join(os.tmpdir(), 'platform-corpus-')), `${name}-here.yaml`)
-    writeFileSync(here, `packages:\n\n${planned.map((p) => `  '${p.name}@${p.version}':\n    resolution: {integrity: ${read.lockfile.packages[p.depPath].resolution.integrity}}\n`).join('')}`)
-    ensureDownloaded(here, dir)
-  }
+  if (!existsSync(join(dir, 'manifest.json'))) downloadLocked(read.lockfile, planned.map((p) => p.depPath), dir)
   return { dir, planned, skipped }
+}
+
+/**
+ * The tarballs of some of a fixture's packages this machine does not install (`depPaths`, of
+ * `platformCorpus`'s `skipped`), in `benchmark/.cache/<name>-skipped` (downloaded on first use,
+ * and again when a depPath is added): those pnpm fetches when it resolves the lockfile again,
+ * such as the dependencies of another platform's binding, which no platform field of their own
+ * keeps it from fetching. Returns the directory.
+ */
+export async function skippedCorpus (fixtureDir, name, depPaths, distDir = join(dirname(benchmarkDir), 'dist')) {
+  const { readLockfileFile } = await import(join(distDir, 'plugin', 'install', 'lockfile-file.js'))
+  const read = readLockfileFile(fixtureDir)
+  if (typeof read === 'string') throw new Error(`${fixtureDir}: ${read}`)
+  const dir = join(benchmarkDir, '.cache', `${name}-skipped`)
+  const manifest = join(dir, 'manifest.json')
+  const have = existsSync(manifest) ? new Set(JSON.parse(readFileSync(manifest, 'utf8')).map((t) => `${t.name}@${t.version}`)) : new Set()
+  if (!depPaths.every((depPath) => have.has(nameAtVersion(depPath)))) downloadLocked(read.lockfile, depPaths, dir, true)
+  return dir
+}
+
+/** A depPath's `name@version` (its peers' suffix left out). */
+const nameAtVersion = (depPath) => depPath.replace(/\(.*$/, '')
+
+/**
+ * download.mjs's cache in `dir` of `depPaths` of a parsed lockfile (it reads a lockfile's
+ * `packages:`: one of only these is written for it); `again`: download.mjs runs even if `dir`
+ * has a manifest (it keeps the files already there).
+ */
+function downloadLocked (lockfile, depPaths, dir, again = false) {
+  const byKey = new Map(depPaths.map((depPath) => [nameAtVersion(depPath), depPath]))
+  const entries = [...byKey].map(([key, depPath]) => `  '${key}':\n    resolution: {integrity: ${lockfile.packages[depPath].resolution.integrity}}\n`)
+  const here = join(mkdtempSync(join(os.tmpdir(), 'platform-corpus-')), 'here.yaml')
+  writeFileSync(here, `packages:\n\n${entries.join('')}`)
+  if (again) rmSync(join(dir, 'manifest.json'), { force: true })
+  ensureDownloaded(here, dir)
+}
+
+/**
+ * The registry metadata (full packuments, as `npm config get registry` serves them) of `names`,
+ * as a Map by name, each cached in `benchmark/.cache/packuments/` (scoped names as `@scope+name`)
+ * and fetched on first use: what pnpm asks the registry for when it resolves again (a changed
+ * package.json) beyond the tarballs a frozen install needs. A cached copy is never refreshed,
+ * so a run resolves against the same metadata every time.
+ */
+export async function registryPackuments (names, dir = join(benchmarkDir, '.cache', 'packuments')) {
+  mkdirSync(dir, { recursive: true })
+  const packuments = new Map()
+  for (const name of names) {
+    const file = join(dir, `${name.replace('/', '+')}.json`)
+    if (!existsSync(file)) {
+      const url = `${registryUrl()}${name.replace('/', '%2f')}`
+      const res = await fetch(url, { signal: AbortSignal.timeout(120_000) })
+      if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`)
+      const text = await res.text()
+      // Written whole or not at all (another run may read it meanwhile).
+      const tmp = `${file}.${process.pid}.tmp`
+      writeFileSync(tmp, text)
+      renameSync(tmp, file)
+    }
+    packuments.set(name, JSON.parse(readFileSync(file, 'utf8')))
+  }
+  return packuments
+}
+
+/** The registry npm is configured with (download.mjs's choice too), ending in `/`. */
+function registryUrl () {
+  let url = process.env.NPM_CONFIG_REGISTRY || process.env.npm_config_registry
+  if (!url) {
+    const npm = spawnSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' })
+    url = npm.status === 0 ? npm.stdout.trim() : 'https://registry.npmjs.org/'
+  }
+  return url.endsWith('/') ? url : `${url}/`
 }
 
 /**

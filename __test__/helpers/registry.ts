@@ -40,8 +40,8 @@ function trustFields (p: ServedPackage): { attestations?: object, npmUser?: obje
 export interface TarballRegistry {
   /** The registry URL to pass to npm or pnpm. */
   url: string
-  /** Every request: its path (decoded) and user agent (pnpm's own fetcher sends pnpm's). */
-  requests: Array<{ url: string, userAgent: string | undefined }>
+  /** Every request: its path (decoded), user agent (pnpm's own fetcher sends pnpm's) and answer's status. */
+  requests: Array<{ url: string, userAgent: string | undefined, status: number }>
   close: () => Promise<void>
 }
 
@@ -72,8 +72,24 @@ export function packedPackage (tarball: string): ServedPackage {
 /** Where npm's registry serves a version's attestations. */
 const ATTESTATIONS = '/-/npm/v1/attestations/'
 
-/** `tarballDelayMs`: each tarball is answered that much later (a slow registry, for what an install shows meanwhile). */
-export async function serveTarballs (packages: ServedPackage[], opts: { tarballDelayMs?: number } = {}): Promise<TarballRegistry> {
+/**
+ * A packument as a registry served it, its versions' tarballs pointed at `url` (the stand-in
+ * serves those it has, and 404 for the others, so nothing is fetched from elsewhere); no `time`
+ * when `abbreviated`, as registries answer installers.
+ */
+function servedAsIs (packument: Record<string, any>, url: string, abbreviated: boolean): string {
+  const { time, ...rest } = packument
+  const versions = Object.fromEntries(Object.entries(rest.versions as Record<string, any>).map(([v, manifest]) =>
+    [v, { ...manifest, dist: { ...manifest.dist, tarball: `${url}${tarballPath(packument.name, v).slice(1)}` } }]))
+  return JSON.stringify({ ...rest, versions, ...(abbreviated ? {} : { time }) })
+}
+
+/**
+ * `tarballDelayMs`: each tarball is answered that much later (a slow registry, for what an install shows meanwhile).
+ * `packuments`: registry metadata served as it is (a real registry's, by name), for packages
+ * given without a manifest.
+ */
+export async function serveTarballs (packages: ServedPackage[], opts: { tarballDelayMs?: number, packuments?: Map<string, Record<string, unknown>> } = {}): Promise<TarballRegistry> {
   const byPath = new Map(packages.map((p) => [tarballPath(p.name, p.version), p]))
   const bytes = (p: ServedPackage): Buffer => typeof p.tarball === 'string' ? fs.readFileSync(p.tarball) : p.tarball
   const requests: TarballRegistry['requests'] = []
@@ -81,7 +97,8 @@ export async function serveTarballs (packages: ServedPackage[], opts: { tarballD
   /** A package's metadata: full, or abbreviated (no `time`) as npm serves it to installers. */
   const metadata = (name: string, abbreviated: boolean): string | undefined => {
     const versions = packages.filter((p) => p.name === name && p.manifest != null)
-    if (versions.length === 0) return undefined
+    const given = opts.packuments?.get(name)
+    if (versions.length === 0) return given == null ? undefined : servedAsIs(given, url, abbreviated)
     return packument(name, versions.map((p) => ({
       version: p.version,
       manifest: p.manifest!,
@@ -101,9 +118,9 @@ export async function serveTarballs (packages: ServedPackage[], opts: { tarballD
   }
   const server = http.createServer((req, res) => {
     const at = decodeURIComponent(new URL(req.url!, 'http://x').pathname)
-    requests.push({ url: at, userAgent: req.headers['user-agent'] })
     const tarball = byPath.get(at)
     const body = tarball != null ? bytes(tarball) : at.startsWith(ATTESTATIONS) ? attestations(at.slice(ATTESTATIONS.length)) : metadata(at.slice(1), req.headers.accept?.startsWith('application/vnd.npm.install-v1+json') === true)
+    requests.push({ url: at, userAgent: req.headers['user-agent'], status: body == null ? 404 : 200 })
     if (body == null) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')
       return
