@@ -60,10 +60,11 @@ describe('what pnpm prints after a native install, with each reporter, against s
   })
 
   /** A fresh clone of the set-up project, installed; its output's lines with paths and times replaced. */
-  async function install (opts: { stock?: boolean, reporter?: string, cold?: boolean, args?: string[], edit?: (dir: string) => void, from?: TarballRegistry }): Promise<{ run: PnpmRun, lines: string[], dir: string }> {
+  async function install (opts: { stock?: boolean, reporter?: string, cold?: boolean, args?: string[], edit?: (dir: string) => void, from?: TarballRegistry, setUp?: string }): Promise<{ run: PnpmRun, lines: string[], dir: string }> {
     const dir = path.join(base, `clone-${n++}`)
     fs.mkdirSync(dir)
-    for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
+    // A fresh clone: the set-up project's files but its node_modules.
+    fs.cpSync(opts.setUp ?? setUpDir, dir, { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
     opts.edit?.(dir)
     const storeDir = opts.cold === true ? path.join(base, `store-${n}`) : store
     const run = await runPnpm(['install', '--frozen-lockfile', ...(opts.args ?? [])], {
@@ -231,6 +232,23 @@ describe('what pnpm prints after a native install, with each reporter, against s
     const ours = `${PLUGIN_NAME} installed 9 packages natively in <t>; pnpm's own install then finds them in place and runs the project's postinstall`
     expect([...native.lines].sort()).toEqual([...stock.lines, ours].sort())
     expect(native.lines.indexOf('Packages: +9')).toBeLessThan(native.lines.indexOf(ours))
+  })
+
+  it('a workspace whose root depends on a project (workspace:*): stock\'s lines, the project listed as `+ a 1.2.3 <- packages/a` as stock lists it', async () => {
+    const setUp = path.join(base, 'setup-workspace')
+    fs.cpSync(setUpDir, setUp, { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
+    fs.mkdirSync(path.join(setUp, 'packages', 'a'), { recursive: true })
+    fs.writeFileSync(path.join(setUp, 'packages', 'a', 'package.json'), JSON.stringify({ name: 'a', version: '1.2.3' }))
+    const manifest = JSON.parse(fs.readFileSync(path.join(setUp, 'package.json'), 'utf8'))
+    fs.writeFileSync(path.join(setUp, 'package.json'), JSON.stringify({ ...manifest, dependencies: { ...manifest.dependencies, a: 'workspace:*' } }))
+    fs.appendFileSync(path.join(setUp, 'pnpm-workspace.yaml'), '\npackages:\n  - packages/*\n')
+    expectOk(await runPnpm(['install'], { projectDir: setUp, storeDir: store, sandbox: path.join(base, 'setup-workspace-sandbox'), registry: registry.url }))
+    const stock = await install({ stock: true, setUp })
+    const native = await install({ setUp })
+    expectOk(stock.run)
+    expectOk(native.run)
+    expect(stock.lines).toContain('+ a 1.2.3 <- packages/a')
+    expect(native.lines).toEqual(asNative(stock.lines))
   })
 
   it('a repeat install over node_modules (pnpm\'s ordinary work): no line of the plugin\'s, but under --loglevel debug', async () => {

@@ -291,6 +291,10 @@ const STATUS: Record<ProgressKind, string> = { resolved: 'resolved', reused: 'fo
 export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
   const prefix = config.dir
   const took = `${summary.packages} packages natively in ${formatMs(summary.ms)}`
+  // pnpm's command logs its scope before it installs; its reporter shows the first record only
+  // (ndjson: pnpm's own record follows, as stock's does).
+  const workspace = summary.layout!.workspace
+  if (workspace != null && log.reporter !== 'ndjson') log.write('debug', 'pnpm:scope', { selected: workspace.projects, total: workspace.projects, workspacePrefix: workspace.dir })
   reportLayout(summary, counts, config, manifest, log, summary.warnings)
   for (const dep of summary.layout!.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
   log.write('debug', 'pnpm:summary', { prefix })

@@ -3,6 +3,7 @@
  * `devDependencies:`, `optionalDependencies:`, each `+ name version`, an alias with the name it
  * stands for): what pnpm reports once it has linked them into `node_modules`.
  */
+import path from 'node:path'
 import { DEPENDENCY_GROUPS, parseRegistryDepPath, refToDepPath, type DependencyGroup, type LockfileObject } from './virtual-store.js'
 
 export interface DirectDependency {
@@ -10,20 +11,34 @@ export interface DirectDependency {
   name: string
   /** The package's own name. */
   realName: string
-  version: string
-  /** The lockfile key. */
-  id: string
+  version?: string
+  /** The lockfile key (not for a `link:`). */
+  id?: string
+  /** A `link:` dependency's directory (pnpm lists it as `<- <dir>`). */
+  linkedFrom?: string
   /** pnpm's word for the group. */
   dependencyType: 'prod' | 'dev' | 'optional'
 }
 
 const TYPE_OF: Record<DependencyGroup, DirectDependency['dependencyType']> = { dependencies: 'prod', devDependencies: 'dev', optionalDependencies: 'optional' }
 
-/** The root importer's dependencies that were installed (`skipped`: the optional packages pnpm skips here). */
-export function directDependencies (lockfile: LockfileObject, skipped: Iterable<string>): DirectDependency[] {
+/** A linked directory's manifest as pnpm reads it for the summary: a project's, else the folder's (`undefined`: none). */
+export type LinkedManifest = (dir: string) => { name?: string, version?: string } | undefined
+
+/**
+ * The root importer's dependencies that were installed (`skipped`: the optional packages pnpm
+ * skips here), its `link:` ones too as pnpm's headless install logs them (deps-restorer
+ * `getExternalLinkToLink`: the directory's manifest, or the alias at 0.0.0 without one).
+ */
+export function directDependencies (lockfile: LockfileObject, skipped: Iterable<string>, rootDir?: string, manifestAt?: LinkedManifest): DirectDependency[] {
   const left = new Set(skipped)
   const importer = lockfile.importers['.'] ?? {}
   return DEPENDENCY_GROUPS.flatMap((group) => Object.entries(importer[group] ?? {}).flatMap(([alias, ref]): DirectDependency[] => {
+    if (ref.startsWith('link:') && rootDir != null && manifestAt != null) {
+      const dir = path.resolve(rootDir, ref.slice('link:'.length))
+      const manifest = manifestAt(dir) ?? { name: alias, version: '0.0.0' }
+      return [{ name: alias, realName: manifest.name!, version: manifest.version, linkedFrom: dir, dependencyType: TYPE_OF[group] }]
+    }
     const id = refToDepPath(alias, ref)
     const parsed = parseRegistryDepPath(id)
     if (parsed == null || left.has(id)) return []

@@ -40,7 +40,7 @@ import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { patchedPackages } from './patches.js'
 import { buildSettingsUnsupported, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
 import type { LifecycleError } from './dependency-build.js'
-import { findWorkspaceProjects, type WorkspaceProject } from './workspace-projects.js'
+import { findWorkspaceProjects, readManifestAt, type Manifest, type WorkspaceProject } from './workspace-projects.js'
 import * as binding from '../../../index.js'
 
 /** pnpm's settings the native install reads, besides the head start's. */
@@ -96,7 +96,7 @@ export interface NativeInstallSummary {
    */
   pnpmRunsScripts?: string[]
   /** Where it installed, for the report pnpm's reporter prints (when it installed, or a build failed). */
-  layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[] }
+  layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[], workspace?: { dir: string, projects: number } }
   /** The warnings pnpm's supply-chain check would have given, in its words (when it installed). */
   warnings?: string[]
   /**
@@ -551,6 +551,15 @@ export function checkedLockfile (plan: Pick<InstallPlan, 'rootDir' | 'lockfile' 
   return { path: path.join(plan.rootDir, 'pnpm-lock.yaml'), contentHash: () => lockfileContentHash(plan.lockfile, plan.lockfileText) }
 }
 
+/** A linked directory's manifest for the summary: a project's as read, else the folder's own. */
+function linkedManifest (projects: WorkspaceProject[]): (dir: string) => Manifest | undefined {
+  const byDir = new Map(projects.map((p) => [p.dir, p.manifest]))
+  return (dir) => {
+    const manifest = byDir.get(dir) ?? readManifestAt(dir)
+    return typeof manifest === 'object' ? manifest : undefined
+  }
+}
+
 /**
  * Installs the lockfile natively if this install is one it reproduces; otherwise does nothing
  * and says why. `pnpmVersion` is the version pnpm's `userAgent` names.
@@ -580,7 +589,12 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   try {
     const laidOut = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
-    const layout = { storeDir: plan.storeDir, virtualStoreDir: plan.virtualStoreDir, direct: directDependencies(plan.lockfile, plan.skipped) }
+    const layout = {
+      storeDir: plan.storeDir,
+      virtualStoreDir: plan.virtualStoreDir,
+      direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects)),
+      ...(config.workspaceDir != null ? { workspace: { dir: config.workspaceDir, projects: plan.projects.length } } : {}),
+    }
     if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.failed.pkgid}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
     const warnings = supplyChain.warnings ?? []
     return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout, warnings } : { validatedAtNs: laidOut.validatedAtNs, layout, warnings })

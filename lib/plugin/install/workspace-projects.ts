@@ -70,7 +70,7 @@ function mayMatchBelow (dir: string[], pattern: Segments): boolean {
 }
 
 /** The manifest of the project at `dir`: `undefined` when it has none, a string when it is not read here. */
-function readManifestAt (dir: string): Manifest | undefined | string {
+export function readManifestAt (dir: string): Manifest | undefined | string {
   for (const file of MANIFEST_FILES) {
     let text: string
     try {
