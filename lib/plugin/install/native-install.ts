@@ -6,10 +6,11 @@
  * whole, every project's `node_modules` with the root's virtual store (`workspace-projects.ts`).
  *
  * All or nothing: it runs only for the installs it reproduces exactly (checked against stock
- * pnpm, release by release, by the e2e tests: `pnpm-releases.ts`), and anything else (see
- * `unsupported`) is left to pnpm, untouched. It writes the workspace state, the file pnpm's check reads, only once everything
- * else is in place, so a failure or a kill halfway never leaves a `node_modules` pnpm takes for
- * up to date: pnpm just installs over it. docs/native-install.md has the rules and their sources.
+ * pnpm, release by release, by the e2e tests: `pnpm-releases.ts`), and anything else (the
+ * reasons `planInstall` gives: settings, lockfile, projects, packages) is left to pnpm, untouched.
+ * It writes the workspace state, the file pnpm's check reads, only once everything else is in
+ * place, so a failure or a kill halfway never leaves a `node_modules` pnpm takes for up to date:
+ * pnpm just installs over it. docs/native-install.md has the rules and their sources.
  */
 import fs from 'node:fs'
 import path from 'node:path'

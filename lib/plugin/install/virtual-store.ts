@@ -5,7 +5,8 @@
  * Input is pnpm's in-memory lockfile (`packages` keyed by dependency path, snapshot fields
  * merged in), as pnpm hands it to a pnpmfile's `preResolution` hook. A package is taken only
  * when its whole installation is plain linking: a registry package (`resolution` holds nothing
- * but an integrity), not patched, every dependency a registry package, reachable from an
+ * but an integrity), not patched (unless `patched`: the native install takes patched packages from
+ * pnpm's side-effects cache), every dependency a registry package, reachable from an
  * importer through the dependency groups being installed. For the head start also not
  * platform-specific (`os`/`cpu`/`libc`: pnpm decides what to skip), not optional, with no
  * optional dependencies (pnpm relinks those itself); the native install, which lays out
@@ -60,7 +61,10 @@ export interface LayoutOptions {
   virtualStoreDirMaxLength?: number
   /** The groups being installed (`--prod`, `--dev`, `--no-optional` drop some). */
   include: Record<DependencyGroup, boolean>
-  /** With `engineStrict`, packages declaring `engines` are left to pnpm, which may refuse them. */
+  /**
+   * `engineStrict`: the head start (no `installable`) leaves packages declaring `engines` to pnpm,
+   * which may refuse them; the native install leaves only a required one whose engines do not fit.
+   */
   engineStrict?: boolean
   /**
    * Whether a package's platform fits here (`installableHere`). Without it, platform-specific
