@@ -20,8 +20,8 @@
  * root and from a project's directory, scripts off, projects hoisted publicly or not at all,
  * projects' scripts run by pnpm after the layout), and public monorepos (vue-core, unocss, tailwindcss with its patches and builds from the cache,
  * and starlight, solid-start and react-router with scripts on as their repositories have them,
- * installed natively, every project's `node_modules` compared; on vue-core, unocss, tailwindcss
- * and solid-start a changed package.json then installed on top as stock, with the registry metadata pnpm asks for
+ * installed natively, every project's `node_modules` compared; on vue-core, unocss, tailwindcss,
+ * solid-start and react-router a changed package.json then installed on top as stock, with the registry metadata pnpm asks for
  * served from `benchmark/.cache/packuments`; tanstack-query and sveltekit,
  * whose lockfiles stock refuses here, refused the same way). Builds and patches: taken from
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
@@ -1126,7 +1126,14 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       scriptsOn: true,
       change: { project: 'apps/fixtures/bare', what: 'tinyglobby added (the root\'s)', edit: (m) => { m.dependencies.tinyglobby = '^0.2.17' }, packuments: 'solid-start.txt' },
     },
-    { name: 'react-router', why: 'react', projects: 31, drop: [], scriptsOn: true },
+    {
+      name: 'react-router',
+      why: 'react',
+      projects: 31,
+      drop: [],
+      scriptsOn: true,
+      change: { project: 'playground/data', what: 'isbot added (other projects\')', edit: (m) => { m.dependencies.isbot = '^5.1.40' }, packuments: 'react-router.txt' },
+    },
   ]
   /**
    * A change a developer makes to one project's package.json after a frozen install, and the
