@@ -20,8 +20,8 @@
  * root and from a project's directory, scripts off, projects hoisted publicly or not at all,
  * projects' scripts run by pnpm after the layout), and public monorepos (vue-core, unocss, tailwindcss with its patches and builds from the cache,
  * and starlight, solid-start and react-router with scripts on as their repositories have them,
- * installed natively, every project's `node_modules` compared; on vue-core and solid-start a
- * changed package.json then installed on top as stock, with the registry metadata pnpm asks for
+ * installed natively, every project's `node_modules` compared; on vue-core, unocss, tailwindcss,
+ * solid-start and react-router a changed package.json then installed on top as stock, with the registry metadata pnpm asks for
  * served from `benchmark/.cache/packuments`; tanstack-query and sveltekit,
  * whose lockfiles stock refuses here, refused the same way). Builds and patches: taken from
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
@@ -49,7 +49,7 @@ import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 import { StoreIndex } from '@pnpm/store.index'
 import { verifyStore } from './helpers/verify-store.mjs'
-import { ensureDownloaded, platformCorpus, registryPackuments, skippedCorpus } from '../benchmark/corpus.mjs'
+import { ensureDownloaded, platformCorpus, registryPackuments, resolvedCorpus, skippedCorpus } from '../benchmark/corpus.mjs'
 
 /** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
 const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
@@ -1094,8 +1094,29 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   const TAILWIND_BUILDS = 'allowBuilds:\n  \'@napi-rs/cli\': true\n  \'@parcel/watcher\': true\n  bun: false\n  esbuild: true\n  lightningcss: true\n  sharp: false\n  tree-sitter: false\n  tree-sitter-javascript: false\n  tree-sitter-typescript: false\n'
   const MONOREPOS: Array<{ name: string, why: string, projects: number, drop: string[], scriptsOn?: boolean, settings?: string, change?: ManifestChange }> = [
     { name: 'vue-core', why: 'vue', projects: 18, drop: [], change: { project: '.', what: 'markdown-table removed', edit: (m) => { delete m.devDependencies['markdown-table'] }, packuments: 'vue-core.txt', raced: ['@tybys/wasm-util@0.10.3'] } },
-    { name: 'unocss', why: 'vue', projects: 55, drop: ['shamefullyHoist'] },
-    { name: 'tailwindcss', why: 'lightningcss', projects: 30, drop: ['allowBuilds'], scriptsOn: true, settings: TAILWIND_BUILDS },
+    {
+      name: 'unocss',
+      why: 'vue',
+      projects: 55,
+      drop: ['shamefullyHoist'],
+      change: {
+        project: '.',
+        what: '@types/connect removed',
+        edit: (m) => { delete m.devDependencies['@types/connect'] },
+        packuments: 'unocss.txt',
+        // @antfu/eslint-config's peer @unocss/eslint-plugin (locked at 66.7.5), resolved anew to the packument's newest.
+        resolved: ['@unocss/config@66.8.1', '@unocss/core@66.8.1', '@unocss/eslint-plugin@66.8.1', '@unocss/rule-utils@66.8.1'],
+      },
+    },
+    {
+      name: 'tailwindcss',
+      why: 'lightningcss',
+      projects: 30,
+      drop: ['allowBuilds'],
+      scriptsOn: true,
+      settings: TAILWIND_BUILDS,
+      change: { project: '.', what: 'prettier-plugin-embed removed', edit: (m) => { delete m.devDependencies['prettier-plugin-embed'] }, packuments: 'tailwindcss.txt' },
+    },
     { name: 'starlight', why: 'astro', projects: 16, drop: [], scriptsOn: true },
     {
       name: 'solid-start',
@@ -1105,7 +1126,14 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       scriptsOn: true,
       change: { project: 'apps/fixtures/bare', what: 'tinyglobby added (the root\'s)', edit: (m) => { m.dependencies.tinyglobby = '^0.2.17' }, packuments: 'solid-start.txt' },
     },
-    { name: 'react-router', why: 'react', projects: 31, drop: [], scriptsOn: true },
+    {
+      name: 'react-router',
+      why: 'react',
+      projects: 31,
+      drop: [],
+      scriptsOn: true,
+      change: { project: 'playground/data', what: 'isbot added (other projects\')', edit: (m) => { m.dependencies.isbot = '^5.1.40' }, packuments: 'react-router.txt' },
+    },
   ]
   /**
    * A change a developer makes to one project's package.json after a frozen install, and the
@@ -1120,6 +1148,11 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     what: string
     edit: (manifest: Record<string, any>) => void
     packuments: string
+    /**
+     * Versions the lockfile lacks whose tarballs pnpm fetches (`name@version`, from the packuments
+     * given: resolved anew to a newer version than the one locked), served too (`resolvedCorpus`).
+     */
+    resolved?: string[]
     /**
      * depPaths pnpm's install after the change lists in `.modules.yaml`'s `skipped` or not as its
      * resolution's timing decides (stock's own runs differ so): a package both an installed and a
@@ -1208,12 +1241,14 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const packuments = change == null ? [] : packumentList(change.packuments)
       const fetched = fetchedWhenResolved(fixture, skipped, packuments)
       if (fetched.length > 0) corpus.push(...downloaded(await skippedCorpus(fixture, monorepo.name, fetched)))
+      const metadata = await registryPackuments(packuments)
+      if (change?.resolved != null) corpus.push(...downloaded(resolvedCorpus(monorepo.name, change.resolved, metadata)))
       await expectSameAsStockFrom(corpus, dir, monorepo.name, {
         packages: planned.length,
         why: monorepo.why,
         args,
         warm: monorepo.scriptsOn,
-        packuments: await registryPackuments(packuments),
+        packuments: metadata,
         then: change == null ? undefined : (both, store) => expectChangedAsStock(both, store, monorepo.name, change, packuments, args),
       })
     }, 600_000)

@@ -87,10 +87,31 @@ export async function skippedCorpus (fixtureDir, name, depPaths, distDir = join(
   const { readLockfileFile } = await import(join(distDir, 'plugin', 'install', 'lockfile-file.js'))
   const read = readLockfileFile(fixtureDir)
   if (typeof read === 'string') throw new Error(`${fixtureDir}: ${read}`)
-  const dir = join(benchmarkDir, '.cache', `${name}-skipped`)
+  return downloadMissing(read.lockfile, depPaths, join(benchmarkDir, '.cache', `${name}-skipped`))
+}
+
+/**
+ * The tarballs of versions no lockfile has (`nameAtVersions`, as `name@version`) that pnpm
+ * fetches when it resolves a workspace anew, such as a newer version of a peer that no project
+ * depends on, checked against the integrity `packuments` (registryPackuments') give them, in
+ * `benchmark/.cache/<name>-resolved` (downloaded on first use, and again when one is added).
+ * Returns the directory.
+ */
+export function resolvedCorpus (name, nameAtVersions, packuments) {
+  const packages = Object.fromEntries(nameAtVersions.map((key) => {
+    const at = key.lastIndexOf('@')
+    const dist = packuments.get(key.slice(0, at))?.versions?.[key.slice(at + 1)]?.dist
+    if (dist?.integrity == null) throw new Error(`${key}: no integrity in its packument`)
+    return [key, { resolution: { integrity: dist.integrity } }]
+  }))
+  return downloadMissing({ packages }, nameAtVersions, join(benchmarkDir, '.cache', `${name}-resolved`))
+}
+
+/** `dir` with download.mjs's cache of `depPaths` of a parsed lockfile, downloaded again when its manifest lacks one. */
+function downloadMissing (lockfile, depPaths, dir) {
   const manifest = join(dir, 'manifest.json')
   const have = existsSync(manifest) ? new Set(JSON.parse(readFileSync(manifest, 'utf8')).map((t) => `${t.name}@${t.version}`)) : new Set()
-  if (!depPaths.every((depPath) => have.has(nameAtVersion(depPath)))) downloadLocked(read.lockfile, depPaths, dir, true)
+  if (!depPaths.every((depPath) => have.has(nameAtVersion(depPath)))) downloadLocked(lockfile, depPaths, dir, true)
   return dir
 }
 
