@@ -154,9 +154,35 @@ export async function registryPackuments (names, dir = join(benchmarkDir, '.cach
       writeFileSync(tmp, text)
       renameSync(tmp, file)
     }
-    packuments.set(name, JSON.parse(readFileSync(file, 'utf8')))
+    packuments.set(name, asOf(JSON.parse(readFileSync(file, 'utf8')), PACKUMENTS_AS_OF))
   }
   return packuments
+}
+
+/** When the tests' packument lists were recorded: later releases are left out, so that pnpm resolves as it did then. */
+export const PACKUMENTS_AS_OF = '2026-11-27T12:10:00.000Z'
+
+/**
+ * A packument as the registry served it at `date`: the versions published later left out, a
+ * dist-tag pointing at one of them moved to the newest release left (`latest`: the newest
+ * without a prerelease part) or dropped.
+ */
+export function asOf (packument, date) {
+  const time = packument.time ?? {}
+  const kept = Object.keys(packument.versions ?? {}).filter((v) => time[v] == null || time[v] <= date)
+  if (kept.length === Object.keys(packument.versions ?? {}).length) return packument
+  const newest = (versions) => versions.sort((a, b) => (time[a] ?? '').localeCompare(time[b] ?? '')).at(-1)
+  const tags = {}
+  for (const [tag, version] of Object.entries(packument['dist-tags'] ?? {})) {
+    if (kept.includes(version)) tags[tag] = version
+    else if (tag === 'latest') tags[tag] = newest(kept.filter((v) => !v.includes('-'))) ?? newest([...kept])
+  }
+  return {
+    ...packument,
+    'dist-tags': Object.fromEntries(Object.entries(tags).filter(([, v]) => v != null)),
+    versions: Object.fromEntries(kept.map((v) => [v, packument.versions[v]])),
+    time: { ...Object.fromEntries(Object.entries(time).filter(([k]) => !(k in packument.versions) || kept.includes(k))), ...(time.modified > date ? { modified: date } : {}) },
+  }
 }
 
 /** The registry npm is configured with (download.mjs's choice too), ending in `/`. */
