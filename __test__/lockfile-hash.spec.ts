@@ -108,4 +108,13 @@ describe('lockfileContentHash: no hash where pnpm\'s object is not rebuilt exact
     expect(ourHash(lockfileIn('hash-git', archive))).toBeUndefined()
     expect(ourHash(lockfileIn('hash-unresolved', `${head}packages:\n\n  a@1.0.0: {}\n\nsnapshots:\n\n  a@1.0.0: {}\n`))).toBeUndefined()
   })
+
+  it('an importer with fields besides its specifiers and groups (which pnpm\'s object keeps; the reader refuses the ones it knows, e.g. dependenciesMeta): no hash', () => {
+    const rest = 'packages:\n\n  a@1.0.0:\n    resolution: {integrity: sha512-AAAA}\n\nsnapshots:\n\n  a@1.0.0: {}\n'
+    const read = readLockfileFile(lockfileIn('hash-importer-field', `${head}${rest}`))
+    if (typeof read === 'string') throw new Error(read)
+    expect(lockfileContentHash(read.lockfile, read.text)).toMatch(/^[A-Za-z0-9+/]{43}=$/)
+    Object.assign(read.lockfile.importers['.'], { publishDirectory: 'dist' })
+    expect(lockfileContentHash(read.lockfile, read.text)).toBeUndefined()
+  })
 })

@@ -183,6 +183,7 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     [{ shamefullyHoist: true }, VERIFIED_PNPM, /^hoisting settings$/],
     [{ pnpmfile: ['/a/pnpmfile.cjs', '/b/.pnpmfile.cjs'] }, VERIFIED_PNPM, /^other pnpmfiles$/],
     [{ useGitBranchLockfile: true }, VERIFIED_PNPM, /^git branch lockfiles$/],
+    [{ frozenStore: true }, VERIFIED_PNPM, /^frozenStore$/],
     [{}, VERIFIED_PNPM, /^no lockfile$/],
   ] as Array<[Partial<NativeInstallConfig>, string | undefined, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
     const summary = await installNatively({ ...base, ...settings }, version, 'auto')

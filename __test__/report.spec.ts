@@ -222,6 +222,7 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     ['a workspace project named "a b", which pnpm hoists by its own rules', 'workspace', false],
     ['/p/packages/a/package.json is not valid JSON (left to pnpm)', 'workspace', false],
     ['a@1.0.0: its command a and a dependency\'s, linked apart by this pnpm\'s build step', 'shim', false],
+    ['frozenStore', 'frozen-store', false],
     ['an unheard-of reason', 'other', false],
   ])('%s → %s', (reason, code, routine) => {
     const why = whyNot(reason)

@@ -18,8 +18,10 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import zlib from 'node:zlib'
+import semver from 'semver'
 
 /** Where a registry serves `name@version`'s tarball, below its URL. */
 export function tarballPath (name, version) {
@@ -36,7 +38,7 @@ export function packument (name, versions, url, { abbreviated = false, withTime 
   const modified = versions.map((v) => v.published).sort().at(-1)
   return JSON.stringify({
     name,
-    'dist-tags': { latest: versions.at(-1).version },
+    'dist-tags': { latest: semver.rsort(versions.map((v) => v.version)).find((v) => semver.prerelease(v) == null) ?? versions.at(-1).version },
     versions: Object.fromEntries(versions.map((v) => [v.version, {
       ...v.manifest,
       name,
@@ -97,7 +99,16 @@ export async function servePacked (dir, port = 0) {
   return { url, packages: versions.map((v) => `${v.name}@${v.version}`), close: () => new Promise((resolve) => server.close(resolve)) }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+/** Whether Node runs this file as its main script (through a symlink or a path with spaces too). */
+function isMain () {
+  try {
+    return process.argv[1] != null && fs.realpathSync(process.argv[1]) === fs.realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+}
+
+if (isMain()) {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { port: { type: 'string', default: '4873' } } })
   if (positionals.length !== 1) {
     console.error('Usage: node scripts/registry-stand-in.mjs <dir of .tgz files> [--port 4873]')

@@ -37,6 +37,8 @@ const RULES: Rule[] = [
   (config) => Object.keys(config.registriesByPrefix ?? {}).length > 0 ? 'registries by prefix' : undefined,
   (config) => Object.keys(config.packageExtensions ?? {}).length > 0 ? 'package extensions' : undefined,
   (config) => config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true ? 'git branch lockfiles' : undefined,
+  // pnpm only reads such a store (no downloads into it, no builds' results recorded); the native install may write to it.
+  (config) => (config as { frozenStore?: unknown }).frozenStore === true ? 'frozenStore' : undefined,
 ]
 
 /**

@@ -64,6 +64,9 @@ function patchHashes (patched: unknown): Record<string, unknown> | undefined | n
   return hashes
 }
 
+/** The importer fields rebuilt as pnpm's reader gives them. */
+const IMPORTER_FIELDS = new Set(['specifiers', 'dependencies', 'devDependencies', 'optionalDependencies'])
+
 /**
  * pnpm's content hash of the lockfile read from `text` (its main document) as `lockfile`, or
  * `undefined` where pnpm's in-memory object is not rebuilt exactly.
@@ -75,6 +78,8 @@ export function lockfileContentHash (lockfile: LockfileFile, text: string): stri
   if (patchedDependencies === null) return undefined
   const importers: Record<string, unknown> = {}
   for (const [id, importer] of Object.entries(lockfile.importers)) {
+    // pnpm's importer keeps its other fields too (dependenciesMeta, publishDirectory): not rebuilt here.
+    if (Object.keys(importer).some((key) => !IMPORTER_FIELDS.has(key))) return undefined
     // pnpm's importer: its specifiers, and each group, `undefined` where the file has none.
     const { specifiers, dependencies, devDependencies, optionalDependencies } = importer
     importers[id] = { specifiers, dependencies, devDependencies, optionalDependencies }
