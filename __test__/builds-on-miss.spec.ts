@@ -11,7 +11,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
 import { lineSplitter, runBuildScripts, LifecycleError } from '../dist/plugin/install/dependency-build.js'
-import { buildContext, buildMissed, buildOrder, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
+import { buildContext, buildMissed, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
@@ -132,24 +132,70 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     expect(signal).toBe('SIGTERM')
     expect(() => process.kill(scriptPid, 0)).toThrow(/ESRCH/)
   })
-  it('buildMissed: a required build that fails ends with its error, each package left as it is (an optional one is left to pnpm before anything runs)', async () => {
-    const missed = (name: string, scripts: Record<string, string>, optional = false) => {
+  describe('buildMissed', () => {
+    const missed = (name: string, scripts: Record<string, string>, more: Record<string, unknown> = {}) => {
       const dir = pkg(scripts)
       const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
       fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, name }))
-      return { depPath: `${name}@1.0.0`, dir, filesIndexFile: '', keys: { key: 'k' }, builds: true, optional, hasBin: false }
+      return { depPath: `${name}@1.0.0`, dir, filesIndexFile: '', keys: { key: 'k' }, builds: true, optional: false, hasBin: false, ...more }
     }
-    const first = missed('first', { postinstall: 'echo ran >> log; exit 2' })
-    const next = missed('next', { postinstall: 'echo ran >> log' })
-    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false }
-    const ended = await buildMissed([first, next], [first.depPath, next.depPath], opts)
-    expect(ended).toMatchObject({ failed: { code: 'ELIFECYCLE', errno: 2, pkgid: 'first@1.0.0', stage: 'postinstall' } })
-    expect(fs.readFileSync(path.join(first.dir, 'log'), 'utf8')).toBe('ran\n')
-    expect(fs.existsSync(path.join(next.dir, 'package.json'))).toBe(true)
-    expect(fs.existsSync(path.join(next.dir, 'log'))).toBe(false)
-    const optional = missed('opt', { postinstall: 'echo ran >> log; exit 2' }, true)
-    expect(await buildMissed([optional], [optional.depPath], opts)).toMatch(/^opt@1\.0\.0: no side effects cached for k, and an optional package/)
-    expect(fs.existsSync(optional.dir)).toBe(false)
+    const warnings: string[] = []
+    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false, warn: (message: string) => { warnings.push(message) } }
+    const inOrder = (...dirs: string[]) => ({ graph: new Map(dirs.map((d, i) => [d, dirs.slice(0, i)])), concurrency: 5 })
+
+    it('a required build that fails ends with its error, each package left as it is; no build started after it (an optional one is left to pnpm before anything runs)', async () => {
+      const first = missed('first', { postinstall: 'echo ran >> log; exit 2' })
+      const next = missed('next', { postinstall: 'echo ran >> log' })
+      const ended = await buildMissed([first, next], inOrder(first.dir, next.dir), opts)
+      expect(ended).toMatchObject({ depPath: 'first@1.0.0', failed: { code: 'ELIFECYCLE', errno: 2, pkgid: 'first@1.0.0', stage: 'postinstall' } })
+      expect(fs.readFileSync(path.join(first.dir, 'log'), 'utf8')).toBe('ran\n')
+      expect(fs.existsSync(path.join(next.dir, 'package.json'))).toBe(true)
+      expect(fs.existsSync(path.join(next.dir, 'log'))).toBe(false)
+      const optional = missed('opt', { postinstall: 'echo ran >> log; exit 2' }, { optional: true })
+      expect(await buildMissed([optional], inOrder(optional.dir), opts)).toMatch(/^opt@1\.0\.0: no side effects cached for k, and an optional package/)
+      expect(fs.existsSync(optional.dir)).toBe(false)
+    })
+
+    it('as pnpm\'s scheduler: independent builds run together, a dependent one waits; after a failure the one under way ends and no other starts', async () => {
+      // slow and failing start together; waiting depends on slow, which ends after failing failed.
+      const slow = missed('slow', { postinstall: 'sleep 0.3; echo ran >> log' })
+      const failing = missed('failing', { postinstall: 'exit 1' })
+      const waiting = missed('waiting', { postinstall: 'echo ran >> log' })
+      const graph = new Map([[slow.dir, []], [failing.dir, []], [waiting.dir, [slow.dir]]])
+      const ended = await buildMissed([slow, failing, waiting], { graph, concurrency: 5 }, opts)
+      expect(ended).toMatchObject({ depPath: 'failing@1.0.0', failed: { code: 'ELIFECYCLE' } })
+      expect(fs.readFileSync(path.join(slow.dir, 'log'), 'utf8')).toBe('ran\n')
+      expect(fs.existsSync(path.join(waiting.dir, 'log'))).toBe(false)
+    })
+
+    it('anything else failing once a script has run ends the install there too (never handed back to pnpm to run again)', async () => {
+      const built = missed('built', { postinstall: 'echo ran >> log' })
+      const broken = missed('broken', { postinstall: 'echo ran >> log' }, { hasBin: true })
+      const relinkBins = () => { throw new Error('EACCES: the .bin cannot be written') }
+      const ended = await buildMissed([built, broken], inOrder(built.dir, broken.dir), { ...opts, relinkBins })
+      expect(ended).toMatchObject({ depPath: 'broken@1.0.0', failed: { message: 'EACCES: the .bin cannot be written' } })
+      expect(fs.readFileSync(path.join(built.dir, 'log'), 'utf8')).toBe('ran\n')
+      expect(fs.existsSync(path.join(broken.dir, 'package.json'))).toBe(true)
+    })
+
+    it('a result that cannot be recorded in the store: pnpm\'s warning, and the install goes on', async () => {
+      const one = missed('one', { postinstall: 'echo ran >> log' })
+      const two = missed('two', { postinstall: 'echo ran >> log' })
+      warnings.length = 0
+      // No store there: the upload fails.
+      expect(await buildMissed([one, two], inOrder(one.dir, two.dir), { ...opts, storeDir: path.join(one.dir, 'package.json', 'store') })).toBeUndefined()
+      expect(warnings).toEqual([`An error occurred while uploading ${one.dir}`, `An error occurred while uploading ${two.dir}`])
+      expect(fs.readFileSync(path.join(two.dir, 'log'), 'utf8')).toBe('ran\n')
+    })
+
+    it('a patch that makes its package a node-gyp build (a binding.gyp, no install script): left to pnpm before anything runs', async () => {
+      const patched = missed('gyp', { postinstall: 'echo ran >> log' }, { keys: { key: 'k', patched: 'p' } })
+      const patchFile = path.join(path.dirname(patched.dir), 'gyp.patch')
+      fs.writeFileSync(patchFile, 'diff --git a/binding.gyp b/binding.gyp\nnew file mode 100644\n--- /dev/null\n+++ b/binding.gyp\n@@ -0,0 +1 @@\n+{}\n')
+      const why = await buildMissed([{ ...patched, patchFile }], inOrder(patched.dir), opts)
+      expect(why).toBe('gyp@1.0.0: no side effects cached for k, and its patch makes it a binding.gyp built with node-gyp')
+      expect(fs.existsSync(patched.dir)).toBe(false)
+    })
   })
   it('pnpm\'s own paths: its entry script, its node-gyp and shims', () => {
     expect(ctx.pnpm.execPath).toBe(path.join(referencePnpmDir, 'bin', 'pnpm.mjs'))
@@ -228,17 +274,6 @@ describe('lineSplitter: a script\'s output in lines, as pnpm\'s byline gives the
     expect(records[0]).toEqual({ depPath: dir, optional: false, script: 'echo one; echo two >&2', stage: 'install', wd: dir })
     expect(records.slice(1, 3)).toEqual(expect.arrayContaining([{ depPath: dir, line: 'one', stage: 'install', stdio: 'stdout', wd: dir }, { depPath: dir, line: 'two', stage: 'install', stdio: 'stderr', wd: dir }]))
     expect(records[3]).toEqual({ depPath: dir, exitCode: 0, optional: false, stage: 'install', wd: dir })
-  })
-})
-
-describe('buildOrder: each build after the builds it depends on', () => {
-  const graph = new Map([['a', ['b', 'x']], ['b', ['c']], ['c', []], ['x', ['c', 'y']], ['y', ['x']]])
-  it('through packages that do not build, and cycles of those', () => {
-    expect(buildOrder(graph, ['a', 'c', 'y'])).toEqual(['c', 'y', 'a'])
-    expect(buildOrder(graph, ['c', 'a'])).toEqual(['c', 'a'])
-  })
-  it('two builds that depend on each other: left to pnpm', () => {
-    expect(buildOrder(graph, ['x', 'y'])).toEqual({ cycle: ['x', 'y'] })
   })
 })
 

@@ -6,28 +6,31 @@
  *
  * Such a package is imported unbuilt with files of its own (pnpm's `clone-or-copy` for a package
  * it will build or patch), laid out with everything else, its own commands linked beside its
- * dependencies'. Then, dependencies first: its patch applied (pnpm's applier), its
- * `preinstall`/`install`/`postinstall` run (`dependency-build.ts`), the `.bin` links made again
+ * dependencies'. Then its patch applied (pnpm's applier), and, when pnpm's scheduler would start
+ * it (`build-schedule.ts`), its `preinstall`/`install`/`postinstall` run (`dependency-build.ts`),
+ * the `.bin` links made again
  * where pnpm makes them again, and what changed in its directory recorded under the key pnpm
  * computes for it (with the dependency hash when a script ran, else the patch's alone).
  *
  * Exact, or left to pnpm: every case this does not reproduce is found before any script runs
  * (settings, a package's manifest, the order, an optional package), and then the packages it
  * imported for building are removed so that pnpm imports and builds them itself. A patch that
- * fails also leaves the install to pnpm (no script ran). A required package's build that fails
- * ends the install as pnpm's does, the script having run once: what is laid out stays, nothing
- * is recorded (pnpm writes its state only after its build step), and the error is pnpm's.
+ * fails also leaves the install to pnpm (no script ran). Once a script has run the install is
+ * never handed back: a required package's build that fails ends it as pnpm's does, the script
+ * having run once: no build started after it, what is laid out stays, nothing is recorded (pnpm
+ * writes its state only after its build step), and the error is pnpm's.
  */
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import semver from 'semver'
 import { addFilesFromDir } from '../../api/dir.js'
-import { LifecycleError, runBuildScripts, type BuildContext } from './dependency-build.js'
+import { buildConcurrency, buildGraph, runScheduled } from './build-schedule.js'
+import { runBuildScripts, type BuildContext } from './dependency-build.js'
 import { PNPM_RELEASES } from './pnpm-releases.js'
 import { PnpmLog, reporterOf, type ReportingConfig } from '../report.js'
 import type { PnpmPaths } from './script-env.js'
-import { plannedGraph, type CacheKeys } from './side-effects.js'
+import type { CacheKeys } from './side-effects.js'
 import type { LockfileObject, PlannedPackage } from './virtual-store.js'
 
 /** The settings that decide how pnpm runs a dependency's build. */
@@ -132,41 +135,6 @@ export function buildContext (config: BuildSettings, lockfileDir: string, virtua
   }
 }
 
-/**
- * The packages to build in an order pnpm's build step could run them in: each after those it
- * depends on (through any path); or why not, when two depend on each other (pnpm's order
- * between them is its graph sequencer's). `children`: each package's dependencies.
- */
-export function buildOrder (children: Map<string, string[]>, toBuild: string[]): string[] | { cycle: [string, string] } {
-  const building = new Set(toBuild)
-  const needs = new Map<string, Set<string>>()
-  for (const start of toBuild) {
-    const seen = new Set<string>()
-    const queue = [...(children.get(start) ?? [])]
-    while (queue.length > 0) {
-      const next = queue.pop()!
-      if (seen.has(next)) continue
-      seen.add(next)
-      queue.push(...(children.get(next) ?? []))
-    }
-    needs.set(start, new Set([...seen].filter((p) => building.has(p) && p !== start)))
-  }
-  for (const [a, reached] of needs) {
-    const both = [...reached].find((b) => needs.get(b)!.has(a))
-    if (both != null) return { cycle: [a, both] }
-  }
-  const order: string[] = []
-  const done = new Set<string>()
-  while (order.length < toBuild.length) {
-    for (const p of toBuild) {
-      if (done.has(p) || [...needs.get(p)!].some((q) => !done.has(q))) continue
-      order.push(p)
-      done.add(p)
-    }
-  }
-  return order
-}
-
 /** A package manifest as pnpm's reader gives the fields a build reads, or why this does not read it as pnpm would. */
 export function readBuildManifest (dir: string): (Record<string, unknown> & { scripts: Record<string, string> }) | string {
   let manifest: Record<string, unknown>
@@ -218,6 +186,8 @@ export interface MissedBuildsOptions {
   /** Makes the `.bin` links again, as pnpm does after a build that can change them. */
   relinkBins: () => void
   engineStrict: boolean
+  /** Logs a warning as pnpm's logger does (its build step only warns when a result is not recorded). */
+  warn: (message: string, error: Error) => void
 }
 
 /**
@@ -236,37 +206,48 @@ function missWhy (m: MissedBuild, why: string): string {
   return `${m.depPath}: no side effects cached for ${m.builds ? m.keys.key : m.keys.patched!}, and ${why}`
 }
 
-/** Why a missed package is one this does not build as pnpm would (`undefined`: it builds it). */
-function packageUnsupported (m: MissedBuild, opts: MissedBuildsOptions): string | undefined {
+/** A package manifest as `readBuildManifest` gives it. */
+type BuildManifest = Record<string, unknown> & { scripts: Record<string, string> }
+
+/** Its manifest, or why a missed package is one this does not build as pnpm would. */
+function readSupported (m: MissedBuild, opts: MissedBuildsOptions): BuildManifest | string {
   if (m.optional) return 'an optional package (pnpm skips it when its build fails)'
   if (m.patchFile != null && opts.engineStrict) return 'patched under engineStrict (pnpm checks the patched engines)'
   const manifest = readBuildManifest(m.dir)
   if (typeof manifest === 'string') return manifest
   if (m.builds && gypBuild(m.dir, manifest)) return 'a binding.gyp built with node-gyp'
-  return undefined
+  return manifest
 }
 
 type PatchApplier = typeof import('@pnpm/patching.apply-patch').applyPatchToDir
 
 /**
  * What a miss needs loaded before anything runs: pnpm's patch applier when a patch is applied,
- * the shell emulator when a script runs under it; or why not (a missing package). Both are in
- * the plugin's bundle; `@cas/native` does not install them (a dependency each of the plugin's
- * build only), so its own pnpmfile leaves such a miss to pnpm.
+ * the shell emulator when a script runs under it; or why not (a missing package), with the
+ * package that needs it. Both are in the plugin's bundle; `@cas/native` does not install them
+ * (a dependency each of the plugin's build only), so its own pnpmfile leaves such a miss to pnpm.
  */
-async function loadBuildModules (missed: MissedBuild[], ctx: BuildContext): Promise<{ applyPatch?: PatchApplier } | string> {
+async function loadBuildModules (missed: MissedBuild[], ctx: BuildContext): Promise<{ applyPatch?: PatchApplier } | { needs: MissedBuild, why: string }> {
   const loaded: { applyPatch?: PatchApplier } = {}
+  const patched = missed.find((m) => m.patchFile != null)
+  const scripted = ctx.shellEmulator === true ? missed.find((m) => m.builds) : undefined
+  let needs = patched
   try {
-    if (missed.some((m) => m.patchFile != null)) loaded.applyPatch = (await import('@pnpm/patching.apply-patch')).applyPatchToDir
-    if (ctx.shellEmulator === true && missed.some((m) => m.builds)) await import('@yarnpkg/shell')
+    if (patched != null) loaded.applyPatch = (await import('@pnpm/patching.apply-patch')).applyPatchToDir
+    needs = scripted
+    if (scripted != null) await import('@yarnpkg/shell')
   } catch (err) {
-    return `what pnpm's build step needs here is not installed (${(err as Error).message.split('\n')[0]})`
+    return { needs: needs!, why: `what pnpm's build step needs here is not installed (${(err as Error).message.split('\n')[0]})` }
   }
   return loaded
 }
 
-/** Applies the patches, then checks what a patch makes of a package that did not build (pnpm asks allowBuilds then). */
-function applyPatches (missed: MissedBuild[], applyPatchToDir: PatchApplier | undefined): string | undefined {
+/**
+ * Applies the patches, then checks what a patch makes of a package (pnpm reads the patched one):
+ * a build it now requires where none was allowed (pnpm asks allowBuilds then), or a `node-gyp`
+ * build it now gets. Returns each package's manifest as its build reads it, or why not.
+ */
+function applyPatches (missed: MissedBuild[], manifests: Map<MissedBuild, BuildManifest>, applyPatchToDir: PatchApplier | undefined): string | undefined {
   for (const m of missed) {
     if (m.patchFile == null) continue
     try {
@@ -277,46 +258,31 @@ function applyPatches (missed: MissedBuild[], applyPatchToDir: PatchApplier | un
     const manifest = readBuildManifest(m.dir)
     if (typeof manifest === 'string') return missWhy(m, `patched, ${manifest}`)
     if (!m.builds && requiresBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it require a build')
+    if (m.builds && gypBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it a binding.gyp built with node-gyp')
+    manifests.set(m, manifest)
   }
   return undefined
 }
 
 /** A required package's build that failed: the install ends with its error, as pnpm's does. */
-export interface BuildFailed { failed: LifecycleError }
+export interface BuildFailed { failed: Error, depPath: string }
+
+/** When the builds run: pnpm's build graph (see `build-schedule.ts`) and how many at a time. */
+export interface BuildSchedule {
+  graph: Map<string, string[]>
+  concurrency: number
+}
 
 /**
- * Builds and patches `missed` (in `order`, from `buildOrder`) as pnpm's build step does and
- * records their side effects; or says why the install is left to pnpm, with those packages
- * removed again; or, when a build fails, its error (then everything stays as it is, as after
- * pnpm's build step failed). Nothing runs unless every package is one this builds as pnpm would.
+ * Builds one missed package as pnpm's build step does once its turn comes: its scripts, its
+ * `.bin` links again where pnpm makes them again, and what changed recorded in the store under
+ * pnpm's key. A failed upload only warns, as pnpm's does. Throws what failed.
  */
-export async function buildMissed (missed: MissedBuild[], order: string[], opts: MissedBuildsOptions): Promise<string | BuildFailed | undefined> {
-  const byDepPath = new Map(missed.map((m) => [m.depPath, m]))
-  const ordered = order.map((depPath) => byDepPath.get(depPath)!)
-  const stop = (why: string): string => {
-    removeForPnpm(missed)
-    return why
-  }
-  for (const m of ordered) {
-    const why = packageUnsupported(m, opts)
-    if (why != null) return stop(missWhy(m, why))
-  }
-  const loaded = await loadBuildModules(ordered, opts.ctx)
-  if (typeof loaded === 'string') return stop(missWhy(ordered[0], loaded))
-  const patchFailed = applyPatches(ordered, loaded.applyPatch)
-  if (patchFailed != null) return stop(patchFailed)
-  for (const m of ordered) {
-    let ran = false
-    try {
-      const manifest = readBuildManifest(m.dir) as Record<string, unknown> & { scripts: Record<string, string> }
-      ran = m.builds && await runBuildScripts(m.dir, manifest, opts.ctx)
-    } catch (err) {
-      // Only required packages get here (an optional one is left to pnpm before anything runs).
-      if (err instanceof LifecycleError) return { failed: err }
-      return stop(missWhy(m, `its build failed (${(err as Error).message.replace(/\n/g, ': ')})`))
-    }
-    if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
-    if (m.patchFile == null && !ran) continue
+async function buildOne (m: MissedBuild, manifest: BuildManifest, opts: MissedBuildsOptions): Promise<void> {
+  const ran = m.builds && await runBuildScripts(m.dir, manifest, opts.ctx)
+  if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
+  if (m.patchFile == null && !ran) return
+  try {
     await addFilesFromDir({
       storeDir: opts.storeDir,
       dir: m.dir,
@@ -324,8 +290,49 @@ export async function buildMissed (missed: MissedBuild[], order: string[], opts:
       sideEffectsCacheKey: ran ? m.keys.key : m.keys.patched!,
       compat: 'pnpm@11.28',
     })
+  } catch (err) {
+    opts.warn(`An error occurred while uploading ${m.dir}`, err as Error)
   }
-  return undefined
+}
+
+/**
+ * Builds and patches `missed` as pnpm's build step does, when `schedule` says, and records their
+ * side effects; or says why the install is left to pnpm, with those packages removed again, and
+ * then nothing has run: every check is made before the first script. Once one has run, the
+ * install is never handed back: a build that fails (a script, or anything around it) ends it
+ * with its error, everything staying as it is, as after pnpm's build step failed, and no build
+ * is started after it.
+ */
+export async function buildMissed (missed: MissedBuild[], schedule: BuildSchedule, opts: MissedBuildsOptions): Promise<string | BuildFailed | undefined> {
+  const stop = (why: string): string => {
+    removeForPnpm(missed)
+    return why
+  }
+  const manifests = new Map<MissedBuild, BuildManifest>()
+  for (const m of missed) {
+    const manifest = readSupported(m, opts)
+    if (typeof manifest === 'string') return stop(missWhy(m, manifest))
+    manifests.set(m, manifest)
+  }
+  const loaded = await loadBuildModules(missed, opts.ctx)
+  if ('why' in loaded) return stop(missWhy(loaded.needs, loaded.why))
+  const patchFailed = applyPatches(missed, manifests, loaded.applyPatch)
+  if (patchFailed != null) return stop(patchFailed)
+  const byDir = new Map(missed.map((m) => [m.dir, m]))
+  let failed: BuildFailed | undefined
+  await runScheduled(schedule.graph, schedule.concurrency, async (dir) => {
+    const m = byDir.get(dir)
+    if (m == null) return true
+    try {
+      await buildOne(m, manifests.get(m)!, opts)
+      return true
+    } catch (err) {
+      // Only required packages get here (an optional one is left to pnpm before anything runs).
+      failed ??= { failed: err as Error, depPath: m.depPath }
+      return false
+    }
+  })
+  return failed
 }
 
 /** What `runMissedBuilds` reads of the install's plan. */
@@ -344,13 +351,25 @@ function patchFileOf (patches: Record<string, string> | undefined, name: string,
   return file == null ? undefined : path.resolve(rootDir, file)
 }
 
+/** Which packages `runMissedBuilds` builds, and what it needs to know of the rest. */
+export interface MissedBuildsInput {
+  /** The planned packages (indexes) imported unbuilt, whose build or patch the cache lacks. */
+  at: number[]
+  /** Whether each one's row requires a build (its build is allowed: it runs). */
+  rowBuilds: boolean[]
+  /** The other planned packages pnpm takes through its build step: denied builds, builds from its cache (their directories). */
+  throughBuildStep: Set<string>
+  /** The projects' direct dependencies (directories), the projects in the install's order. */
+  roots: string[]
+}
+
 /**
- * Builds the planned packages at `at` (imported unbuilt; `rowBuilds`: whether each one's row
- * requires a build) as pnpm's build step would, and records their side effects; or why the
- * install is left to pnpm (those packages removed again); or the error of a build that failed.
+ * Builds the planned packages `input.at` as pnpm's build step would, and records their side
+ * effects; or why the install is left to pnpm (those packages removed again); or the error of a
+ * build that failed.
  */
-export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings & { patchedDependencies?: Record<string, string> }, at: number[], rowBuilds: boolean[], relinkBins: () => void): Promise<string | BuildFailed | undefined> {
-  const missed: MissedBuild[] = at.map((i, k) => {
+export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings & { patchedDependencies?: Record<string, string>, childConcurrency?: unknown }, input: MissedBuildsInput, relinkBins: () => void): Promise<string | BuildFailed | undefined> {
+  const missed: MissedBuild[] = input.at.map((i, k) => {
     const p = plan.planned[i]
     const snapshot = plan.lockfile.packages![p.depPath] as { optional?: boolean, hasBin?: boolean }
     return {
@@ -359,18 +378,28 @@ export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings &
       filesIndexFile: p.filesIndexFile,
       keys: plan.cacheKeys.get(p.depPath)!,
       patchFile: patchFileOf(config.patchedDependencies, p.name, p.version, plan.rootDir),
-      builds: rowBuilds[k],
+      builds: input.rowBuilds[k],
       optional: snapshot.optional === true,
       hasBin: snapshot.hasBin === true,
     }
   })
-  const graph = plannedGraph(plan.lockfile, plan.planned)
-  const order = buildOrder(new Map([...graph].map(([depPath, node]) => [depPath, Object.values(node.children)])), missed.map((m) => m.depPath))
-  if (!Array.isArray(order)) {
+  const concurrency = buildConcurrency(config.childConcurrency)
+  if (concurrency == null) {
     removeForPnpm(missed)
-    const [a, b] = order.cycle.map((depPath) => missed.find((m) => m.depPath === depPath)!)
-    return missWhy(a, `it and ${b.depPath} depend on each other, and both build (pnpm's order between them is its own)`)
+    return missWhy(missed[0], `childConcurrency ${String(config.childConcurrency)} (pnpm counts the processors it may use)`)
+  }
+  const children = new Map(plan.planned.map((p) => [p.targetDir, Object.values(p.children ?? {})]))
+  // pnpm's graph holds what builds or is patched: each with a build in its row or a patch, built or not.
+  const patched = plan.planned.filter((p) => patchFileOf(config.patchedDependencies, p.name, p.version, plan.rootDir) != null)
+  const marked = new Set([...input.throughBuildStep, ...missed.map((m) => m.dir), ...patched.map((p) => p.targetDir)])
+  const graph = buildGraph(input.roots, (dir) => children.get(dir), (dir) => marked.has(dir))
+  const unreached = missed.find((m) => !graph.has(m.dir))
+  if (unreached != null) {
+    removeForPnpm(missed)
+    return missWhy(unreached, 'pnpm\'s build step does not reach it from the projects')
   }
   const ctx = buildContext(config, plan.rootDir, plan.virtualStoreDir, pnpmPaths()!)
-  return await buildMissed(missed, order, { ctx, storeDir: plan.storeDir, relinkBins, engineStrict: config.engineStrict === true })
+  const log = new PnpmLog(reporterOf(config as ReportingConfig))
+  const warn = (message: string, error: Error): void => log.write('warn', 'pnpm', { message, error: { message: error.message, stack: error.stack }, prefix: plan.rootDir })
+  return await buildMissed(missed, { graph, concurrency }, { ctx, storeDir: plan.storeDir, relinkBins, engineStrict: config.engineStrict === true, warn })
 }

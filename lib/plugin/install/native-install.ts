@@ -40,7 +40,6 @@ import { directDependencies, type DirectDependency } from './direct-dependencies
 import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { patchedPackages } from './patches.js'
 import { buildSettingsUnsupported, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
-import type { LifecycleError } from './dependency-build.js'
 import { findWorkspaceProjects, readManifestAt, type Manifest, type WorkspaceProject } from './workspace-projects.js'
 import * as binding from '../../../index.js'
 
@@ -104,7 +103,7 @@ export interface NativeInstallSummary {
    * A required package's build that failed (`skipped` says so too): the layout stays as pnpm's
    * failed build step leaves it, nothing recorded, and the install is to end with this error.
    */
-  failed?: LifecycleError
+  failed?: Error
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
@@ -511,7 +510,12 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   if (toBuild.length > 0) {
     // Before anything is recorded: a case it does not build as pnpm would leaves the install to
     // pnpm; a build that fails ends it there, nothing recorded, as pnpm's build step does.
-    const stopped = await runMissedBuilds(plan, config, toBuild, rowBuilds, () => linkBins(lockfile, planned, binOptions))
+    const stopped = await runMissedBuilds(plan, config, {
+      at: toBuild,
+      rowBuilds,
+      throughBuildStep: new Set(planned.flatMap((p, i) => results[i].buildIgnored === true || results[i].built === true ? [p.targetDir] : [])),
+      roots: importers.flatMap((i) => Object.values(i.direct)),
+    }, () => linkBins(lockfile, planned, binOptions))
     if (typeof stopped === 'string') return { stopped }
     if (stopped != null) {
       // pnpm links the projects' commands after its build step: a fresh clone has none then.
@@ -596,7 +600,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
       direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects)),
       ...(config.workspaceDir != null ? { workspace: { dir: config.workspaceDir, projects: plan.projects.length } } : {}),
     }
-    if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.failed.pkgid}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
+    if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.depPath}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
     const warnings = supplyChain.warnings ?? []
     return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout, warnings } : { validatedAtNs: laidOut.validatedAtNs, layout, warnings })
   } finally {
