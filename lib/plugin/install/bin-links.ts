@@ -292,21 +292,23 @@ export const BIN_TARGET_TEMP = '.cas-native-bin'
 
 /**
  * Writes a shim at `file` as a new file, mode 0755, as pnpm does: whatever a package put there is
- * removed first (pnpm warns and goes on where that is a directory: left to it).
+ * replaced (pnpm warns and goes on where that is a directory: left to it). A shim made again
+ * replaces the old one at once (a rename): builds running meanwhile never miss a command.
  */
 function writeShim (file: string, text: string): void {
-  // Created first: on a fresh layout nothing is there, and a failed unlink costs an error object.
+  // Created first: on a fresh layout nothing is there, and a failed write costs an error object.
   try {
     fs.writeFileSync(file, text, { flag: 'wx' })
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
     try {
-      fs.unlinkSync(file)
-    } catch (unlinkErr) {
-      const code = (unlinkErr as NodeJS.ErrnoException).code
-      throw new UnsupportedShim(`${file}: ${code ?? String(unlinkErr)}`)
+      if (fs.lstatSync(file).isDirectory()) throw Object.assign(new Error('a directory'), { code: 'EISDIR' })
+      writeAtomically(file, text, 0o755)
+    } catch (replaceErr) {
+      const code = (replaceErr as NodeJS.ErrnoException).code
+      throw new UnsupportedShim(`${file}: ${code ?? String(replaceErr)}`)
     }
-    fs.writeFileSync(file, text, { flag: 'wx' })
+    return
   }
   fs.chmodSync(file, 0o755)
 }
