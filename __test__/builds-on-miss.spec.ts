@@ -140,7 +140,7 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       return { depPath: `${name}@1.0.0`, dir, filesIndexFile: '', keys: { key: 'k' }, builds: true, optional: false, hasBin: false, ...more }
     }
     const warnings: string[] = []
-    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false, warn: (message: string) => { warnings.push(message) } }
+    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false, log: (_level: string, _name: string, fields: Record<string, unknown>) => { warnings.push(fields.message as string) }, lockfileDir: '/p', modulesDirs: [], removed: new Set<string>() }
     const inOrder = (...dirs: string[]) => ({ graph: new Map(dirs.map((d, i) => [d, dirs.slice(0, i)])), concurrency: 5 })
 
     it('a required build that fails ends with its error, each package left as it is; no build started after it (an optional one is left to pnpm before anything runs)', async () => {
@@ -151,9 +151,28 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       expect(fs.readFileSync(path.join(first.dir, 'log'), 'utf8')).toBe('ran\n')
       expect(fs.existsSync(path.join(next.dir, 'package.json'))).toBe(true)
       expect(fs.existsSync(path.join(next.dir, 'log'))).toBe(false)
+    })
+
+    it('an optional package whose build fails: skipped as pnpm skips it (the links to it in the modules directories and its directory removed, the failure recorded), the rest built', async () => {
       const optional = missed('opt', { postinstall: 'echo ran >> log; exit 2' }, { optional: true })
-      expect(await buildMissed([optional], inOrder(optional.dir), opts)).toMatch(/^opt@1\.0\.0: no side effects cached for k, and an optional package/)
+      const after = missed('after', { postinstall: 'echo ran >> log' })
+      const modules = path.join(path.dirname(optional.dir), 'project-modules')
+      fs.mkdirSync(path.join(modules, '@s'), { recursive: true })
+      fs.symlinkSync(optional.dir, path.join(modules, 'opt'))
+      fs.symlinkSync(optional.dir, path.join(modules, '@s', 'opt'))
+      fs.symlinkSync(after.dir, path.join(modules, 'after'))
+      const records: unknown[] = []
+      const removed = new Set<string>()
+      const log = (level: string, name: string, fields: Record<string, unknown>) => { records.push({ level, name, ...fields }) }
+      const ended = await buildMissed([optional, after], inOrder(optional.dir, after.dir), { ...opts, log, lockfileDir: '/p', modulesDirs: [modules], removed })
+      expect(ended).toEqual({ skippedOptional: ['opt@1.0.0'] })
       expect(fs.existsSync(optional.dir)).toBe(false)
+      expect(fs.readdirSync(modules).sort()).toEqual(['@s', 'after'])
+      expect(fs.readdirSync(path.join(modules, '@s'))).toEqual([])
+      expect(fs.readFileSync(path.join(after.dir, 'log'), 'utf8')).toBe('ran\n')
+      expect([...removed]).toEqual([optional.dir])
+      // (The store there is none: the other's upload warns.)
+      expect(records.filter((r: any) => r.level === 'debug')).toEqual([{ level: 'debug', name: 'pnpm:skipped-optional-dependency', details: expect.stringMatching(/^Error: opt@1\.0\.0 postinstall: `echo ran >> log; exit 2`\nExit status 2$/), package: { id: optional.dir, name: 'opt', version: '1.0.0' }, prefix: '/p', reason: 'build_failure' }])
     })
 
     it('as pnpm\'s scheduler: independent builds run together, a dependent one waits; after a failure the one under way ends and no other starts', async () => {
@@ -183,7 +202,7 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       const two = missed('two', { postinstall: 'echo ran >> log' })
       warnings.length = 0
       // No store there: the upload fails.
-      expect(await buildMissed([one, two], inOrder(one.dir, two.dir), { ...opts, storeDir: path.join(one.dir, 'package.json', 'store') })).toBeUndefined()
+      expect(await buildMissed([one, two], inOrder(one.dir, two.dir), { ...opts, storeDir: path.join(one.dir, 'package.json', 'store') })).toEqual({ skippedOptional: [] })
       expect(warnings).toEqual([`An error occurred while uploading ${one.dir}`, `An error occurred while uploading ${two.dir}`])
       expect(fs.readFileSync(path.join(two.dir, 'log'), 'utf8')).toBe('ran\n')
     })

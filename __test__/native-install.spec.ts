@@ -138,6 +138,9 @@ const generated: ServedPackage[] = [
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
   // A build that fails: pnpm records nothing for it, and skips it when it is optional.
   pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(3)\n' }),
+  // One with a command and a dependency, optional to a package that has a command too (the project's, the hoisting's and its own commands).
+  pkg('fails-build-bin', '1.0.0', { scripts: { preinstall: 'node build.js' }, bin: { 'fails-cli': 'cli.js' }, dependencies: { util: '1.0.0' } }, { 'cli.js': [NODE_BIN, 0o755], 'build.js': BUILD_LOG + 'process.exit(4)\n' }),
+  pkg('uses-failing', '1.0.0', { bin: { 'uses-cli': 'cli.js' }, optionalDependencies: { 'fails-build-bin': '1.0.0' } }, { 'cli.js': [NODE_BIN, 0o755] }),
   // A build in shell syntax that pnpm's emulator reads otherwise than sh (its echo prints `-n`),
   // with output whose last line has no line break.
   pkg('shell-build', '1.0.0', { scripts: { postinstall: 'echo -n "$npm_package_name" > out.txt && node build.js' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes'); process.stdout.write('shown\\ntail')\n" }),
@@ -1441,10 +1444,41 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(nativeDefault.run.stdout).toMatch(/└─ Failed in [1-9]\d*ms at /)
   })
 
-  it('an optional package whose build fails (nothing cached for it): left to pnpm before anything runs, which runs it once and skips the package, as stock', async () => {
+  it.skipIf(buildsNative)('an optional package whose build fails (nothing cached for it), under a release builds were not checked against: left to pnpm before anything runs, which runs it once and skips the package, as stock', async () => {
     const both = await expectLeftToPnpm('failing-build', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' }, optionalDependencies: { 'fails-build': '1.0.0' } },
       'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', /^native install skipped: fails-build@1\.0\.0: no side effects cached for /m)
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('fails-build\n')
+  })
+
+  it.runIf(buildsNative)('optional packages whose builds fail (nothing cached for them): run natively once each and skipped as pnpm skips them (their links and directories removed, the projects\' commands linked without theirs), the install going on: stock\'s tree, lines, state and side effects, up to date; then a fresh clone the same', async () => {
+    const manifest = { name: 'o', version: '1.0.0', dependencies: { 'logs-build': '1.0.0', 'uses-failing': '1.0.0' }, optionalDependencies: { 'fails-build': '1.0.0', 'fails-build-bin': '1.0.0' } }
+    const { dir } = await setUp('optional-failing', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n  fails-build-bin: true\n  logs-build: true\n')
+    const cold = await installCold(dir, 'optional-failing')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' fails-build fails-build-bin logs-build')
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    // Skipped: no directory, no link from the project or the hoisting; the project's commands without its own.
+    const stockTree = relative(cold.stock, cold.stockStore)
+    expect(stockTree.filter((l) => /^node_modules\/(fails-build|\.pnpm\/node_modules\/fails-build-bin)\b/.test(l))).toEqual([])
+    expect(stockTree.map((l) => l.split(' ')[0]).filter((l) => l.startsWith('node_modules/.bin/'))).toEqual(['node_modules/.bin/', 'node_modules/.bin/uses-cli'])
+    const names = ['fails-build', 'fails-build-bin', 'logs-build']
+    expect(sideEffectsRows(cold.nativeStore, names)).toEqual(sideEffectsRows(cold.stockStore, names))
+    // pnpm's reporter shows each script and its failure as stock's.
+    const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/\S+ (preinstall|install|postinstall)(\$|:) /.test(l)).sort()
+    expect(scriptLines(cold.run.stdout)).toEqual(scriptLines(cold.stockRun.stdout))
+    expect(scriptLines(cold.stockRun.stdout).filter((l) => l.endsWith(': Failed'))).toHaveLength(2)
+    expect(cold.run.stderr).toBe(cold.stockRun.stderr)
+    // Up to date for pnpm, in both.
+    for (const [d, store] of [[cold.stock, cold.stockStore], [cold.native, cold.nativeStore]]) {
+      const again = await runPnpm(['install', '--frozen-lockfile', '--offline'], { projectDir: d, storeDir: store, sandbox: sandbox(`optional-failing-again-${path.basename(d)}`), env: STOCK })
+      expectOk(again)
+      expect(again.stdout).toContain('Already up to date')
+    }
+    expect(buildLog(cold.native).split('\n').sort().join(' ')).toBe(' fails-build fails-build-bin logs-build')
+    // A fresh clone on that store: logs-build from the cache, the failing ones run and skipped again, stock and native alike.
+    const warm = await expectSameAsStock(dir, cold.nativeStore, 'optional-failing-warm', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [warm.stock, warm.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' fails-build fails-build-bin')
   })
 
   it('a build pnpm leaves undecided (not in allowBuilds): left to pnpm, which lists it as ignored, as stock', async () => {

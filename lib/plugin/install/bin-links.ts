@@ -58,6 +58,8 @@ export interface BinLinkOptions {
    * `NODE_PATH`, after its dependencies' (a name in both is left to pnpm).
    */
   buildStepNodePath?: boolean
+  /** Packages removed since they were laid out (optional ones whose build failed): their own `.bin` is not made again. */
+  removed?: Set<string>
 }
 
 interface Manifest {
@@ -213,10 +215,10 @@ class BinWriter {
     }
   }
 
-  /** The commands of the packages at `dirs` (those with a manifest). */
+  /** The commands of the packages at `dirs` (those with a manifest: one gone has none, as pnpm reads it). */
   commandsAt (dirs: string[]): Command[] {
     return dirs.flatMap((dir) => {
-      const real = this.realpath(dir)
+      const real = this.realpathIfExists(dir)
       if (!this.manifests.has(real)) this.manifests.set(real, readPackageManifest(real))
       const manifest = this.manifests.get(real)
       return manifest == null ? [] : commandsOf(dir, manifest)
@@ -392,6 +394,7 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
   const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
 
   for (const pkg of planned) {
+    if (opts.removed?.has(pkg.targetDir) === true) continue
     const binsDir = path.join(pkg.targetDir, 'node_modules', '.bin')
     const children = pkg.children ?? {}
     // A package linked to a project of the workspace: pnpm reads every dependency through its link.

@@ -59,7 +59,7 @@ export function buildConcurrency (childConcurrency: unknown): number | undefined
  * `concurrency` at a time, in the order pnpm's scheduler takes them; once a build fails (`false`)
  * none is started, and this resolves when those under way have ended. A dependency that
  * pnpm's sequencer orders after its dependent (in a cycle) is not waited for, as there.
- * `build` must not reject.
+ * A `build` that rejects counts as failed (its caller keeps the error).
  */
 export async function runScheduled (graph: Map<string, string[]>, concurrency: number, build: (dir: string) => Promise<boolean>): Promise<void> {
   const position = new Map(graphSequencer(graph).order.map((dir, i) => [dir, i]))
@@ -87,7 +87,7 @@ export async function runScheduled (graph: Map<string, string[]>, concurrency: n
     }
     const start = (dir: string): void => {
       running++
-      void build(dir).then((passed) => {
+      const ended = (passed: boolean): void => {
         running--
         unsettled--
         if (!passed) failed = true
@@ -99,7 +99,9 @@ export async function runScheduled (graph: Map<string, string[]>, concurrency: n
           }
         }
         pump()
-      })
+      }
+      // A build that throws counts as failed: the schedule always ends.
+      build(dir).then(ended, () => ended(false))
     }
     pump()
   })

@@ -186,8 +186,14 @@ export interface MissedBuildsOptions {
   /** Makes the `.bin` links again, as pnpm does after a build that can change them. */
   relinkBins: () => void
   engineStrict: boolean
-  /** Logs a warning as pnpm's logger does (its build step only warns when a result is not recorded). */
-  warn: (message: string, error: Error) => void
+  /** Logs a record as pnpm's logger `name` does at `level` (its build step warns when a result is not recorded, and records an optional package it skips). */
+  log: (level: 'debug' | 'warn', name: string, fields: Record<string, unknown>) => void
+  /** The lockfile's directory (the records' prefix). */
+  lockfileDir: string
+  /** Where pnpm looks for links to an optional package whose build failed: the projects' `node_modules` and the private hoisting's. */
+  modulesDirs: string[]
+  /** Where the directories of the optional packages skipped are added (`relinkBins` leaves them out). */
+  removed: Set<string>
 }
 
 /**
@@ -211,7 +217,6 @@ type BuildManifest = Record<string, unknown> & { scripts: Record<string, string>
 
 /** Its manifest, or why a missed package is one this does not build as pnpm would. */
 function readSupported (m: MissedBuild, opts: MissedBuildsOptions): BuildManifest | string {
-  if (m.optional) return 'an optional package (pnpm skips it when its build fails)'
   if (m.patchFile != null && opts.engineStrict) return 'patched under engineStrict (pnpm checks the patched engines)'
   const manifest = readBuildManifest(m.dir)
   if (typeof manifest === 'string') return manifest
@@ -279,7 +284,7 @@ export interface BuildSchedule {
  * pnpm's key. A failed upload only warns, as pnpm's does. Throws what failed.
  */
 async function buildOne (m: MissedBuild, manifest: BuildManifest, opts: MissedBuildsOptions): Promise<void> {
-  const ran = m.builds && await runBuildScripts(m.dir, manifest, opts.ctx)
+  const ran = m.builds && await runBuildScripts(m.dir, manifest, m.optional ? { ...opts.ctx, optional: true } : opts.ctx)
   if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
   if (m.patchFile == null && !ran) return
   try {
@@ -291,19 +296,69 @@ async function buildOne (m: MissedBuild, manifest: BuildManifest, opts: MissedBu
       compat: 'pnpm@11.28',
     })
   } catch (err) {
-    opts.warn(`An error occurred while uploading ${m.dir}`, err as Error)
+    opts.log('warn', 'pnpm', { message: `An error occurred while uploading ${m.dir}`, error: { message: (err as Error).message, stack: (err as Error).stack }, prefix: opts.lockfileDir })
   }
 }
+
+/** The symlinks directly in `modulesDirs` (or in a scope there) that lead to `target`, as pnpm finds them. */
+function linksTo (target: string, modulesDirs: string[]): string[] {
+  let real: string
+  try {
+    real = fs.realpathSync(target)
+  } catch {
+    return []
+  }
+  const entries = (dir: string): fs.Dirent[] => {
+    try {
+      return fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return []
+    }
+  }
+  const links = modulesDirs.flatMap((modulesDir) => entries(modulesDir).flatMap((entry) => {
+    const at = path.join(modulesDir, entry.name)
+    if (entry.name.startsWith('@') && entry.isDirectory()) return entries(at).filter((e) => e.isSymbolicLink()).map((e) => path.join(at, e.name))
+    return entry.isSymbolicLink() ? [at] : []
+  }))
+  return links.filter((link) => {
+    try {
+      return fs.realpathSync(link) === real
+    } catch {
+      return false
+    }
+  })
+}
+
+/**
+ * An optional package whose build failed, skipped as pnpm's build step skips it: the links to it
+ * in the projects' and the private hoisting's `node_modules` and its directory removed (links to
+ * it from other packages, and commands already linked to it, stay, as with pnpm), the failure
+ * recorded (pnpm's reporter does not show it); the install goes on.
+ */
+function skipOptional (m: MissedBuild, manifest: BuildManifest, err: Error, opts: MissedBuildsOptions): void {
+  for (const link of linksTo(m.dir, opts.modulesDirs)) fs.unlinkSync(link)
+  fs.rmSync(m.dir, { recursive: true, force: true })
+  opts.removed.add(m.dir)
+  opts.log('debug', 'pnpm:skipped-optional-dependency', {
+    details: String(err),
+    package: { id: m.dir, name: manifest.name, version: manifest.version },
+    prefix: opts.lockfileDir,
+    reason: 'build_failure',
+  })
+}
+
+/** How the builds of `buildMissed` ended: the optional packages it skipped, their builds having failed. */
+export interface BuildsDone { skippedOptional: string[] }
 
 /**
  * Builds and patches `missed` as pnpm's build step does, when `schedule` says, and records their
  * side effects; or says why the install is left to pnpm, with those packages removed again, and
  * then nothing has run: every check is made before the first script. Once one has run, the
- * install is never handed back: a build that fails (a script, or anything around it) ends it
- * with its error, everything staying as it is, as after pnpm's build step failed, and no build
- * is started after it.
+ * install is never handed back: a required package's build that fails (a script, or anything
+ * around it) ends it with its error, everything staying as it is, as after pnpm's build step
+ * failed, and no build is started after it; an optional one's is skipped (`skipOptional`).
  */
-export async function buildMissed (missed: MissedBuild[], schedule: BuildSchedule, opts: MissedBuildsOptions): Promise<string | BuildFailed | undefined> {
+export async function buildMissed (missed: MissedBuild[], schedule: BuildSchedule, opts: MissedBuildsOptions): Promise<string | BuildFailed | BuildsDone> {
   const stop = (why: string): string => {
     removeForPnpm(missed)
     return why
@@ -320,6 +375,7 @@ export async function buildMissed (missed: MissedBuild[], schedule: BuildSchedul
   if (patchFailed != null) return stop(patchFailed)
   const byDir = new Map(missed.map((m) => [m.dir, m]))
   let failed: BuildFailed | undefined
+  const skippedOptional: string[] = []
   await runScheduled(schedule.graph, schedule.concurrency, async (dir) => {
     const m = byDir.get(dir)
     if (m == null) return true
@@ -327,12 +383,16 @@ export async function buildMissed (missed: MissedBuild[], schedule: BuildSchedul
       await buildOne(m, manifests.get(m)!, opts)
       return true
     } catch (err) {
-      // Only required packages get here (an optional one is left to pnpm before anything runs).
-      failed ??= { failed: err as Error, depPath: m.depPath }
-      return false
+      if (!m.optional) {
+        failed ??= { failed: err as Error, depPath: m.depPath }
+        return false
+      }
+      skipOptional(m, manifests.get(m)!, err as Error, opts)
+      skippedOptional.push(m.depPath)
+      return true
     }
   })
-  return failed
+  return failed ?? { skippedOptional }
 }
 
 /** What `runMissedBuilds` reads of the install's plan. */
@@ -361,6 +421,10 @@ export interface MissedBuildsInput {
   throughBuildStep: Set<string>
   /** The projects' direct dependencies (directories), the projects in the install's order. */
   roots: string[]
+  /** The projects' `node_modules`. */
+  modulesDirs: string[]
+  /** Where the directories of the optional packages skipped are added (the caller's `.bin` linking leaves them out). */
+  removed: Set<string>
 }
 
 /**
@@ -368,7 +432,7 @@ export interface MissedBuildsInput {
  * effects; or why the install is left to pnpm (those packages removed again); or the error of a
  * build that failed.
  */
-export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings & { patchedDependencies?: Record<string, string>, childConcurrency?: unknown }, input: MissedBuildsInput, relinkBins: () => void): Promise<string | BuildFailed | undefined> {
+export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings & { patchedDependencies?: Record<string, string>, childConcurrency?: unknown }, input: MissedBuildsInput, relinkBins: () => void): Promise<string | BuildFailed | BuildsDone> {
   const missed: MissedBuild[] = input.at.map((i, k) => {
     const p = plan.planned[i]
     const snapshot = plan.lockfile.packages![p.depPath] as { optional?: boolean, hasBin?: boolean }
@@ -400,6 +464,14 @@ export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings &
   }
   const ctx = buildContext(config, plan.rootDir, plan.virtualStoreDir, pnpmPaths()!)
   const log = new PnpmLog(reporterOf(config as ReportingConfig))
-  const warn = (message: string, error: Error): void => log.write('warn', 'pnpm', { message, error: { message: error.message, stack: error.stack }, prefix: plan.rootDir })
-  return await buildMissed(missed, { graph, concurrency }, { ctx, storeDir: plan.storeDir, relinkBins, engineStrict: config.engineStrict === true, warn })
+  return await buildMissed(missed, { graph, concurrency }, {
+    ctx,
+    storeDir: plan.storeDir,
+    relinkBins,
+    engineStrict: config.engineStrict === true,
+    log: (level, name, fields) => log.write(level, name, fields),
+    lockfileDir: plan.rootDir,
+    modulesDirs: [...input.modulesDirs, path.join(plan.virtualStoreDir, 'node_modules')],
+    removed: input.removed,
+  })
 }

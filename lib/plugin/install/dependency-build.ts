@@ -33,6 +33,8 @@ export interface BuildContext {
   extraBinPaths: string[]
   /** Scripts run by pnpm's shell emulator (`shellEmulator` without a `scriptShell`), not `sh`. */
   shellEmulator?: boolean
+  /** The package is optional (pnpm's lifecycle records say so). */
+  optional?: boolean
   /** Logs a record as pnpm's lifecycle logger does (`pnpm:lifecycle`), for its reporter to show. */
   lifecycle?: (record: Record<string, unknown>) => void
 }
@@ -158,7 +160,7 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
     child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept())))
     child.on('close', (code, signal) => {
       output.end()
-      ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: false, stage, wd })
+      ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: ctx.optional === true, stage, wd })
       if (signal != null) done(new LifecycleError(pkgId, stage, script, `Command failed with signal "${signal}"`, output.kept(), { signal }))
       else if (code !== 0) done(new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code ?? 1 }))
       else done()
@@ -190,7 +192,7 @@ async function runEmulated (pkgId: string, stage: string, script: string, wd: st
   } catch (err) {
     throw new LifecycleError(pkgId, stage, script, (err as Error).message, output.kept())
   }
-  ctx.lifecycle?.({ depPath: wd, exitCode: code, optional: false, stage, wd })
+  ctx.lifecycle?.({ depPath: wd, exitCode: code, optional: ctx.optional === true, stage, wd })
   if (code !== 0) throw new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code })
 }
 
@@ -205,7 +207,7 @@ export async function runBuildScripts (pkgDir: string, manifest: Record<string, 
     const script = stageScript(manifest, stage)
     if (script == null) return false
     const env = scriptEnv({ manifest, stage, wd: pkgDir, script, ...ctx })
-    ctx.lifecycle?.({ depPath: pkgDir, optional: false, script, stage, wd: pkgDir })
+    ctx.lifecycle?.({ depPath: pkgDir, optional: ctx.optional === true, script, stage, wd: pkgDir })
     if (!ctx.unsafePerm) fs.mkdirSync(path.join(pkgDir, 'node_modules', '.tmp'), { recursive: true })
     await (ctx.shellEmulator === true ? runEmulated : runScript)(pkgId, stage, script, pkgDir, env, ctx)
     return true

@@ -488,6 +488,8 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     buildStepNodePath: plan.release.buildStepNodePath,
     // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
     throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),
+    // Filled when an optional package's build fails and it is removed.
+    removed: new Set(),
   }
   try {
     linkBins(lockfile, planned, binOptions)
@@ -515,12 +517,20 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       rowBuilds,
       throughBuildStep: new Set(planned.flatMap((p, i) => results[i].buildIgnored === true || results[i].built === true ? [p.targetDir] : [])),
       roots: importers.flatMap((i) => Object.values(i.direct)),
+      modulesDirs: importers.map((i) => i.modulesDir),
+      removed: binOptions.removed!,
     }, () => linkBins(lockfile, planned, binOptions))
     if (typeof stopped === 'string') return { stopped }
-    if (stopped != null) {
-      // pnpm links the projects' commands after its build step: a fresh clone has none then.
-      for (const i of importers) fs.rmSync(path.join(i.modulesDir, '.bin'), { recursive: true, force: true })
+    // pnpm links the projects' commands after its build step: a fresh clone has none when it
+    // failed, and none of an optional package it skipped there.
+    const removeProjectBins = (): void => { for (const i of importers) fs.rmSync(path.join(i.modulesDir, '.bin'), { recursive: true, force: true }) }
+    if ('failed' in stopped) {
+      removeProjectBins()
       return stopped
+    }
+    if (stopped.skippedOptional.length > 0) {
+      removeProjectBins()
+      linkBins(lockfile, planned, binOptions)
     }
     phase('builds')
   }
