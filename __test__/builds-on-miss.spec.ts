@@ -21,6 +21,17 @@ const NEWEST = PNPM_RELEASES.at(-1)!.version
 
 const pnpmMakeEnv = pnpmFunction<(data: unknown, opts: object) => Record<string, string>>('makeEnv', { PATH: 'PATH' })
 const pnpmInherited = pnpmFunction<(name: string) => boolean>('isInheritedEnvName', { PATH: 'PATH' })
+const pnpmDecorateLifecycleError = pnpmFunction<(er: Error, run: object) => void>('decorateLifecycleError', { fs21: fs, path32: path })
+/**
+ * pnpm's decoration of the error of x@1.0.0's `install` script `exit 0` (its lifecycle runner's
+ * `decorateLifecycleError`), which changes the error in place: first tried on a throwaway error
+ * (the bundle's function is completed as it is called, and would decorate `er` more than once).
+ */
+const pnpmDecorate = (er: Error): void => {
+  const run = { cmd: 'exit 0', pkg: { _id: 'x@1.0.0', name: 'x' }, stage: 'install', opts: { log: { info: () => {}, warn: () => {} }, dir: '/p' } }
+  pnpmDecorateLifecycleError(new Error('throwaway'), run)
+  pnpmDecorateLifecycleError(er, run)
+}
 const pnpmExtendPath = pnpmFunction<(wd: string, original: string | undefined, opts: object) => string>('extendPath', { path30: path, fs18: fs })
 
 /** Only the variables a manifest makes (pnpm's `makeEnv` starts from its own environment). */
@@ -117,6 +128,22 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     // What pnpm's reporter and error handler read: its exit status is pnpm's.
     expect(failed).toMatchObject({ errno: 3, pkgid: 'x@1.0.0', pkgname: 'x', stage: 'install', script: 'exit 3' })
     expect(fs.existsSync(path.join(dir, 'log'))).toBe(false)
+  })
+  it('a script that cannot start (its directory is gone): the spawn error\'s errno and call kept, ELIFECYCLE, as pnpm decorates that error', async () => {
+    const dir = path.join(freshDir('build-scripts'), 'gone')
+    const manifest = { name: 'x', version: '1.0.0', scripts: { install: 'exit 0' } }
+    const failed = await runBuildScripts(dir, manifest, ctx).catch((err: unknown) => err) as LifecycleError
+    const spawned = await new Promise<NodeJS.ErrnoException>((resolve) => spawn('sh', ['-c', 'exit 0'], { cwd: dir }).on('error', resolve))
+    pnpmDecorate(spawned)
+    expect(failed).toBeInstanceOf(LifecycleError)
+    expect({ message: failed.message, code: failed.code, errno: failed.errno, syscall: failed.syscall }).toEqual({ message: spawned.message, code: spawned.code, errno: spawned.errno, syscall: spawned.syscall })
+    expect(failed.errno).toBe(-2)
+  })
+  it.each([['EPERM'], ['ERR_PNPM_SCRIPT_SHELL_NOT_FOUND'], ['ENOENT'], ['EACCES'], [undefined]])('the code of an error that kept a script from running (%s): kept or made ELIFECYCLE by pnpm\'s rule', (code) => {
+    const cause = Object.assign(new Error('spawn sh'), { code, errno: -1, syscall: 'spawn sh' })
+    pnpmDecorate(cause)
+    const ours = new LifecycleError('x@1.0.0', 'install', 'exit 0', 'spawn sh', '', { code, errno: -1, syscall: 'spawn sh' })
+    expect({ code: ours.code, errno: ours.errno, syscall: ours.syscall, message: ours.message }).toEqual({ code: cause.code, errno: cause.errno, syscall: cause.syscall, message: cause.message })
   })
   it('a signal to pnpm while a script runs (no terminal: the script in a group of its own): passed on to the script, then taken by pnpm\'s process', async () => {
     const dir = pkg({ install: 'echo $$ > pid; echo started; exec sleep 60' })

@@ -4,7 +4,7 @@
  * `install`, `postinstall` when it has one, each with `sh -c` in the package's directory (under
  * `shellEmulator`, with the `@yarnpkg/shell` pnpm bundles, at its version), with the
  * environment of `script-env.ts`, output piped (pnpm's reporter only logs it). A failing stage
- * fails the build with pnpm's message and `ELIFECYCLE`.
+ * fails the build with pnpm's message and code (`ELIFECYCLE`, or the code pnpm keeps).
  *
  * What this does not do, and its caller leaves to pnpm: `node-gyp rebuild` for a `binding.gyp`
  * without an install script, `scriptShell`. (pnpm also runs a `.hooks/<stage>` of the virtual
@@ -70,26 +70,45 @@ export function lineSplitter (line: (text: string) => void): { push: (chunk: Buf
   }
 }
 
-/** How a script ended when it failed: its exit status, or the signal that ended it. */
-export interface ScriptEnd { errno?: number, signal?: NodeJS.Signals }
+/**
+ * How a script ended when it failed: its exit status, or the signal that ended it; or the error
+ * that kept it from running (its `code`, `errno` and `syscall`, as Node gives them).
+ */
+export interface ScriptEnd { errno?: number, signal?: NodeJS.Signals, code?: string, syscall?: string }
+
+/** The ends of a failed start: the error's own fields, which pnpm's decoration leaves on it. */
+function errorEnd (err: NodeJS.ErrnoException): ScriptEnd {
+  return { code: err.code, errno: err.errno, syscall: err.syscall }
+}
 
 /**
- * A failed stage, as pnpm's lifecycle runner words and decorates it (`ELIFECYCLE`, the package,
- * stage and script, the exit status as `errno`, the signal): the fields pnpm's reporter and its
- * error handler read, which print it and exit with that status.
+ * The codes pnpm's lifecycle runner leaves on a failed script's error (`decorateLifecycleError`):
+ * a permission error (the switch to the package's owner) and a missing `scriptShell`; any other
+ * error becomes `ELIFECYCLE`.
+ */
+const KEPT_CODES = new Set(['EPERM', 'ERR_PNPM_SCRIPT_SHELL_NOT_FOUND'])
+
+/**
+ * A failed stage, as pnpm's lifecycle runner words and decorates it (`ELIFECYCLE` unless the
+ * code is one pnpm keeps, the package, stage and script, the exit status or the error's errno
+ * as `errno`, the signal, the failed call): the fields pnpm's reporter and its error handler
+ * read, which print it and exit with that status.
  */
 export class LifecycleError extends Error {
-  readonly code = 'ELIFECYCLE'
+  readonly code: string
   readonly pkgid: string
   readonly pkgname: string
   readonly errno?: number
   readonly signal?: NodeJS.Signals
+  readonly syscall?: string
   constructor (readonly pkgId: string, readonly stage: string, readonly script: string, why: string, readonly output: string, end: ScriptEnd = {}) {
     super(`${pkgId} ${stage}: \`${script}\`\n${why}`)
+    this.code = end.code != null && KEPT_CODES.has(end.code) ? end.code : 'ELIFECYCLE'
     this.pkgid = pkgId
     this.pkgname = pkgId.slice(0, pkgId.lastIndexOf('@'))
     if (end.errno != null) this.errno = end.errno
     if (end.signal != null) this.signal = end.signal
+    if (end.syscall != null) this.syscall = end.syscall
   }
 }
 
@@ -155,7 +174,7 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
       if (err == null) resolve()
       else reject(err)
     }
-    child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept())))
+    child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept(), errorEnd(err))))
     child.on('close', (code, signal) => {
       output.end()
       ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: false, stage, wd })
@@ -188,7 +207,7 @@ async function runEmulated (pkgId: string, stage: string, script: string, wd: st
   try {
     code = await execute(script, [], { cwd: wd as ShellCwd, env, stdout, stderr })
   } catch (err) {
-    throw new LifecycleError(pkgId, stage, script, (err as Error).message, output.kept())
+    throw new LifecycleError(pkgId, stage, script, (err as Error).message, output.kept(), errorEnd(err as NodeJS.ErrnoException))
   }
   ctx.lifecycle?.({ depPath: wd, exitCode: code, optional: false, stage, wd })
   if (code !== 0) throw new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code })
