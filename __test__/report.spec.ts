@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
-import { packagesNeedPnpm, whyNot } from '../dist/plugin/why-not.js'
+import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js'
 import { createRequire } from 'node:module'
 import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
 
@@ -213,7 +213,6 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     ['a@1.0.0: no publish time in its metadata', 'trust-policy', false],
     ['pnpm refuses trustPolicyExclude: "a@^1" is not exact versions', 'policy-setting', false],
     ['a workspace of several projects under pnpm 11.28.10 (checked against stock under 11.28.11)', 'pnpm-version', false],
-    ['builds run under pnpm 11.28.4 (checked against stock under 11.28.11)', 'pnpm-version', false],
     ['a@1.0.0: unverified', 'store-package', false],
     ['a@1.0.0: failed (EACCES: permission denied)', 'store-package', false],
     ['no lockfile dir', 'project-below', false],
@@ -230,6 +229,23 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(why.routine).toBe(routine)
     expect(why.says).not.toBe('')
     expect(why.change).not.toBe('')
+  })
+
+  it('a build or patch the cache lacks: what would change it depends on why it was not run natively (review s9b, item 7)', () => {
+    const miss = (why?: string): WhyNot => whyNot(`a@1.0.0: no side effects cached for linux;x64;node24;deps=abc${why != null ? `, and ${why}` : ''}`)
+    const cachedNext = 'pnpm builds it this time and caches the result, and the next fresh clone on this store takes it from the cache natively'
+    for (const why of [undefined, 'a binding.gyp built with node-gyp', 'an optional package (pnpm skips it when its build fails)', 'the project\'s postinstall', 'scriptShell']) {
+      expect(miss(why)).toMatchObject({ code: 'side-effects-miss', change: `nothing: ${cachedNext}` })
+    }
+    // pnpm writes no cache: it builds on every install.
+    expect(miss('the side-effects cache is not written').change).toMatch(/^let pnpm write its side-effects cache .*: as it is, pnpm builds it on every install/)
+    // pnpm fails on the patch too.
+    expect(miss('its patch failed (hunk #1 FAILED at 1)').change).toMatch(/^fix the patch .*pnpm cannot apply it either, and its install fails$/)
+    // Cached next time; built natively under the release checked only.
+    expect(miss('builds run under pnpm 11.28.4 (checked against stock under 11.28.11)')).toMatchObject({ code: 'side-effects-miss', change: `nothing: ${cachedNext}; the builds the cache lacks are run natively under pnpm 11.28.11 only (packageManager in package.json)` })
+    expect(miss('a pnpm not started by its entry script').change).toMatch(new RegExp(`^nothing: ${cachedNext}; the builds the cache lacks are run natively only by a pnpm started by its entry script`))
+    // The release alone, as no install gives it, is no rule's.
+    expect(whyNot('builds run under pnpm 11.28.4 (checked against stock under 11.28.11)').code).toBe('other')
   })
 
   it('the pnpmfileChecksum: says to run pnpm install once and commit the lockfile', () => {
