@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
+import { dropRecords, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js'
 import { createRequire } from 'node:module'
 import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
@@ -82,22 +82,42 @@ describe('PnpmLog', () => {
     expect(out.text().trim().split('\n').map((l) => [JSON.parse(l).message, JSON.parse(l).time])).toEqual([['then', 2000], ['held', 1000]])
   })
 
-  it('pnpm\'s supply-chain check of the lockfile: ended at once when none started, else once its end is logged', async () => {
+  it('pnpm\'s supply-chain check of the lockfile: ended at once when none started, else once its end is logged, with how it ended', async () => {
     ;(globalThis as { $$bole?: unknown }).$$bole = { debug: [] }
     const none = watchLockfileVerification()
-    await none.ended()
+    expect(await none.ended()).toBeUndefined()
     none.stop()
-    const watching = watchLockfileVerification()
     const log = new PnpmLog('append-only')
-    log.write('debug', 'pnpm:lockfile-verification', { status: 'started', entries: 2 })
-    let ended = false
-    const waiting = watching.ended().then(() => { ended = true })
-    await new Promise((resolve) => setTimeout(resolve, 10))
-    expect(ended).toBe(false)
-    log.write('debug', 'pnpm:lockfile-verification', { status: 'done', entries: 2 })
-    await waiting
-    watching.stop()
+    // pnpm's recorded verdict: no check runs.
+    const cached = watchLockfileVerification()
+    log.write('debug', 'pnpm:lockfile-verification', { status: 'cached', verifiedAt: 1 })
+    expect(await cached.ended()).toBe('cached')
+    cached.stop()
+    for (const end of ['done', 'failed']) {
+      const watching = watchLockfileVerification()
+      log.write('debug', 'pnpm:lockfile-verification', { status: 'started', entries: 2 })
+      let ended: string | undefined
+      const waiting = watching.ended().then((status) => { ended = status })
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(ended).toBeUndefined()
+      log.write('debug', 'pnpm:lockfile-verification', { status: end, entries: 2 })
+      await waiting
+      watching.stop()
+      // A failed check is told apart: pnpm's install then ends with its error, not a build's (review s9b, item 4).
+      expect(ended).toBe(end)
+    }
     expect((globalThis as { $$bole?: { debug: unknown[] } }).$$bole!.debug).toEqual([])
+  })
+
+  it('records held back can be dropped (an install that ends otherwise than it was to)', () => {
+    const out = sink()
+    const log = new PnpmLog('ndjson', out)
+    holdRecords()
+    log.say('build line')
+    dropRecords()
+    log.say('after')
+    releaseRecords()
+    expect(out.text().trim().split('\n').map((l) => JSON.parse(l).message)).toEqual(['after'])
   })
 
   it('a routine line is a debug record of pnpm\'s own logger (printed under --loglevel debug only)', () => {
