@@ -21,6 +21,17 @@ const NEWEST = PNPM_RELEASES.at(-1)!.version
 
 const pnpmMakeEnv = pnpmFunction<(data: unknown, opts: object) => Record<string, string>>('makeEnv', { PATH: 'PATH' })
 const pnpmInherited = pnpmFunction<(name: string) => boolean>('isInheritedEnvName', { PATH: 'PATH' })
+const pnpmDecorateLifecycleError = pnpmFunction<(er: Error, run: object) => void>('decorateLifecycleError', { fs21: fs, path32: path })
+/**
+ * pnpm's decoration of the error of x@1.0.0's `install` script `exit 0` (its lifecycle runner's
+ * `decorateLifecycleError`), which changes the error in place: first tried on a throwaway error
+ * (the bundle's function is completed as it is called, and would decorate `er` more than once).
+ */
+const pnpmDecorate = (er: Error): void => {
+  const run = { cmd: 'exit 0', pkg: { _id: 'x@1.0.0', name: 'x' }, stage: 'install', opts: { log: { info: () => {}, warn: () => {} }, dir: '/p' } }
+  pnpmDecorateLifecycleError(new Error('throwaway'), run)
+  pnpmDecorateLifecycleError(er, run)
+}
 const pnpmExtendPath = pnpmFunction<(wd: string, original: string | undefined, opts: object) => string>('extendPath', { path30: path, fs18: fs })
 
 /** Only the variables a manifest makes (pnpm's `makeEnv` starts from its own environment). */
@@ -118,19 +129,66 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     expect(failed).toMatchObject({ errno: 3, pkgid: 'x@1.0.0', pkgname: 'x', stage: 'install', script: 'exit 3' })
     expect(fs.existsSync(path.join(dir, 'log'))).toBe(false)
   })
-  it('a signal to pnpm while a script runs (no terminal: the script in a group of its own): passed on to the script, then taken by pnpm\'s process', async () => {
-    const dir = pkg({ install: 'echo $$ > pid; echo started; exec sleep 60' })
+  it('a script that cannot start (its directory is gone): the spawn error\'s errno and call kept, ELIFECYCLE, as pnpm decorates that error', async () => {
+    const dir = path.join(freshDir('build-scripts'), 'gone')
+    const manifest = { name: 'x', version: '1.0.0', scripts: { install: 'exit 0' } }
+    const failed = await runBuildScripts(dir, manifest, ctx).catch((err: unknown) => err) as LifecycleError
+    const spawned = await new Promise<NodeJS.ErrnoException>((resolve) => spawn('sh', ['-c', 'exit 0'], { cwd: dir }).on('error', resolve))
+    pnpmDecorate(spawned)
+    expect(failed).toBeInstanceOf(LifecycleError)
+    expect({ message: failed.message, code: failed.code, errno: failed.errno, syscall: failed.syscall }).toEqual({ message: spawned.message, code: spawned.code, errno: spawned.errno, syscall: spawned.syscall })
+    expect(failed.errno).toBe(-2)
+  })
+  it.each([['EPERM'], ['ERR_PNPM_SCRIPT_SHELL_NOT_FOUND'], ['ENOENT'], ['EACCES'], [undefined]])('the code of an error that kept a script from running (%s): kept or made ELIFECYCLE by pnpm\'s rule', (code) => {
+    const cause = Object.assign(new Error('spawn sh'), { code, errno: -1, syscall: 'spawn sh' })
+    pnpmDecorate(cause)
+    const ours = new LifecycleError('x@1.0.0', 'install', 'exit 0', 'spawn sh', '', { code, errno: -1, syscall: 'spawn sh' })
+    expect({ code: ours.code, errno: ours.errno, syscall: ours.syscall, message: ours.message }).toEqual({ code: cause.code, errno: cause.errno, syscall: cause.syscall, message: cause.message })
+  })
+  /**
+   * The package's build in a process of its own, as pnpm's process would run it (detached: no
+   * terminal); `signal` sent to that process once the script has printed `started`. Its end:
+   * its exit code or signal, what it printed (`built` once the build succeeded).
+   */
+  const buildInChild = async (dir: string, signal?: NodeJS.Signals): Promise<{ code: number | null, signal: string | null, stdout: string }> => {
     const module = path.join(__dirname, '..', 'dist', 'plugin', 'install', 'dependency-build.js')
     const code = `const { runBuildScripts } = await import(${JSON.stringify(module)})
       const manifest = JSON.parse(require('fs').readFileSync(${JSON.stringify(path.join(dir, 'package.json'))}, 'utf8'))
-      await runBuildScripts(${JSON.stringify(dir)}, manifest, { ...${JSON.stringify({ ...ctx, processEnv: undefined })}, processEnv: process.env, lifecycle: (r) => { if (r.line === 'started') console.log('started') } })`
-    const child = spawn(process.execPath, ['--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); ${code}`], { stdio: ['ignore', 'pipe', 'inherit'], detached: true })
-    await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => { if (d.toString().includes('started')) resolve() }))
-    const scriptPid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'))
-    child.kill('SIGTERM')
-    const [, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])))
-    expect(signal).toBe('SIGTERM')
-    expect(() => process.kill(scriptPid, 0)).toThrow(/ESRCH/)
+      await runBuildScripts(${JSON.stringify(dir)}, manifest, { ...${JSON.stringify({ ...ctx, processEnv: undefined })}, processEnv: process.env, lifecycle: (r) => { if (r.line === 'started') console.log('started') } })
+      console.log('built')`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); ${code}`], { stdio: ['ignore', 'pipe', 'ignore'], detached: true })
+    let stdout = ''
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString()
+      if (signal != null && stdout.includes('started\n')) {
+        child.kill(signal)
+        signal = undefined
+      }
+    })
+    return new Promise((resolve) => child.on('close', (c, s) => resolve({ code: c, signal: s, stdout })))
+  }
+  it('a signal to pnpm while a script runs (no terminal: the script in a group of its own): passed on to the script, then, as the script ended by it, taken by pnpm\'s process', async () => {
+    const dir = pkg({ install: 'echo $$ > pid; echo started; exec sleep 60' })
+    expect(await buildInChild(dir, 'SIGTERM')).toMatchObject({ signal: 'SIGTERM' })
+    expect(() => process.kill(Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8')), 0)).toThrow(/ESRCH/)
+    // SIGINT: pnpm's interrupt trap has the shell end by it, once the command it waits for has (the
+    // command says it started, so that the shell is waiting for it: between two commands, the
+    // trap lets the script go on, under pnpm too).
+    const interrupted = pkg({ install: 'node -e "console.log(\'started\'); setInterval(() => {}, 1000)"; echo after >> log' })
+    expect(await buildInChild(interrupted, 'SIGINT')).toMatchObject({ signal: 'SIGINT' })
+    expect(fs.existsSync(path.join(interrupted, 'log'))).toBe(false)
+  })
+  it('a signal to pnpm that the script handles, exiting cleanly: the build goes on and succeeds, as under pnpm (which raises only a signal the script ended by)', async () => {
+    const terminated = pkg({ install: 'trap "echo trapped >> log; exit 0" TERM; echo started; while :; do sleep 0.1; done', postinstall: 'echo post >> log' })
+    expect(await buildInChild(terminated, 'SIGTERM')).toEqual({ code: 0, signal: null, stdout: 'started\nbuilt\n' })
+    expect(fs.readFileSync(path.join(terminated, 'log'), 'utf8')).toBe('trapped\npost\n')
+    // A command that handles Ctrl-C: pnpm's interrupt trap keeps the shell, and the script goes on.
+    const interrupted = pkg({ install: 'node -e "process.on(\'SIGINT\', () => process.exit(0)); console.log(\'started\'); setInterval(() => {}, 1000)"; echo after >> log' })
+    expect(await buildInChild(interrupted, 'SIGINT')).toEqual({ code: 0, signal: null, stdout: 'started\nbuilt\n' })
+    expect(fs.readFileSync(path.join(interrupted, 'log'), 'utf8')).toBe('after\n')
+  })
+  it('a script ended by a signal pnpm did not get: pnpm\'s process takes that signal too (stock pnpm dies by it)', async () => {
+    expect(await buildInChild(pkg({ install: 'echo started; kill -TERM $$' }))).toMatchObject({ signal: 'SIGTERM' })
   })
   describe('buildMissed', () => {
     const missed = (name: string, scripts: Record<string, string>, more: Record<string, unknown> = {}) => {

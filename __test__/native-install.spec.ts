@@ -283,12 +283,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   let base: string
   let registry: TarballRegistry
   let plugin: ServedPackage[]
+  /** Every package the registry stand-in serves. */
+  let served: ServedPackage[]
 
   beforeAll(async () => {
     base = freshDir('native-install')
     plugin = packPlugin(path.join(base, 'packed'))
     const fixture = lockedPackages().map((p) => packedPackage(p.tarball))
-    registry = await serveTarballs([...plugin, ...fixture, ...generated])
+    served = [...plugin, ...fixture, ...generated]
+    registry = await serveTarballs(served)
   })
 
   afterAll(async () => {
@@ -1442,6 +1445,49 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       .map((l) => l.split(d.dir).join('<p>').replace(/(ailed in )\d+ms/g, '$1?').replace(/^Progress: [^\n]*?\x1b\[K\x1b\[K/, ''))
     expect(shown(nativeDefault.run, nativeDefault)).toEqual(shown(stockDefault.run, stockDefault))
     expect(nativeDefault.run.stdout).toMatch(/└─ Failed in [1-9]\d*ms at /)
+  })
+
+  it.runIf(buildsNative)('a required build that fails, and pnpm\'s supply-chain check of the lockfile fails after the native install\'s passed: the install ends with pnpm\'s refusal (its code and exit status), as stock, which never reaches its build step (review s9b, item 4)', async () => {
+    const { dir } = await setUp('refused-failing', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n')
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, dependencies: { ...manifest.dependencies, 'fails-build': '1.0.0' } }, null, 2))
+    // Its lockfile, resolved without installing (a stock install fails at the build).
+    expectOk(await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: path.join(base, 'refused-failing-store'), sandbox: sandbox('refused-failing'), registry: registry.url }))
+    const workspace = path.join(dir, 'pnpm-workspace.yaml')
+    fs.writeFileSync(workspace, fs.readFileSync(workspace, 'utf8').replace('minimumReleaseAge: 0\n', ''))
+    // A registry whose metadata shows util published now to pnpm, long ago to the native install (as
+    // if it changed between the two checks): the native install's check passes, pnpm's fails.
+    const changing = await serveTarballs(served, { publishedFor: (p, userAgent) => p.name === 'util' && userAgent?.startsWith('@cas/native') !== true ? new Date().toISOString() : undefined })
+    try {
+      const install = async (label: string, env: Record<string, string>): Promise<{ dir: string, run: PnpmRun }> => {
+        const cloned = clone(dir, label)
+        const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: cloned, storeDir: path.join(base, `${label}-store`), sandbox: sandbox(label), env, registry: changing.url })
+        return { dir: cloned, run }
+      }
+      const stock = await install('refused-failing-stock', STOCK)
+      const traceFile = path.join(base, 'refused-failing-trace.txt')
+      const native = await install('refused-failing-native', { CAS_NATIVE_PNPMFILE_TRACE: traceFile })
+      const trace = fs.readFileSync(traceFile, 'utf8')
+      expect(trace).toMatch(/^native install ended: fails-build@1\.0\.0: its build failed /m)
+      expect(buildLog(stock.dir)).toBe('')
+      expect(buildLog(native.dir)).toBe('fails-build\n')
+      const refusal = /ERR_PNPM_MINIMUM_RELEASE_AGE_VIOLATION.*/.exec(stock.run.stdout + stock.run.stderr)
+      expect(stock.run.code).not.toBe(0)
+      expect(refusal).not.toBeNull()
+      expect(native.run.code).toBe(stock.run.code)
+      expect(native.run.stdout + native.run.stderr).toContain(refusal![0])
+      expect(native.run.stdout + native.run.stderr).not.toMatch(/ELIFECYCLE|fails-build postinstall/)
+      // pnpm's lines of its check, as stock's (how far pnpm's own install gets before the check fails
+      // depends on timing, in stock too), and nothing of the native install's layout or build.
+      const check = (run: PnpmRun): string[] => (run.stdout + run.stderr).replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<time>').replace(/ in \d+ms\)/g, ')').split('\n')
+        .filter((l) => /supply-chain|ERR_PNPM|^ {2}util@|^The lockfile contains/.test(l))
+      expect(check(native.run)).toEqual(check(stock.run))
+      expect(check(stock.run)).toHaveLength(5)
+      expect(native.run.stdout).not.toContain(PLUGIN_NAME + ' laid out')
+      expect(trace).toMatch(/^pnpm's supply-chain check of the lockfile failed: the install ends with pnpm's error, though the native install had run the builds \(fails-build@1\.0\.0 postinstall: `node build\.js`: Exit status 3\)$/m)
+    } finally {
+      await changing.close()
+    }
   })
 
   it.skipIf(buildsNative)('an optional package whose build fails (nothing cached for it), under a release builds were not checked against: left to pnpm before anything runs, which runs it once and skips the package, as stock', async () => {

@@ -6,8 +6,8 @@
  */
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
-import { packagesNeedPnpm, whyNot } from '../dist/plugin/why-not.js'
+import { dropRecords, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
+import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js'
 import { createRequire } from 'node:module'
 import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
 
@@ -82,22 +82,42 @@ describe('PnpmLog', () => {
     expect(out.text().trim().split('\n').map((l) => [JSON.parse(l).message, JSON.parse(l).time])).toEqual([['then', 2000], ['held', 1000]])
   })
 
-  it('pnpm\'s supply-chain check of the lockfile: ended at once when none started, else once its end is logged', async () => {
+  it('pnpm\'s supply-chain check of the lockfile: ended at once when none started, else once its end is logged, with how it ended', async () => {
     ;(globalThis as { $$bole?: unknown }).$$bole = { debug: [] }
     const none = watchLockfileVerification()
-    await none.ended()
+    expect(await none.ended()).toBeUndefined()
     none.stop()
-    const watching = watchLockfileVerification()
     const log = new PnpmLog('append-only')
-    log.write('debug', 'pnpm:lockfile-verification', { status: 'started', entries: 2 })
-    let ended = false
-    const waiting = watching.ended().then(() => { ended = true })
-    await new Promise((resolve) => setTimeout(resolve, 10))
-    expect(ended).toBe(false)
-    log.write('debug', 'pnpm:lockfile-verification', { status: 'done', entries: 2 })
-    await waiting
-    watching.stop()
+    // pnpm's recorded verdict: no check runs.
+    const cached = watchLockfileVerification()
+    log.write('debug', 'pnpm:lockfile-verification', { status: 'cached', verifiedAt: 1 })
+    expect(await cached.ended()).toBe('cached')
+    cached.stop()
+    for (const end of ['done', 'failed']) {
+      const watching = watchLockfileVerification()
+      log.write('debug', 'pnpm:lockfile-verification', { status: 'started', entries: 2 })
+      let ended: string | undefined
+      const waiting = watching.ended().then((status) => { ended = status })
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(ended).toBeUndefined()
+      log.write('debug', 'pnpm:lockfile-verification', { status: end, entries: 2 })
+      await waiting
+      watching.stop()
+      // A failed check is told apart: pnpm's install then ends with its error, not a build's (review s9b, item 4).
+      expect(ended).toBe(end)
+    }
     expect((globalThis as { $$bole?: { debug: unknown[] } }).$$bole!.debug).toEqual([])
+  })
+
+  it('records held back can be dropped (an install that ends otherwise than it was to)', () => {
+    const out = sink()
+    const log = new PnpmLog('ndjson', out)
+    holdRecords()
+    log.say('build line')
+    dropRecords()
+    log.say('after')
+    releaseRecords()
+    expect(out.text().trim().split('\n').map((l) => JSON.parse(l).message)).toEqual(['after'])
   })
 
   it('a routine line is a debug record of pnpm\'s own logger (printed under --loglevel debug only)', () => {
@@ -213,7 +233,6 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     ['a@1.0.0: no publish time in its metadata', 'trust-policy', false],
     ['pnpm refuses trustPolicyExclude: "a@^1" is not exact versions', 'policy-setting', false],
     ['a workspace of several projects under pnpm 11.28.10 (checked against stock under 11.28.11)', 'pnpm-version', false],
-    ['builds run under pnpm 11.28.4 (checked against stock under 11.28.11)', 'pnpm-version', false],
     ['a@1.0.0: unverified', 'store-package', false],
     ['a@1.0.0: failed (EACCES: permission denied)', 'store-package', false],
     ['no lockfile dir', 'project-below', false],
@@ -230,6 +249,23 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(why.routine).toBe(routine)
     expect(why.says).not.toBe('')
     expect(why.change).not.toBe('')
+  })
+
+  it('a build or patch the cache lacks: what would change it depends on why it was not run natively (review s9b, item 7)', () => {
+    const miss = (why?: string): WhyNot => whyNot(`a@1.0.0: no side effects cached for linux;x64;node24;deps=abc${why != null ? `, and ${why}` : ''}`)
+    const cachedNext = 'pnpm builds it this time and caches the result, and the next fresh clone on this store takes it from the cache natively'
+    for (const why of [undefined, 'a binding.gyp built with node-gyp', 'an optional package (pnpm skips it when its build fails)', 'the project\'s postinstall', 'scriptShell']) {
+      expect(miss(why)).toMatchObject({ code: 'side-effects-miss', change: `nothing: ${cachedNext}` })
+    }
+    // pnpm writes no cache: it builds on every install.
+    expect(miss('the side-effects cache is not written').change).toMatch(/^let pnpm write its side-effects cache .*: as it is, pnpm builds it on every install/)
+    // pnpm fails on the patch too.
+    expect(miss('its patch failed (hunk #1 FAILED at 1)').change).toMatch(/^fix the patch .*pnpm cannot apply it either, and its install fails$/)
+    // Cached next time; built natively under the release checked only.
+    expect(miss('builds run under pnpm 11.28.4 (checked against stock under 11.28.11)')).toMatchObject({ code: 'side-effects-miss', change: `nothing: ${cachedNext}; the builds the cache lacks are run natively under pnpm 11.28.11 only (packageManager in package.json)` })
+    expect(miss('a pnpm not started by its entry script').change).toMatch(new RegExp(`^nothing: ${cachedNext}; the builds the cache lacks are run natively only by a pnpm started by its entry script`))
+    // The release alone, as no install gives it, is no rule's.
+    expect(whyNot('builds run under pnpm 11.28.4 (checked against stock under 11.28.11)').code).toBe('other')
   })
 
   it('the pnpmfileChecksum: says to run pnpm install once and commit the lockfile', () => {

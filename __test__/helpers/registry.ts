@@ -88,14 +88,16 @@ function servedAsIs (packument: Record<string, any>, url: string, abbreviated: b
  * `tarballDelayMs`: each tarball is answered that much later (a slow registry, for what an install shows meanwhile).
  * `packuments`: registry metadata served as it is (a real registry's, by name), for packages
  * given without a manifest.
+ * `publishedFor`: when the metadata says a package was published, by who asks (its user agent);
+ * `undefined`: as the package says.
  */
-export async function serveTarballs (packages: ServedPackage[], opts: { tarballDelayMs?: number, packuments?: Map<string, Record<string, unknown>> } = {}): Promise<TarballRegistry> {
+export async function serveTarballs (packages: ServedPackage[], opts: { tarballDelayMs?: number, packuments?: Map<string, Record<string, unknown>>, publishedFor?: (p: ServedPackage, userAgent: string | undefined) => string | undefined } = {}): Promise<TarballRegistry> {
   const byPath = new Map(packages.map((p) => [tarballPath(p.name, p.version), p]))
   const bytes = (p: ServedPackage): Buffer => typeof p.tarball === 'string' ? fs.readFileSync(p.tarball) : p.tarball
   const requests: TarballRegistry['requests'] = []
   let url = ''
   /** A package's metadata: full, or abbreviated (no `time`) as npm serves it to installers. */
-  const metadata = (name: string, abbreviated: boolean): string | undefined => {
+  const metadata = (name: string, abbreviated: boolean, userAgent: string | undefined): string | undefined => {
     const versions = packages.filter((p) => p.name === name && p.manifest != null)
     const given = opts.packuments?.get(name)
     if (versions.length === 0) return given == null ? undefined : servedAsIs(given, url, abbreviated)
@@ -104,7 +106,7 @@ export async function serveTarballs (packages: ServedPackage[], opts: { tarballD
       manifest: p.manifest!,
       bytes: bytes(p),
       // Old enough for any minimumReleaseAge, unless a package says otherwise.
-      published: p.published ?? '2020-01-01T00:00:00.000Z',
+      published: opts.publishedFor?.(p, userAgent) ?? p.published ?? '2020-01-01T00:00:00.000Z',
       fields: trustFields(p).npmUser != null ? { _npmUser: trustFields(p).npmUser } : {},
       dist: trustFields(p).attestations != null ? { attestations: trustFields(p).attestations } : {},
     })), url, { abbreviated, withTime: !versions.some((p) => p.timeless === true) })
@@ -119,7 +121,7 @@ export async function serveTarballs (packages: ServedPackage[], opts: { tarballD
   const server = http.createServer((req, res) => {
     const at = decodeURIComponent(new URL(req.url!, 'http://x').pathname)
     const tarball = byPath.get(at)
-    const body = tarball != null ? bytes(tarball) : at.startsWith(ATTESTATIONS) ? attestations(at.slice(ATTESTATIONS.length)) : metadata(at.slice(1), req.headers.accept?.startsWith('application/vnd.npm.install-v1+json') === true)
+    const body = tarball != null ? bytes(tarball) : at.startsWith(ATTESTATIONS) ? attestations(at.slice(ATTESTATIONS.length)) : metadata(at.slice(1), req.headers.accept?.startsWith('application/vnd.npm.install-v1+json') === true, req.headers['user-agent'])
     requests.push({ url: at, userAgent: req.headers['user-agent'], status: body == null ? 404 : 200 })
     if (body == null) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}')

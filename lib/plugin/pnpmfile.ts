@@ -33,7 +33,7 @@ import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
 import { prelinkVirtualStore, type PreResolutionContext } from './head-start.js'
 import { startedToInstall, type PnpmConfig } from './pnpm-config.js'
-import { holdRecords, PnpmLog, releaseRecords, reportBuildFailure, reporterOf, reportInstalled, reportLeftToPnpm, showProgress, watchLockfileVerification, type Progress } from './report.js'
+import { dropRecords, holdRecords, PnpmLog, releaseRecords, reportBuildFailure, reporterOf, reportInstalled, reportLeftToPnpm, showProgress, watchLockfileVerification, type Progress } from './report.js'
 import { whyNot } from './why-not.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
@@ -53,9 +53,10 @@ export interface ImportIndexedPackageOptions {
  * A required dependency's build that failed in the native install: pnpm's install is to end
  * with its error, as pnpm's own build step ends it, before pnpm runs anything (`preResolution`
  * throws it, so that pnpm's error handler prints it with the reporter's lines and exits with
- * the script's status; without that hook, `updateConfig` throws it).
+ * the script's status; without that hook, `updateConfig` throws it). Unless pnpm's
+ * supply-chain check fails (`refused`): stock never reaches its build step then.
  */
-let failedBuild: { error: Error, report: () => void, verification: ReturnType<typeof watchLockfileVerification> } | undefined
+let failedBuild: { error: Error, report: () => void, refused: () => void, verification: ReturnType<typeof watchLockfileVerification> } | undefined
 
 /** Whether pnpm is given `preResolution` (the head start; also where a failed build ends the install). */
 const prelinks = startedToInstall() && process.env.CAS_NATIVE_PNPMFILE_PRELINK !== '0'
@@ -307,7 +308,12 @@ function endWithFailedBuild (outcome: NativeInstallSummary, counts: Progress, se
       trace(`report failed: ${(err as Error).message}`)
     }
   }
-  failedBuild = { error: outcome.failed!, report: () => releaseRecords(report), verification: watchLockfileVerification() }
+  const refused = (): void => {
+    // Nothing of the layout or the builds is shown: stock shows pnpm's refusal only.
+    dropRecords()
+    log.say(`${PLUGIN_NAME} laid out ${outcome.packages} packages natively and ran the builds pnpm runs (one failed), but pnpm's supply-chain check of the lockfile failed, so the install ends with pnpm's error`, true)
+  }
+  failedBuild = { error: outcome.failed!, report: () => releaseRecords(report), refused, verification: watchLockfileVerification() }
   if (!prelinks) {
     failedBuild.verification.stop()
     failedBuild.report()
@@ -334,8 +340,16 @@ function traceOutcome (outcome: NativeInstallSummary | Error): void {
 async function preResolution (ctx: PreResolutionContext): Promise<void> {
   if (failedBuild != null) {
     // pnpm's build step comes after its supply-chain check has ended (the native install ran the same check before any script).
-    await failedBuild.verification.ended()
+    const verification = await failedBuild.verification.ended()
     failedBuild.verification.stop()
+    if (verification === 'failed') {
+      // The check failed though the native install's passed (the registry's answer changed, say):
+      // pnpm's install rejects with the check's error (settleInstall) once this hook returns, and
+      // stock never reaches its build step, so the build's error is not to replace it.
+      trace(`pnpm's supply-chain check of the lockfile failed: the install ends with pnpm's error, though the native install had run the builds (${failedBuild.error.message.replace(/\n/g, ': ')})`)
+      failedBuild.refused()
+      return
+    }
     failedBuild.report()
     throw failedBuild.error
   }

@@ -90,20 +90,22 @@ function whenReporterRuns (then: () => void): void {
 /**
  * Watches pnpm's supply-chain check of the lockfile from now on (its `pnpm:lockfile-verification`
  * records, through bole's debug outputs): `ended` resolves at once when none has started, else
- * once it has ended, as pnpm's build step awaits it; `stop` stops watching.
+ * once it has ended, as pnpm's build step awaits it, with the status of its last record (pnpm's
+ * `verifyCandidates` ends `done` or `failed`, and its recorded verdict says `cached` without
+ * starting; `undefined`: nothing logged); `stop` stops watching.
  */
-export function watchLockfileVerification (): { ended: () => Promise<void>, stop: () => void } {
+export function watchLockfileVerification (): { ended: () => Promise<string | undefined>, stop: () => void } {
   const outputs = boleOutputs()?.debug
-  let running = false
+  let status: string | undefined
   let onEnd: (() => void) | undefined
   const watcher = new Writable({
     objectMode: true,
     write (record: unknown, _encoding, callback) {
       try {
-        const { name, status } = (typeof record === 'object' && !Buffer.isBuffer(record) ? record : JSON.parse(String(record))) as { name?: string, status?: string }
-        if (name === 'pnpm:lockfile-verification') {
-          running = status === 'started'
-          if (!running) onEnd?.()
+        const logged = (typeof record === 'object' && !Buffer.isBuffer(record) ? record : JSON.parse(String(record))) as { name?: string, status?: string }
+        if (logged.name === 'pnpm:lockfile-verification') {
+          status = logged.status
+          if (status !== 'started') onEnd?.()
         }
       } catch {}
       callback()
@@ -111,7 +113,10 @@ export function watchLockfileVerification (): { ended: () => Promise<void>, stop
   })
   outputs?.push(watcher)
   return {
-    ended: async () => { if (running) await new Promise<void>((resolve) => { onEnd = resolve }) },
+    ended: async () => {
+      if (status === 'started') await new Promise<void>((resolve) => { onEnd = resolve })
+      return status
+    },
     stop: () => { if (outputs?.includes(watcher) === true) outputs.splice(outputs.indexOf(watcher), 1) },
   }
 }
@@ -126,6 +131,11 @@ let held: Array<() => void> | undefined
  */
 export function holdRecords (): void {
   held ??= []
+}
+
+/** Drops the records held back: what the install would have shown, had it ended as it was to. */
+export function dropRecords (): void {
+  held = undefined
 }
 
 /** Sends what `before` writes, then the records held back. */

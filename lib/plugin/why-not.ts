@@ -76,6 +76,24 @@ function packageChanges (reason: string): string {
   return [...new Set(changes)].join('; ') || DOCS
 }
 
+/** What pnpm's own install does when it builds a package this time, and the cache then has it. */
+const CACHED_NEXT = 'pnpm builds it this time and caches the result, and the next fresh clone on this store takes it from the cache natively'
+
+/**
+ * What would change a build or patch the side-effects cache lacks, by why the native install
+ * did not run it (`why`: none when it does not run builds at all here): mostly nothing, as pnpm
+ * caches what it builds; but not when pnpm writes no cache (it builds on every install) or
+ * fails as well (a patch that does not apply).
+ */
+function missChange (why: string | undefined): string {
+  if (why === 'the side-effects cache is not written') return 'let pnpm write its side-effects cache (sideEffectsCache true or { write: true }, sideEffectsCacheReadonly off): as it is, pnpm builds it on every install and caches nothing for the native install to take'
+  if (why?.startsWith('its patch failed (') === true) return 'fix the patch (`pnpm patch`, then `pnpm patch-commit`): pnpm cannot apply it either, and its install fails'
+  const version = why == null ? null : /^builds run under pnpm \S+ \(checked against stock under (\S+)\)$/.exec(why)
+  if (version != null) return `nothing: ${CACHED_NEXT}; the builds the cache lacks are run natively under pnpm ${version[1]} only (packageManager in package.json)`
+  if (why === 'a pnpm not started by its entry script') return `nothing: ${CACHED_NEXT}; the builds the cache lacks are run natively only by a pnpm started by its entry script (pnpm.mjs), not a single executable`
+  return `nothing: ${CACHED_NEXT}`
+}
+
 const RULES: Rule[] = [
   // Routine: pnpm's own work, which the native install has no part in.
   { code: 'modules-exist', match: /^(?:\S+\/)?node_modules is not empty$/, says: () => 'node_modules already exists, so pnpm updates it (the native install only fills an empty one, as in a fresh clone)', change: 'nothing: a fresh clone or `rm -rf node_modules` installs natively', routine: true },
@@ -87,7 +105,7 @@ const RULES: Rule[] = [
 
   // The pnpm that runs.
   { code: 'pnpm-version', match: /^pnpm (\S+) is not one of the releases checked \((\S+) to (\S+)\)$/, says: (m) => `this is pnpm ${m[1]}, which the native install has not been checked against (it knows ${m[2]} to ${m[3]})`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json), or a release of the plugin that knows pnpm's newer ones` },
-  { code: 'pnpm-version', match: /^(a workspace of several projects|builds) (?:run )?under pnpm (\S+) \(checked against stock under (\S+)\)$/, says: (m) => `${m[1]} under pnpm ${m[2]}: the native install was checked against stock for that under ${m[3]} only`, change: (m) => `run pnpm ${m[3]} (packageManager in package.json)` },
+  { code: 'pnpm-version', match: /^a workspace of several projects under pnpm (\S+) \(checked against stock under (\S+)\)$/, says: (m) => `a workspace of several projects under pnpm ${m[1]}: the native install was checked against stock for that under ${m[2]} only`, change: (m) => `run pnpm ${m[2]} (packageManager in package.json)` },
   { code: 'pnpm-version', match: /^pnpm (\d+\.\d+\.\d+\S*): (.*)$/, says: (m) => `under pnpm ${m[1]} the native install does not run: ${m[2]}`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json)` },
   { code: 'windows', match: /^Windows/, says: () => 'pnpm runs on Windows, whose command shims the native install does not write', change: 'none on Windows; Linux and macOS install natively' },
 
@@ -119,7 +137,7 @@ const RULES: Rule[] = [
 
   // Scripts and builds.
   { code: 'preinstall', match: /^the project's (\S+) script, which pnpm runs before it links anything$/, says: (m) => `the project has a ${m[1]} script, which pnpm runs before anything is linked`, change: 'move it to postinstall or prepare (pnpm runs those after a native layout)' },
-  { code: 'side-effects-miss', match: /^(\S+): no side effects cached for .+?(?:, and (.*))?$/, says: (m) => `the built (or patched) files of ${m[1]} are not in pnpm's side-effects cache yet${m[2] != null ? `, and the native install does not build it as pnpm would here (${m[2]})` : ' (a new store, a new version, or another Node)'}`, change: 'nothing: pnpm builds it this time and caches the result, and the next fresh clone on this store is native' },
+  { code: 'side-effects-miss', match: /^(\S+): no side effects cached for .+?(?:, and (.*))?$/, says: (m) => `the built (or patched) files of ${m[1]} are not in pnpm's side-effects cache yet${m[2] != null ? `, and the native install does not build it as pnpm would here (${m[2]})` : ' (a new store, a new version, or another Node)'}`, change: (m) => missChange(m[2]) },
   { code: 'builds', match: /: requires-build$|builds pnpm denies/, says: (m) => `a dependency has a build script for pnpm to run (${m.input})`, change: 'list it under allowBuilds with false if it needs no build, or keep pnpm installing this project' },
 
   // Packages.

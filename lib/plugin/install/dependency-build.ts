@@ -4,17 +4,18 @@
  * `install`, `postinstall` when it has one, each with `sh -c` in the package's directory (under
  * `shellEmulator`, with the `@yarnpkg/shell` pnpm bundles, at its version), with the
  * environment of `script-env.ts`, output piped (pnpm's reporter only logs it). A failing stage
- * fails the build with pnpm's message and `ELIFECYCLE`.
+ * fails the build with pnpm's message and code (`ELIFECYCLE`, or the code pnpm keeps).
  *
  * What this does not do, and its caller leaves to pnpm: `node-gyp rebuild` for a `binding.gyp`
  * without an install script, `scriptShell`. (pnpm also runs a `.hooks/<stage>` of the virtual
- * store, which a fresh `node_modules` does not have.) Signals are passed on to a script run
- * with `sh` in a process group of its own (pnpm does that without a terminal too), and taken
- * by pnpm's process once the script is gone; pnpm's own relaying beyond that (its interrupt
- * trap, its watchdog) is not reproduced. Under the emulator pnpm relays nothing itself: nor
- * does this.
+ * store, which a fresh `node_modules` does not have.) Signals are handled as pnpm's runner
+ * handles them for a dependency's build (its interrupt trap before the script, SIGTERM and
+ * SIGINT passed on, a script's death signal raised on pnpm's process); not reproduced: its
+ * watchdog (which kills the script's group should pnpm die without passing a signal on) and
+ * its wait for every process of the script's group to end. Under the emulator pnpm relays
+ * nothing itself: nor does this.
  */
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -72,26 +73,45 @@ export function lineSplitter (line: (text: string) => void): { push: (chunk: Buf
   }
 }
 
-/** How a script ended when it failed: its exit status, or the signal that ended it. */
-export interface ScriptEnd { errno?: number, signal?: NodeJS.Signals }
+/**
+ * How a script ended when it failed: its exit status, or the signal that ended it; or the error
+ * that kept it from running (its `code`, `errno` and `syscall`, as Node gives them).
+ */
+export interface ScriptEnd { errno?: number, signal?: NodeJS.Signals, code?: string, syscall?: string }
+
+/** The ends of a failed start: the error's own fields, which pnpm's decoration leaves on it. */
+function errorEnd (err: NodeJS.ErrnoException): ScriptEnd {
+  return { code: err.code, errno: err.errno, syscall: err.syscall }
+}
 
 /**
- * A failed stage, as pnpm's lifecycle runner words and decorates it (`ELIFECYCLE`, the package,
- * stage and script, the exit status as `errno`, the signal): the fields pnpm's reporter and its
- * error handler read, which print it and exit with that status.
+ * The codes pnpm's lifecycle runner leaves on a failed script's error (`decorateLifecycleError`):
+ * a permission error (the switch to the package's owner) and a missing `scriptShell`; any other
+ * error becomes `ELIFECYCLE`.
+ */
+const KEPT_CODES = new Set(['EPERM', 'ERR_PNPM_SCRIPT_SHELL_NOT_FOUND'])
+
+/**
+ * A failed stage, as pnpm's lifecycle runner words and decorates it (`ELIFECYCLE` unless the
+ * code is one pnpm keeps, the package, stage and script, the exit status or the error's errno
+ * as `errno`, the signal, the failed call): the fields pnpm's reporter and its error handler
+ * read, which print it and exit with that status.
  */
 export class LifecycleError extends Error {
-  readonly code = 'ELIFECYCLE'
+  readonly code: string
   readonly pkgid: string
   readonly pkgname: string
   readonly errno?: number
   readonly signal?: NodeJS.Signals
+  readonly syscall?: string
   constructor (readonly pkgId: string, readonly stage: string, readonly script: string, why: string, readonly output: string, end: ScriptEnd = {}) {
     super(`${pkgId} ${stage}: \`${script}\`\n${why}`)
+    this.code = end.code != null && KEPT_CODES.has(end.code) ? end.code : 'ELIFECYCLE'
     this.pkgid = pkgId
     this.pkgname = pkgId.slice(0, pkgId.lastIndexOf('@'))
     if (end.errno != null) this.errno = end.errno
     if (end.signal != null) this.signal = end.signal
+    if (end.syscall != null) this.syscall = end.syscall
   }
 }
 
@@ -124,45 +144,87 @@ function scriptOutput (stage: string, wd: string, ctx: BuildContext): { read: (s
 }
 
 /**
- * Runs `script` with `sh -c`, its output logged line by line as pnpm logs it; rejects with
- * pnpm's error when it fails.
+ * What pnpm puts before a script it runs with a Bourne shell, in words of our own to the same
+ * effect: the shell outlives a SIGINT until the command it waits for has ended; if that
+ * command ended by the interrupt (status 130), the shell then ends by SIGINT too, else the
+ * script goes on (a command that handles Ctrl-C and exits cleanly does not end the build), and
+ * a later SIGINT ends the shell at once.
+ */
+const INTERRUPT_TRAP = 'trap \'[ "$?" != 130 ] || { trap - INT; kill -INT $$; }; trap "trap - INT; kill -INT $$" INT\' INT; '
+
+/**
+ * Passes pnpm's SIGTERM and SIGINT on to a running script as pnpm's lifecycle runner does for a
+ * dependency's build (its `relaySignals` without `raiseOnInterrupt`: pnpm's process takes no
+ * signal it passed on, only one the script ended by, in `runScript`):
+ * SIGTERM ends the script (SIGTERM to its group, or to it); SIGINT is passed on only when the
+ * script is in a group of its own (a terminal's reached it already), and a second SIGINT ends
+ * it; pnpm's exit ends it too. The listeners keep pnpm's process alive until the script ends:
+ * a script that handles the signal and exits cleanly lets the install go on, as under pnpm.
+ */
+function relaySignals (child: ChildProcess, ownGroup: boolean): () => void {
+  let terminated = false
+  const send = (signal: NodeJS.Signals): void => {
+    if (child.pid == null) return
+    try {
+      if (ownGroup) process.kill(-child.pid, signal)
+      else child.kill(signal)
+    } catch {}
+  }
+  const terminate = (): void => {
+    if (terminated) return
+    terminated = true
+    send('SIGTERM')
+  }
+  const onInterrupt = (): void => {
+    if (ownGroup) send('SIGINT')
+    process.once('SIGINT', terminate)
+  }
+  process.once('SIGTERM', terminate)
+  process.once('SIGINT', onInterrupt)
+  process.on('exit', terminate)
+  return () => {
+    process.removeListener('SIGTERM', terminate)
+    process.removeListener('SIGINT', onInterrupt)
+    process.removeListener('SIGINT', terminate)
+    process.removeListener('exit', terminate)
+  }
+}
+
+/** How long pnpm waits after raising a script's signal on its own process, should it survive it. */
+const RAISE_GRACE_MS = 1000
+
+/**
+ * Runs `script` with `sh -c` (after pnpm's interrupt trap), its output logged line by line as
+ * pnpm logs it; rejects with pnpm's error when it fails. A script ended by a signal has pnpm's
+ * process take that signal first, as pnpm's runner raises it (stock dies by it, the error
+ * unprinted).
  */
 function runScript (pkgId: string, stage: string, script: string, wd: string, env: Record<string, string>, ctx: BuildContext): Promise<void> {
   const ownGroup = !hasTerminal()
   const owner = ctx.unsafePerm ? {} : { uid: process.getuid!(), gid: process.getgid!() }
-  const child = spawn('sh', ['-c', script], { cwd: wd, env, detached: ownGroup, stdio: ['ignore', 'pipe', 'pipe'], ...owner })
+  const child = spawn('sh', ['-c', INTERRUPT_TRAP + script], { cwd: wd, env, detached: ownGroup, stdio: ['ignore', 'pipe', 'pipe'], ...owner })
   const output = scriptOutput(stage, wd, ctx)
-  output.read('stdout', child.stdout)
-  output.read('stderr', child.stderr)
-  // A script in a group of its own does not get the terminal's signals: pnpm passes its own on,
-  // and once the script is gone, takes the signal itself (the install ends as it would have).
-  let received: NodeJS.Signals | undefined
-  const kill = (signal: NodeJS.Signals): void => { if (child.pid != null) try { process.kill(ownGroup ? -child.pid : child.pid, signal) } catch {} }
-  const onSignal = (signal: NodeJS.Signals): void => {
-    received ??= signal
-    kill(signal)
-  }
-  const onExit = (): void => kill('SIGTERM')
-  if (ownGroup) {
-    process.once('SIGINT', onSignal)
-    process.once('SIGTERM', onSignal)
-  }
-  process.once('exit', onExit)
+  output.read('stdout', child.stdout!)
+  output.read('stderr', child.stderr!)
+  const stopRelaying = relaySignals(child, ownGroup)
   return new Promise((resolve, reject) => {
+    let ended = false
     const done = (err?: Error): void => {
-      process.removeListener('SIGINT', onSignal)
-      process.removeListener('SIGTERM', onSignal)
-      process.removeListener('exit', onExit)
-      if (received != null) process.kill(process.pid, received)
+      if (ended) return
+      ended = true
+      stopRelaying()
       if (err == null) resolve()
       else reject(err)
     }
-    child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept())))
+    child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept(), errorEnd(err))))
     child.on('close', (code, signal) => {
       output.end()
       ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: ctx.optional === true, stage, wd })
-      if (signal != null) done(new LifecycleError(pkgId, stage, script, `Command failed with signal "${signal}"`, output.kept(), { signal }))
-      else if (code !== 0) done(new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code ?? 1 }))
+      if (signal != null) {
+        stopRelaying()
+        process.kill(process.pid, signal)
+        setTimeout(() => done(new LifecycleError(pkgId, stage, script, `Command failed with signal "${signal}"`, output.kept(), { signal })), RAISE_GRACE_MS)
+      } else if (code !== 0) done(new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code ?? 1 }))
       else done()
     })
   })
@@ -190,7 +252,7 @@ async function runEmulated (pkgId: string, stage: string, script: string, wd: st
   try {
     code = await execute(script, [], { cwd: wd as ShellCwd, env, stdout, stderr })
   } catch (err) {
-    throw new LifecycleError(pkgId, stage, script, (err as Error).message, output.kept())
+    throw new LifecycleError(pkgId, stage, script, (err as Error).message, output.kept(), errorEnd(err as NodeJS.ErrnoException))
   }
   ctx.lifecycle?.({ depPath: wd, exitCode: code, optional: ctx.optional === true, stage, wd })
   if (code !== 0) throw new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code })
