@@ -1561,10 +1561,30 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree.some((l) => /^node_modules\/\.pnpm\/util@1\.0\.0_patch_hash=[0-9a-f]+\//.test(l))).toBe(true)
   })
 
-  it('a patched package whose build is not allowed (pnpm patches it in its build step every time): left to pnpm, as stock', async () => {
+  it.skipIf(buildsNative)('a patched package whose build is not allowed (pnpm patches it in its build step every time), under a release builds were not checked against: left to pnpm, as stock', async () => {
     const both = await expectLeftToPnpm('unallowed-patch', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' } },
-      'minimumReleaseAge: 0\npatchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n', /^native install skipped: util@1\.0\.0\(patch_hash=[0-9a-f]+\): patched, and pnpm applies the patch itself \(its build is not allowed\)$/m, PATCHES)
+      'minimumReleaseAge: 0\npatchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n', /^native install skipped: util@1\.0\.0\(patch_hash=[0-9a-f]+\): patched, and pnpm applies the patch itself \(its build is not allowed\), and builds run under pnpm /m, PATCHES)
     expect(fs.readFileSync(path.join(both.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
+  })
+
+  it.runIf(buildsNative)('patched packages whose builds pnpm does not allow (one with no build, one whose build is denied): patched natively on every install as pnpm\'s build step patches them, nothing looked up, the denied script not run; stock\'s tree, side effects and state, up to date, warm and cold', async () => {
+    const manifest = { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
+    const settings = `minimumReleaseAge: 0\nallowBuilds:\n  logs-build: false\n${PATCHED}`
+    const { dir, store } = await setUp('unallowed-patch', manifest, settings, {}, PATCHES)
+    const warm = await expectSameAsStock(dir, store, 'unallowed-patch', { packages: countSnapshots(dir), why: 'util' })
+    for (const d of [warm.stock, warm.native]) {
+      expect(buildLog(d)).toBe('')
+      expect(fs.readFileSync(path.join(d, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
+      expect(fs.readFileSync(path.join(d, 'node_modules', 'logs-build', 'build.js'), 'utf8')).toContain("'patched'")
+    }
+    const cold = await installCold(dir, 'unallowed-patch-cold')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('')
+    const relative = (d: string, s: string) => tree(d, s).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    // pnpm records util's patched files (no build), and nothing for the denied build.
+    expect(sideEffectsRows(cold.nativeStore, ['util', 'logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['util', 'logs-build']))
+    expect(sideEffectsRows(cold.stockStore, ['util'])).toEqual([[expect.any(String), [[expect.stringMatching(/;patch=/), expect.anything()]]]])
   })
 
   /** The side effects a store's index records for the packages named `names`, by row and cache key (without the times files were checked). */

@@ -176,6 +176,8 @@ export interface MissedBuild {
   patchFile?: string
   /** Its row requires a build (its build is allowed: it runs). */
   builds: boolean
+  /** Its row requires a build pnpm does not allow (a package patched on every install): nothing is recorded for it. */
+  pending?: boolean
   optional: boolean
   hasBin: boolean
 }
@@ -262,7 +264,7 @@ function applyPatches (missed: MissedBuild[], manifests: Map<MissedBuild, BuildM
     }
     const manifest = readBuildManifest(m.dir)
     if (typeof manifest === 'string') return missWhy(m, `patched, ${manifest}`)
-    if (!m.builds && requiresBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it require a build')
+    if (!m.builds && m.pending !== true && requiresBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it require a build')
     if (m.builds && gypBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it a binding.gyp built with node-gyp')
     manifests.set(m, manifest)
   }
@@ -286,7 +288,8 @@ export interface BuildSchedule {
 async function buildOne (m: MissedBuild, manifest: BuildManifest, opts: MissedBuildsOptions): Promise<void> {
   const ran = m.builds && await runBuildScripts(m.dir, manifest, m.optional ? { ...opts.ctx, optional: true } : opts.ctx)
   if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
-  if (m.patchFile == null && !ran) return
+  // pnpm records nothing for a build it leaves pending (its row requires one it does not run).
+  if ((m.patchFile == null && !ran) || m.pending === true) return
   try {
     await addFilesFromDir({
       storeDir: opts.storeDir,
@@ -415,7 +418,7 @@ function patchFileOf (patches: Record<string, string> | undefined, name: string,
 export interface MissedBuildsInput {
   /** The planned packages (indexes) imported unbuilt, whose build or patch the cache lacks. */
   at: number[]
-  /** Whether each one's row requires a build (its build is allowed: it runs). */
+  /** Whether each one's row requires a build (which runs unless it is patched on every install: then pnpm denies it). */
   rowBuilds: boolean[]
   /** The other planned packages pnpm takes through its build step: denied builds, builds from its cache (their directories). */
   throughBuildStep: Set<string>
@@ -436,13 +439,17 @@ export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings &
   const missed: MissedBuild[] = input.at.map((i, k) => {
     const p = plan.planned[i]
     const snapshot = plan.lockfile.packages![p.depPath] as { optional?: boolean, hasBin?: boolean }
+    const keys = plan.cacheKeys.get(p.depPath)!
+    // A package patched on every install: its build, if its row requires one, is not allowed.
+    const eachTime = keys.eachTime === true
     return {
       depPath: p.depPath,
       dir: p.targetDir,
       filesIndexFile: p.filesIndexFile,
-      keys: plan.cacheKeys.get(p.depPath)!,
+      keys,
       patchFile: patchFileOf(config.patchedDependencies, p.name, p.version, plan.rootDir),
-      builds: input.rowBuilds[k],
+      builds: input.rowBuilds[k] && !eachTime,
+      pending: input.rowBuilds[k] && eachTime,
       optional: snapshot.optional === true,
       hasBin: snapshot.hasBin === true,
     }

@@ -394,9 +394,14 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   // (and pnpm's own install does not follow to run the project's scripts: see layOut).
   const cannotBuild = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')}` : buildSettingsUnsupported(config, plan.release.version)
   const missed = (r: StoredPackageResult): boolean => r.leftOut === 'no-side-effects' && cannotBuild == null
-  const leftOutWhy = (at: number, result: StoredPackageResult): string => result.leftOut === 'no-side-effects'
-    ? `${planned[at].depPath}: no side effects cached for ${[packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter(Boolean).join(' or ')}${cannotBuild != null ? `, and ${cannotBuild}` : ''}`
-    : `${planned[at].depPath}: ${result.leftOut!}${result.reason != null ? ` (${result.reason})` : ''}`
+  // A patched package whose build pnpm does not allow: patched in pnpm's build step on every
+  // install, nothing looked up; imported unbuilt with those the cache lacks, below.
+  const eachTime = new Set(planned.flatMap((p, i) => plan.cacheKeys.get(p.depPath)?.eachTime === true ? [i] : []))
+  const leftOutWhy = (at: number, result: StoredPackageResult): string => result.leftOut !== 'no-side-effects'
+    ? `${planned[at].depPath}: ${result.leftOut!}${result.reason != null ? ` (${result.reason})` : ''}`
+    : eachTime.has(at)
+      ? `${planned[at].depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${cannotBuild!}`
+      : `${planned[at].depPath}: no side effects cached for ${[packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter(Boolean).join(' or ')}${cannotBuild != null ? `, and ${cannotBuild}` : ''}`
   const link = async (some: typeof packages, method = importMethod): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
     packageImportMethod: method,
@@ -406,8 +411,11 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   })).results
   // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
   const storeExists = fs.existsSync(storeDir)
-  const results = storeExists ? await link(packages) : packages.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
-  reportAdded(results, 'reused')
+  const results = planned.map((): StoredPackageResult => ({ linked: false, leftOut: 'no-side-effects' }))
+  const looked = planned.flatMap((_, i) => eachTime.has(i) ? [] : [i])
+  const first = storeExists ? await link(looked.map((i) => packages[i])) : looked.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
+  looked.forEach((at, k) => { results[at] = first[k] })
+  reportAdded(first, 'reused')
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store' && !missed(r))
   if (cannot !== -1) return { stopped: leftOutWhy(cannot, results[cannot]) }
   const missing = results.flatMap((r, i) => r.linked || missed(r) ? [] : [i])
@@ -428,11 +436,25 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   // As pnpm imports a package it will build or patch: unbuilt, with files of its own.
   const toBuild = results.flatMap((r, i) => missed(r) ? [i] : [])
   if (toBuild.length === 0) return { results, toBuild, rowBuilds: [] }
-  const unbuilt = await link(toBuild.map((i) => ({ ...packages[i], buildIgnored: true, sideEffectsCacheKey: undefined, patchedSideEffectsCacheKey: undefined })), importMethod === 'copy' ? 'copy' : 'clone-or-copy')
+  // A build that runs is not ignored; one pnpm denies (a package patched each time) is, as pnpm
+  // denies it (an undecided one requires a build pnpm asks about: left to it).
+  const unbuiltPackages = toBuild.map((i) => ({ ...packages[i], buildIgnored: !eachTime.has(i) || packages[i].buildIgnored, sideEffectsCacheKey: undefined, patchedSideEffectsCacheKey: undefined }))
+  const linkUnbuilt = async (some: typeof unbuiltPackages): Promise<StoredPackageResult[]> => await link(some, importMethod === 'copy' ? 'copy' : 'clone-or-copy')
+  const unbuilt = await linkUnbuilt(unbuiltPackages)
+  // Only a package patched each time can be missing from the store here (it was not looked up).
+  const absent = unbuilt.flatMap((r, k) => r.leftOut === 'not-in-store' ? [k] : [])
+  if (absent.length > 0) {
+    const why = fetchUnsupported(config)
+    if (why != null) return { stopped: `${absent.length} packages are not in the store, and ${why}` }
+    const failed = await downloadAll(lockfile, absent.map((k) => planned[toBuild[k]]), storeDir, config, networkConcurrencyOf(config), downloaded)
+    if (failed != null) return { stopped: `${failed} did not download` }
+    const again = await linkUnbuilt(absent.map((k) => unbuiltPackages[k]))
+    absent.forEach((k, j) => { unbuilt[k] = again[j] })
+  }
   reportAdded(unbuilt, undefined)
   const failed = unbuilt.findIndex((r) => !r.linked)
   if (failed !== -1) return { stopped: leftOutWhy(toBuild[failed], unbuilt[failed]) }
-  toBuild.forEach((at, k) => { results[at] = { ...unbuilt[k], buildIgnored: false } })
+  toBuild.forEach((at, k) => { results[at] = { ...unbuilt[k], buildIgnored: eachTime.has(at) && unbuilt[k].buildIgnored === true } })
   return { results, toBuild, rowBuilds: unbuilt.map((r) => r.buildIgnored === true) }
 }
 

@@ -214,6 +214,12 @@ export interface CacheKeys {
   key: string
   /** A patched package's key when its row requires no build (no dependency hash). */
   patched?: string
+  /**
+   * A patched package whose build pnpm does not allow: pnpm looks nothing up for it and patches
+   * it in its build step on every install (`key` and `patched` are then the patch's key, under
+   * which pnpm records the patched files when its row requires no build).
+   */
+  eachTime?: true
 }
 
 /**
@@ -222,8 +228,9 @@ export interface CacheKeys {
  * build, the patch's hash if it is patched): for the packages whose build pnpm allows
  * (`buildVerdict` true); none when pnpm would look none up (see `cacheUnread`), and a package
  * that builds is then left to pnpm. `patches`: the patched packages' patch hashes by dependency
- * path. A patched package pnpm would not look up (its build not allowed, the cache not read)
- * is patched by pnpm's build step: then why the install is left to pnpm.
+ * path. A patched package whose build pnpm does not allow is patched by pnpm's build step on
+ * every install (`eachTime`); one pnpm would not look up for another reason (the cache not read,
+ * rules not read here): then why the install is left to pnpm.
  */
 export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: PlannedPackage[], config: SideEffectsConfig, patches: Map<string, string>): Map<string, CacheKeys> | string {
   const keys = new Map<string, CacheKeys>()
@@ -231,12 +238,16 @@ export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: Planned
   const unread = cacheUnread(config) ?? (engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined)
   const verdicts = new Map(planned.map((p) => [p.depPath, buildVerdict(p.name, p.version, config)]))
   const allowed = planned.filter((p) => verdicts.get(p.depPath) === true)
-  const unpatchable = planned.find((p) => patches.has(p.depPath) && (unread != null || verdicts.get(p.depPath) !== true))
-  if (unpatchable != null) {
-    const why = unread ?? (verdicts.get(unpatchable.depPath) === 'unread' ? 'allowBuilds has rules not read here' : 'its build is not allowed')
-    return `${unpatchable.depPath}: patched, and pnpm applies the patch itself (${why})`
+  const unpatchable = planned.find((p) => patches.has(p.depPath) && (unread != null || verdicts.get(p.depPath) === 'unread'))
+  if (unpatchable != null) return `${unpatchable.depPath}: patched, and pnpm applies the patch itself (${unread ?? 'allowBuilds has rules not read here'})`
+  if (unread != null) return keys
+  for (const p of planned) {
+    const patch = patches.get(p.depPath)
+    if (patch == null || verdicts.get(p.depPath) === true) continue
+    const patchKey = `${engine!};${FORMAT};patch=${patch}`
+    keys.set(p.depPath, { key: patchKey, patched: patchKey, eachTime: true })
   }
-  if (unread != null || allowed.length === 0) return keys
+  if (allowed.length === 0) return keys
   const hashes = graphHashes(plannedGraph(lockfile, planned))
   for (const p of allowed) {
     const patch = patches.get(p.depPath)
