@@ -10,7 +10,8 @@
 // npm/, so the three are published in lockstep. A config dependency gets no
 // regular dependencies, so everything else the plugin runs is bundled into it with esbuild:
 // dist/plugin/config-dependency.js and every module it requires, pnpm's own packages among them
-// (`@pnpm/config.matcher`), in one file at the same place. Left out of the bundle: the napi
+// (`@pnpm/config.matcher`), in one file beside it, bundle.js, which the entry's place holds a
+// loader of (it keeps a code cache of the bundle). Left out of the bundle: the napi
 // loader (index.js, copied beside it as it is: its requires are the binaries and the platform
 // packages), Node's builtins, and the packages only a build or a patch imports (`LAZY`, each
 // bundled into a file of its own under dist/plugin/lazy/); bundled empty: the few modules the
@@ -121,17 +122,21 @@ async function bundleInto (source, outfile, plugins) {
 }
 
 /**
- * `dist/<entry>` bundled into `<pluginDir>/dist/<entry>`, with the napi loader `../index.js`
- * beside it (copied as it is), and the `LAZY` packages each into a file of its own.
+ * `dist/<entry>` bundled into `<pluginDir>/dist/<dir of entry>/bundle.js`, with the napi loader
+ * `../index.js` beside it (copied as it is), and the `LAZY` packages each into a file of its own.
+ * At the entry's own path, a loader that runs the bundle with a code cache of its own
+ * (`lib/plugin/code-cache.ts`): Node's compile cache leaves out the bundle's modules.
  */
 async function bundle (entry, pluginDir) {
   const source = path.join(repo, 'dist', entry)
   if (!existsSync(source)) fail(`dist/${entry} is missing: run \`npm run build\` first`)
-  const outfile = path.join(pluginDir, 'dist', entry)
+  const outfile = path.join(pluginDir, 'dist', path.dirname(entry), 'bundle.js')
   await bundleInto({ entryPoints: [source] }, outfile, [napiLoaderOutside(path.dirname(outfile)), lazyOutside()])
   for (const [pkg, file] of Object.entries(LAZY)) {
     await bundleInto({ stdin: { contents: `module.exports = require(${JSON.stringify(pkg)})`, resolveDir: repo, loader: 'js' } }, path.join(path.dirname(outfile), 'lazy', file), [])
   }
+  const loader = "module.exports = require('./dist/plugin/code-cache.js').requireWithCodeCache(require('node:path').join(__dirname, 'bundle.js'))"
+  await bundleInto({ stdin: { contents: loader, resolveDir: repo, loader: 'js' } }, path.join(pluginDir, 'dist', entry), [])
   copyFileSync(path.join(repo, 'index.js'), path.join(pluginDir, 'index.js'))
 }
 

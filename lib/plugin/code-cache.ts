@@ -1,0 +1,99 @@
+/**
+ * The plugin's bundle loaded with a V8 code cache of its own. Node's compile cache (which pnpm
+ * turns on) keeps only the code V8 compiles before a module runs, and a bundle's modules are
+ * functions V8 compiles when they first run: every install compiled them again (some 18 ms of
+ * CPU in the vite starter's install). This cache is made at exit, once an install has run them.
+ *
+ * It lives in Node's compile cache directory, and only when that cache is on (never in the
+ * project), one file per Node version, architecture and bundle (its size and CRC32 in the
+ * name), with the CRC32 of its data ahead of it. Anything wrong (no cache, a damaged one, one V8
+ * rejects, a directory it cannot write): the bundle is compiled as `require` compiles it, and
+ * the cache is made again at exit; an error writing it is ignored.
+ */
+import fs from 'node:fs'
+import Module from 'node:module'
+import path from 'node:path'
+import vm from 'node:vm'
+import zlib from 'node:zlib'
+
+/** The folder of these caches in Node's compile cache directory. */
+const FOLDER = 'cas-pnpm-plugin-native'
+
+/** Where the code cache of `source` goes in `cacheDir`. */
+export function codeCacheFile (cacheDir: string, source: string): string {
+  return path.join(cacheDir, FOLDER, `${process.version}-${process.arch}-${source.length}-${zlib.crc32(source).toString(16)}.cache`)
+}
+
+/** The cache's data, if the file is there and whole: its first 4 bytes are the CRC32 of the rest. */
+function readCodeCache (file: string): Buffer | undefined {
+  let bytes: Buffer
+  try {
+    bytes = fs.readFileSync(file)
+  } catch {
+    return undefined
+  }
+  if (bytes.length <= 4) return undefined
+  const data = bytes.subarray(4)
+  return bytes.readUInt32LE(0) === zlib.crc32(data) ? data : undefined
+}
+
+/** Writes `data` to `file` with its CRC32 ahead of it, through a temporary, so that a reader never sees half of it. */
+function writeCodeCache (file: string, data: Buffer): void {
+  const head = Buffer.alloc(4)
+  head.writeUInt32LE(zlib.crc32(data))
+  const temp = `${file}.${process.pid}.tmp`
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(temp, Buffer.concat([head, data]))
+    fs.renameSync(temp, file)
+  } catch {
+    try {
+      fs.rmSync(temp, { force: true })
+    } catch {}
+  }
+}
+
+/** `source` as the function Node's CommonJS loader makes of a module (its lines where they were). */
+const wrapped = (source: string): string => `(function (exports, require, module, __filename, __dirname) { ${source}\n});`
+
+type ModuleFunction = (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void
+
+/**
+ * `source` compiled with the code cache in `cacheDir`, which is made at exit when there was
+ * none V8 took. Throws only what compiling it throws.
+ */
+function compileWithCodeCache (file: string, source: string, cacheDir: string): ModuleFunction {
+  const cacheFile = codeCacheFile(cacheDir, source)
+  const cachedData = readCodeCache(cacheFile)
+  const script = new vm.Script(wrapped(source), {
+    filename: file,
+    cachedData,
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  })
+  if (cachedData == null || script.cachedDataRejected === true) {
+    // At exit the cache holds every function the process ran.
+    process.once('exit', () => writeCodeCache(cacheFile, script.createCachedData()))
+  }
+  return script.runInThisContext({ displayErrors: true }) as ModuleFunction
+}
+
+/**
+ * The exports of the CommonJS module `file` (an absolute path), run as `require` runs it, with
+ * its code cache in `cacheDir` (by default Node's compile cache directory, if it is on). Without
+ * one, or where this Node lacks what the cache needs, `require` loads it.
+ */
+export function requireWithCodeCache (file: string, cacheDir: string | undefined = Module.getCompileCacheDir?.()): unknown {
+  if (cacheDir == null) return require(file)
+  let compiled: ModuleFunction
+  try {
+    compiled = compileWithCodeCache(file, fs.readFileSync(file, 'utf8'), cacheDir)
+  } catch {
+    // Nothing of the module has run: `require` compiles it (and throws what it throws).
+    return require(file)
+  }
+  const mod = new Module(file)
+  mod.filename = file
+  compiled.call(mod.exports, mod.exports, Module.createRequire(file), mod, file, path.dirname(file))
+  mod.loaded = true
+  return mod.exports
+}
