@@ -57,6 +57,28 @@ describe('requireWithCodeCache: the plugin bundle run with a code cache of its o
     expect(remade.readUInt32LE(0)).toBe(zlib.crc32(remade.subarray(4)))
   })
 
+  it('codeCacheAfterUpdateConfig: the cache made once updateConfig has run, not waiting for exit; the pnpmfile as it is when the cache was taken', () => {
+    const dir = freshDir('code-cache-update')
+    const file = path.join(dir, 'pnpmfile.js')
+    fs.writeFileSync(file, 'module.exports = { hooks: { updateConfig: async (config) => ({ ...config, seen: true }), other: 1 }, fetchers: [2] }\n')
+    const cacheDir = path.join(dir, 'cache')
+    const cacheFile = codeCacheFile(cacheDir, fs.readFileSync(file, 'utf8'))
+    const script = (made: string): string => `const { codeCacheAfterUpdateConfig, requireWithCodeCache } = require(${JSON.stringify(loader)})
+      const pnpmfile = requireWithCodeCache(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)})
+      const wrapped = codeCacheAfterUpdateConfig(pnpmfile)
+      wrapped.hooks.updateConfig({ a: 1 }).then(async (config) => {
+        await new Promise((resolve) => setImmediate(resolve))
+        console.log(JSON.stringify({ config, same: wrapped === pnpmfile, other: wrapped.hooks.other, fetchers: wrapped.fetchers, made: require('fs').existsSync(${JSON.stringify(made)}) }))
+      })`
+    const run = (): Record<string, unknown> => {
+      const out = spawnSync(node24, ['-e', script(cacheFile)], { encoding: 'utf8' })
+      if (out.status !== 0) throw new Error(out.stderr)
+      return JSON.parse(out.stdout) as Record<string, unknown>
+    }
+    expect(run()).toEqual({ config: { a: 1, seen: true }, same: false, other: 1, fetchers: [2], made: true })
+    expect(run()).toEqual({ config: { a: 1, seen: true }, same: true, other: 1, fetchers: [2], made: true })
+  })
+
   it('a module changed since: a cache file of its own; a cache directory it cannot write: runs, nothing written', () => {
     const dir = freshDir('code-cache-changed')
     const file = moduleAt(path.join(dir, 'pkg'))

@@ -135,7 +135,10 @@ async function bundle (entry, pluginDir) {
   for (const [pkg, file] of Object.entries(LAZY)) {
     await bundleInto({ stdin: { contents: `module.exports = require(${JSON.stringify(pkg)})`, resolveDir: repo, loader: 'js' } }, path.join(path.dirname(outfile), 'lazy', file), [])
   }
-  const loader = "module.exports = require('./dist/plugin/code-cache.js').requireWithCodeCache(require('node:path').join(__dirname, 'bundle.js'))"
+  const loader = "const { codeCacheAfterUpdateConfig, requireWithCodeCache } = require('./dist/plugin/code-cache.js')\n" +
+    "const plugin = requireWithCodeCache(require('node:path').join(__dirname, 'bundle.js'))\n" +
+    'module.exports = { ...plugin, load: () => codeCacheAfterUpdateConfig(plugin.load()) }'
+
   await bundleInto({ stdin: { contents: loader, resolveDir: repo, loader: 'js' } }, path.join(pluginDir, 'dist', entry), [])
   copyFileSync(path.join(repo, 'index.js'), path.join(pluginDir, 'index.js'))
 }
