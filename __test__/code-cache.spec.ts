@@ -14,7 +14,7 @@ function moduleAt (dir: string): string {
   fs.mkdirSync(dir, { recursive: true })
   fs.writeFileSync(path.join(dir, 'dep.js'), 'exports.value = 42\n')
   const file = path.join(dir, 'main.js')
-  fs.writeFileSync(file, '"use strict"\nconst dep = require("./dep.js")\nmodule.exports = { value: dep.value, dirname: __dirname, filename: __filename, strict: (function () { return this === undefined })(), line: new Error().stack.split("\\n")[1] }\n// a last line without its newline')
+  fs.writeFileSync(file, '"use strict"\nconst dep = require("./dep.js")\nmodule.exports = { value: dep.value, text: "é 𝒳", dirname: __dirname, filename: __filename, strict: (function () { return this === undefined })(), line: new Error().stack.split("\\n")[1] }\n// a last line without its newline')
   return file
 }
 
@@ -32,10 +32,10 @@ describe('requireWithCodeCache: the plugin bundle run with a code cache of its o
     const file = moduleAt(path.join(dir, 'pkg'))
     const cacheDir = path.join(dir, 'cache')
     const asRequired = loadInChild(file, undefined)
-    expect(asRequired).toMatchObject({ value: 42, dirname: path.dirname(file), filename: file, strict: true })
+    expect(asRequired).toMatchObject({ value: 42, text: 'é 𝒳', dirname: path.dirname(file), filename: file, strict: true })
     expect(asRequired.line).toContain(`${file}:3:`)
 
-    const cacheFile = codeCacheFile(cacheDir, fs.readFileSync(file, 'utf8'))
+    const cacheFile = codeCacheFile(cacheDir, fs.readFileSync(file))
     expect(path.dirname(cacheFile)).toBe(path.join(cacheDir, 'cas-pnpm-plugin-native'))
     expect(loadInChild(file, cacheDir)).toEqual(asRequired)
     const made = fs.readFileSync(cacheFile)
@@ -62,7 +62,7 @@ describe('requireWithCodeCache: the plugin bundle run with a code cache of its o
     const file = path.join(dir, 'pnpmfile.js')
     fs.writeFileSync(file, 'module.exports = { hooks: { updateConfig: async (config) => ({ ...config, seen: true }), other: 1 }, fetchers: [2] }\n')
     const cacheDir = path.join(dir, 'cache')
-    const cacheFile = codeCacheFile(cacheDir, fs.readFileSync(file, 'utf8'))
+    const cacheFile = codeCacheFile(cacheDir, fs.readFileSync(file))
     const script = (made: string): string => `const { codeCacheAfterUpdateConfig, requireWithCodeCache } = require(${JSON.stringify(loader)})
       const pnpmfile = requireWithCodeCache(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)})
       const wrapped = codeCacheAfterUpdateConfig(pnpmfile)

@@ -19,8 +19,8 @@ import zlib from 'node:zlib'
 /** The folder of these caches in Node's compile cache directory. */
 const FOLDER = 'cas-pnpm-plugin-native'
 
-/** Where the code cache of `source` goes in `cacheDir`. */
-export function codeCacheFile (cacheDir: string, source: string): string {
+/** Where the code cache of the module `source` (its bytes) goes in `cacheDir`. */
+export function codeCacheFile (cacheDir: string, source: Buffer): string {
   return path.join(cacheDir, FOLDER, `${process.version}-${process.arch}-${source.length}-${zlib.crc32(source).toString(16)}.cache`)
 }
 
@@ -59,13 +59,14 @@ const wrapped = (source: string): string => `(function (exports, require, module
 type ModuleFunction = (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void
 
 /**
- * `source` compiled with the code cache in `cacheDir`, which is made at exit when there was
- * none V8 took. Throws only what compiling it throws.
+ * The module `source` (its bytes; their CRC32 is taken from them, not from the string, which
+ * costs a conversion) compiled with the code cache in `cacheDir`, which is made when there was
+ * none V8 took (see `codeCacheAfterUpdateConfig`). Throws only what compiling it throws.
  */
-function compileWithCodeCache (file: string, source: string, cacheDir: string): ModuleFunction {
+function compileWithCodeCache (file: string, source: Buffer, cacheDir: string): ModuleFunction {
   const cacheFile = codeCacheFile(cacheDir, source)
   const cachedData = readCodeCache(cacheFile)
-  const script = new vm.Script(wrapped(source), {
+  const script = new vm.Script(wrapped(source.toString('utf8')), {
     filename: file,
     cachedData,
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
@@ -122,7 +123,7 @@ export function requireWithCodeCache (file: string, cacheDir: string | undefined
   if (cacheDir == null) return require(file)
   let compiled: ModuleFunction
   try {
-    compiled = compileWithCodeCache(file, fs.readFileSync(file, 'utf8'), cacheDir)
+    compiled = compileWithCodeCache(file, fs.readFileSync(file), cacheDir)
   } catch {
     // Nothing of the module has run: `require` compiles it (and throws what it throws).
     return require(file)
