@@ -2,13 +2,13 @@
  * The plugin's bundle loaded with a V8 code cache of its own. Node's compile cache (which pnpm
  * turns on) keeps only the code V8 compiles before a module runs, and a bundle's modules are
  * functions V8 compiles when they first run: every install compiled them again (some 18 ms of
- * CPU in the vite starter's install). This cache is made at exit, once an install has run them.
+ * CPU in the vite starter's install). This cache is made once an install has run them.
  *
  * It lives in Node's compile cache directory, and only when that cache is on (never in the
  * project), one file per Node version, architecture and bundle (its size and CRC32 in the
  * name), with the CRC32 of its data ahead of it. Anything wrong (no cache, a damaged one, one V8
  * rejects, a directory it cannot write): the bundle is compiled as `require` compiles it, and
- * the cache is made again at exit; an error writing it is ignored.
+ * the cache is made again; an error writing it is ignored.
  */
 import fs from 'node:fs'
 import Module from 'node:module'
