@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { hoist } from '../dist/plugin/install/hoist.js'
-import { enginesMet, enginesNodeVersion, installableHere } from '../dist/plugin/install/installable.js'
+import { enginesChecker, enginesMet, enginesNodeVersion, installableHere } from '../dist/plugin/install/installable.js'
 import { isMusl } from '../dist/api/native-platform.js'
 import { installNatively, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
 import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
@@ -55,6 +55,14 @@ describe('satisfies: the engines ranges of optional packages', () => {
     expect(enginesMet({ engines: { node: '>=14' } }, 'v25.0.0-pre')).toBe(true)
     expect(enginesNodeVersion('20.1.0')).toBe('20.1.0')
     expect(enginesNodeVersion(undefined)).toBe(process.version)
+  })
+
+  it('enginesChecker: enginesMet\'s answers (a range met or not, none, an empty one, no version), ranges repeated', () => {
+    const snapshots = [{ engines: { node: '>=14' } }, { engines: { node: '<14' } }, { engines: { pnpm: '<1' } }, { engines: { node: '' } }, { engines: { node: '>=14' } }, {}]
+    for (const version of ['v24.9.0', 'v25.0.0-pre', undefined]) {
+      const check = enginesChecker(version)
+      expect(snapshots.map((s) => check(s))).toEqual(snapshots.map((s) => enginesMet(s, version)))
+    }
   })
 })
 

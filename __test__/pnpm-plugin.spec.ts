@@ -109,11 +109,20 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(plugin.manifest!.optionalDependencies).toEqual(Object.fromEntries(platformNames.sort().map((name) => [name, rootPkg.version])))
     expect(plugin.manifest!.dependencies).toBeUndefined()
     const files = spawnSync('tar', ['-tzf', plugin.tarball as string], { encoding: 'utf8' }).stdout.trim().split('\n')
-    // One bundle (pnpm's own packages inside it) beside the napi loader.
-    expect(files.filter((f) => f.endsWith('.js') || f.endsWith('.cjs')).sort()).toEqual(['package/dist/plugin/config-dependency.js', 'package/explain.cjs', 'package/index.js', 'package/pnpmfile.cjs'])
-    const bundle = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/dist/plugin/config-dependency.js'], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout
+    // One bundle (pnpm's own packages inside it) beside the napi loader, run by the entry's loader
+    // (with its code cache), and one for each package only a build or a patch imports.
+    const lazy = ['lazy/patching-apply-patch.js', 'lazy/yarnpkg-shell.js']
+    expect(files.filter((f) => f.endsWith('.js') || f.endsWith('.cjs')).sort()).toEqual(['package/dist/plugin/bundle.js', 'package/dist/plugin/config-dependency.js', ...lazy.map((f) => `package/dist/plugin/${f}`), 'package/explain.cjs', 'package/index.js', 'package/pnpmfile.cjs'])
+    const bundled = (file: string): string => spawnSync('tar', ['-xzOf', plugin.tarball as string, `package/dist/plugin/${file}`], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout
+    const required = (text: string): string[] => [...text.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !isBuiltin(spec))
+    const entry = bundled('config-dependency.js')
+    expect(entry).toContain('requireWithCodeCache(require("node:path").join(__dirname, "bundle.js"))')
+    expect(required(entry)).toEqual([])
+    const bundle = bundled('bundle.js')
     expect(bundle).toContain('node_modules/@pnpm/config.matcher/')
-    expect([...bundle.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !isBuiltin(spec) && spec !== '../../index.js')).toEqual([])
+    expect(bundle).not.toContain('node_modules/@yarnpkg/')
+    expect([...new Set(required(bundle))].sort()).toEqual(['../../index.js', ...lazy.map((f) => `./${f}`)])
+    for (const file of lazy) expect(required(bundled(file))).toEqual([])
     expect(files.filter((f) => f.endsWith('.node') || f.endsWith('.ts'))).toEqual([])
     // The documents its README links to, and those link to, are in it.
     const readme = spawnSync('tar', ['-xzOf', plugin.tarball as string, 'package/README.md'], { encoding: 'utf8' }).stdout

@@ -101,6 +101,27 @@ describe('graphHashes: pnpm\'s calcDepGraphHash for every node', () => {
   })
 })
 
+describe('graphHashes of some roots: the hashes of the nodes they reach, each the whole graph\'s', () => {
+  it.each([[1, 6, 8], [2, 10, 20], [3, 12, 30], [4, 20, 45], [5, 30, 60], [6, 8, 30]])('random graph %i (%i nodes, %i edges)', (seed, n, edges) => {
+    const graph = new Map(Object.entries(randomGraph(seed, n, edges)))
+    const all = graphHashes(graph)
+    for (const roots of [['n0'], ['n1', 'n3'], [`n${n - 1}`, 'n0', 'n2']]) {
+      const some = graphHashes(graph, roots)
+      for (const root of roots) expect(some.has(root)).toBe(true)
+      for (const [id, hash] of some) expect(hash).toBe(all.get(id))
+      // The nodes it reaches, and no others.
+      const reached = new Set<string>()
+      const visit = (id: string): void => {
+        if (reached.has(id) || !graph.has(id)) return
+        reached.add(id)
+        for (const child of Object.values(graph.get(id)!.children)) visit(child)
+      }
+      roots.forEach(visit)
+      expect(new Set(some.keys())).toEqual(reached)
+    }
+  })
+})
+
 describe('graphHashes on real lockfiles: pnpm\'s hashes of every package', () => {
   // Their dependency cycles are real ones (typescript-eslint's, babel's, vitest's, …).
   it.each(['unocss', 'nuxt', 'vitest', 'astro'])('%s', (fixture) => {

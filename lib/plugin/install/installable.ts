@@ -126,6 +126,21 @@ export function enginesMet (snapshot: PackageSnapshot, nodeVersion: string | und
 }
 
 /**
+ * `enginesMet` against one `nodeVersion`, each range decided once: a lockfile's packages share
+ * a few ranges (the vite starter's 82 `engines.node` are 12 ranges), and semver parses the
+ * range and the version again on every call.
+ */
+export function enginesChecker (nodeVersion: string | undefined): (snapshot: PackageSnapshot) => boolean | undefined {
+  const byRange = new Map<string, boolean | undefined>()
+  return (snapshot) => {
+    const range = snapshot.engines?.node
+    if (typeof range !== 'string') return enginesMet(snapshot, nodeVersion)
+    if (!byRange.has(range)) byRange.set(range, enginesMet(snapshot, nodeVersion))
+    return byRange.get(range)
+  }
+}
+
+/**
  * Why pnpm refuses the project for its own `engines`, which it checks as it reads package.json
  * (`undefined`: it does not, or this can tell that it does not): a pnpm range this pnpm is out
  * of, always; a Node range, under `engineStrict`. Also what this cannot read there.

@@ -15,7 +15,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type StoredPackageResult } from '../../api/import.js'
-import { enginesMet, enginesNodeVersion, installableHere, projectEnginesRefused, type SupportedArchitectures } from './installable.js'
+import { enginesChecker, enginesNodeVersion, installableHere, projectEnginesRefused, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
@@ -355,7 +355,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
     include: { dependencies: true, devDependencies: true, optionalDependencies: true },
     engineStrict: config.engineStrict,
     installable: (name, snapshot, optional) => installableHere(name, snapshot, config.supportedArchitectures, optional),
-    enginesMet: (snapshot) => enginesMet(snapshot, nodeVersion),
+    enginesMet: enginesChecker(nodeVersion),
     patched: true,
   })
   if (refused != null) return refused

@@ -57,20 +57,22 @@ export interface GraphNode {
 }
 
 /**
- * Every node's dependency-graph hash, as pnpm 11.28.11's `calcDepGraphHash` gives it: a node
+ * The dependency-graph hash of `roots` and of every node they reach (by default, of every
+ * node), as pnpm 11.28.11's `calcDepGraphHash` gives it: a node
  * outside any cycle hashes its id with its children's hashes; the nodes of a cycle (a strongly
  * connected component, found here by Tarjan's algorithm) get labels refined from their ids and
  * outside children until the partition stops splitting, then each hashes its label with the
- * hash of the whole component's shape. A child that is not a node hashes as `''`.
+ * hash of the whole component's shape. A child that is not a node hashes as `''`. A node's
+ * hash depends only on the nodes it reaches (its cycle's among them), so the others are left out.
  */
-export function graphHashes (graph: Map<string, GraphNode>): Map<string, string> {
+export function graphHashes (graph: Map<string, GraphNode>, roots: Iterable<string> = graph.keys()): Map<string, string> {
   const hashes = new Map<string, string>()
   const index = new Map<string, number>()
   const lowLink = new Map<string, number>()
   const stack: string[] = []
   const onStack = new Set<string>()
   // Iterative Tarjan: each frame is a node and the children it has yet to look at.
-  for (const root of graph.keys()) {
+  for (const root of roots) {
     if (index.has(root)) continue
     const frames: Array<{ id: string, pending: string[] }> = []
     const open = (id: string): void => {
@@ -248,7 +250,8 @@ export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: Planned
     keys.set(p.depPath, { key: patchKey, patched: patchKey, eachTime: true })
   }
   if (allowed.length === 0) return keys
-  const hashes = graphHashes(plannedGraph(lockfile, planned))
+  // Only the packages whose builds pnpm allows are looked up: their hashes, not the whole graph's.
+  const hashes = graphHashes(plannedGraph(lockfile, planned), allowed.map((p) => p.depPath))
   for (const p of allowed) {
     const patch = patches.get(p.depPath)
     keys.set(p.depPath, {
