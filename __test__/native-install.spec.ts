@@ -30,7 +30,8 @@
  * environment; a workspace's too; under `shellEmulator`, pnpm's emulator runs a script; a required one that fails: run once, the
  * install ending as stock's, with its lines, error, exit status, tree and no state), or left to pnpm (an optional one, the
  * project's own scripts, an older release); left to pnpm when pnpm would not look them up
- * (undecided builds, a patch whose build is not allowed). Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
+ * (undecided builds, a patch whose build is not allowed). Blobs whose modes drifted in the store are copied with the modes
+ * their names say, as stock copies them, verified or not. Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
  * the layout, so it also shows that an install stopped halfway is not taken for up to date).
  */
 import { spawnSync } from 'node:child_process'
@@ -191,6 +192,8 @@ const generated: ServedPackage[] = [
   pkg('bindir-sibling', '1.0.0', { directories: { bin: '../util' } }, { 'sib.js': [NODE_BIN, 0o755] }),
   pkg('bindir-empty-bin', '1.0.0', { bin: {}, directories: { bin: 'scripts' } }, { 'scripts/never.js': [NODE_BIN, 0o755] }),
   pkg('bindir-dotted', '1.0.0', { directories: { bin: './scripts/' } }, { 'scripts/ok.js': [NODE_BIN, 0o755], 'scripts/.dot.js': NODE_BIN, 'scripts/.dir/in.js': NODE_BIN }),
+  // Files whose blobs a test gives other modes in the store than their names say.
+  pkg('modes', '1.0.0', {}, { 'data.txt': 'drifts to 755\n', 'run.sh': ['echo drifts to 644\n', 0o755], 'group.txt': 'group-writable\n' }),
 ]
 
 interface Project {
@@ -1587,11 +1590,14 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(sideEffectsRows(cold.stockStore, ['util'])).toEqual([[expect.any(String), [[expect.stringMatching(/;patch=/), expect.anything()]]]])
   })
 
+  /** The package name of a store index key (`<integrity>\t<name>@<version>`). */
+  const nameOfKey = (key: string): string => key.split('\t')[1].replace(/@[^@]*$/, '')
+
   /** The side effects a store's index records for the packages named `names`, by row and cache key (without the times files were checked). */
   function sideEffectsRows (store: string, names: string[]): unknown[] {
     const index = new StoreIndex(path.join(store, 'v11'))
     try {
-      return [...index.entries()].filter(([key]) => names.includes(key.split('\t')[1].replace(/@[^@]*$/, ''))).sort(([a], [b]) => (a < b ? -1 : 1))
+      return [...index.entries()].filter(([key]) => names.includes(nameOfKey(key))).sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([key, row]: [string, any]) => [key, [...(row.sideEffects ?? new Map())].map(([cacheKey, diff]: [string, any]) => [cacheKey, {
           added: diff.added == null ? undefined : [...diff.added].map(([file, info]: [string, any]) => [file, info.digest, info.mode, info.size]),
           deleted: diff.deleted,
@@ -1743,6 +1749,41 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(report.problems).toEqual([])
     expect(report.blobs).toBeGreaterThan(0)
     expect(fs.readFileSync(path.join(native, 'node_modules/ships-bin/data.txt'), 'utf8')).toBe(SHIPPED)
+  })
+
+  /** The blob of each file of the (one) package named `name` in a store's index, by the file's path in the package. */
+  function blobsOf (store: string, name: string): Record<string, string> {
+    const index = new StoreIndex(path.join(store, 'v11'))
+    try {
+      const [, row] = [...index.entries()].find(([key]) => nameOfKey(key) === name) as [string, any]
+      return Object.fromEntries([...row.files].map(([file, info]: [string, any]) => {
+        const exec = (info.mode & 0o111) !== 0 ? '-exec' : ''
+        return [file, path.join(store, 'v11', 'files', info.digest.slice(0, 2), `${info.digest.slice(2)}${exec}`)]
+      }))
+    } finally {
+      index.close()
+    }
+  }
+
+  it('blobs whose modes drifted in the store (one made executable through a hard link, an executable one that lost its x bits): copied with the modes their names say, a group-writable one linked, as stock', async () => {
+    const { dir, store } = await setUp('drifted-modes', { name: 'drifted', version: '1.0.0', dependencies: { modes: '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
+    const blobs = blobsOf(store, 'modes')
+    fs.chmodSync(blobs['data.txt'], 0o755)
+    fs.chmodSync(blobs['run.sh'], 0o644)
+    fs.chmodSync(blobs['group.txt'], 0o664)
+    // Verified, the blobs' modes come from the reader's stat; unverified, the importer stats them.
+    for (const [label, args] of [['drifted-modes', []], ['drifted-modes-unverified', ['--config.verify-store-integrity=false']]] as const) {
+      const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir), why: 'util', args: [...args] })
+      for (const project of [both.stock, both.native]) {
+        const stat = (file: string): fs.Stats => fs.statSync(path.join(project, 'node_modules/.pnpm/modes@1.0.0/node_modules/modes', file))
+        expect([stat('data.txt').mode & 0o777, stat('data.txt').nlink]).toEqual([0o644, 1])
+        expect([stat('run.sh').mode & 0o777, stat('run.sh').nlink]).toEqual([0o755, 1])
+        expect([stat('group.txt').mode & 0o777, stat('group.txt').ino]).toEqual([0o664, fs.statSync(blobs['group.txt']).ino])
+        expect(stat('package.json').ino).toBe(fs.statSync(blobs['package.json']).ino)
+      }
+    }
+    // The store's blobs are left as they were.
+    expect(['data.txt', 'run.sh', 'group.txt'].map((f) => fs.statSync(blobs[f]).mode & 0o777)).toEqual([0o755, 0o644, 0o664])
   })
 
   it('what a killed install of its own left (state file temporaries, staging dirs, the clock probe) is removed by the next install; a running process\'s stays', async () => {

@@ -256,6 +256,8 @@ fn batch_package(p: LinkPackageInput) -> Result<BatchPackage, ImportError> {
             .as_deref()
             .map(ImportMethod::parse)
             .transpose()?,
+        // Blob modes unknown: the importer checks each blob it links.
+        blob_modes: Default::default(),
     })
 }
 

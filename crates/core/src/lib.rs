@@ -14,8 +14,8 @@ pub mod unpack;
 pub use formats::{js, json, manifest, value, yaml_document};
 pub use layout::{dependency_links, hard_link_dir, import, link, link_stored, symlink_entry};
 pub use store::{
-    add_dir, blob_files, digest, index_db, index_row, integrity, msgpackr, read_package, row_files,
-    store_handles,
+    add_dir, blob_files, blob_modes, digest, index_db, index_row, integrity, msgpackr,
+    read_package, row_files, store_handles,
 };
 pub use support::{error_code, os_error, panics, platform, pools, timing};
 pub use unpack::{extract, feed, gzip, streaming, tarball, writer};

@@ -2,6 +2,7 @@
 
 pub mod add_dir;
 pub mod blob_files;
+pub mod blob_modes;
 pub mod digest;
 pub mod index_db;
 pub mod index_row;

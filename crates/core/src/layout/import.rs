@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::{os_error, platform};
+use crate::{blob_modes, os_error, platform};
 
-pub use file_ops::{random_hex8, temp_sibling, Done, FileOp, ImportError, Os};
+pub use file_ops::{random_hex8, temp_sibling, Done, FileOp, ImportError, Os, SrcMode};
 
 /// The import method a store (or a package) asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -114,6 +114,39 @@ pub struct ImportRequest {
     pub keep_modules_dir: bool,
     pub disable_relink_local_dir_deps: bool,
     pub safe_to_skip: bool,
+    pub blob_modes: BlobModes,
+}
+
+/// What the caller knows of the bits of the store blobs it imports (docs/store-format.md,
+/// "Blob modes").
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum BlobModes {
+    /// Nothing: each blob is `stat`ed before it is linked, as pnpm does.
+    #[default]
+    Unchecked,
+    /// Every blob was `stat`ed when the package was read (verification): those whose bits are
+    /// not their name's mode, with their bits. Nearly always none, and then linking needs no
+    /// `stat` of its own.
+    Checked(Vec<(PathBuf, u32)>),
+}
+
+impl BlobModes {
+    /// What is known of `src`'s mode before it is imported.
+    pub fn of(&self, src: &Path) -> SrcMode {
+        let Some(named) = blob_modes::store_entry_mode(src) else {
+            return SrcMode::Plain;
+        };
+        let actual = match self {
+            BlobModes::Unchecked => None,
+            BlobModes::Checked(drifted) => Some(
+                drifted
+                    .iter()
+                    .find(|(blob, _)| blob == src)
+                    .map_or(named, |&(_, bits)| bits),
+            ),
+        };
+        SrcMode::Blob { named, actual }
+    }
 }
 
 /// Per-call counts, shared by every thread working on the call.
@@ -549,12 +582,14 @@ impl Ctx<'_> {
     ) -> Result<(), ImportError> {
         // Hard links go through a handle on `dir` (see `file_ops::at`); anything that fails
         // there is redone by path, which gives the fallbacks and errors.
-        let dir_fd = matches!(file_op, FileOp::LinkRaw | FileOp::LinkOrCopy)
+        let dir_fd = file_op
+            .is_link()
             .then(|| file_ops::at::open_dir(dir).ok())
             .flatten();
         self.make_dirs(dir, dir_fd.as_ref(), entries)?;
         let place = |op: FileOp, e: &Entry| -> Result<(), ImportError> {
-            if let Some(fd) = &dir_fd {
+            let mode = op.needs(self.req.blob_modes.of(&e.src), &e.src)?;
+            if let Some(fd) = dir_fd.as_ref().filter(|_| mode.linkable()) {
                 match file_ops::at::link(&e.src, fd, &e.rel) {
                     Ok(()) => {
                         self.stats.count(Done::Linked);
@@ -569,7 +604,7 @@ impl Ctx<'_> {
                     Err(_) => {}
                 }
             }
-            let done = op.apply(&e.src, &dir.join(&e.rel))?;
+            let done = op.apply(&e.src, &dir.join(&e.rel), mode)?;
             self.stats.count(done);
             Ok(())
         };
@@ -747,7 +782,8 @@ impl Ctx<'_> {
                     continue;
                 }
                 let tmp = temp_sibling(&dest);
-                let placed = ops.file.apply(&e.src, &tmp).and_then(|done| {
+                let mode = self.req.blob_modes.of(&e.src);
+                let placed = ops.file.apply(&e.src, &tmp, mode).and_then(|done| {
                     if fs::symlink_metadata(&dest).is_ok_and(|m| m.is_dir()) {
                         let _ = fs::remove_dir_all(&dest);
                     }
@@ -830,7 +866,8 @@ fn make_dir_replacing_files(root: &Path, rel: &str) -> Result<(), ImportError> {
     Ok(())
 }
 
-/// A regular file (not a symlink) that is the blob (same device and inode) or has its bytes.
+/// A regular file (not a symlink) with the mode an import gives it, that is the blob (same
+/// device and inode) or has its bytes (pnpm's `mismatchReason`).
 fn file_matches(dest: &Path, blob: &Path) -> bool {
     let (Ok(d), Ok(b)) = (fs::symlink_metadata(dest), fs::metadata(blob)) else {
         return false;
@@ -838,10 +875,24 @@ fn file_matches(dest: &Path, blob: &Path) -> bool {
     if !d.is_file() {
         return false;
     }
-    if platform::same_file(dest, &d, blob, &b) {
+    let same = platform::same_file(dest, &d, blob, &b);
+    if !mode_matches(blob, &d, &b, same) {
+        return false;
+    }
+    same || (d.len() == b.len() && same_bytes(dest, blob).unwrap_or(false))
+}
+
+/// The file has the mode an import gives it: a store blob's name's, anything else's own. A hard
+/// link to a store blob may instead have bits that are linkable for it (docs/store-format.md,
+/// "Blob modes"). Windows files have no mode to compare.
+fn mode_matches(blob: &Path, dest: &fs::Metadata, src: &fs::Metadata, same: bool) -> bool {
+    if cfg!(windows) {
         return true;
     }
-    d.len() == b.len() && same_bytes(dest, blob).unwrap_or(false)
+    let named = blob_modes::store_entry_mode(blob);
+    let expected = named.unwrap_or(platform::permission_bits(src) & 0o777);
+    let actual = platform::permission_bits(dest) & 0o777;
+    actual == expected || (same && named.is_some() && blob_modes::is_linkable(actual, expected))
 }
 
 fn same_bytes(a: &Path, b: &Path) -> io::Result<bool> {

@@ -18,8 +18,8 @@ use rayon::prelude::*;
 
 use crate::dependency_links::{symlink_all_modules, LinkError, SymlinkDep};
 use crate::import::{
-    self, apply_side_effects, FilesMap, ImportError, ImportMethod, ImportRequest, Imported,
-    ResolvedFrom, SideEffects, Stats,
+    self, apply_side_effects, BlobModes, FilesMap, ImportError, ImportMethod, ImportRequest,
+    Imported, ResolvedFrom, SideEffects, Stats,
 };
 use crate::row_files::files_from_row;
 use crate::store_handles;
@@ -55,6 +55,8 @@ pub struct BatchPackage {
     pub resolved_from: ResolvedFrom,
     /// Overrides the batch's method for this package (`filesResponse.packageImportMethod`).
     pub method: Option<ImportMethod>,
+    /// What reading the package found of its blobs' modes.
+    pub blob_modes: BlobModes,
 }
 
 impl BatchPackage {
@@ -72,6 +74,7 @@ impl BatchPackage {
             disable_relink_local_dir_deps: false,
             resolved_from: ResolvedFrom::Store,
             method: None,
+            blob_modes: BlobModes::Unchecked,
         }
     }
 }
@@ -232,6 +235,7 @@ fn prepare(
         keep_modules_dir: pkg.keep_modules_dir,
         disable_relink_local_dir_deps: pkg.disable_relink_local_dir_deps,
         safe_to_skip: pkg.safe_to_skip,
+        blob_modes: pkg.blob_modes,
     };
     Ok(Prepared {
         request,

@@ -20,7 +20,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::dependency_links::{self, SymlinkDep};
-use crate::import::{FilesMap, ImportError, ImportMethod, Imported, SideEffects, Stats};
+use crate::import::{BlobModes, FilesMap, ImportError, ImportMethod, Imported, SideEffects, Stats};
 use crate::index_row::PackageFileInfo;
 use crate::link::{self, BatchPackage, BatchRequest, FilesSource};
 use crate::read_package::{self, ExpectedPkg, PkgRead, ReadRequest};
@@ -124,35 +124,39 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
     let mut ready_at = Vec::new();
     let mut builds_ignored = Vec::new();
     for (i, files) in files.into_iter().enumerate() {
-        match files {
-            Ok(Ready::Plain {
+        let (files, blob_modes) = match files {
+            Ok(ready) => ready,
+            Err(left_out) => {
+                outcomes.push(Err(left_out));
+                continue;
+            }
+        };
+        let target_dir = req.packages[i].target_dir.clone();
+        let mut pkg = match files {
+            Ready::Plain {
                 files,
                 requires_build,
-            }) => {
+            } => {
                 if requires_build {
                     builds_ignored.push(i);
                 }
-                outcomes.push(Ok(None));
-                ready_at.push(i);
-                ready.push(BatchPackage::from_store(
-                    req.packages[i].target_dir.clone(),
+                BatchPackage::from_store(
+                    target_dir,
                     FilesSource::Map {
                         files,
                         side_effects: vec![],
                         symlinks: vec![],
                     },
-                ));
+                )
             }
-            Ok(Ready::Built {
+            Ready::Built {
                 files,
                 key,
                 diff,
                 symlinks,
-            }) => {
-                outcomes.push(Ok(None));
-                ready_at.push(i);
+            } => {
                 let mut pkg = BatchPackage::from_store(
-                    req.packages[i].target_dir.clone(),
+                    target_dir,
                     FilesSource::Map {
                         files,
                         side_effects: vec![(key.clone(), diff)],
@@ -161,10 +165,13 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
                 );
                 pkg.side_effects_cache_key = Some(key);
                 pkg.requires_build = true;
-                ready.push(pkg);
+                pkg
             }
-            Err(left_out) => outcomes.push(Err(left_out)),
-        }
+        };
+        pkg.blob_modes = blob_modes;
+        outcomes.push(Ok(None));
+        ready_at.push(i);
+        ready.push(pkg);
     }
     let read_ms = ms_since(started);
 
@@ -235,12 +242,13 @@ enum Ready {
     },
 }
 
-/// The files of a package that can be linked, or why it cannot.
+/// The files of a package that can be linked, with what its read found of its blobs' modes, or
+/// why it cannot.
 fn ready_files(
     store_dir: &str,
     answer: Result<PkgRead, read_package::ReadError>,
     wanted: &StoredPackage,
-) -> Result<Ready, LeftOut> {
+) -> Result<(Ready, BlobModes), LeftOut> {
     let pkg = match answer {
         Ok(PkgRead::Hit(pkg)) => pkg,
         Ok(PkgRead::Miss { .. }) => return Err(LeftOut::NotInStore),
@@ -256,6 +264,15 @@ fn ready_files(
     if let Some(warning) = pkg.warnings.into_iter().next() {
         return Err(LeftOut::Unreadable(warning));
     }
+    let blob_modes = match pkg.drifted_blobs {
+        None => BlobModes::Unchecked,
+        Some(drifted) => BlobModes::Checked(
+            drifted
+                .iter()
+                .map(|b| (PathBuf::from(b.path(store_dir)), b.mode))
+                .collect(),
+        ),
+    };
     let blob = |info: &PackageFileInfo| {
         PathBuf::from(read_package::blob_path(store_dir, &info.digest, info.mode))
     };
@@ -276,10 +293,11 @@ fn ready_files(
         wanted.patched_cache_key.clone()
     };
     let Some(key) = key else {
-        return Ok(Ready::Plain {
+        let ready = Ready::Plain {
             files: to_map(pkg.files),
             requires_build: pkg.requires_build,
-        });
+        };
+        return Ok((ready, blob_modes));
     };
     let entry = pkg
         .side_effects
@@ -296,7 +314,7 @@ fn ready_files(
         .into_iter()
         .filter(|(_, info)| !symlink_entry::is_symlink_entry(info.mode))
         .collect();
-    Ok(Ready::Built {
+    let ready = Ready::Built {
         files: to_map(pkg.files),
         diff: SideEffects {
             added: to_map(added),
@@ -304,7 +322,8 @@ fn ready_files(
         },
         symlinks: entry.symlinks.unwrap_or_default(),
         key,
-    })
+    };
+    Ok((ready, blob_modes))
 }
 
 #[cfg(test)]

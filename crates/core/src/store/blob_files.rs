@@ -169,7 +169,7 @@ pub fn now_ms() -> f64 {
 
 /// The mode a new blob is created with (Unix; Windows files have no mode, the `-exec` name
 /// alone says a blob is executable, as in pnpm).
-fn blob_mode(executable: bool) -> u32 {
+pub(crate) fn blob_mode(executable: bool) -> u32 {
     if executable {
         0o755
     } else {

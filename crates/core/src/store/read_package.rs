@@ -32,6 +32,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::blob_files::{self, is_executable};
+use crate::blob_modes;
 use crate::error_code::ErrorCode;
 use crate::index_db::{IndexError, StoreIndex};
 use crate::index_row::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff};
@@ -111,6 +112,26 @@ pub struct PkgFromStore {
     pub remote_side_effects_quarantine: Option<Quarantine>,
     /// Messages pnpm would log with `globalWarn` (a mismatch under a non-strict check).
     pub warnings: Vec<String>,
+    /// The blobs whose bits are not the mode their names say (docs/store-format.md, "Blob
+    /// modes"), which the importer must copy rather than link: verification stats every blob
+    /// anyway, so it notes them. `None` without verification, which looks at no blob.
+    pub drifted_blobs: Option<Vec<DriftedBlob>>,
+}
+
+/// A blob whose permission bits are not the mode its name says ([`blob_modes::name_mode`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriftedBlob {
+    pub digest: String,
+    pub executable: bool,
+    /// Its permission bits.
+    pub mode: u32,
+}
+
+impl DriftedBlob {
+    /// Its path, as [`blob_path`] gives it.
+    pub fn path(&self, store_dir: &str) -> String {
+        named_blob_path(store_dir, &self.digest, self.executable)
+    }
 }
 
 impl PkgFromStore {
@@ -345,10 +366,18 @@ pub fn read_row(
             &mut warnings,
         )?;
     }
-    let (verified, mut side_effects) = if req.verify_store_integrity {
+    let Checked {
+        verified,
+        mut side_effects,
+        drifted_blobs,
+    } = if req.verify_store_integrity {
         Verifier::new(req.store_dir, &row.algo, tally).check_row(&row)?
     } else {
-        (true, all_side_effects(&row))
+        Checked {
+            verified: true,
+            side_effects: all_side_effects(&row),
+            drifted_blobs: None,
+        }
     };
     if req.side_effects_symlinks {
         if let Some(entries) = side_effects.take() {
@@ -371,6 +400,7 @@ pub fn read_row(
         requires_prepare,
         remote_side_effects_quarantine,
         warnings,
+        drifted_blobs,
     })))
 }
 
@@ -464,11 +494,15 @@ pub fn equal_or_semver_equal(actual: &Value, wanted: &str) -> bool {
 /// pnpm's read-side blob path: `storeDir + sep + "files" + sep + hex[0..2] + sep + hex[2..]`,
 /// `-exec` appended for an executable mode. Not normalised (docs/store-format.md, "Blob paths").
 pub fn blob_path(store_dir: &str, digest: &str, mode: u32) -> String {
+    named_blob_path(store_dir, digest, is_executable(mode))
+}
+
+fn named_blob_path(store_dir: &str, digest: &str, executable: bool) -> String {
     blob_files::blob_path(
         &blob_files::files_dir(store_dir, SEP),
         SEP,
         digest,
-        is_executable(mode),
+        executable,
     )
 }
 
@@ -564,6 +598,27 @@ struct Verifier<'a> {
     /// The blob being checked, as (digest, executable), and its name.
     blob: (&'a str, bool),
     name: String,
+    /// The blobs seen with other bits than their names' mode.
+    drifted: Vec<DriftedBlob>,
+}
+
+/// What verifying a row found.
+struct Checked {
+    /// Every file's blob is there with its content.
+    verified: bool,
+    /// The side-effects entries kept (pnpm's `sideEffectsMaps`).
+    side_effects: Option<Vec<SideEffectsEntry>>,
+    /// See [`PkgFromStore::drifted_blobs`].
+    drifted_blobs: Option<Vec<DriftedBlob>>,
+}
+
+/// What the verifier needs of a blob's `stat`.
+struct BlobStat {
+    /// As Node computes `mtimeMs`.
+    mtime_ms: f64,
+    size: u64,
+    /// The permission bits.
+    mode: u32,
 }
 
 impl<'a> Verifier<'a> {
@@ -579,16 +634,17 @@ impl<'a> Verifier<'a> {
                 .map(std::os::fd::OwnedFd::from),
             blob: ("", false),
             name: String::with_capacity(160),
+            drifted: Vec::new(),
         }
     }
 
-    /// `(verified, sideEffectsMaps entries)`.
-    fn check_row(
-        mut self,
-        row: &'a PackageFilesIndex,
-    ) -> Result<(bool, Option<Vec<SideEffectsEntry>>), ReadError> {
+    fn check_row(mut self, row: &'a PackageFilesIndex) -> Result<Checked, ReadError> {
         if !self.check_files(&row.files)? {
-            return Ok((false, None));
+            return Ok(Checked {
+                verified: false,
+                side_effects: None,
+                drifted_blobs: None,
+            });
         }
         let mut kept = Vec::new();
         for (cache_key, diff) in row.side_effects.iter().flatten() {
@@ -607,7 +663,11 @@ impl<'a> Verifier<'a> {
                 });
             }
         }
-        Ok((true, (!kept.is_empty()).then_some(kept)))
+        Ok(Checked {
+            verified: true,
+            side_effects: (!kept.is_empty()).then_some(kept),
+            drifted_blobs: Some(self.drifted),
+        })
     }
 
     /// Checks every file, also after a failure, so that every bad blob is removed in one pass.
@@ -633,11 +693,15 @@ impl<'a> Verifier<'a> {
         Ok(all_ok)
     }
 
-    /// `(mtime in ms as Node computes `mtimeMs`, size)`, `None` when the blob does not exist.
-    fn stat(&self) -> Result<Option<(f64, u64)>, ReadError> {
+    /// `None` when the blob does not exist.
+    fn stat(&self) -> Result<Option<BlobStat>, ReadError> {
         let result = match self.stat_in_files_dir() {
             Some(result) => result,
-            None => fs::metadata(self.full_path()).map(|m| (platform::mtime_ms(&m), m.len())),
+            None => fs::metadata(self.full_path()).map(|m| BlobStat {
+                mtime_ms: platform::mtime_ms(&m),
+                size: m.len(),
+                mode: platform::permission_bits(&m) & 0o777,
+            }),
         };
         match result {
             Ok(stat) => Ok(Some(stat)),
@@ -649,7 +713,7 @@ impl<'a> Verifier<'a> {
     /// `stat` through the `files/` handle; `None` when there is none (or the name cannot be
     /// passed to the kernel), and the path is stat'ed instead.
     #[cfg(unix)]
-    fn stat_in_files_dir(&self) -> Option<io::Result<(f64, u64)>> {
+    fn stat_in_files_dir(&self) -> Option<io::Result<BlobStat>> {
         use std::os::fd::AsRawFd;
         let dir = self.files_dir.as_ref()?;
         let name = std::ffi::CString::new(self.name.as_bytes()).ok()?;
@@ -662,14 +726,17 @@ impl<'a> Verifier<'a> {
         }
         // SAFETY: fstatat succeeded.
         let st = unsafe { st.assume_init() };
-        Some(Ok((
-            st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6,
-            st.st_size as u64,
-        )))
+        #[allow(clippy::unnecessary_cast)] // `mode_t` is u16 on macOS
+        let mode = st.st_mode as u32 & 0o777;
+        Some(Ok(BlobStat {
+            mtime_ms: st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6,
+            size: st.st_size as u64,
+            mode,
+        }))
     }
 
     #[cfg(not(unix))]
-    fn stat_in_files_dir(&self) -> Option<io::Result<(f64, u64)>> {
+    fn stat_in_files_dir(&self) -> Option<io::Result<BlobStat>> {
         None
     }
 
@@ -679,15 +746,16 @@ impl<'a> Verifier<'a> {
     }
 
     fn check_blob(&mut self, info: &PackageFileInfo) -> Result<bool, ReadError> {
-        let Some((mtime_ms, size)) = self.stat()? else {
+        let Some(stat) = self.stat()? else {
             return Ok(false);
         };
+        self.note_mode(stat.mode);
         // Trusted fast path: the blob was not touched since the row recorded it as checked.
-        if mtime_ms - info.checked_at.unwrap_or(0.0) <= 100.0 {
+        if stat.mtime_ms - info.checked_at.unwrap_or(0.0) <= 100.0 {
             return Ok(true);
         }
         let blob = self.full_path();
-        if size != info.size {
+        if stat.size != info.size {
             remove_blob(&blob)?;
             return Ok(false);
         }
@@ -703,6 +771,19 @@ impl<'a> Verifier<'a> {
             return Ok(false);
         }
         Ok(true)
+    }
+
+    /// Notes the blob being checked when its bits are not its name's mode (a mode changed
+    /// does not change the mtime, so a trusted blob can have drifted too).
+    fn note_mode(&mut self, mode: u32) {
+        let (digest, executable) = self.blob;
+        if blob_modes::name_mode(executable).is_some_and(|named| named != mode) {
+            self.drifted.push(DriftedBlob {
+                digest: digest.to_string(),
+                executable,
+                mode,
+            });
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::blob_modes::is_linkable;
 use crate::error_code::ErrorCode;
 use crate::{os_error, platform};
 
@@ -152,40 +153,129 @@ pub enum FileOp {
 }
 
 impl FileOp {
-    pub fn apply(self, src: &Path, dst: &Path) -> Result<Done, ImportError> {
+    pub fn is_link(self) -> bool {
+        matches!(self, FileOp::LinkRaw | FileOp::LinkOrCopy)
+    }
+
+    /// `mode` with what this operation needs to know: a link, whether the blob is linkable
+    /// (its bits `stat`ed unless known, as pnpm stats every blob it links).
+    pub fn needs(self, mode: SrcMode, src: &Path) -> Result<SrcMode, ImportError> {
+        if self.is_link() {
+            mode.known(src)
+        } else {
+            Ok(mode)
+        }
+    }
+
+    /// Puts `src` at `dst`. A store blob whose bits are not linkable for its name is copied
+    /// instead of linked, and every copy or clone of a store blob gets its name's mode
+    /// (docs/store-format.md, "Blob modes").
+    pub fn apply(self, src: &Path, dst: &Path, mode: SrcMode) -> Result<Done, ImportError> {
+        let mode = self.needs(mode, src)?;
         match self {
-            FileOp::CloneRaw => clone_raw(src, dst),
-            FileOp::Clone => match clone_raw(src, dst) {
-                Err(e) if Os::HOST.clone_falls_back(e.errno) => resilient_copy(src, dst),
+            FileOp::CloneRaw => clone_raw(src, dst, mode),
+            FileOp::Clone => match clone_raw(src, dst, mode) {
+                Err(e) if Os::HOST.clone_falls_back(e.errno) => resilient_copy(src, dst, mode),
                 other => other,
             },
-            FileOp::CloneAtomic => match clone_raw(src, dst) {
-                Err(e) if Os::HOST.clone_falls_back(e.errno) => atomic_copy(src, dst),
+            FileOp::CloneAtomic => match clone_raw(src, dst, mode) {
+                Err(e) if Os::HOST.clone_falls_back(e.errno) => atomic_copy(src, dst, mode),
                 other => other,
             },
+            _ if self.is_link() && !mode.linkable() => resilient_copy(src, dst, mode),
             FileOp::LinkRaw => fs::hard_link(src, dst)
                 .map(|()| Done::Linked)
                 .map_err(|e| ImportError::os(&e, "link", src, Some(dst))),
             FileOp::LinkOrCopy => match fs::hard_link(src, dst) {
                 Ok(()) => Ok(Done::Linked),
                 Err(e) if os_error::errno(&e) == Some(libc::EEXIST) => Ok(Done::Kept),
-                Err(_) => resilient_copy(src, dst),
+                Err(_) => resilient_copy(src, dst, mode),
             },
-            FileOp::Copy => resilient_copy(src, dst),
-            FileOp::AtomicCopy => atomic_copy(src, dst),
+            FileOp::Copy => resilient_copy(src, dst, mode),
+            FileOp::AtomicCopy => atomic_copy(src, dst, mode),
         }
     }
 }
 
+/// What an importer knows of a source file's mode before it puts the file in place
+/// (docs/store-format.md, "Blob modes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SrcMode {
+    /// Not a store blob (a package imported from a directory), or Windows: linked as it is,
+    /// its copies keep its mode.
+    Plain,
+    /// A store blob: `named` is the mode its name says (the umask applied), `actual` its
+    /// permission bits when they are known.
+    Blob { named: u32, actual: Option<u32> },
+}
+
+impl SrcMode {
+    /// With the blob's bits, `stat`ed unless already known.
+    fn known(self, src: &Path) -> Result<SrcMode, ImportError> {
+        match self {
+            SrcMode::Blob {
+                named,
+                actual: None,
+            } => {
+                let meta = fs::metadata(src).map_err(|e| ImportError::os(&e, "stat", src, None))?;
+                Ok(SrcMode::Blob {
+                    named,
+                    actual: Some(platform::permission_bits(&meta) & 0o777),
+                })
+            }
+            known => Ok(known),
+        }
+    }
+
+    /// The file may be shared by a hard link (bits not known: no).
+    pub fn linkable(self) -> bool {
+        match self {
+            SrcMode::Plain => true,
+            SrcMode::Blob { named, actual } => actual.is_some_and(|a| is_linkable(a, named)),
+        }
+    }
+
+    /// The mode a copy is made with: a store blob's name's, anything else's own.
+    fn for_copy(self, source: &File) -> io::Result<u32> {
+        match self {
+            SrcMode::Blob { named, .. } => Ok(named),
+            SrcMode::Plain => source.metadata().map(|m| platform::permission_bits(&m)),
+        }
+    }
+
+    /// The mode a copy or clone must be given after the fact, when it does not have it from
+    /// its source already.
+    fn to_set(self) -> Option<u32> {
+        match self {
+            SrcMode::Blob { named, actual } if actual != Some(named) => Some(named),
+            _ => None,
+        }
+    }
+}
+
+/// Gives a copy or clone of a store blob its name's mode (pnpm's `alignStoreFileMode`).
+fn align_mode(dst: &Path, mode: SrcMode) -> Result<(), ImportError> {
+    #[cfg(unix)]
+    if let Some(named) = mode.to_set() {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(dst, fs::Permissions::from_mode(named))
+            .map_err(|e| ImportError::os(&e, "chmod", dst, None))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (dst, mode);
+    Ok(())
+}
+
 /// `copyFileSync(src, dst, COPYFILE_FICLONE_FORCE)`: the destination is created with the
-/// source's mode and removed again when the clone fails; an existing destination is kept.
+/// source's mode (a store blob's: its name's) and removed again when the clone fails; an
+/// existing destination is kept.
 #[cfg(target_os = "linux")]
-fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+fn clone_raw(src: &Path, dst: &Path, src_mode: SrcMode) -> Result<Done, ImportError> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let err = |e: &io::Error| ImportError::os(e, "copyfile", src, Some(dst));
     let source = File::open(src).map_err(|e| err(&e))?;
-    let mode = platform::permission_bits(&source.metadata().map_err(|e| err(&e))?);
+    let mode = src_mode.for_copy(&source).map_err(|e| err(&e))?;
     // Never opened if it exists: it could be a hard link into the store.
     let target = match OpenOptions::new()
         .write(true)
@@ -210,10 +300,11 @@ fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
 }
 
 /// `clonefile(src, dst, CLONE_NOOWNERCOPY)`, as pnpm's `@reflink/reflink` clones on macOS: an
-/// APFS copy-on-write clone with the blob's mode; an existing destination is kept, as pnpm
-/// ignores `EEXIST` there. Other volumes fail with `ENOTSUP`.
+/// APFS copy-on-write clone with the blob's mode (then a store blob's name's mode); an
+/// existing destination is kept, as pnpm ignores `EEXIST` there. Other volumes fail with
+/// `ENOTSUP`.
 #[cfg(target_os = "macos")]
-fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+fn clone_raw(src: &Path, dst: &Path, mode: SrcMode) -> Result<Done, ImportError> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     /// `<sys/clonefile.h>` (the libc crate has the call, not its flags): the clone belongs to
@@ -227,6 +318,7 @@ fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
     let (from, to) = (c_path(src)?, c_path(dst)?);
     // SAFETY: both strings are NUL-terminated and live across the call.
     if unsafe { libc::clonefile(from.as_ptr(), to.as_ptr(), CLONE_NOOWNERCOPY) } == 0 {
+        align_mode(dst, mode)?;
         return Ok(Done::Cloned);
     }
     match io::Error::last_os_error() {
@@ -238,7 +330,7 @@ fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
 /// Reflinks on Windows need ReFS block cloning, which this build does not do: report ENOTSUP
 /// so the importers fall back exactly as they do on a filesystem without reflinks.
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+fn clone_raw(src: &Path, dst: &Path, _mode: SrcMode) -> Result<Done, ImportError> {
     Err(ImportError::os(
         &os_error::unsupported(),
         "copyfile",
@@ -247,18 +339,22 @@ fn clone_raw(src: &Path, dst: &Path) -> Result<Done, ImportError> {
     ))
 }
 
-/// `copyFileSync(src, dst)` (mode preserved, destination overwritten); on ENOTSUP read the whole
-/// source and write it with the source's mode. On macOS `fs::copy` is `fclonefileat`, then
-/// `fcopyfile` where the volume cannot clone (`COPYFILE_FICLONE` semantics): the bytes and
-/// mode are those of a plain copy, the blocks shared until either file is written.
-fn resilient_copy(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+/// `copyFileSync(src, dst)` (mode preserved, destination overwritten), then a store blob's
+/// name's mode; on ENOTSUP read the whole source and write it with that mode. On macOS
+/// `fs::copy` is `fclonefileat`, then `fcopyfile` where the volume cannot clone
+/// (`COPYFILE_FICLONE` semantics): the bytes and mode are those of a plain copy, the blocks
+/// shared until either file is written.
+fn resilient_copy(src: &Path, dst: &Path, src_mode: SrcMode) -> Result<Done, ImportError> {
     match fs::copy(src, dst) {
-        Ok(_) => Ok(Done::Copied),
+        Ok(_) => {
+            align_mode(dst, src_mode)?;
+            Ok(Done::Copied)
+        }
         Err(e) if os_error::errno(&e) == Some(libc::ENOTSUP) => {
             let err = |e: &io::Error| ImportError::os(e, "copyfile", src, Some(dst));
             let mut bytes = Vec::new();
             let mut source = File::open(src).map_err(|e| err(&e))?;
-            let mode = platform::permission_bits(&source.metadata().map_err(|e| err(&e))?);
+            let mode = src_mode.for_copy(&source).map_err(|e| err(&e))?;
             source.read_to_end(&mut bytes).map_err(|e| err(&e))?;
             let mut out = platform::create_mode(
                 OpenOptions::new().write(true).create(true).truncate(true),
@@ -275,9 +371,9 @@ fn resilient_copy(src: &Path, dst: &Path) -> Result<Done, ImportError> {
 
 /// Copy to `<dst>_tmp_<pid>_<n>`, then rename over `dst`: a reader sees the old file or the
 /// complete new one, never a partial `package.json`.
-fn atomic_copy(src: &Path, dst: &Path) -> Result<Done, ImportError> {
+fn atomic_copy(src: &Path, dst: &Path, mode: SrcMode) -> Result<Done, ImportError> {
     let tmp = temp_sibling(dst);
-    if let Err(e) = resilient_copy(src, &tmp) {
+    if let Err(e) = resilient_copy(src, &tmp, mode) {
         let _ = fs::remove_file(&tmp);
         return Err(e);
     }

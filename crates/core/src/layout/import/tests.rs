@@ -58,6 +58,7 @@ impl Fixture {
             keep_modules_dir: false,
             disable_relink_local_dir_deps: false,
             safe_to_skip: false,
+            blob_modes: BlobModes::Unchecked,
         }
     }
 
@@ -220,7 +221,7 @@ fn clone_keeps_an_existing_destination_untouched() {
     let dst = fx.dir.path().join("dst");
     fs::hard_link(&blob, &dst).unwrap();
     let src = fx.blob("other", "other content", 0o644);
-    let got = FileOp::CloneRaw.apply(&src, &dst);
+    let got = FileOp::CloneRaw.apply(&src, &dst, SrcMode::Plain);
     assert!(matches!(got, Ok(Done::Kept)) || got.is_err());
     assert_eq!(fs::read_to_string(&blob).unwrap(), "store content");
 }
@@ -537,4 +538,202 @@ fn clone_decisions_follow_pnpms_importer_on_each_platform() {
             assert!(!os.clone_falls_back(other), "{os:?} {other:?}");
         }
     }
+}
+
+impl Fixture {
+    /// A blob named as the store names it (`files/aa/<digest>[-exec]`), with bits `mode`.
+    fn store_blob(&self, n: u32, content: &str, executable: bool, mode: u32) -> PathBuf {
+        let exec = if executable { "-exec" } else { "" };
+        self.blob(&format!("{n:0126x}{exec}"), content, mode)
+    }
+}
+
+#[cfg(unix)]
+fn nlink(p: &Path) -> u64 {
+    std::os::unix::fs::MetadataExt::nlink(&fs::metadata(p).unwrap())
+}
+
+#[cfg(unix)]
+fn named(executable: bool) -> u32 {
+    blob_modes::name_mode(executable).unwrap()
+}
+
+#[test]
+fn what_is_known_of_a_sources_mode() {
+    let fx = Fixture::new();
+    let blob = fx.store_blob(1, "x", false, 0o644);
+    let exec = fx.store_blob(2, "x", true, 0o755);
+    let other = fx.blob("not-a-blob-name", "x", 0o755);
+    let unchecked = BlobModes::Unchecked;
+    let checked = BlobModes::Checked(vec![(blob.clone(), 0o755)]);
+    assert_eq!(unchecked.of(&other), SrcMode::Plain);
+    assert_eq!(checked.of(&other), SrcMode::Plain);
+    match blob_modes::name_mode(false).zip(blob_modes::name_mode(true)) {
+        // Windows: no mode rule.
+        None => assert_eq!(unchecked.of(&blob), SrcMode::Plain),
+        Some((file, executable)) => {
+            let blob_mode = |named, actual| SrcMode::Blob { named, actual };
+            assert_eq!(unchecked.of(&blob), blob_mode(file, None));
+            assert_eq!(unchecked.of(&exec), blob_mode(executable, None));
+            assert_eq!(checked.of(&blob), blob_mode(file, Some(0o755)));
+            // Checked and not listed: it has its name's mode.
+            assert_eq!(checked.of(&exec), blob_mode(executable, Some(executable)));
+        }
+    }
+}
+
+/// A package with a blob made executable through a hard link, an executable blob that lost
+/// its x bits, and two blobs with their names' modes.
+#[cfg(unix)]
+fn drifted_package(fx: &Fixture) -> (FilesMap, BlobModes) {
+    let files: FilesMap = vec![
+        (
+            "package.json".into(),
+            fx.store_blob(1, "{}", false, named(false)),
+        ),
+        ("lib/a.js".into(), fx.store_blob(2, "a", false, 0o755)),
+        (
+            "bin/cli".into(),
+            fx.store_blob(3, "#!/bin/sh\n", true, 0o644),
+        ),
+        ("ok.js".into(), fx.store_blob(4, "ok", false, named(false))),
+    ];
+    let drifted = vec![(files[1].1.clone(), 0o755), (files[2].1.clone(), 0o644)];
+    (files, BlobModes::Checked(drifted))
+}
+
+#[cfg(unix)]
+#[test]
+fn a_drifted_blob_is_copied_with_its_names_mode_by_every_method() {
+    for method in [
+        ImportMethod::Hardlink,
+        ImportMethod::Auto,
+        ImportMethod::Copy,
+        ImportMethod::Clone,
+        ImportMethod::CloneOrCopy,
+    ] {
+        // Unchecked: the importer stats the blobs (verification off); checked: the read did.
+        for checked in [false, true] {
+            for safe_to_skip in [false, true] {
+                let case = format!("{method:?} checked={checked} safe_to_skip={safe_to_skip}");
+                let fx = Fixture::new();
+                let (files, modes) = drifted_package(&fx);
+                let mut req = fx.request("p", method, files.clone());
+                req.safe_to_skip = safe_to_skip;
+                if checked {
+                    req.blob_modes = modes;
+                }
+                let got = fx.import(&req).unwrap().unwrap();
+                let t = fx.target("p");
+                for (key, named_mode) in [("lib/a.js", named(false)), ("bin/cli", named(true))] {
+                    assert_eq!(mode(&t.join(key)), named_mode, "{case}: {key}");
+                    assert_eq!(nlink(&t.join(key)), 1, "{case}: {key}");
+                }
+                // The blobs keep their bits; the others are linked as the method links.
+                assert_eq!(mode(&files[1].1), 0o755, "{case}");
+                assert_eq!(mode(&files[2].1), 0o644, "{case}");
+                let linked = ino(&t.join("ok.js")) == ino(&files[3].1);
+                assert_eq!(linked, got == Imported::Hardlink, "{case}");
+                assert_eq!(mode(&t.join("ok.js")), named(false), "{case}");
+                assert_eq!(fs::read(t.join("lib/a.js")).unwrap(), b"a", "{case}");
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn group_write_may_differ_either_way_and_other_write_only_be_missing() {
+    // pnpm's `isLinkableStoreMode`, under the common umask 0o022 (names: 0o644 and 0o755).
+    if named(false) != 0o644 {
+        return;
+    }
+    for checked in [false, true] {
+        let fx = Fixture::new();
+        let cases = [
+            // (blob bits, executable, linked)
+            (0o664, false, true),
+            (0o775, true, true),
+            (0o646, false, false),
+            (0o757, true, false),
+            // Read bits count.
+            (0o640, false, false),
+            (0o600, false, false),
+        ];
+        let files: FilesMap = cases
+            .iter()
+            .enumerate()
+            .map(|(i, &(bits, exec, _))| {
+                let blob = fx.store_blob(i as u32 + 1, &i.to_string(), exec, bits);
+                (format!("f{i}"), blob)
+            })
+            .collect();
+        let mut req = fx.request("p", ImportMethod::Hardlink, files.clone());
+        if checked {
+            let drifted = files.iter().zip(cases).map(|((_, b), c)| (b.clone(), c.0));
+            req.blob_modes = BlobModes::Checked(drifted.collect());
+        }
+        fx.import(&req).unwrap();
+        for ((key, blob), (bits, exec, linked)) in files.iter().zip(cases) {
+            let got = fx.target("p").join(key);
+            let case = format!("{bits:o} checked={checked}");
+            assert_eq!(ino(&got) == ino(blob), linked, "{case}");
+            let want = if linked { bits } else { named(exec) };
+            assert_eq!(mode(&got), want, "{case}");
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn checked_modes_are_taken_as_read_without_a_stat_of_the_importers_own() {
+    // The read found every blob with its name's mode; one drifts after it: the importer, which
+    // stats nothing when the read did, links it (pnpm would have read and linked it alike
+    // had the chmod come after its own stat).
+    let fx = Fixture::new();
+    let (files, _) = drifted_package(&fx);
+    let mut req = fx.request("p", ImportMethod::Hardlink, files.clone());
+    req.blob_modes = BlobModes::Checked(vec![]);
+    fx.import(&req).unwrap();
+    assert_eq!(ino(&fx.target("p").join("lib/a.js")), ino(&files[1].1));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_shared_dir_is_repaired_where_a_files_mode_is_not_what_an_import_gives_it() {
+    // pnpm's `mismatchReason`, under the common umask 0o022.
+    if named(false) != 0o644 {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let chmod = |p: &Path, mode| fs::set_permissions(p, fs::Permissions::from_mode(mode)).unwrap();
+    let fx = Fixture::new();
+    let files: FilesMap = ["package.json", "drifted.js", "group.js", "copied.js"]
+        .iter()
+        .enumerate()
+        .map(|(i, key)| {
+            (
+                key.to_string(),
+                fx.store_blob(i as u32 + 1, key, false, 0o644),
+            )
+        })
+        .collect();
+    let mut req = fx.request("shared", ImportMethod::Hardlink, files.clone());
+    req.safe_to_skip = true;
+    req.force = true;
+    fx.import(&req).unwrap();
+    let t = fx.target("shared");
+    // Through the links: one blob drifts, one only gains group write (linkable).
+    chmod(&t.join("drifted.js"), 0o755);
+    chmod(&t.join("group.js"), 0o664);
+    // A copy with the blob's bytes must have the name's mode exactly.
+    fs::remove_file(t.join("copied.js")).unwrap();
+    fs::write(t.join("copied.js"), "copied.js").unwrap();
+    chmod(&t.join("copied.js"), 0o664);
+    fx.import(&req).unwrap();
+    assert_eq!(mode(&t.join("drifted.js")), 0o644);
+    assert_eq!(nlink(&t.join("drifted.js")), 1);
+    assert_eq!(ino(&t.join("group.js")), ino(&files[2].1));
+    assert_eq!(ino(&t.join("copied.js")), ino(&files[3].1));
+    assert_eq!(mode(&t.join("copied.js")), 0o644);
 }

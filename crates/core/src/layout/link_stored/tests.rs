@@ -381,3 +381,36 @@ fn a_patched_package_takes_the_key_for_its_case() {
     assert_eq!(outcome.built, [0, 1]);
     store_handles::open(&store_dir).index.close();
 }
+
+#[cfg(unix)]
+#[test]
+fn a_blob_made_executable_through_a_link_is_copied_with_its_names_mode_verified_or_not() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store/v11");
+    let key = add_package(
+        &store_dir,
+        "a",
+        "1.0.0",
+        &[("package.json", "{}"), ("cli.js", "run")],
+        false,
+    );
+    let blob = store_handles::open(&store_dir)
+        .cas
+        .blob_path(&crate::blob_files::sha512_hex(b"run"), false);
+    fs::set_permissions(&blob, fs::Permissions::from_mode(0o755)).unwrap();
+    for verify in [true, false] {
+        let project = dir.path().join(format!("project-{verify}"));
+        let mut req = request(&store_dir, vec![package(&project, &key, "a", "1.0.0", &[])]);
+        req.verify_store_integrity = verify;
+        let outcome = link_stored(&req, &Stats::default()).unwrap();
+        assert_eq!(outcome.packages, vec![Ok(Some(Imported::Hardlink))]);
+        let target = req.packages[0].target_dir.clone();
+        let copied = fs::metadata(target.join("cli.js")).unwrap();
+        let named = crate::blob_modes::name_mode(false).unwrap();
+        assert_eq!((copied.mode() & 0o777, copied.nlink()), (named, 1));
+        assert_eq!(fs::metadata(&blob).unwrap().mode() & 0o777, 0o755);
+        // The others are linked.
+        assert!(fs::metadata(target.join("package.json")).unwrap().nlink() > 1);
+    }
+}

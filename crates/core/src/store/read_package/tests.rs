@@ -506,3 +506,79 @@ fn a_frozen_index_reads_without_creating_files_and_refuses_writes() {
     assert_eq!(err.code(), "ERR_PNPM_ERR_SQLITE_ERROR");
     assert!(!Path::new(&f.store_dir).join("nowhere").exists());
 }
+
+#[cfg(unix)]
+fn chmod(path: &str, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn verification_notes_the_blobs_whose_bits_are_not_their_names_mode() {
+    let f = fixture();
+    let plain = f.file(b"plain", 0o644);
+    let drifted = f.file(b"made executable through a link", 0o644);
+    let bin = f.file(b"#!/bin/sh\n", 0o755);
+    let group = f.file(b"group-writable", 0o644);
+    let added = f.file(b"written by a build", 0o644);
+    chmod(&f.blob(&drifted), 0o755);
+    chmod(&f.blob(&bin), 0o644);
+    chmod(&f.blob(&group), 0o664);
+    chmod(&f.blob(&added), 0o600);
+    let mut r = row(vec![
+        ("a.js", plain),
+        ("b.js", drifted.clone()),
+        ("bin.sh", bin.clone()),
+        ("g.txt", group.clone()),
+        // Another file of the same blob: noted once.
+        ("copy/b.js", drifted.clone()),
+    ]);
+    r.side_effects = Some(vec![(
+        "key".into(),
+        SideEffectsDiff {
+            added: Some(vec![("out.txt".into(), added.clone())]),
+            deleted: None,
+            remote_origin: false,
+        },
+    )]);
+    f.put("k", &r);
+    let (pkg, tally) = f.read("k", true);
+    assert!(pkg.verified);
+    // A mode changed leaves the mtime as it was: every blob trusted, none hashed.
+    assert_eq!(tally.files, 0);
+    let named = |executable| blob_modes::name_mode(executable).unwrap();
+    let expected: Vec<DriftedBlob> = [
+        (&drifted, false, 0o755),
+        (&bin, true, 0o644),
+        (&group, false, 0o664),
+        (&added, false, 0o600),
+    ]
+    .into_iter()
+    // (Under a umask that lets the group write, 0o664 is the mode a name says.)
+    .filter(|&(_, executable, mode)| mode != named(executable))
+    .map(|(info, executable, mode)| DriftedBlob {
+        digest: info.digest.clone(),
+        executable,
+        mode,
+    })
+    .collect();
+    assert_eq!(pkg.drifted_blobs.as_ref(), Some(&expected));
+    assert_eq!(expected[0].path(&f.store_dir), f.blob(&drifted));
+    assert_eq!(expected[1].path(&f.store_dir), f.blob(&bin));
+    // Without verification no blob is looked at: nothing is known.
+    assert_eq!(f.read("k", false).0.drifted_blobs, None);
+}
+
+#[test]
+fn verified_blobs_with_their_names_mode_are_not_noted() {
+    let f = fixture();
+    f.put(
+        "k",
+        &row(vec![
+            ("a.js", f.file(b"a", 0o644)),
+            ("bin.sh", f.file(b"#!/bin/sh\n", 0o755)),
+        ]),
+    );
+    assert_eq!(f.read("k", true).0.drifted_blobs, Some(vec![]));
+}
