@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
-import { lineSplitter, runBuildScripts, LifecycleError } from '../dist/plugin/install/dependency-build.js'
+import { lineSplitter, runBuildScripts, LifecycleError, shellBody } from '../dist/plugin/install/dependency-build.js'
 import { buildContext, buildMissed, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
@@ -331,6 +331,16 @@ describe('runBuildScripts under shellEmulator: pnpm\'s @yarnpkg/shell, as its li
   })
 })
 
+describe('shellBody: the interrupt trap before a script, for the shells pnpm gives it', () => {
+  const pnpmSelectShell = pnpmFunction<(scriptShell: string | undefined, platform: string, comspec: undefined) => object>('selectShell')
+  const pnpmScriptBody = pnpmFunction<(shell: object, command: string) => string>('scriptBody')
+  it.each(['sh', '/bin/sh', '/bin/bash', '/usr/bin/zsh', '/bin/dash', '/usr/bin/ksh', '/opt/BASH.exe', '/usr/bin/fish', 'pwsh', '/usr/bin/env'])('%s', (shell) => {
+    const trapped = (body: string): boolean => body !== 'node build.js'
+    expect(trapped(shellBody(shell, 'node build.js'))).toBe(trapped(pnpmScriptBody(pnpmSelectShell(shell, 'linux', undefined), 'node build.js')))
+    expect(shellBody(shell, 'node build.js').endsWith('node build.js')).toBe(true)
+  })
+})
+
 describe('lineSplitter: a script\'s output in lines, as pnpm\'s byline gives them', () => {
   it('at any line break, across chunks (a CRLF and a character split too), empty lines left out', () => {
     const lines: string[] = []
@@ -360,8 +370,8 @@ describe('buildSettingsUnsupported', () => {
     [{ sideEffectsCacheWrite: false }, 'the side-effects cache is not written'],
     // Under vitest: not pnpm's entry script.
     [{}, 'a pnpm not started by its entry script'],
-    [{ scriptShell: '/bin/bash' }, 'scriptShell'],
-    [{ shellEmulator: true, scriptShell: '/bin/bash' }, 'scriptShell'],
+    [{ scriptShell: '/no/such/shell' }, 'a scriptShell that is not there (/no/such/shell)'],
+    [{ scriptShell: 'no-such-shell-here' }, 'a scriptShell that is not there (no-such-shell-here)'],
     [{ scriptsPrependNodePath: true }, 'scriptsPrependNodePath'],
     [{ unsafePerm: undefined }, 'unsafePerm not known'],
   ])('%j: %s', (settings, why) => {
@@ -374,6 +384,16 @@ describe('buildSettingsUnsupported', () => {
       expect(buildSettingsReason(config, NEWEST)).toBeUndefined()
       const ctx = buildContext(config, '/p', '/p/node_modules/.pnpm', { execPath: 'pnpm', nodeGypBinDir: '/none' })
       expect(ctx.shellEmulator).toBe(pnpmUsesEmulator(shellEmulator, undefined))
+    }
+  })
+  it('a scriptShell that is there (a path, or a name on PATH): run with it, not the emulator, as pnpm runs it', () => {
+    const pnpmUsesEmulator = pnpmFunction<(shellEmulator: unknown, scriptShell: unknown) => boolean>('useShellEmulator')
+    for (const scriptShell of ['/bin/bash', 'bash']) {
+      const config = { ...ok, shellEmulator: true, scriptShell }
+      expect(buildSettingsReason(config, NEWEST)).toBeUndefined()
+      const ctx = buildContext(config, '/p', '/p/node_modules/.pnpm', { execPath: 'pnpm', nodeGypBinDir: '/none' })
+      expect(ctx.shellEmulator).toBe(pnpmUsesEmulator(true, scriptShell))
+      expect(ctx.scriptShell).toBe(scriptShell)
     }
   })
   it('another release than the one checked against stock', () => {

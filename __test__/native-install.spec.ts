@@ -145,6 +145,8 @@ const generated: ServedPackage[] = [
   // A build in shell syntax that pnpm's emulator reads otherwise than sh (its echo prints `-n`),
   // with output whose last line has no line break.
   pkg('shell-build', '1.0.0', { scripts: { postinstall: 'echo -n "$npm_package_name" > out.txt && node build.js' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes'); process.stdout.write('shown\\ntail')\n" }),
+  // A build that says which shell ran it (`[[` is bash's: sh has none).
+  pkg('bash-build', '1.0.0', { scripts: { postinstall: '[[ -n "$BASH_VERSION" ]] && echo bash > shell.txt || echo other > shell.txt' } }),
   // A build that records in its package the environment it runs with (pnpm's variables, in their order).
   pkg('env-build', '1.0.0', { scripts: { preinstall: 'node env.js preinstall', postinstall: 'node env.js postinstall' }, config: { port: '8080', nested: { on: true } }, engines: { node: '>=18' }, bin: 'cli.js' }, {
     'cli.js': [NODE_BIN, 0o644],
@@ -1675,6 +1677,22 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(scriptLines(cold.stockRun.stdout).filter((l) => / postinstall: (shown|tail)$/.test(l))).toEqual(['.../node_modules/shell-build postinstall: shown'])
     const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-emulator-warm', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
+  })
+
+  it.runIf(buildsNative)('builds into a cold store under a scriptShell (bash): run natively with that shell, not the emulator, as pnpm runs them; stock\'s tree (the environment the scripts recorded too), lines and side effects', async () => {
+    const manifest = { name: 'shelled', version: '1.0.0', dependencies: { 'env-build': '1.0.0', 'logs-build': '1.0.0', 'bash-build': '1.0.0' } }
+    const { dir } = await setUp('cold-script-shell', manifest, 'minimumReleaseAge: 0\nshellEmulator: true\nscriptShell: /bin/bash\nallowBuilds:\n  env-build: true\n  logs-build: true\n  bash-build: true\n')
+    const cold = await installCold(dir, 'cold-script-shell')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build logs-build')
+    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    // bash ran them (its `[[`), in both.
+    expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'bash-build', 'shell.txt'), 'utf8')).toBe('bash\n')
+    expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
+    const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/node_modules\/\S+ (preinstall|postinstall)(\$|:) /.test(l)).sort()
+    expect(scriptLines(cold.run.stdout)).toEqual(scriptLines(cold.stockRun.stdout))
+    expect(scriptLines(cold.run.stdout)).toHaveLength(8)
   })
 
   it.runIf(buildsNative)('the project\'s scripts and a build the cache lacks, into a cold store (pnpm\'s own install follows the layout, to run the scripts): left to pnpm, which builds it once, as stock', async () => {

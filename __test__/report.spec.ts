@@ -254,11 +254,13 @@ describe('why-not: every reason the install gives, in words a user can act on', 
   it('a build or patch the cache lacks: what would change it depends on why it was not run natively (review s9b, item 7)', () => {
     const miss = (why?: string): WhyNot => whyNot(`a@1.0.0: no side effects cached for linux;x64;node24;deps=abc${why != null ? `, and ${why}` : ''}`)
     const cachedNext = 'pnpm builds it this time and caches the result, and the next fresh clone on this store takes it from the cache natively'
-    for (const why of [undefined, 'a binding.gyp built with node-gyp', 'an optional package (pnpm skips it when its build fails)', 'the project\'s postinstall', 'scriptShell']) {
+    for (const why of [undefined, 'a binding.gyp built with node-gyp', 'an optional package (pnpm skips it when its build fails)', 'the project\'s postinstall']) {
       expect(miss(why)).toMatchObject({ code: 'side-effects-miss', change: `nothing: ${cachedNext}` })
     }
     // pnpm writes no cache: it builds on every install.
     expect(miss('the side-effects cache is not written').change).toMatch(/^let pnpm write its side-effects cache .*: as it is, pnpm builds it on every install/)
+    // pnpm cannot run it either.
+    expect(miss('a scriptShell that is not there (/no/bash)').change).toMatch(/^point scriptShell at a shell that is there, or unset it: .*ERR_PNPM_SCRIPT_SHELL_NOT_FOUND\)$/)
     // pnpm fails on the patch too.
     expect(miss('its patch failed (hunk #1 FAILED at 1)').change).toMatch(/^fix the patch .*pnpm cannot apply it either, and its install fails$/)
     // Cached next time; built natively under the release checked only.

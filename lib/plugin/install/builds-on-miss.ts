@@ -82,17 +82,44 @@ export function pnpmPaths (entry: string | undefined = process.argv[1]): PnpmPat
   return { execPath: entry, nodeGyp, nodeGypBinDir: shims.find((d) => fs.existsSync(d)) ?? shims[1] }
 }
 
+/** The `scriptShell` set (pnpm's config reader has resolved a relative path), if any. */
+function scriptShellOf (config: BuildSettings): string | undefined {
+  return typeof config.scriptShell === 'string' && config.scriptShell !== '' ? config.scriptShell : undefined
+}
+
+/** Whether `file` is an executable file. */
+function isExecutable (file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK)
+    return fs.statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether `shell` is there to be run: a path, or a name found on `PATH` (a script's `PATH`
+ * begins with more directories, so what is found here is found there too). pnpm fails a build
+ * with its own error when it is not (ERR_PNPM_SCRIPT_SHELL_NOT_FOUND).
+ */
+function scriptShellFound (shell: string): boolean {
+  if (path.isAbsolute(shell)) return isExecutable(shell)
+  if (shell.includes('/')) return false
+  return (process.env.PATH ?? '').split(path.delimiter).some((dir) => dir !== '' && isExecutable(path.join(dir, shell)))
+}
+
 /**
  * Why pnpm's build step could not be reproduced under these settings and pnpm `version`
- * (`undefined`: it can): a release other than the one it was checked against, a shell of its
- * own (pnpm's emulator is run as pnpm runs it), Node's directory put on `PATH`, the side-effects cache not written
+ * (`undefined`: it can): a release other than the one it was checked against, a `scriptShell`
+ * that is not there, Node's directory put on `PATH`, the side-effects cache not written
  * (the next install would build again), the global virtual store, an `extraEnv` or
  * `extraBinPaths` not of pnpm's kinds. (The explain command asks this, outside pnpm.)
  */
 export function buildSettingsReason (config: BuildSettings, version: string): string | undefined {
   const checked = PNPM_RELEASES.at(-1)!.version
   if (version !== checked) return `builds run under pnpm ${version} (checked against stock under ${checked})`
-  if (typeof config.scriptShell === 'string' && config.scriptShell !== '') return 'scriptShell'
+  const scriptShell = scriptShellOf(config)
+  if (scriptShell != null && !scriptShellFound(scriptShell)) return `a scriptShell that is not there (${scriptShell})`
   if (config.scriptsPrependNodePath != null && config.scriptsPrependNodePath !== false) return 'scriptsPrependNodePath'
   if (config.sideEffectsCacheWrite !== true) return 'the side-effects cache is not written'
   if (config.enableGlobalVirtualStore === true) return 'the global virtual store'
@@ -130,8 +157,9 @@ export function buildContext (config: BuildSettings, lockfileDir: string, virtua
     userAgent: typeof config.userAgent === 'string' ? config.userAgent : undefined,
     unsafePerm: config.unsafePerm as boolean,
     extraBinPaths: [path.join(virtualStoreDir, 'node_modules', '.bin'), ...(config.extraBinPaths as string[] | undefined ?? [])],
-    // pnpm's `useShellEmulator` (a `scriptShell` of its own is left to pnpm before this).
-    shellEmulator: config.shellEmulator === true,
+    // pnpm's `useShellEmulator`: the emulator, unless a `scriptShell` is set.
+    scriptShell: scriptShellOf(config),
+    shellEmulator: config.shellEmulator === true && scriptShellOf(config) == null,
   }
 }
 

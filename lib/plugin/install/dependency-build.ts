@@ -7,7 +7,7 @@
  * fails the build with pnpm's message and code (`ELIFECYCLE`, or the code pnpm keeps).
  *
  * What this does not do, and its caller leaves to pnpm: `node-gyp rebuild` for a `binding.gyp`
- * without an install script, `scriptShell`. (pnpm also runs a `.hooks/<stage>` of the virtual
+ * without an install script, a `scriptShell` that is not there. (pnpm also runs a `.hooks/<stage>` of the virtual
  * store, which a fresh `node_modules` does not have.) Signals are handled as pnpm's runner
  * handles them for a dependency's build (its interrupt trap before the script, SIGTERM and
  * SIGINT passed on, a script's death signal raised on pnpm's process); not reproduced: its
@@ -32,6 +32,8 @@ export interface BuildContext {
   userAgent?: string
   unsafePerm: boolean
   extraBinPaths: string[]
+  /** The shell scripts run with (`-c`) instead of `sh` (pnpm's `scriptShell`, resolved as pnpm resolves it). */
+  scriptShell?: string
   /** Scripts run by pnpm's shell emulator (`shellEmulator` without a `scriptShell`), not `sh`. */
   shellEmulator?: boolean
   /** The package is optional (pnpm's lifecycle records say so). */
@@ -152,6 +154,15 @@ function scriptOutput (stage: string, wd: string, ctx: BuildContext): { read: (s
  */
 const INTERRUPT_TRAP = 'trap \'[ "$?" != 130 ] || { trap - INT; kill -INT $$; }; trap "trap - INT; kill -INT $$" INT\' INT; '
 
+/** The shells pnpm knows to report an interrupted command's status, and so gives the trap (by their file's name). */
+const BOURNE_SHELLS = new Set(['sh', 'dash', 'bash', 'ash', 'zsh', 'ksh', 'mksh'])
+
+/** `script` as the shell `shell` gets it after `-c`: behind the interrupt trap for a Bourne shell, as pnpm passes it. */
+export function shellBody (shell: string, script: string): string {
+  const name = path.basename(shell).toLowerCase().replace(/\.exe$/, '')
+  return BOURNE_SHELLS.has(name) ? INTERRUPT_TRAP + script : script
+}
+
 /**
  * Passes pnpm's SIGTERM and SIGINT on to a running script as pnpm's lifecycle runner does for a
  * dependency's build (its `relaySignals` without `raiseOnInterrupt`: pnpm's process takes no
@@ -202,7 +213,8 @@ const RAISE_GRACE_MS = 1000
 function runScript (pkgId: string, stage: string, script: string, wd: string, env: Record<string, string>, ctx: BuildContext): Promise<void> {
   const ownGroup = !hasTerminal()
   const owner = ctx.unsafePerm ? {} : { uid: process.getuid!(), gid: process.getgid!() }
-  const child = spawn('sh', ['-c', INTERRUPT_TRAP + script], { cwd: wd, env, detached: ownGroup, stdio: ['ignore', 'pipe', 'pipe'], ...owner })
+  const shell = ctx.scriptShell ?? 'sh'
+  const child = spawn(shell, ['-c', shellBody(shell, script)], { cwd: wd, env, detached: ownGroup, stdio: ['ignore', 'pipe', 'pipe'], ...owner })
   const output = scriptOutput(stage, wd, ctx)
   output.read('stdout', child.stdout!)
   output.read('stderr', child.stderr!)
