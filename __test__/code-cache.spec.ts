@@ -79,6 +79,24 @@ describe('requireWithCodeCache: the plugin bundle run with a code cache of its o
     expect(run()).toEqual({ config: { a: 1, seen: true }, same: true, other: 1, fetchers: [2], made: true })
   })
 
+  it('made only once the process ran what makes it worth it (the plugin: a whole native install, not a `pnpm run`, which calls updateConfig too)', () => {
+    const dir = freshDir('code-cache-worth')
+    const file = moduleAt(path.join(dir, 'pkg'))
+    const cacheDir = path.join(dir, 'cache')
+    const cacheFile = codeCacheFile(cacheDir, fs.readFileSync(file))
+    const run = (note: boolean): void => {
+      const script = `const { installedNatively, noteInstalledNatively, requireWithCodeCache } = require(${JSON.stringify(loader)})
+        requireWithCodeCache(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)}, installedNatively)
+        ${note ? 'noteInstalledNatively()' : ''}`
+      const out = spawnSync(node24, ['-e', script], { encoding: 'utf8' })
+      if (out.status !== 0) throw new Error(out.stderr)
+    }
+    run(false)
+    expect(fs.existsSync(cacheFile)).toBe(false)
+    run(true)
+    expect(fs.existsSync(cacheFile)).toBe(true)
+  })
+
   it('a module changed since: a cache file of its own; a cache directory it cannot write: runs, nothing written', () => {
     const dir = freshDir('code-cache-changed')
     const file = moduleAt(path.join(dir, 'pkg'))

@@ -116,7 +116,7 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     const bundled = (file: string): string => spawnSync('tar', ['-xzOf', plugin.tarball as string, `package/dist/plugin/${file}`], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout
     const required = (text: string): string[] => [...text.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !isBuiltin(spec))
     const entry = bundled('config-dependency.js')
-    expect(entry).toContain('requireWithCodeCache(require("node:path").join(__dirname, "bundle.js"))')
+    expect(entry).toContain('requireWithCodeCache(require("node:path").join(__dirname, "bundle.js"), void 0, installedNatively)')
     expect(required(entry)).toEqual([])
     const bundle = bundled('bundle.js')
     expect(bundle).toContain('node_modules/@pnpm/config.matcher/')

@@ -135,8 +135,8 @@ async function bundle (entry, pluginDir) {
   for (const [pkg, file] of Object.entries(LAZY)) {
     await bundleInto({ stdin: { contents: `module.exports = require(${JSON.stringify(pkg)})`, resolveDir: repo, loader: 'js' } }, path.join(path.dirname(outfile), 'lazy', file), [])
   }
-  const loader = "const { codeCacheAfterUpdateConfig, requireWithCodeCache } = require('./dist/plugin/code-cache.js')\n" +
-    "const plugin = requireWithCodeCache(require('node:path').join(__dirname, 'bundle.js'))\n" +
+  const loader = "const { codeCacheAfterUpdateConfig, installedNatively, requireWithCodeCache } = require('./dist/plugin/code-cache.js')\n" +
+    "const plugin = requireWithCodeCache(require('node:path').join(__dirname, 'bundle.js'), undefined, installedNatively)\n" +
     'module.exports = { ...plugin, load: () => codeCacheAfterUpdateConfig(plugin.load()) }'
 
   await bundleInto({ stdin: { contents: loader, resolveDir: repo, loader: 'js' } }, path.join(pluginDir, 'dist', entry), [])

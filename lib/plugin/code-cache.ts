@@ -16,6 +16,19 @@ import path from 'node:path'
 import vm from 'node:vm'
 import zlib from 'node:zlib'
 
+/** Set once the whole native install has run in this process: the plugin's code cache is worth making then. */
+const INSTALLED_NATIVELY = Symbol.for('@cas/pnpm-plugin-native:installed natively')
+
+/** Notes that the whole native install has run (see `requireWithCodeCache`'s `worthSaving`). */
+export function noteInstalledNatively (): void {
+  (globalThis as Record<symbol, unknown>)[INSTALLED_NATIVELY] = true
+}
+
+/** Whether `noteInstalledNatively` was called in this process (by the bundle, which has its own copy of this module). */
+export function installedNatively (): boolean {
+  return (globalThis as Record<symbol, unknown>)[INSTALLED_NATIVELY] === true
+}
+
 /** The folder of these caches in Node's compile cache directory. */
 const FOLDER = 'cas-pnpm-plugin-native'
 
@@ -63,7 +76,7 @@ type ModuleFunction = (exports: unknown, require: NodeJS.Require, module: Module
  * costs a conversion) compiled with the code cache in `cacheDir`, which is made when there was
  * none V8 took (see `codeCacheAfterUpdateConfig`). Throws only what compiling it throws.
  */
-function compileWithCodeCache (file: string, source: Buffer, cacheDir: string): ModuleFunction {
+function compileWithCodeCache (file: string, source: Buffer, cacheDir: string, worthSaving: () => boolean): ModuleFunction {
   const cacheFile = codeCacheFile(cacheDir, source)
   const cachedData = readCodeCache(cacheFile)
   const script = new vm.Script(wrapped(source.toString('utf8')), {
@@ -74,7 +87,7 @@ function compileWithCodeCache (file: string, source: Buffer, cacheDir: string): 
   if (cachedData == null || script.cachedDataRejected === true) {
     let saved = false
     pendingSave = () => {
-      if (saved) return
+      if (saved || !worthSaving()) return
       saved = true
       writeCodeCache(cacheFile, script.createCachedData())
     }
@@ -117,13 +130,16 @@ export function codeCacheAfterUpdateConfig<T extends Pnpmfile> (pnpmfile: T): T 
 /**
  * The exports of the CommonJS module `file` (an absolute path), run as `require` runs it, with
  * its code cache in `cacheDir` (by default Node's compile cache directory, if it is on). Without
- * one, or where this Node lacks what the cache needs, `require` loads it.
+ * one, or where this Node lacks what the cache needs, `require` loads it. `worthSaving`: whether
+ * the process ran enough of the module for its cache to be made now (V8 accepts a cache made
+ * with fewer functions just as well, and it would stay: the plugin's is made only by a process
+ * that installed natively, not by a `pnpm run`, which also calls `updateConfig`).
  */
-export function requireWithCodeCache (file: string, cacheDir: string | undefined = Module.getCompileCacheDir?.()): unknown {
+export function requireWithCodeCache (file: string, cacheDir: string | undefined = Module.getCompileCacheDir?.(), worthSaving: () => boolean = () => true): unknown {
   if (cacheDir == null) return require(file)
   let compiled: ModuleFunction
   try {
-    compiled = compileWithCodeCache(file, fs.readFileSync(file), cacheDir)
+    compiled = compileWithCodeCache(file, fs.readFileSync(file), cacheDir, worthSaving)
   } catch {
     // Nothing of the module has run: `require` compiles it (and throws what it throws).
     return require(file)

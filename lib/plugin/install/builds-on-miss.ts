@@ -418,7 +418,13 @@ export async function buildMissed (missed: MissedBuild[], schedule: BuildSchedul
         failed ??= { failed: err as Error, depPath: m.depPath }
         return false
       }
-      skipOptional(m, manifests.get(m)!, err as Error, opts)
+      try {
+        skipOptional(m, manifests.get(m)!, err as Error, opts)
+      } catch (removeErr) {
+        // pnpm's install fails when it cannot remove what it skips.
+        failed ??= { failed: removeErr as Error, depPath: m.depPath }
+        return false
+      }
       skippedOptional.push(m.depPath)
       return true
     }

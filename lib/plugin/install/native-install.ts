@@ -38,6 +38,7 @@ import { progressed } from './progress.js'
 import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
 import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
+import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
 import { buildSettingsUnsupported, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
 import { findWorkspaceProjects, readManifestAt, type Manifest, type WorkspaceProject } from './workspace-projects.js'
@@ -419,6 +420,8 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store' && !missed(r))
   if (cannot !== -1) return { stopped: leftOutWhy(cannot, results[cannot]) }
   const missing = results.flatMap((r, i) => r.linked || missed(r) ? [] : [i])
+  // What was downloaded (pnpm counts the rest as reused).
+  const fetched = new Set(missing)
   if (missing.length > 0) {
     // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
     phase('linked from the store')
@@ -439,10 +442,14 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   // A build that runs is not ignored; one pnpm denies (a package patched each time) is, as pnpm
   // denies it (an undecided one requires a build pnpm asks about: left to it).
   const unbuiltPackages = toBuild.map((i) => ({ ...packages[i], buildIgnored: !eachTime.has(i) || packages[i].buildIgnored, sideEffectsCacheKey: undefined, patchedSideEffectsCacheKey: undefined }))
-  const linkUnbuilt = async (some: typeof unbuiltPackages): Promise<StoredPackageResult[]> => await link(some, importMethod === 'copy' ? 'copy' : 'clone-or-copy')
+  // (A store that does not exist yet holds nothing: only packages patched each time can be here then.)
+  const linkUnbuilt = async (some: typeof unbuiltPackages): Promise<StoredPackageResult[]> => fs.existsSync(storeDir)
+    ? await link(some, importMethod === 'copy' ? 'copy' : 'clone-or-copy')
+    : some.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   const unbuilt = await linkUnbuilt(unbuiltPackages)
   // Only a package patched each time can be missing from the store here (it was not looked up).
   const absent = unbuilt.flatMap((r, k) => r.leftOut === 'not-in-store' ? [k] : [])
+  for (const k of absent) fetched.add(toBuild[k])
   if (absent.length > 0) {
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${absent.length} packages are not in the store, and ${why}` }
@@ -451,6 +458,8 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     const again = await linkUnbuilt(absent.map((k) => unbuiltPackages[k]))
     absent.forEach((k, j) => { unbuilt[k] = again[j] })
   }
+  // pnpm counts a package it found in the store as reused: those imported unbuilt were not counted above.
+  progressed('reused', toBuild.filter((i, k) => unbuilt[k].linked && !fetched.has(i)).length)
   reportAdded(unbuilt, undefined)
   const failed = unbuilt.findIndex((r) => !r.linked)
   if (failed !== -1) return { stopped: leftOutWhy(toBuild[failed], unbuilt[failed]) }
@@ -606,8 +615,11 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'layout' | 'warnings'> = {}): NativeInstallSummary =>
-    ({ installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more })
+  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'layout' | 'warnings'> = {}): NativeInstallSummary => {
+    // The plugin's code cache is worth making once the whole native install has run (code-cache.ts).
+    if (skipped == null) noteInstalledNatively()
+    return { installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more }
+  }
 
   // Before anything else, and whether or not it then runs: what a killed one left goes.
   if (config.lockfileDir != null) removeLeftovers(path.join(path.resolve(config.lockfileDir), 'node_modules'))

@@ -127,7 +127,7 @@ pub enum BlobModes {
     /// Every blob was `stat`ed when the package was read (verification): those whose bits are
     /// not their name's mode, with their bits. Nearly always none, and then linking needs no
     /// `stat` of its own.
-    Checked(Vec<(PathBuf, u32)>),
+    Checked(HashMap<PathBuf, u32>),
 }
 
 impl BlobModes {
@@ -138,12 +138,7 @@ impl BlobModes {
         };
         let actual = match self {
             BlobModes::Unchecked => None,
-            BlobModes::Checked(drifted) => Some(
-                drifted
-                    .iter()
-                    .find(|(blob, _)| blob == src)
-                    .map_or(named, |&(_, bits)| bits),
-            ),
+            BlobModes::Checked(drifted) => Some(drifted.get(src).copied().unwrap_or(named)),
         };
         SrcMode::Blob { named, actual }
     }

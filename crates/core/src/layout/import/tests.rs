@@ -565,7 +565,7 @@ fn what_is_known_of_a_sources_mode() {
     let exec = fx.store_blob(2, "x", true, 0o755);
     let other = fx.blob("not-a-blob-name", "x", 0o755);
     let unchecked = BlobModes::Unchecked;
-    let checked = BlobModes::Checked(vec![(blob.clone(), 0o755)]);
+    let checked = BlobModes::Checked([(blob.clone(), 0o755)].into());
     assert_eq!(unchecked.of(&other), SrcMode::Plain);
     assert_eq!(checked.of(&other), SrcMode::Plain);
     match blob_modes::name_mode(false).zip(blob_modes::name_mode(true)) {
@@ -599,7 +599,7 @@ fn drifted_package(fx: &Fixture) -> (FilesMap, BlobModes) {
         ("ok.js".into(), fx.store_blob(4, "ok", false, named(false))),
     ];
     let drifted = vec![(files[1].1.clone(), 0o755), (files[2].1.clone(), 0o644)];
-    (files, BlobModes::Checked(drifted))
+    (files, BlobModes::Checked(drifted.into_iter().collect()))
 }
 
 #[cfg(unix)]
@@ -693,7 +693,7 @@ fn checked_modes_are_taken_as_read_without_a_stat_of_the_importers_own() {
     let fx = Fixture::new();
     let (files, _) = drifted_package(&fx);
     let mut req = fx.request("p", ImportMethod::Hardlink, files.clone());
-    req.blob_modes = BlobModes::Checked(vec![]);
+    req.blob_modes = BlobModes::Checked(Default::default());
     fx.import(&req).unwrap();
     assert_eq!(ino(&fx.target("p").join("lib/a.js")), ino(&files[1].1));
 }
