@@ -561,7 +561,12 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     }
     if (stopped.skippedOptional.length > 0) {
       removeProjectBins()
-      linkBins(lockfile, planned, binOptions)
+      try {
+        linkBins(lockfile, planned, binOptions)
+      } catch (err) {
+        // Scripts have run: never handed back to pnpm (which would run them again).
+        return { failed: err as Error, depPath: stopped.skippedOptional[0] }
+      }
     }
     phase('builds')
   }
