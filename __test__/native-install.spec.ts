@@ -1577,6 +1577,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const settings = `minimumReleaseAge: 0\nallowBuilds:\n  logs-build: false\n${PATCHED}`
     const { dir, store } = await setUp('unallowed-patch', manifest, settings, {}, PATCHES)
     const warm = await expectSameAsStock(dir, store, 'unallowed-patch', { packages: countSnapshots(dir), why: 'util' })
+    // pnpm's Progress line: the packages imported unbuilt to be patched were found in the store, so reused too.
+    const progress = (run: PnpmRun): string | undefined => /^Progress: resolved .*, done$/m.exec(run.stdout)?.[0]
+    expect(progress(warm.stockRun)).toMatch(/reused [1-9]/)
+    expect(progress(warm.nativeRun)).toBe(progress(warm.stockRun))
     for (const d of [warm.stock, warm.native]) {
       expect(buildLog(d)).toBe('')
       expect(fs.readFileSync(path.join(d, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
