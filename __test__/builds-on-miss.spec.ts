@@ -255,6 +255,15 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       expect(fs.existsSync(path.join(broken.dir, 'package.json'))).toBe(true)
     })
 
+    it('an optional package that fails and cannot be skipped (an error removing or recording it): the install ends with that error, no build started after it', async () => {
+      const optional = missed('opt', { postinstall: 'exit 2' }, { optional: true })
+      const after = missed('after', { postinstall: 'echo ran >> log' })
+      const log = (_level: string, name: string): void => { if (name === 'pnpm:skipped-optional-dependency') throw new Error('EACCES: cannot record it') }
+      const ended = await buildMissed([optional, after], inOrder(optional.dir, after.dir), { ...opts, log })
+      expect(ended).toMatchObject({ depPath: 'opt@1.0.0', failed: { message: 'EACCES: cannot record it' } })
+      expect(fs.existsSync(path.join(after.dir, 'log'))).toBe(false)
+    })
+
     it('a result that cannot be recorded in the store: pnpm\'s warning, and the install goes on', async () => {
       const one = missed('one', { postinstall: 'echo ran >> log' })
       const two = missed('two', { postinstall: 'echo ran >> log' })
