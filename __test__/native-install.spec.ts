@@ -340,6 +340,11 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return dir
   }
 
+  /** `tree` with the project's own path written `<p>`: two clones' trees compared. */
+  function relativeTree (dir: string, store: string): string[] {
+    return tree(dir, store).map((l) => l.split(dir).join('<p>'))
+  }
+
   /**
    * Every entry of `node_modules` but the config dependencies' links (path, kind, permission
    * bits, content hash or link text), with the project and store paths in contents replaced.
@@ -494,7 +499,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       expectOk(changed)
       expect(changed.stdout).toMatch(/^\+ extra 1\.0\.0$/m)
       expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
-      const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+      const relative = (d: string): string[] => relativeTree(d, store)
       expect(relative(both.native)).toEqual(relative(both.stock))
       expect(fs.existsSync(path.join(both.native, 'node_modules', 'extra'))).toBe(true)
     })
@@ -525,7 +530,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('workspace-release', WORKSPACE.root, WORKSPACE.workspace, WORKSPACE.projects)
     const both = await installBoth(dir, store, 'workspace-release')
     expect(both.trace).toMatch(new RegExp(`^native install skipped: a workspace of several projects under pnpm ${testedPnpmVersion.replaceAll('.', '\\.')} `, 'm'))
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(both.native)).toEqual(relative(both.stock))
   })
   for (const { label, cwd, from, scriptsOff, settings, covers, absent, plain } of WORKSPACE_INSTALLS) {
@@ -554,7 +559,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const changed = await runPnpm(['install', ...args], { projectDir: path.join(both.native, cwd), storeDir: store, sandbox: sandbox(`${label}-native`), registry: registry.url })
       expectOk(changed)
       expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
-      const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+      const relative = (d: string): string[] => relativeTree(d, store)
       expect(relative(both.native)).toEqual(relative(both.stock))
       expect(fs.existsSync(path.join(both.native, 'packages', 'app', 'node_modules', 'extra'))).toBe(true)
     })
@@ -603,7 +608,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expectOk(await runPnpm(['install'], { projectDir: both.stock, storeDir: store, sandbox: sandbox('two-groups-stock'), registry: registry.url, env: STOCK }))
     expectOk(await runPnpm(['install'], { projectDir: both.native, storeDir: store, sandbox: sandbox('two-groups-native'), registry: registry.url }))
     expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(both.native)).toEqual(relative(both.stock))
     expect(fs.existsSync(path.join(both.native, 'packages', 'app', 'node_modules', 'extra'))).toBe(true)
   })
@@ -616,8 +621,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(trace.split('\n').filter((l) => l.startsWith(`fetch ${registry.url}`))).toHaveLength(countSnapshots(dir))
     expect(run.stdout).toContain('Already up to date')
     expect(run.stdout).not.toContain(PNPM_INSTALLED)
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    expect(relative(native, nativeStore)).toEqual(relative(stock, stockStore))
+    expect(relativeTree(native, nativeStore)).toEqual(relativeTree(stock, stockStore))
   })
 
   it('under pnpm\'s default minimumReleaseAge, the registry\'s metadata showing every version older than a day: installed natively, as stock', async () => {
@@ -735,7 +739,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.nativeRun.stdout).toMatch(/^\+ extra 1\.0\.0$/m)
     expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
     expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toContain('extra@1.0.0')
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(both.native)).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
   })
 
@@ -767,7 +771,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const stockWorkspace = fs.readFileSync(path.join(both.stock, 'pnpm-workspace.yaml'), 'utf8')
     expect(stockWorkspace).not.toContain('unused')
     expect(fs.readFileSync(path.join(both.native, 'pnpm-workspace.yaml'), 'utf8')).toBe(stockWorkspace)
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(both.native)).toEqual(relative(both.stock))
   })
 
@@ -813,7 +817,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     expect(both.nativeRun.stdout).toContain('Already up to date')
     expect(both.nativeRun.stdout + both.nativeRun.stderr).toMatch(/The "\$" version reference syntax in overrides is deprecated/)
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(both.native)).toEqual(relative(both.stock))
     expect(both.stockTree).toContainEqual('node_modules/f -> .pnpm/f@1.0.0/node_modules/f')
   })
@@ -839,7 +843,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(refusal).not.toBeNull()
     expect(nativeRun.code).toBe(stockRun.code)
     expect(nativeRun.stdout + nativeRun.stderr).toContain(refusal![0])
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(native)).toEqual(relative(stock))
     expect(relative(native).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
     return refusal![0]
@@ -894,7 +898,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
     expect(recordedEnv(both.native, 'project-scripts-native')).toBe(recordedEnv(both.stock, 'project-scripts-stock'))
     expect(recordedEnv(both.stock, 'project-scripts-stock')).toMatch(/^npm_lifecycle_event=prepare$/m)
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(both.native)).toEqual(relative(both.stock))
     // Then up to date: no script runs again, for either.
     const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.native, storeDir: store, sandbox: sandbox('project-scripts-native') })
@@ -918,7 +922,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(refusal, runs.stock.stdout).not.toBeNull()
     expect(runs.native.code).toBe(runs.stock.code)
     expect(runs.native.stdout + runs.native.stderr).toContain(refusal![0])
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(path.join(base, 'workspace-new-project-native'))).toEqual(relative(path.join(base, 'workspace-new-project-stock')))
     expect(relative(path.join(base, 'workspace-new-project-native')).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
   })
@@ -939,7 +943,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const outcome = (run: PnpmRun) => /ERR_PNPM_\w+/.exec(run.stdout + run.stderr)?.[0]
     expect(outcome(nativeRun)).toBe(outcome(stockRun))
     expect(fs.readFileSync(path.join(native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(stock, 'pnpm-lock.yaml'), 'utf8'))
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(native)).toEqual(relative(stock))
   })
 
@@ -955,7 +959,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const log = fs.readFileSync(path.join(both.stock, 'log.txt'), 'utf8')
     expect(log.split('\n').sort()).toEqual(['', 'app', 'lib', 'root'])
     expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe(log)
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(both.native)).toEqual(relative(both.stock))
     const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.native, storeDir: store, sandbox: sandbox('workspace-scripts-native') })
     expectOk(again)
@@ -1218,7 +1222,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(packuments.filter((name) => !metadata.has(name)), 'listed, not asked for').toEqual([])
     expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'pnpm-lock.yaml'), 'utf8'))
     expect(fs.readFileSync(path.join(both.native, 'pnpm-lock.yaml'), 'utf8')).not.toBe(fs.readFileSync(path.join(base, label, 'pnpm-lock.yaml'), 'utf8'))
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     /** The state file without the depPaths whose place in `skipped` pnpm's resolution leaves to timing. */
     const unraced = (line: string): string => {
       if (change.raced == null || !line.startsWith(MODULES_STATE)) return line
@@ -1296,7 +1300,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       expect(refusal, stockRun.stdout).not.toBeNull()
       expect(nativeRun.code).toBe(stockRun.code)
       expect(nativeRun.stdout + nativeRun.stderr).toContain(refusal![0])
-      const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+      const relative = (d: string): string[] => relativeTree(d, store)
       expect(relative(native)).toEqual(relative(stock))
       expect(relative(native).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
     })
@@ -1310,7 +1314,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.trace).not.toMatch(/^native install: /m)
     // pnpm's own install from the lockfile (which ends with an "Already up to date" of its own).
     expect(both.nativeRun.stdout).toContain(PNPM_INSTALLED)
-    const relative = (d: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
+    const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(both.native)).toEqual(relative(both.stock))
     return both
   }
@@ -1507,10 +1511,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const cold = await installCold(dir, 'optional-failing')
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' fails-build fails-build-bin logs-build')
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
     // Skipped: no directory, no link from the project or the hoisting; the project's commands without its own.
-    const stockTree = relative(cold.stock, cold.stockStore)
+    const stockTree = relativeTree(cold.stock, cold.stockStore)
     expect(stockTree.filter((l) => /^node_modules\/(fails-build|\.pnpm\/node_modules\/fails-build-bin)\b/.test(l))).toEqual([])
     expect(stockTree.map((l) => l.split(' ')[0]).filter((l) => l.startsWith('node_modules/.bin/'))).toEqual(['node_modules/.bin/', 'node_modules/.bin/uses-cli'])
     const names = ['fails-build', 'fails-build-bin', 'logs-build']
@@ -1589,8 +1592,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const cold = await installCold(dir, 'unallowed-patch-cold')
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('')
-    const relative = (d: string, s: string) => tree(d, s).map((l) => l.split(d).join('<p>'))
-    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
     // pnpm records util's patched files (no build), and nothing for the denied build.
     expect(sideEffectsRows(cold.nativeStore, ['util', 'logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['util', 'logs-build']))
     expect(sideEffectsRows(cold.stockStore, ['util'])).toEqual([[expect.any(String), [[expect.stringMatching(/;patch=/), expect.anything()]]]])
@@ -1632,8 +1634,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // native-build depends on logs-build: built after it.
     const log = buildLog(cold.native).split('\n')
     expect(log.indexOf('logs-build')).toBeLessThan(log.indexOf('native-build'))
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
     // What the scripts saw (the tree compared it too, with the project's path replaced).
     const env = fs.readFileSync(path.join(cold.native, 'node_modules', 'env-build', 'env-postinstall.txt'), 'utf8')
     for (const line of ['npm_lifecycle_event=postinstall', 'npm_package_config_nested_on=true', 'npm_command=install', 'pnpm_config_verify_deps_before_run=false', `INIT_CWD=${cold.native}`]) expect(env).toContain(`${line}\n`)
@@ -1656,9 +1657,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir } = await setUp('cold-unsafe-perm', { name: 'u', version: '1.0.0', dependencies: { 'env-build': '1.0.0', 'logs-build': '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  env-build: true\n  logs-build: true\n')
     const cold = await installCold(dir, 'cold-unsafe-perm', ['--config.unsafe-perm=true'])
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
-    expect(relative(cold.native, cold.nativeStore).filter((l) => l.includes('/node_modules/.tmp/'))).toEqual([])
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
+    expect(relativeTree(cold.native, cold.nativeStore).filter((l) => l.includes('/node_modules/.tmp/'))).toEqual([])
     expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
   })
 
@@ -1671,8 +1671,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build shell-build')
     // The emulator's echo prints `-n` (sh's takes it as an option): the script ran in the emulator.
     expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'shell-build', 'out.txt'), 'utf8')).toBe('-n shell-build\n')
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
     expect(sideEffectsRows(cold.nativeStore, ['shell-build'])).toEqual(sideEffectsRows(cold.stockStore, ['shell-build']))
     // pnpm runs some builds at once: their lines interleave.
     const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/node_modules\/\S+ (preinstall|postinstall)(\$|:) /.test(l)).sort()
@@ -1689,8 +1688,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const cold = await installCold(dir, 'cold-script-shell')
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build logs-build')
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
     // bash ran them (its `[[`), in both.
     expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'bash-build', 'shell.txt'), 'utf8')).toBe('bash\n')
     expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
@@ -1707,8 +1705,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       expect(buildLog(d)).toBe('logs-build\n')
       expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
     }
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
   })
 
   it.runIf(buildsNative && workspacesNative)('a workspace project\'s dependencies that build, into a cold store: run natively with the environment and PATH pnpm gives them in a workspace; stock\'s trees and side effects', async () => {
@@ -1718,8 +1715,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const cold = await installCold(dir, 'cold-workspace-builds')
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' env-build env-build logs-build')
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
     // The workspace root's .bin is on a dependency's PATH, after the privately hoisted packages'.
     const env = fs.readFileSync(path.join(cold.native, 'node_modules', '.pnpm', 'env-build@1.0.0', 'node_modules', 'env-build', 'env-postinstall.txt'), 'utf8')
     expect(env).toContain(`:${cold.native}/node_modules/.pnpm/node_modules/.bin:${cold.native}/node_modules/.bin:`)
@@ -1734,8 +1730,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('logs-build\n')
     expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
     expect(fs.readFileSync(path.join(cold.native, 'node_modules', 'logs-build', 'built.txt'), 'utf8')).toBe('patched')
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    expect(relative(cold.native, cold.nativeStore)).toEqual(relative(cold.stock, cold.stockStore))
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
     expect(sideEffectsRows(cold.nativeStore, ['util', 'logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['util', 'logs-build']))
     const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-patches-warm', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
@@ -1757,9 +1752,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // through the hard links (of targets that are not executable) does not reach it.
     const { stock, stockStore, native, nativeStore, trace } = await installCold(dir, 'shipped')
     expect(trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
-    const relative = (d: string, store: string) => tree(d, store).map((l) => l.split(d).join('<p>'))
-    const stockTree = relative(stock, stockStore)
-    expect(relative(native, nativeStore)).toEqual(stockTree)
+    const stockTree = relativeTree(stock, stockStore)
+    expect(relativeTree(native, nativeStore)).toEqual(stockTree)
     for (const entry of [
       'node_modules/.pnpm/ships-bin@1.0.0/node_modules/ships-bin/node_modules/.bin/shipped-cmd 755',
       'node_modules/.bin/run.js 755', 'node_modules/.bin/package.json 755', 'node_modules/.bin/tool.sh 755', 'node_modules/.bin/ok.js 755',
