@@ -79,7 +79,7 @@ describe('scriptEnv', () => {
     cwd: '/p',
     pnpm: { execPath: '/pnpm/bin/pnpm.mjs', nodeGyp: '/pnpm/dist/node_modules/node-gyp/bin/node-gyp.js', nodeGypBinDir: '/pnpm/dist/node-gyp-bin' },
     extraEnv: { pnpm_config_verify_deps_before_run: 'false', npm_command: 'install' },
-    lockfileDir: '/p',
+    initCwd: '/p',
     userAgent: 'pnpm/11.28.11 npm/? node/v24.9.0 linux x64',
     extraBinPaths: ['/p/node_modules/.pnpm/node_modules/.bin'],
     script: 'node x.js',
@@ -102,7 +102,7 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     processEnv: process.env,
     cwd: process.cwd(),
     extraEnv: { npm_command: 'install' },
-    lockfileDir: '/p',
+    initCwd: '/p',
     unsafePerm: true,
     extraBinPaths: [],
   }
@@ -294,7 +294,7 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
 
 describe('runBuildScripts under shellEmulator: pnpm\'s @yarnpkg/shell, as its lifecycle runner calls it', () => {
   const records: Array<Record<string, unknown>> = []
-  const ctx = { pnpm: { execPath: 'pnpm', nodeGypBinDir: '/none' }, processEnv: process.env, cwd: '/', extraEnv: { npm_command: 'install' }, lockfileDir: '/p', unsafePerm: true, extraBinPaths: [], shellEmulator: true, lifecycle: (r: Record<string, unknown>) => records.push(r) }
+  const ctx = { pnpm: { execPath: 'pnpm', nodeGypBinDir: '/none' }, processEnv: process.env, cwd: '/', extraEnv: { npm_command: 'install' }, initCwd: '/p', unsafePerm: true, extraBinPaths: [], shellEmulator: true, lifecycle: (r: Record<string, unknown>) => records.push(r) }
   const pkg = (scripts: Record<string, string>): string => {
     const dir = path.join(freshDir('emulated-scripts'), 'node_modules', 'x')
     fs.mkdirSync(dir, { recursive: true })
@@ -365,7 +365,7 @@ describe('lineSplitter: a script\'s output in lines, as pnpm\'s byline gives the
     fs.mkdirSync(dir, { recursive: true })
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0', scripts: { install: 'echo one; echo two >&2' } }))
     const records: unknown[] = []
-    const ctx = { pnpm: { execPath: 'pnpm', nodeGypBinDir: '/none' }, processEnv: process.env, cwd: '/', extraEnv: {}, lockfileDir: '/p', unsafePerm: true, extraBinPaths: [], lifecycle: (r: unknown) => records.push(r) }
+    const ctx = { pnpm: { execPath: 'pnpm', nodeGypBinDir: '/none' }, processEnv: process.env, cwd: '/', extraEnv: {}, initCwd: '/p', unsafePerm: true, extraBinPaths: [], lifecycle: (r: unknown) => records.push(r) }
     await runBuildScripts(dir, readBuildManifest(dir) as any, ctx)
     expect(records[0]).toEqual({ depPath: dir, optional: false, script: 'echo one; echo two >&2', stage: 'install', wd: dir })
     expect(records.slice(1, 3)).toEqual(expect.arrayContaining([{ depPath: dir, line: 'one', stage: 'install', stdio: 'stdout', wd: dir }, { depPath: dir, line: 'two', stage: 'install', stdio: 'stderr', wd: dir }]))

@@ -890,11 +890,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       .join('\n').split(sandbox(label)).join('<sandbox>').split(dir).join('<project>')
   }
 
-  it('the project\'s own install, postinstall and prepare scripts: laid out natively, then run by pnpm in its order and environment, as stock', async () => {
+  it('the project\'s own install, postinstall and prepare scripts: run natively in pnpm\'s order and environment, as stock', async () => {
     const { builder: _, ...dependencies } = PROJECTS[1].manifest.dependencies as Record<string, string>
     const { dir, store } = await setUp('project-scripts', { name: 'project-scripts', version: '1.0.0', dependencies, scripts: RECORDING_SCRIPTS }, 'minimumReleaseAge: 0\n')
     const both = await installBoth(dir, store, 'project-scripts')
-    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; pnpm runs the project's install, postinstall, prepare and records the state$`, 'm'))
+    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; the project's install, postinstall, prepare next$`, 'm'))
+    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare, state validated at \d+$/m)
     for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
     expect(recordedEnv(both.native, 'project-scripts-native')).toBe(recordedEnv(both.stock, 'project-scripts-stock'))
     expect(recordedEnv(both.stock, 'project-scripts-stock')).toMatch(/^npm_lifecycle_event=prepare$/m)
@@ -947,24 +948,25 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(relative(native)).toEqual(relative(stock))
   })
 
-  it.runIf(workspacesNative)('a workspace whose projects have install and prepare scripts: laid out natively, then run by pnpm in its order, as stock', async () => {
+  it.runIf(workspacesNative)('a workspace whose projects have install and prepare scripts: run natively in pnpm\'s order (a project after those it depends on), as stock', async () => {
     const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
     projects['packages/app'].manifest.scripts = { prepare: 'echo app >> ../../log.txt' }
-    projects['packages/lib'].manifest.scripts = { install: 'echo lib >> ../../log.txt' }
+    // Slow: a project that does not wait for it (the root, through tools; app) would log first.
+    projects['packages/lib'].manifest.scripts = { install: 'sleep 0.5; echo lib >> ../../log.txt' }
     const root = { ...WORKSPACE.root, scripts: { postinstall: 'echo root >> log.txt' } }
     const { dir, store } = await setUp('workspace-scripts', root, WORKSPACE.workspace, projects)
     fs.rmSync(path.join(dir, 'log.txt'))
-    const both = await installBoth(dir, store, 'workspace-scripts')
-    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; pnpm runs the project's postinstall, prepare \\(packages/app\\), install \\(packages/lib\\) and records the state$`, 'm'))
-    const log = fs.readFileSync(path.join(both.stock, 'log.txt'), 'utf8')
-    expect(log.split('\n').sort()).toEqual(['', 'app', 'lib', 'root'])
-    expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe(log)
-    const relative = (d: string): string[] => relativeTree(d, store)
-    expect(relative(both.native)).toEqual(relative(both.stock))
-    const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: both.native, storeDir: store, sandbox: sandbox('workspace-scripts-native') })
-    expectOk(again)
-    expect(again.stdout).toContain('Already up to date')
-    expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe(log)
+    const both = await expectSameAsStock(dir, store, 'workspace-scripts', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/app\), install \(packages\/lib\), state validated at \d+$/m)
+    for (const d of [both.stock, both.native]) {
+      const log = fs.readFileSync(path.join(d, 'log.txt'), 'utf8').split('\n')
+      expect(log[0]).toBe('lib')
+      expect(log.slice(1).sort()).toEqual(['', 'app', 'root'])
+    }
+    // Each project's lines as pnpm's reporter shows them (the order of independent ones aside).
+    const lines = (run: PnpmRun): string[] => (run.stdout + run.stderr).split('\n').filter((l) => /^(\.|packages\/\w+) (install|postinstall|prepare)[:$]/.test(l)).sort()
+    expect(lines(both.nativeRun)).toEqual(lines(both.stockRun))
+    expect(lines(both.stockRun)).toContain('packages/lib install: Done')
   })
 
   it('a project preinstall script (pnpm runs it before it links anything): left to pnpm whole, as stock', async () => {
@@ -974,10 +976,13 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(both.native, 'seen.txt'), 'utf8')).toBe(fs.readFileSync(path.join(both.stock, 'seen.txt'), 'utf8'))
   })
 
-  it('the project\'s scripts and a build pnpm denies (pnpm\'s own install over the layout would not record it): left to pnpm, as stock', async () => {
-    const both = await expectLeftToPnpm('project-scripts-denied', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace,
-      /^native install skipped: the project's install, postinstall, prepare with builds pnpm denies \(builder@1\.0\.0, …\)$/m)
+  it('the project\'s scripts and a build pnpm denies: both as stock, natively', async () => {
+    const { dir, store } = await setUp('project-scripts-denied', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace)
+    const both = await expectSameAsStock(dir, store, 'project-scripts-denied', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare, state validated at \d+$/m)
     for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+    // Denied, so never built: stock's record of it (which pnpm's own install over the layout would not write).
+    expect(both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"allowBuilds":{"builder":false}')
   })
 
   it('the project\'s scripts with scripts off: installed natively, the project a pending build, as stock', async () => {

@@ -15,28 +15,30 @@ import { projectScripts, workspaceScripts } from '../dist/plugin/install/project
 import { findWorkspaceProjects } from '../dist/plugin/install/workspace-projects.js'
 import { freshDir } from './helpers/stores.js'
 
-describe('projectScripts: the root project\'s lifecycle scripts', () => {
+describe('projectScripts: a project\'s lifecycle scripts', () => {
   const dir = freshDir('project-scripts')
   it.each([
-    [{}, { pnpmRuns: [], pendingBuild: false }],
-    [{ postinstall: 'a', prepare: 'b', test: 'c' }, { pnpmRuns: ['postinstall', 'prepare'], pendingBuild: false }],
-    [{ postprepare: 'a', preprepare: 'b', install: 'c' }, { pnpmRuns: ['install', 'preprepare', 'postprepare'], pendingBuild: false }],
+    [{}, { stages: [], pendingBuild: false }],
+    [{ postinstall: 'a', prepare: 'b', test: 'c' }, { stages: ['postinstall', 'prepare'], pendingBuild: false }],
+    [{ postprepare: 'a', preprepare: 'b', install: 'c' }, { stages: ['install', 'preprepare', 'postprepare'], pendingBuild: false }],
     // pnpm's runner skips an empty script and npm's guard against other package managers.
-    [{ preinstall: 'npx only-allow pnpm', postinstall: '' }, { pnpmRuns: [], pendingBuild: false }],
+    [{ preinstall: 'npx only-allow pnpm', postinstall: '' }, { stages: [], pendingBuild: false }],
   ])('scripts on, %j', (scripts, expected) => {
     expect(projectScripts({ scripts }, dir, false)).toEqual(expected)
   })
 
-  it('scripts on: a preinstall or pnpm:devPreinstall leaves the install to pnpm (they run before anything is linked)', () => {
+  it('scripts on: the root\'s preinstall or pnpm:devPreinstall leaves the install to pnpm (they run before anything is linked); another project\'s preinstall runs after, first', () => {
     expect(projectScripts({ scripts: { preinstall: 'x' } }, dir, false).leftToPnpm).toMatch(/preinstall script/)
     expect(projectScripts({ scripts: { 'pnpm:devPreinstall': 'x' } }, dir, false).leftToPnpm).toMatch(/pnpm:devPreinstall/)
+    expect(projectScripts({ scripts: { postinstall: 'y', preinstall: 'x' } }, dir, false, false)).toEqual({ stages: ['preinstall', 'postinstall'], pendingBuild: false })
   })
 
-  it('scripts on: a binding.gyp without install or preinstall scripts is built by pnpm (node-gyp rebuild)', () => {
+  it('scripts on: a binding.gyp without install or preinstall scripts (pnpm builds it with node-gyp) leaves the install to pnpm, unless gypfile is false', () => {
     const gyp = freshDir('project-gyp')
     fs.writeFileSync(path.join(gyp, 'binding.gyp'), '{}')
-    expect(projectScripts({ scripts: { postinstall: 'a' } }, gyp, false).pnpmRuns).toEqual(['install', 'postinstall'])
-    expect(projectScripts({ scripts: { install: 'a' } }, gyp, false).pnpmRuns).toEqual(['install'])
+    expect(projectScripts({ scripts: { postinstall: 'a' } }, gyp, false).leftToPnpm).toMatch(/binding\.gyp/)
+    expect(projectScripts({ scripts: { postinstall: 'a' }, gypfile: false }, gyp, false).stages).toEqual(['postinstall'])
+    expect(projectScripts({ scripts: { install: 'a' } }, gyp, false).stages).toEqual(['install'])
   })
 
   it.each([
@@ -46,7 +48,7 @@ describe('projectScripts: the root project\'s lifecycle scripts', () => {
     // pnpm looks at the first of its scripts that is set: an empty one counts as none.
     [{ preinstall: '', postinstall: 'a' }, false],
   ])('scripts off, %j: a pending build %s', (scripts, pending) => {
-    expect(projectScripts({ scripts }, dir, true)).toEqual({ pnpmRuns: [], pendingBuild: pending })
+    expect(projectScripts({ scripts }, dir, true)).toEqual({ stages: [], pendingBuild: pending })
   })
 })
 
@@ -291,12 +293,14 @@ describe('workspaceScripts: the scripts of every project of a workspace', () => 
   const project = (id: string, scripts: Record<string, string>) => ({ id, dir: path.join(dir, id), manifest: { scripts } })
   it('scripts off: every project with a build script is pending, by importer id, the root first', () => {
     expect(workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' }), project('packages/b', { postinstall: 'b' })], true))
-      .toEqual({ pnpmRuns: [], pendingProjects: ['.', 'packages/b'] })
+      .toMatchObject({ runs: [], shown: [], pendingProjects: ['.', 'packages/b'] })
   })
-  it('scripts on: every project\'s are handed to pnpm, by project; a preinstall anywhere leaves the install to pnpm', () => {
-    expect(workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' }), project('packages/b', { install: 'b', prepare: 'c' })], false))
-      .toEqual({ pnpmRuns: ['prepare', 'install (packages/b)', 'prepare (packages/b)'], pendingProjects: [] })
-    expect(workspaceScripts([project('.', {}), project('packages/b', { preinstall: 'b' })], false).leftToPnpm).toMatch(/preinstall script.*\(packages\/b\)$/)
+  it('scripts on: every project\'s stages, by project; the root\'s preinstall leaves the install to pnpm, another\'s is a stage', () => {
+    const scripts = workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' }), project('packages/b', { install: 'b', prepare: 'c' })], false)
+    expect(scripts.shown).toEqual(['prepare', 'install (packages/b)', 'prepare (packages/b)'])
+    expect(scripts.runs.map((r) => [r.id, r.stages])).toEqual([['.', ['prepare']], ['packages/b', ['install', 'prepare']]])
+    expect(workspaceScripts([project('.', { preinstall: 'a' }), project('packages/b', {})], false).leftToPnpm).toMatch(/preinstall script/)
+    expect(workspaceScripts([project('.', {}), project('packages/b', { preinstall: 'b' })], false).shown).toEqual(['preinstall (packages/b)'])
   })
 })
 

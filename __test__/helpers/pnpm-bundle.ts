@@ -49,8 +49,30 @@ function definitionOf (name: string): string {
   const assignment = new RegExp(`\\n\\s*(?:var |let |const )?${escaped(name)} = `).exec(text)
   if (assignment == null) throw new Error(`${name} is not defined in pnpm's bundle`)
   const start = assignment.index + assignment[0].length
-  return `var ${name} = ${text.slice(start, statementEnd(text, start))};`
+  // A bundled module's wrapper (whose code this scanner does not read) ends where esbuild closes it.
+  const end = /^__commonJS\(\{\n/.test(text.slice(start, start + 13)) ? text.indexOf('\n});\n', start) + 3 : statementEnd(text, start)
+  // Assigned when the definitions are set up (`setUp`), once what it needs is assigned.
+  return `var ${name}; ${SET_UP}.push(() => { ${name} = ${text.slice(start, end)}; });`
 }
+
+/** The list of the module variables' assignments, run by `setUp` before the function is returned. */
+const SET_UP = '__setUp'
+
+/**
+ * Runs the module variables' assignments in an order that works: one that fails for want of
+ * another's value (a `TypeError`) is tried again once the others have run; a name the bundle
+ * has not given yet (a `ReferenceError`) is thrown, to be looked up.
+ */
+const setUp = `
+for (let pending = ${SET_UP}; pending.length > 0;) {
+  const failed = []
+  let error
+  for (const assign of pending) {
+    try { assign() } catch (err) { if (err instanceof ReferenceError) throw err; failed.push(assign); error = err }
+  }
+  if (failed.length === pending.length) throw error
+  pending = failed
+}`
 
 /**
  * pnpm's function `name`, callable; `imports`: the bundle's imported modules by their names in
@@ -60,7 +82,7 @@ export function pnpmFunction<F extends (...args: never[]) => unknown> (name: str
   const definitions = new Map<string, string>([name, ...uses].map((n) => [n, definitionOf(n)]))
   let built: ((...args: unknown[]) => unknown) | undefined
   const build = (): ((...args: unknown[]) => unknown) => {
-    const body = `${[...definitions.values()].join('\n')}\nreturn ${name}`
+    const body = `const ${SET_UP} = [];\n${[...definitions.values()].join('\n')}\n${setUp}\nreturn ${name}`
     return vm.compileFunction(body, Object.keys(imports))(...Object.values(imports)) as (...args: unknown[]) => unknown
   }
   /** The missing name `err` reports, once added; else `err` is pnpm's to throw. */
@@ -72,8 +94,9 @@ export function pnpmFunction<F extends (...args: never[]) => unknown> (name: str
   }
   const call = (args: unknown[]): unknown => {
     for (;;) {
-      built ??= build()
       try {
+        // Building runs the module variables' assignments, which may want a name too.
+        built ??= build()
         const result = built(...args)
         // An async function's missing name comes as a rejection.
         return result instanceof Promise ? result.catch((err: unknown) => { learn(err); return call(args) }) : result

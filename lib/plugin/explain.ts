@@ -73,7 +73,8 @@ export function explain (config: NativeInstallConfig): Explanation {
       } else if (supplyChain.leftToPnpm != null) {
         reasons.push(supplyChain.leftToPnpm)
       }
-      if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm`)
+      if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm (${plan.scripts.whyPnpmRuns!})`)
+      else if (plan.scripts.shown.length > 0) notes.push(`the project's ${plan.scripts.shown.join(', ')}: run natively after the layout, as pnpm runs them`)
       const unbuildable = buildSettingsReason(config, plan.release.version)
       notes.push(unbuildable == null
         ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a node-gyp build without a script of its own leaves the install to pnpm; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'

@@ -290,8 +290,34 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
         trace(`report failed: ${(err as Error).message}`)
       }
     })
+    if (!(outcome instanceof Error) && outcome.projectScripts != null) await runProjectScriptsAfter(outcome.projectScripts, log)
   }
   return config
+}
+
+/**
+ * The projects' own scripts, after the install's report as after pnpm's summary; then the
+ * workspace state. One that fails ends the install with its error as a failed build does (the
+ * state unwritten, as stock leaves it), never handed back to pnpm (which would run them again).
+ */
+async function runProjectScriptsAfter (scripts: NonNullable<NativeInstallSummary['projectScripts']>, log: PnpmLog): Promise<void> {
+  let ended: Awaited<ReturnType<typeof scripts.run>>
+  try {
+    ended = await scripts.run()
+  } catch (err) {
+    ended = { failed: err as Error, id: '.' }
+  }
+  if ('validatedAtNs' in ended) {
+    trace(`native install: ran the project's ${scripts.shown.join(', ')}${ended.validatedAtNs != null ? `, state validated at ${ended.validatedAtNs}` : ''}`)
+    return
+  }
+  trace(`native install ended: the project's scripts failed in ${ended.id} (${ended.failed.message.replace(/\n/g, ': ')}) (the install ends with its error, the workspace state not written)`)
+  const refused = (): void => log.say(`${PLUGIN_NAME} installed natively and ran the project's scripts (one failed), but pnpm's supply-chain check of the lockfile failed, so the install ends with pnpm's error`, true)
+  failedBuild = { error: ended.failed, report: () => {}, refused, verification: watchLockfileVerification() }
+  if (!prelinks) {
+    failedBuild.verification.stop()
+    throw ended.failed
+  }
 }
 
 /**
@@ -333,7 +359,7 @@ function traceOutcome (outcome: NativeInstallSummary | Error): void {
   }
   for (const url of outcome.downloaded) trace(`fetch ${url}`)
   trace(outcome.installed
-    ? `native install: ${outcome.packages} packages, ${outcome.ms.toFixed(0)} ms (${Object.entries(outcome.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${outcome.validatedAtNs != null ? `, state validated at ${outcome.validatedAtNs}` : ''}${outcome.pnpmRunsScripts != null ? `; pnpm runs the project's ${outcome.pnpmRunsScripts.join(', ')} and records the state` : ''}`
+    ? `native install: ${outcome.packages} packages, ${outcome.ms.toFixed(0)} ms (${Object.entries(outcome.phases).map(([k, v]) => `${k} ${v}`).join(', ')})${outcome.validatedAtNs != null ? `, state validated at ${outcome.validatedAtNs}` : ''}${outcome.pnpmRunsScripts != null ? `; pnpm runs the project's ${outcome.pnpmRunsScripts.join(', ')} and records the state` : ''}${outcome.projectScripts != null ? `; the project's ${outcome.projectScripts.shown.join(', ')} next` : ''}`
     : `native install skipped: ${outcome.skipped!}\n  to install natively: ${whyNot(outcome.skipped!).change}`)
 }
 

@@ -265,6 +265,27 @@ export class ProgressLine {
   }
 }
 
+/**
+ * `text` dimmed as pnpm's chalk writes it (its default instance, which decided at pnpm's start
+ * from `FORCE_COLOR`, the `--color` flags, and whether stdout is a terminal), or plain.
+ */
+export function dimmed (text: string): string {
+  return chalkColors() ? `\u001b[2m${text}\u001b[22m` : text
+}
+
+/** Whether chalk's default instance colors (supports-color for stdout, in short: no Windows or CI rules, which a terminal here makes moot). */
+function chalkColors (): boolean {
+  const flag = (name: string): boolean => process.argv.includes(`--${name}`)
+  let forced: boolean | undefined
+  if (['no-color', 'no-colors', 'color=false', 'color=never'].some(flag)) forced = false
+  else if (['color', 'colors', 'color=true', 'color=always'].some(flag)) forced = true
+  const force = process.env.FORCE_COLOR
+  if (force !== undefined) forced = force === 'true' || force === '' || (force !== 'false' && Number.parseInt(force, 10) > 0)
+  if (forced === false) return false
+  if (forced === true) return true
+  return process.stdout.isTTY === true && process.env.TERM !== 'dumb'
+}
+
 /** Whether pnpm's reporter would color its values on this stdout. */
 function colored (config: ReportingConfig): boolean {
   if (config.color === 'always') return true
@@ -312,7 +333,9 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   // runs them; its reporter has the summary from these records already (it takes the first).
   log.say(summary.pnpmRunsScripts != null
     ? `${PLUGIN_NAME} installed ${took}; pnpm's own install then finds them in place and runs the project's ${summary.pnpmRunsScripts.join(', ')}`
-    : `${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
+    : summary.projectScripts != null
+      ? `${PLUGIN_NAME} installed ${took} and runs the project's ${summary.projectScripts.shown.join(', ')} as pnpm does; pnpm then finds node_modules complete, hence "Already up to date"`
+      : `${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
 }
 
 /**

@@ -153,7 +153,7 @@ export function buildContext (config: BuildSettings, lockfileDir: string, virtua
     lifecycle: (record) => log.write('debug', 'pnpm:lifecycle', record),
     cwd: process.cwd(),
     extraEnv: { ...(config.extraEnv as Record<string, string> | undefined), npm_command: 'install' },
-    lockfileDir,
+    initCwd: lockfileDir,
     userAgent: typeof config.userAgent === 'string' ? config.userAgent : undefined,
     unsafePerm: config.unsafePerm as boolean,
     extraBinPaths: [path.join(virtualStoreDir, 'node_modules', '.bin'), ...(config.extraBinPaths as string[] | undefined ?? [])],

@@ -28,7 +28,8 @@ export interface BuildContext {
   processEnv: NodeJS.ProcessEnv
   cwd: string
   extraEnv: Record<string, string>
-  lockfileDir: string
+  /** The scripts' `INIT_CWD`: the lockfile's directory for a dependency's build, pnpm's working directory for a project's scripts. */
+  initCwd: string
   userAgent?: string
   unsafePerm: boolean
   extraBinPaths: string[]
@@ -40,6 +41,13 @@ export interface BuildContext {
   optional?: boolean
   /** Logs a record as pnpm's lifecycle logger does (`pnpm:lifecycle`), for its reporter to show. */
   lifecycle?: (record: Record<string, unknown>) => void
+  /**
+   * `inherit`: the script writes to pnpm's own output, after a `$ <script>` line (a project's
+   * scripts outside a workspace); otherwise its output is piped and logged line by line.
+   */
+  stdio?: 'inherit'
+  /** Writes the `$ <script>` line pnpm's runner shows before a script it runs with `stdio: inherit`. */
+  announce?: (script: string) => void
 }
 
 /** The script pnpm runs for `stage`, if any (`npx only-allow pnpm` does nothing under pnpm: it is skipped). */
@@ -214,10 +222,13 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
   const ownGroup = !hasTerminal()
   const owner = ctx.unsafePerm ? {} : { uid: process.getuid!(), gid: process.getgid!() }
   const shell = ctx.scriptShell ?? 'sh'
-  const child = spawn(shell, ['-c', shellBody(shell, script)], { cwd: wd, env, detached: ownGroup, stdio: ['ignore', 'pipe', 'pipe'], ...owner })
+  const inherit = ctx.stdio === 'inherit'
+  const child = spawn(shell, ['-c', shellBody(shell, script)], { cwd: wd, env, detached: ownGroup, stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'], ...owner })
   const output = scriptOutput(stage, wd, ctx)
-  output.read('stdout', child.stdout!)
-  output.read('stderr', child.stderr!)
+  if (!inherit) {
+    output.read('stdout', child.stdout!)
+    output.read('stderr', child.stderr!)
+  }
   const stopRelaying = relaySignals(child, ownGroup)
   return new Promise((resolve, reject) => {
     let ended = false
@@ -231,7 +242,8 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
     child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept(), errorEnd(err))))
     child.on('close', (code, signal) => {
       output.end()
-      ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: ctx.optional === true, stage, wd })
+      // pnpm logs no end of a script whose output it does not read.
+      if (!inherit) ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: ctx.optional === true, stage, wd })
       if (signal != null) {
         stopRelaying()
         process.kill(process.pid, signal)
@@ -255,19 +267,39 @@ type ShellCwd = NonNullable<Parameters<typeof import('@yarnpkg/shell').execute>[
  */
 async function runEmulated (pkgId: string, stage: string, script: string, wd: string, env: Record<string, string>, ctx: BuildContext): Promise<void> {
   const { execute } = await import('@yarnpkg/shell')
-  const stdout = new PassThrough()
-  const stderr = new PassThrough()
   const output = scriptOutput(stage, wd, ctx)
-  output.read('stdout', stdout)
-  output.read('stderr', stderr)
+  // Inherited: the emulator writes to this process's own streams.
+  const streams = ctx.stdio === 'inherit' ? {} : { stdout: new PassThrough(), stderr: new PassThrough() }
+  if (streams.stdout != null) {
+    output.read('stdout', streams.stdout)
+    output.read('stderr', streams.stderr)
+  }
   let code: number
   try {
-    code = await execute(script, [], { cwd: wd as ShellCwd, env, stdout, stderr })
+    code = await execute(script, [], { cwd: wd as ShellCwd, env, ...streams })
   } catch (err) {
     throw new LifecycleError(pkgId, stage, script, (err as Error).message, output.kept(), errorEnd(err as NodeJS.ErrnoException))
   }
-  ctx.lifecycle?.({ depPath: wd, exitCode: code, optional: ctx.optional === true, stage, wd })
+  if (ctx.stdio !== 'inherit') ctx.lifecycle?.({ depPath: wd, exitCode: code, optional: ctx.optional === true, stage, wd })
   if (code !== 0) throw new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code })
+}
+
+/**
+ * Runs `stage`'s script of the package or project in `dir` as pnpm's `runLifecycleHook` does,
+ * if it has one: announced (a `pnpm:lifecycle` record, or the `$ <script>` line when its output
+ * is inherited), with its environment, in its own `node_modules/.tmp` unless `unsafePerm`.
+ * Says whether it ran; rejects with pnpm's error when it fails.
+ */
+export async function runStage (dir: string, manifest: Record<string, unknown> & { scripts?: Record<string, string> }, stage: string, ctx: BuildContext): Promise<boolean> {
+  const script = stageScript(manifest, stage)
+  if (script == null) return false
+  const pkgId = `${String(manifest.name ?? '')}@${String(manifest.version ?? '')}`
+  const env = scriptEnv({ manifest, stage, wd: dir, script, ...ctx })
+  if (ctx.stdio === 'inherit') ctx.announce?.(script)
+  else ctx.lifecycle?.({ depPath: dir, optional: ctx.optional === true, script, stage, wd: dir })
+  if (!ctx.unsafePerm) fs.mkdirSync(path.join(dir, 'node_modules', '.tmp'), { recursive: true })
+  await (ctx.shellEmulator === true ? runEmulated : runScript)(pkgId, stage, script, dir, env, ctx)
+  return true
 }
 
 /**
@@ -276,19 +308,9 @@ async function runEmulated (pkgId: string, stage: string, script: string, wd: st
  * `postinstall` field, or an `install` script that ran.
  */
 export async function runBuildScripts (pkgDir: string, manifest: Record<string, unknown> & { scripts?: Record<string, string> }, ctx: BuildContext): Promise<boolean> {
-  const pkgId = `${String(manifest.name ?? '')}@${String(manifest.version ?? '')}`
-  const run = async (stage: string): Promise<boolean> => {
-    const script = stageScript(manifest, stage)
-    if (script == null) return false
-    const env = scriptEnv({ manifest, stage, wd: pkgDir, script, ...ctx })
-    ctx.lifecycle?.({ depPath: pkgDir, optional: ctx.optional === true, script, stage, wd: pkgDir })
-    if (!ctx.unsafePerm) fs.mkdirSync(path.join(pkgDir, 'node_modules', '.tmp'), { recursive: true })
-    await (ctx.shellEmulator === true ? runEmulated : runScript)(pkgId, stage, script, pkgDir, env, ctx)
-    return true
-  }
   const scripts = manifest.scripts ?? {}
-  if (scripts.preinstall) await run('preinstall')
-  const installed = await run('install')
-  if (scripts.postinstall) await run('postinstall')
+  if (scripts.preinstall) await runStage(pkgDir, manifest, 'preinstall', ctx)
+  const installed = await runStage(pkgDir, manifest, 'install', ctx)
+  if (scripts.postinstall) await runStage(pkgDir, manifest, 'postinstall', ctx)
   return scripts.preinstall != null || installed || scripts.postinstall != null
 }

@@ -25,7 +25,9 @@ import { lockfileContentHash } from './lockfile-hash.js'
 import { lockfileMode, type PnpmConfig } from '../pnpm-config.js'
 import { configReasons } from './config-rules.js'
 import { hoist, importerDependencies } from './hoist.js'
-import { workspaceScripts, type ProjectScripts } from './project-scripts.js'
+import { runProjectScripts, workspaceScripts, type ProjectScripts } from './project-scripts.js'
+import { projectsGraph } from './projects-graph.js'
+import { buildConcurrency } from './build-schedule.js'
 import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { linkBins } from './bin-links.js'
@@ -35,12 +37,13 @@ import { isSemver } from './semver-range.js'
 import { nativeRelease, PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
 import { progressed } from './progress.js'
+import { dimmed } from '../report.js'
 import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
 import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
-import { buildSettingsUnsupported, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
+import { buildContext, buildSettingsUnsupported, pnpmPaths, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
 import { findWorkspaceProjects, readManifestAt, type Manifest, type WorkspaceProject } from './workspace-projects.js'
 import * as binding from '../../../index.js'
 
@@ -96,6 +99,11 @@ export interface NativeInstallSummary {
    * is left for pnpm to write, and pnpm's own install finds every package in place and runs them.
    */
   pnpmRunsScripts?: string[]
+  /**
+   * The projects' own lifecycle stages, still to run natively once the install has been reported
+   * (pnpm runs them after its summary): `run` runs them, then writes the workspace state.
+   */
+  projectScripts?: { shown: string[], run: () => Promise<{ validatedAtNs: number | undefined } | { failed: Error, id: string }> }
   /** Where it installed, for the report pnpm's reporter prints (when it installed, or a build failed). */
   layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[], workspace?: { dir: string, projects: number } }
   /** The warnings pnpm's supply-chain check would have given, in its words (when it installed). */
@@ -310,12 +318,35 @@ export interface InstallPlan {
   skipped: string[]
   /** Every package pnpm's lockfile check looks at: the planned ones and the skipped ones. */
   checked: Array<{ name: string, version: string }>
-  /** What becomes of the projects' own lifecycle scripts. */
-  scripts: ProjectScripts
+  /**
+   * What becomes of the projects' own lifecycle scripts: run natively after the layout (in the
+   * order of `native`), or, when that cannot be done as pnpm does it, by pnpm's own install
+   * after the layout (`pnpmRuns`, with why in `whyPnpmRuns`).
+   */
+  scripts: ProjectScripts & { native?: { graph: Map<string, string[]>, concurrency: number }, pnpmRuns: string[], whyPnpmRuns?: string }
   /** The side-effects cache keys of the packages pnpm builds or patches (see side-effects.ts). */
   cacheKeys: Map<string, CacheKeys>
   /** The pnpm release whose files are written. */
   release: PnpmRelease
+}
+
+/**
+ * How the projects' own scripts run natively (the projects' graph, how many at a time), or why
+ * not as pnpm runs them: then pnpm's own install runs them after the layout.
+ */
+function nativeProjectScripts (scripts: ProjectScripts, projects: WorkspaceProject[], config: NativeInstallConfig, version: string): { graph: Map<string, string[]>, concurrency: number } | string {
+  const why = buildSettingsUnsupported(config, version)
+  if (why != null) return why
+  if (config.preferSymlinkedExecutables === true) return 'preferSymlinkedExecutables (pnpm gives the scripts a NODE_PATH of its own)'
+  if (config.nodeExperimentalPackageMap === true) return 'nodeExperimentalPackageMap (pnpm gives the scripts a package map)'
+  const concurrency = buildConcurrency(config.childConcurrency)
+  if (concurrency == null) return `childConcurrency ${String(config.childConcurrency)} (pnpm resolves it against the processors)`
+  // The order matters only between projects that run scripts.
+  const graph = scripts.runs.length > 1
+    ? projectsGraph(projects, { catalogs: config.catalogs as Record<string, Record<string, unknown>> | undefined, linkWorkspacePackages: config.linkWorkspacePackages === true })
+    : new Map(projects.map((p) => [p.dir, []]))
+  if (typeof graph === 'string') return `the projects' order: ${graph}`
+  return { graph, concurrency }
 }
 
 /**
@@ -337,8 +368,12 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   if (used != null) return `${used.id}/node_modules is not empty`
   const stale = lockfileUnsupported(lockfile, projects, config, rootDir)
   if (stale != null) return stale
-  const scripts = workspaceScripts(projects, config.ignoreScripts === true)
-  if (scripts.leftToPnpm != null) return scripts.leftToPnpm
+  const projectScripts = workspaceScripts(projects, config.ignoreScripts === true)
+  if (projectScripts.leftToPnpm != null) return projectScripts.leftToPnpm
+  const native = projectScripts.runs.length > 0 ? nativeProjectScripts(projectScripts, projects, config, release.version) : undefined
+  const scripts = typeof native === 'string'
+    ? { ...projectScripts, pnpmRuns: projectScripts.shown, whyPnpmRuns: native }
+    : { ...projectScripts, native, pnpmRuns: [] }
   const storeDir = configuredStoreDir(config, rootDir)
   if (storeDir == null) return 'the store is not known before pnpm picks it'
 
@@ -393,7 +428,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   })
   // A build or patch the cache lacks is run natively, when pnpm's build step can be reproduced
   // (and pnpm's own install does not follow to run the project's scripts: see layOut).
-  const cannotBuild = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')}` : buildSettingsUnsupported(config, plan.release.version)
+  const cannotBuild = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')} (${plan.scripts.whyPnpmRuns!})` : buildSettingsUnsupported(config, plan.release.version)
   const missed = (r: StoredPackageResult): boolean => r.leftOut === 'no-side-effects' && cannotBuild == null
   // A patched package whose build pnpm does not allow: patched in pnpm's build step on every
   // install, nothing looked up; imported unbuilt with those the cache lacks, below.
@@ -480,7 +515,7 @@ function reportAdded (results: StoredPackageResult[], reused: 'reused' | undefin
  * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
  * before anything but the virtual store.
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] }> {
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   const virtualStore = await linkVirtualStore(plan, config, importMethod, phase, downloaded)
   if ('stopped' in virtualStore) return virtualStore
@@ -538,7 +573,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   // would not record the denied or cached builds as stock does (`ignoredBuilds: []`).
   const buildStep = [...requireBuild, ...builtFromCache]
   if (plan.scripts.pnpmRuns.length > 0 && buildStep.length > 0 && config.ignoreScripts !== true) {
-    return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} with builds pnpm ${requireBuild.length > 0 ? 'denies' : 'takes from its cache'} (${buildStep[0]}, …)` }
+    return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} (${plan.scripts.whyPnpmRuns!}) with builds pnpm ${requireBuild.length > 0 ? 'denies' : 'takes from its cache'} (${buildStep[0]}, …)` }
   }
   if (toBuild.length > 0) {
     // Before anything is recorded: a case it does not build as pnpm would leaves the install to
@@ -592,6 +627,25 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     phase('state')
     return { pnpmRunsScripts: plan.scripts.pnpmRuns }
   }
+  const { native } = plan.scripts
+  if (native != null) {
+    // pnpm runs them after its summary: the caller reports first, then runs them.
+    phase('state')
+    const ctx = {
+      ...buildContext(config, rootDir, virtualStoreDir, pnpmPaths()!),
+      initCwd: process.cwd(),
+      // Not the privately hoisted packages' commands, which a dependency's build has.
+      extraBinPaths: (config.extraBinPaths as string[] | undefined) ?? [],
+      // Outside a workspace pnpm's install is not recursive: the scripts write to the terminal.
+      ...(config.workspaceDir == null ? { stdio: 'inherit' as const, announce: (script: string) => process.stderr.write(`${dimmed(`$ ${script}`)}\n`) } : {}),
+    }
+    return {
+      projectScripts: {
+        shown: plan.scripts.shown,
+        run: async () => (await runProjectScripts(plan.scripts.runs, native.graph, native.concurrency, ctx)) ?? { validatedAtNs: writeWorkspaceState(record, config) },
+      },
+    }
+  }
   const validatedAtNs = writeWorkspaceState(record, config)
   phase('state')
   return { validatedAtNs }
@@ -620,7 +674,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'layout' | 'warnings'> = {}): NativeInstallSummary => {
+  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'projectScripts' | 'layout' | 'warnings'> = {}): NativeInstallSummary => {
     // The plugin's code cache is worth making once the whole native install has run (code-cache.ts).
     if (skipped == null) noteInstalledNatively()
     return { installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more }
@@ -651,7 +705,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     }
     if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.depPath}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
     const warnings = supplyChain.warnings ?? []
-    return done(plan.planned.length, undefined, 'pnpmRunsScripts' in laidOut ? { ...laidOut, layout, warnings } : { validatedAtNs: laidOut.validatedAtNs, layout, warnings })
+    return done(plan.planned.length, undefined, 'validatedAtNs' in laidOut ? { validatedAtNs: laidOut.validatedAtNs, layout, warnings } : { ...laidOut, layout, warnings })
   } finally {
     supplyChain.cancel()
   }

@@ -4,23 +4,27 @@
  * every project's alike):
  *
  * - scripts on: pnpm runs the root project's `preinstall` (and `pnpm:devPreinstall`) before it
- *   links anything, and `install`, `postinstall`, `preprepare`, `prepare`, `postprepare` once
- *   everything is linked. The native install cannot run them as pnpm does (pnpm's runner sets
- *   the environment from pnpm's own files: its node-gyp, its `npm_execpath`), so it leaves
- *   them to pnpm itself: the layout is written but not the workspace state, and pnpm's own
- *   install then finds every package in place, and runs the scripts in its order and
- *   environment. A script pnpm runs before linking would see the native layout instead of an
- *   empty `node_modules`: such projects are left to pnpm whole.
+ *   links anything: such installs are left to pnpm whole (a script would see the native layout
+ *   instead of an empty `node_modules`). Once everything is linked and `.modules.yaml` written,
+ *   it runs every project's `preinstall` (the root's has run), `install`, `postinstall`,
+ *   `preprepare`, `prepare`, `postprepare` (its bundle's `runLifecycleHooksConcurrently`): a
+ *   project once those it depends on have ended (`projects-graph.ts`), `childConcurrency` at a
+ *   time, none started after one failed; each with the environment of a dependency's build but
+ *   `INIT_CWD`, pnpm's working directory; output logged line by line as a build's in a
+ *   workspace, straight to the terminal after a `$ <script>` line outside one. The native
+ *   install does the same (`runProjectScripts`), then writes the workspace state.
  * - scripts off: pnpm records the project as a pending build (`pnpm rebuild` runs its scripts).
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { runScheduled } from './build-schedule.js'
+import { runStage, type BuildContext } from './dependency-build.js'
 import type { WorkspaceProject } from './workspace-projects.js'
 
 type Scripts = Record<string, unknown>
 
-/** The stages pnpm runs for the root project once everything is linked, in its order. */
-const AFTER_LINKING = ['install', 'postinstall', 'preprepare', 'prepare', 'postprepare'] as const
+/** The stages pnpm runs for a project once everything is linked, in its order (the root's `preinstall` has run before). */
+const AFTER_LINKING = ['preinstall', 'install', 'postinstall', 'preprepare', 'prepare', 'postprepare'] as const
 
 /** pnpm's script for a project-level dev hook, run before `preinstall`. */
 const DEV_PREINSTALL = 'pnpm:devPreinstall'
@@ -31,8 +35,8 @@ const runs = (script: unknown): boolean => typeof script === 'string' && script 
 interface OneProjectScripts {
   /** Why the install must be left to pnpm whole, if it must. */
   leftToPnpm?: string
-  /** The stages pnpm will run after the native layout (the workspace state is then pnpm's to write). */
-  pnpmRuns: string[]
+  /** The stages pnpm runs after the layout, in its order. */
+  stages: string[]
   /** pnpm records the project in `.modules.yaml`'s `pendingBuilds` (scripts off). */
   pendingBuild: boolean
 }
@@ -40,42 +44,67 @@ interface OneProjectScripts {
 export interface ProjectScripts {
   /** Why the install must be left to pnpm whole, if it must. */
   leftToPnpm?: string
-  /** The projects' stages pnpm will run after the native layout, the root's bare, another's as `stage (id)` (the workspace state is then pnpm's to write). */
-  pnpmRuns: string[]
+  /** Each project's stages pnpm runs after the layout (those without any left out). */
+  runs: Array<WorkspaceProject & { stages: string[] }>
+  /** The same for the trace: the root's bare, another's as `stage (id)`. */
+  shown: string[]
   /** The projects pnpm records in `.modules.yaml`'s `pendingBuilds` (scripts off), by importer id. */
   pendingProjects: string[]
 }
 
 /**
  * What the native install does about the scripts of every project of the workspace, each as
- * `projectScripts` says: the stages pnpm runs after the layout are listed by project (another
- * project's as `stage (id)`); pnpm's own install then runs them all, in its order.
+ * `projectScripts` says.
  */
 export function workspaceScripts (projects: WorkspaceProject[], ignoreScripts: boolean): ProjectScripts {
-  const scripts: ProjectScripts = { pnpmRuns: [], pendingProjects: [] }
-  for (const { id, dir, manifest } of projects) {
-    const own = projectScripts(manifest, dir, ignoreScripts)
+  const scripts: ProjectScripts = { runs: [], shown: [], pendingProjects: [] }
+  for (const project of projects) {
+    const { id } = project
+    const own = projectScripts(project.manifest, project.dir, ignoreScripts, id === '.')
     if (own.leftToPnpm != null) return { ...scripts, leftToPnpm: id === '.' ? own.leftToPnpm : `${own.leftToPnpm} (${id})` }
     if (own.pendingBuild) scripts.pendingProjects.push(id)
-    scripts.pnpmRuns.push(...(id === '.' ? own.pnpmRuns : own.pnpmRuns.map((stage) => `${stage} (${id})`)))
+    if (own.stages.length > 0) scripts.runs.push({ ...project, stages: own.stages })
+    scripts.shown.push(...(id === '.' ? own.stages : own.stages.map((stage) => `${stage} (${id})`)))
   }
   return scripts
 }
 
-/** What the native install does about the root project's scripts (`rootDir` holds its package.json). */
-export function projectScripts (manifest: Record<string, unknown>, rootDir: string, ignoreScripts: boolean): OneProjectScripts {
+/** What the native install does about a project's scripts (`dir` holds its package.json; `root`: the lockfile's project). */
+export function projectScripts (manifest: Record<string, unknown>, dir: string, ignoreScripts: boolean, root = true): OneProjectScripts {
   const scripts = (manifest.scripts != null && typeof manifest.scripts === 'object' ? manifest.scripts : {}) as Scripts
   if (ignoreScripts) {
     // pnpm's test: the first of these that is set must be a non-empty string.
     const first = [scripts.preinstall, scripts.prepublish, scripts.install, scripts.postinstall, scripts.prepare].find((s) => s != null)
-    return { pnpmRuns: [], pendingBuild: Boolean(first) }
+    return { stages: [], pendingBuild: Boolean(first) }
   }
-  if (runs(scripts[DEV_PREINSTALL])) return { leftToPnpm: `the project's ${DEV_PREINSTALL} script, which pnpm runs before it links anything`, pnpmRuns: [], pendingBuild: false }
-  if (runs(scripts.preinstall)) return { leftToPnpm: 'the project\'s preinstall script, which pnpm runs before it links anything', pnpmRuns: [], pendingBuild: false }
-  const pnpmRuns = AFTER_LINKING.filter((stage) => runs(scripts[stage]))
+  if (root && runs(scripts[DEV_PREINSTALL])) return { leftToPnpm: `the project's ${DEV_PREINSTALL} script, which pnpm runs before it links anything`, stages: [], pendingBuild: false }
+  if (root && runs(scripts.preinstall)) return { leftToPnpm: 'the project\'s preinstall script, which pnpm runs before it links anything', stages: [], pendingBuild: false }
   // pnpm runs `node-gyp rebuild` as the install script of a project with a binding.gyp and neither script.
-  if (!scripts.install && !scripts.preinstall && fs.existsSync(path.join(rootDir, 'binding.gyp'))) {
-    pnpmRuns.unshift('install')
+  if (!scripts.install && !scripts.preinstall && manifest.gypfile !== false && fs.existsSync(path.join(dir, 'binding.gyp'))) {
+    return { leftToPnpm: 'the project\'s binding.gyp, which pnpm builds with node-gyp', stages: [], pendingBuild: false }
   }
-  return { pnpmRuns, pendingBuild: false }
+  return { stages: AFTER_LINKING.filter((stage) => runs(scripts[stage])), pendingBuild: false }
+}
+
+/**
+ * Runs the projects' stages as pnpm runs them after the layout: each project of `graph` (every
+ * project's directory with those it depends on) once those it depends on have ended,
+ * `concurrency` at a time, its stages in order; none started once one has failed. Resolves
+ * with the first failure, if any (those under way have ended).
+ */
+export async function runProjectScripts (runs: ProjectScripts['runs'], graph: Map<string, string[]>, concurrency: number, ctx: BuildContext): Promise<{ failed: Error, id: string } | undefined> {
+  const byDir = new Map(runs.map((run) => [run.dir, run]))
+  let first: { failed: Error, id: string } | undefined
+  await runScheduled(graph, concurrency, async (dir) => {
+    const run = byDir.get(dir)
+    if (run == null) return true
+    try {
+      for (const stage of run.stages) await runStage(dir, run.manifest, stage, ctx)
+      return true
+    } catch (err) {
+      first ??= { failed: err as Error, id: run.id }
+      return false
+    }
+  })
+  return first
 }

@@ -88,8 +88,8 @@ export interface ScriptEnvOptions {
   pnpm: PnpmPaths
   /** pnpm's `extraEnv` as its install passes it (with `npm_command`). */
   extraEnv: Record<string, string>
-  /** The project's root (`INIT_CWD`). */
-  lockfileDir: string
+  /** `INIT_CWD`: the lockfile's directory for a dependency's build, pnpm's working directory for a project's scripts. */
+  initCwd: string
   userAgent?: string
   /** `false`: scripts get a `TMPDIR` of their own in the package's `node_modules/.tmp` (made by the caller). */
   unsafePerm: boolean
@@ -112,7 +112,7 @@ export function scriptEnv (opts: ScriptEnvOptions): Record<string, string> {
   if (!env.npm_config_node_gyp && opts.pnpm.nodeGyp) env.npm_config_node_gyp = opts.pnpm.nodeGyp
   const extra: Record<string, string> = {
     ...opts.extraEnv,
-    INIT_CWD: opts.lockfileDir,
+    INIT_CWD: opts.initCwd,
     PNPM_SCRIPT_SRC_DIR: opts.wd,
     ...(opts.userAgent ? { npm_config_user_agent: opts.userAgent } : {}),
   }
