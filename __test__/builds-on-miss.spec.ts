@@ -350,6 +350,25 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       for (const dir of [shipped.dir, patched.dir]) expect(fs.readFileSync(path.join(dir, 'gyp.txt'), 'utf8')).toBe('rebuild install node-gyp rebuild\n')
       expect(fs.readFileSync(path.join(patched.dir, 'log'), 'utf8')).toBe('ran\n')
     })
+
+    it('a binding.gyp opted out of (`gypfile: false`): no node-gyp build, and a patch adding one (or a `.hooks` file) does not make the package require a build (pnpm\'s dirRequiresBuild)', async () => {
+      const optedOut = missed('opted-out', { postinstall: 'echo ran >> log' })
+      const manifest = JSON.parse(fs.readFileSync(path.join(optedOut.dir, 'package.json'), 'utf8'))
+      fs.writeFileSync(path.join(optedOut.dir, 'package.json'), JSON.stringify({ ...manifest, gypfile: false }))
+      fs.writeFileSync(path.join(optedOut.dir, 'binding.gyp'), '{}')
+      // Patched, with no build in its row: pnpm patches it and records the patch alone.
+      const patchedOnly = missed('patched-only', {}, { builds: false, keys: { key: 'k', patched: 'p' } })
+      const patchedManifest = JSON.parse(fs.readFileSync(path.join(patchedOnly.dir, 'package.json'), 'utf8'))
+      fs.writeFileSync(path.join(patchedOnly.dir, 'package.json'), JSON.stringify({ ...patchedManifest, gypfile: false }))
+      // A `.hooks` that is a file, not a directory of hooks: no build either.
+      fs.writeFileSync(path.join(patchedOnly.dir, '.hooks'), '')
+      const ended = await buildMissed([optedOut, { ...patchedOnly, patchFile: gypPatch(patchedOnly.dir) }], inOrder(optedOut.dir, patchedOnly.dir), gypOpts())
+      expect(ended).toEqual({ skippedOptional: [] })
+      expect(fs.existsSync(path.join(optedOut.dir, 'gyp.txt'))).toBe(false)
+      expect(fs.readFileSync(path.join(optedOut.dir, 'log'), 'utf8')).toBe('ran\n')
+      expect(fs.existsSync(path.join(patchedOnly.dir, 'binding.gyp'))).toBe(true)
+      expect(fs.existsSync(path.join(patchedOnly.dir, 'gyp.txt'))).toBe(false)
+    })
   })
   it('pnpm\'s own paths: its entry script, its node-gyp and shims', () => {
     expect(ctx.pnpm.execPath).toBe(path.join(referencePnpmDir, 'bin', 'pnpm.mjs'))

@@ -184,10 +184,14 @@ export function readBuildManifest (dir: string): (Record<string, unknown> & { sc
   return manifest as Record<string, unknown> & { scripts: Record<string, string> }
 }
 
-/** Whether a package's files require a build (pnpm's `pkgRequiresBuild`): an install script, a `binding.gyp`, `.hooks/`. */
-function requiresBuild (dir: string, manifest: { scripts: Record<string, string> }): boolean {
+/**
+ * Whether a patched package requires a build (pnpm's `dirRequiresBuild`): an install script, a
+ * `binding.gyp` it does not opt out of (`gypfile: false`), a `.hooks` directory.
+ */
+function requiresBuild (dir: string, manifest: { scripts: Record<string, string>, gypfile?: unknown }): boolean {
+  const isDirectory = (file: string): boolean => fs.statSync(path.join(dir, file), { throwIfNoEntry: false })?.isDirectory() === true
   return ['preinstall', 'install', 'postinstall'].some((s) => Boolean(manifest.scripts[s])) ||
-    fs.existsSync(path.join(dir, 'binding.gyp')) || fs.existsSync(path.join(dir, '.hooks'))
+    (manifest.gypfile !== false && fs.existsSync(path.join(dir, 'binding.gyp'))) || isDirectory('.hooks')
 }
 
 /** A package the cache lacks the build or patch of. */
