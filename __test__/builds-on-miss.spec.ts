@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
-import { lineSplitter, runBuildScripts, LifecycleError, shellBody } from '../dist/plugin/install/dependency-build.js'
+import { lineSplitter, runBuildScripts, LifecycleError, shellBody, stageScript } from '../dist/plugin/install/dependency-build.js'
 import { buildContext, buildMissed, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
@@ -96,6 +96,40 @@ describe('scriptEnv', () => {
   })
 })
 
+describe('stageScript: the script pnpm runs for a stage of a dependency\'s build', () => {
+  const pnpmPrepareHookManifest = pnpmFunction<(manifest: object, stage: string, pkgRoot: string) => { scripts: Record<string, string> }>('prepareHookManifest', { existsSync3: fs.existsSync, path36: path })
+  /** pnpm's script for the stage, as its `runLifecycleHook` decides whether and what to run. */
+  const pnpms = (manifest: Record<string, unknown>, stage: string, dir: string): string | undefined => {
+    const script = pnpmPrepareHookManifest(manifest, stage, dir).scripts[stage]
+    return script === 'npx only-allow pnpm' || !script ? undefined : script
+  }
+  const withGyp = freshDir('stage-script-gyp')
+  fs.writeFileSync(path.join(withGyp, 'binding.gyp'), '{}')
+  const withoutGyp = freshDir('stage-script-plain')
+  it.each([
+    [{}],
+    [{ scripts: { postinstall: 'node x.js' } }],
+    [{ scripts: { install: 'node x.js' } }],
+    [{ scripts: { install: 'npx only-allow pnpm' } }],
+    [{ scripts: { preinstall: 'node x.js' } }],
+    [{ scripts: { install: '', preinstall: '' } }],
+    [{ gypfile: false }],
+    [{ gypfile: 'false' }],
+    [{ gypfile: true, scripts: { postinstall: 'node x.js' } }],
+  ])('%j, with and without a binding.gyp', (fields) => {
+    const manifest = { name: 'x', version: '1.0.0', scripts: {}, ...fields }
+    for (const dir of [withGyp, withoutGyp]) {
+      for (const stage of ['preinstall', 'install', 'postinstall']) {
+        expect(stageScript(manifest, stage, dir), `${stage} in ${dir}`).toBe(pnpms(manifest, stage, dir))
+      }
+    }
+  })
+  it('a binding.gyp, no script: `node-gyp rebuild` for pnpm, and here', () => {
+    expect(pnpms({ scripts: {} }, 'install', withGyp)).toBe('node-gyp rebuild')
+    expect(stageScript({ scripts: {} }, 'install', withGyp)).toBe('node-gyp rebuild')
+  })
+})
+
 describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them', () => {
   const ctx = {
     pnpm: pnpmPaths(path.join(referencePnpmDir, 'bin', 'pnpm.mjs'))!,
@@ -118,6 +152,31 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     expect(fs.readFileSync(path.join(dir, 'log'), 'utf8')).toBe('pre\ninstall /p\npost\n')
     const only = pkg({ install: 'npx only-allow pnpm' })
     expect(await runBuildScripts(only, readBuildManifest(only) as any, ctx)).toBe(false)
+  })
+  /** A directory of pnpm's node-gyp shims whose `node-gyp` records how it was run (in the package: its arguments, stage and script) and says so. */
+  const fakeGypShims = (): string => {
+    const dir = freshDir('gyp-shims')
+    fs.writeFileSync(path.join(dir, 'node-gyp'), '#!/bin/sh\necho "$* $npm_lifecycle_event $npm_lifecycle_script" >> gyp.txt\necho built\n', { mode: 0o755 })
+    return dir
+  }
+  it('a binding.gyp and no install or preinstall script: the install stage runs `node-gyp rebuild` (pnpm\'s shims on PATH), recorded as that script, with side effects', async () => {
+    const dir = pkg({ postinstall: 'echo post >> log' })
+    fs.writeFileSync(path.join(dir, 'binding.gyp'), '{}')
+    const records: Array<Record<string, unknown>> = []
+    const gypCtx = { ...ctx, pnpm: { ...ctx.pnpm, nodeGypBinDir: fakeGypShims() }, lifecycle: (r: Record<string, unknown>) => records.push(r) }
+    expect(await runBuildScripts(dir, readBuildManifest(dir) as any, gypCtx)).toBe(true)
+    expect(fs.readFileSync(path.join(dir, 'gyp.txt'), 'utf8')).toBe('rebuild install node-gyp rebuild\n')
+    expect(fs.readFileSync(path.join(dir, 'log'), 'utf8')).toBe('post\n')
+    expect(records.filter((r) => r.stage === 'install')).toEqual([
+      { depPath: dir, optional: false, script: 'node-gyp rebuild', stage: 'install', wd: dir },
+      { depPath: dir, line: 'built', stage: 'install', stdio: 'stdout', wd: dir },
+      { depPath: dir, exitCode: 0, optional: false, stage: 'install', wd: dir },
+    ])
+    // Nothing else: pnpm's `installed` says the build had side effects.
+    const bare = pkg({})
+    fs.writeFileSync(path.join(bare, 'binding.gyp'), '{}')
+    expect(await runBuildScripts(bare, readBuildManifest(bare) as any, gypCtx)).toBe(true)
+    expect(fs.readFileSync(path.join(bare, 'gyp.txt'), 'utf8')).toBe('rebuild install node-gyp rebuild\n')
   })
   it('a failing stage: ELIFECYCLE with pnpm\'s message, the next stage not run', async () => {
     const dir = pkg({ install: 'exit 3', postinstall: 'echo post >> log' })
@@ -274,13 +333,41 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       expect(fs.readFileSync(path.join(two.dir, 'log'), 'utf8')).toBe('ran\n')
     })
 
-    it('a patch that makes its package a node-gyp build (a binding.gyp, no install script): left to pnpm before anything runs', async () => {
-      const patched = missed('gyp', { postinstall: 'echo ran >> log' }, { keys: { key: 'k', patched: 'p' } })
-      const patchFile = path.join(path.dirname(patched.dir), 'gyp.patch')
+    /** A patch that adds `binding.gyp`. */
+    const gypPatch = (dir: string): string => {
+      const patchFile = path.join(path.dirname(dir), 'gyp.patch')
       fs.writeFileSync(patchFile, 'diff --git a/binding.gyp b/binding.gyp\nnew file mode 100644\n--- /dev/null\n+++ b/binding.gyp\n@@ -0,0 +1 @@\n+{}\n')
-      const why = await buildMissed([{ ...patched, patchFile }], inOrder(patched.dir), opts)
-      expect(why).toBe('gyp@1.0.0: no side effects cached for k, and its patch makes it a binding.gyp built with node-gyp')
-      expect(fs.existsSync(patched.dir)).toBe(false)
+      return patchFile
+    }
+    const gypOpts = () => ({ ...opts, ctx: { ...ctx, pnpm: { ...ctx.pnpm, nodeGypBinDir: fakeGypShims() } } })
+
+    it('a binding.gyp without an install script of its own, as it comes or made so by its patch: built natively with `node-gyp rebuild`, as pnpm builds it', async () => {
+      const shipped = missed('shipped-gyp', {})
+      fs.writeFileSync(path.join(shipped.dir, 'binding.gyp'), '{}')
+      const patched = missed('patched-gyp', { postinstall: 'echo ran >> log' }, { keys: { key: 'k', patched: 'p' } })
+      const ended = await buildMissed([shipped, { ...patched, patchFile: gypPatch(patched.dir) }], inOrder(shipped.dir, patched.dir), gypOpts())
+      expect(ended).toEqual({ skippedOptional: [] })
+      for (const dir of [shipped.dir, patched.dir]) expect(fs.readFileSync(path.join(dir, 'gyp.txt'), 'utf8')).toBe('rebuild install node-gyp rebuild\n')
+      expect(fs.readFileSync(path.join(patched.dir, 'log'), 'utf8')).toBe('ran\n')
+    })
+
+    it('a binding.gyp opted out of (`gypfile: false`): no node-gyp build, and a patch adding one (or a `.hooks` file) does not make the package require a build (pnpm\'s dirRequiresBuild)', async () => {
+      const optedOut = missed('opted-out', { postinstall: 'echo ran >> log' })
+      const manifest = JSON.parse(fs.readFileSync(path.join(optedOut.dir, 'package.json'), 'utf8'))
+      fs.writeFileSync(path.join(optedOut.dir, 'package.json'), JSON.stringify({ ...manifest, gypfile: false }))
+      fs.writeFileSync(path.join(optedOut.dir, 'binding.gyp'), '{}')
+      // Patched, with no build in its row: pnpm patches it and records the patch alone.
+      const patchedOnly = missed('patched-only', {}, { builds: false, keys: { key: 'k', patched: 'p' } })
+      const patchedManifest = JSON.parse(fs.readFileSync(path.join(patchedOnly.dir, 'package.json'), 'utf8'))
+      fs.writeFileSync(path.join(patchedOnly.dir, 'package.json'), JSON.stringify({ ...patchedManifest, gypfile: false }))
+      // A `.hooks` that is a file, not a directory of hooks: no build either.
+      fs.writeFileSync(path.join(patchedOnly.dir, '.hooks'), '')
+      const ended = await buildMissed([optedOut, { ...patchedOnly, patchFile: gypPatch(patchedOnly.dir) }], inOrder(optedOut.dir, patchedOnly.dir), gypOpts())
+      expect(ended).toEqual({ skippedOptional: [] })
+      expect(fs.existsSync(path.join(optedOut.dir, 'gyp.txt'))).toBe(false)
+      expect(fs.readFileSync(path.join(optedOut.dir, 'log'), 'utf8')).toBe('ran\n')
+      expect(fs.existsSync(path.join(patchedOnly.dir, 'binding.gyp'))).toBe(true)
+      expect(fs.existsSync(path.join(patchedOnly.dir, 'gyp.txt'))).toBe(false)
     })
   })
   it('pnpm\'s own paths: its entry script, its node-gyp and shims', () => {

@@ -27,7 +27,8 @@
  * pnpm's side-effects cache when an earlier install recorded them (a log the build scripts
  * append to shows none ran); when it has not (a cold store, a build that changed nothing), run
  * natively as pnpm runs them, once, with the side effects pnpm records (a script records its
- * environment; a workspace's too; under `shellEmulator`, pnpm's emulator runs a script; a required one that fails: run once, the
+ * environment; a workspace's too; under `shellEmulator`, pnpm's emulator runs a script; a real Node-API addon with a
+ * binding.gyp and no install script, built with pnpm's node-gyp; a required one that fails: run once, the
  * install ending as stock's, with its lines, error, exit status, tree and no state), or left to pnpm (an optional one, the
  * project's own scripts, an older release); left to pnpm when pnpm would not look them up
  * (undecided builds, a patch whose build is not allowed). Blobs whose modes drifted in the store are copied with the modes
@@ -41,7 +42,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isMusl } from '../dist/api/native-platform.js'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
-import { lockedPackages, projectFixture, repoDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
+import { lockedPackages, node24, projectFixture, repoDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
 import { nativeRelease, stateFormOf, PNPM_RELEASES, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { DEPENDENCY_GROUPS } from '../dist/plugin/install/virtual-store.js'
@@ -80,6 +81,26 @@ const BUILD_LOG = "const fs = require('fs'); fs.appendFileSync(require('path').j
 const SHIPPED = 'data some other project has too\n'
 /** Writes `env-<stage>.txt` in the package: the variables pnpm sets for a script, in the environment's order. */
 const ENV_RECORD = "fs.writeFileSync('env-' + process.argv[2] + '.txt', Object.keys(process.env).filter((k) => /^(npm_|pnpm_|PNPM_|INIT_CWD$|NODE$|TMPDIR$|PATH$|FORCE_COLOR$)/.test(k)).map((k) => k + '=' + process.env[k]).join('\\n') + '\\n')\n"
+
+/** A Node-API addon in C whose module exports `answer: 42`. */
+const GYP_ADDON_C = `#include <node_api.h>
+static napi_value init (napi_env env, napi_value exports) {
+  napi_value answer;
+  napi_create_int32(env, 42, &answer);
+  napi_set_named_property(env, exports, "answer", answer);
+  return exports;
+}
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
+`
+/**
+ * Node 24's headers for node-gyp (\`npm_config_nodedir\`), so that it builds offline, never
+ * downloading them: those of the \`node\` devDependency's platform package, which an \`npm ci\` of
+ * this repository installs (\`CAS_TEST_NODEDIR\`: another such prefix, for a checkout without them).
+ */
+const NODE_HEADERS = process.env.CAS_TEST_NODEDIR || path.join(repoDir, 'node_modules', 'node', 'node_modules', `node-${process.platform}-${process.arch}`)
+/** Whether node-gyp can build an addon here: a C compiler, make, python3 and those headers. */
+const canBuildAddons = ['cc', 'make', 'python3'].every((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0) &&
+  fs.existsSync(path.join(NODE_HEADERS, 'include', 'node', 'node_api.h'))
 
 const OTHER_LIBC = process.platform === 'linux' ? (isMusl() ? 'gnu' : 'musl') : undefined
 const PLATFORM_TOOLS: Array<{ name: string, os: string[], cpu: string[], here: boolean }> = [
@@ -196,6 +217,12 @@ const generated: ServedPackage[] = [
   pkg('bindir-dotted', '1.0.0', { directories: { bin: './scripts/' } }, { 'scripts/ok.js': [NODE_BIN, 0o755], 'scripts/.dot.js': NODE_BIN, 'scripts/.dir/in.js': NODE_BIN }),
   // Files whose blobs a test gives other modes in the store than their names say.
   pkg('modes', '1.0.0', {}, { 'data.txt': 'drifts to 755\n', 'run.sh': ['echo drifts to 644\n', 0o755], 'group.txt': 'group-writable\n' }),
+  // A real native addon with a binding.gyp and no install script: pnpm builds it with `node-gyp rebuild`.
+  pkg('gyp-addon', '1.0.0', { main: 'index.js' }, {
+    'binding.gyp': JSON.stringify({ targets: [{ target_name: 'addon', sources: ['addon.c'] }] }),
+    'addon.c': GYP_ADDON_C,
+    'index.js': "module.exports = require('./build/Release/addon.node')\n",
+  }),
 ]
 
 interface Project {
@@ -434,16 +461,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   }
 
   /** A stock clone and a native clone of `setUpDir`, each installed into an empty store of its own, from the registry. */
-  async function installCold (setUpDir: string, label: string, args: string[] = []): Promise<{ stock: string, stockStore: string, stockRun: PnpmRun, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
+  async function installCold (setUpDir: string, label: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ stock: string, stockStore: string, stockRun: PnpmRun, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
     const online = { registry: registry.url }
     const stock = clone(setUpDir, `${label}-stock`)
     const stockStore = path.join(base, `${label}-stock-store`)
-    const stockRun = await runPnpm(['install', '--frozen-lockfile', ...args], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: STOCK, ...online })
+    const stockRun = await runPnpm(['install', '--frozen-lockfile', ...args], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: { ...STOCK, ...env }, ...online })
     expectOk(stockRun)
     const native = clone(setUpDir, `${label}-native`)
     const nativeStore = path.join(base, `${label}-native-store`)
     const traceFile = path.join(base, `${label}-trace.txt`)
-    const run = await runPnpm(['install', '--frozen-lockfile', ...args], { projectDir: native, storeDir: nativeStore, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ...online })
+    const run = await runPnpm(['install', '--frozen-lockfile', ...args], { projectDir: native, storeDir: nativeStore, sandbox: sandbox(`${label}-native`), env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile, ...env }, ...online })
     expectOk(run)
     return { stock, stockStore, stockRun, native, nativeStore, run, trace: fs.readFileSync(traceFile, 'utf8') }
   }
@@ -1741,6 +1768,42 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
 
+  it.runIf(buildsNative && canBuildAddons)('a native addon with a binding.gyp and no install script, into a cold store: built natively with `node-gyp rebuild` (pnpm\'s node-gyp, offline), once; stock\'s tree (node-gyp\'s build/ output), lines and side effects; then fresh clones find it', async () => {
+    // The lockfile resolved without building (the set-up's install has no headers to build with).
+    const { dir } = await setUp('cold-gyp', { name: 'g', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  gyp-addon: true\n')
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, dependencies: { ...manifest.dependencies, 'gyp-addon': '1.0.0' } }, null, 2))
+    expectOk(await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: path.join(base, 'cold-gyp-store'), sandbox: sandbox('cold-gyp'), registry: registry.url }))
+    const cold = await installCold(dir, 'cold-gyp', [], { npm_config_nodedir: NODE_HEADERS })
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    expect(cold.run.stdout).toContain('Already up to date')
+    // The addon node-gyp built, loaded by Node 24.
+    const loaded = spawnSync(node24, ['-p', 'require("gyp-addon").answer'], { cwd: cold.native, encoding: 'utf8' })
+    expect(loaded.stdout).toBe('42\n')
+    // Every file and mode as stock's: build/Makefile names the package's directory (the clone's path, replaced).
+    const stockTree = relativeTree(cold.stock, cold.stockStore)
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(stockTree)
+    const built = 'node_modules/.pnpm/gyp-addon@1.0.0/node_modules/gyp-addon/build/'
+    for (const file of ['Makefile 644', 'config.gypi 644', 'Release/addon.node 755', 'Release/obj.target/addon/addon.o 644']) expect(stockTree.some((l) => l.startsWith(built + file)), file).toBe(true)
+    // What pnpm recorded: the same files, modes and blobs but the Makefile's, whose text differs only by the clone's path.
+    const rows = (store: string, clone: string): unknown[] => sideEffectsRows(store, ['gyp-addon']).map(([key, effects]: any) => [key, effects.map(([cacheKey, diff]: any) => [cacheKey, {
+      ...diff,
+      added: diff.added?.map(([file, digest, mode, size]: [string, string, number, number]) => file === 'build/Makefile'
+        ? [file, blobText(store, digest, mode).split(clone).join('<p>'), mode]
+        : [file, digest, mode, size]),
+    }])])
+    expect(rows(cold.nativeStore, cold.native)).toEqual(rows(cold.stockStore, cold.stock))
+    expect(JSON.stringify(rows(cold.stockStore, cold.stock))).toContain('build/Release/addon.node')
+    // pnpm's reporter shows the script, node-gyp's and make's lines as stock's (in each's clone; stdout's and stderr's interleave as they come).
+    const scriptLines = (out: string, clone: string) => out.split(clone).join('<p>').split('\n').filter((l) => /^\.\.\.\/\S+ install(\$|:) /.test(l)).sort()
+    expect(scriptLines(cold.run.stdout, cold.native)).toEqual(scriptLines(cold.stockRun.stdout, cold.stock))
+    expect(scriptLines(cold.stockRun.stdout, cold.stock)).toContain('.../node_modules/gyp-addon install$ node-gyp rebuild')
+    expect(scriptLines(cold.stockRun.stdout, cold.stock)).toContain('.../node_modules/gyp-addon install: gyp info ok ')
+    const warm = await expectSameAsStock(dir, cold.nativeStore, 'cold-gyp-warm', { packages: countSnapshots(dir), why: 'util' })
+    // From the cache: no script ran (node-gyp would have printed its lines).
+    for (const run of [warm.stockRun, warm.nativeRun]) expect(run.stdout).not.toContain('node-gyp rebuild')
+  })
+
   it('a bin it cannot write as pnpm does, found after the layout: nothing recorded, so pnpm installs over it, to stock\'s tree', async () => {
     await expectLeftToPnpm('node-bin', { name: 'n', version: '1.0.0', dependencies: { 'node-bin': '1.0.0', util: '1.0.0' } },
       'minimumReleaseAge: 0\n', /^native install skipped: a command named node \(node-bin\)$/m)
@@ -1772,15 +1835,22 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(native, 'node_modules/ships-bin/data.txt'), 'utf8')).toBe(SHIPPED)
   })
 
+  /** The path of a blob in a store, by its digest and its file's mode. */
+  function blobPath (store: string, digest: string, mode: number): string {
+    return path.join(store, 'v11', 'files', digest.slice(0, 2), `${digest.slice(2)}${(mode & 0o111) !== 0 ? '-exec' : ''}`)
+  }
+
+  /** A blob's text. */
+  function blobText (store: string, digest: string, mode: number): string {
+    return fs.readFileSync(blobPath(store, digest, mode), 'utf8')
+  }
+
   /** The blob of each file of the (one) package named `name` in a store's index, by the file's path in the package. */
   function blobsOf (store: string, name: string): Record<string, string> {
     const index = new StoreIndex(path.join(store, 'v11'))
     try {
       const [, row] = [...index.entries()].find(([key]) => nameOfKey(key) === name) as [string, any]
-      return Object.fromEntries([...row.files].map(([file, info]: [string, any]) => {
-        const exec = (info.mode & 0o111) !== 0 ? '-exec' : ''
-        return [file, path.join(store, 'v11', 'files', info.digest.slice(0, 2), `${info.digest.slice(2)}${exec}`)]
-      }))
+      return Object.fromEntries([...row.files].map(([file, info]: [string, any]) => [file, blobPath(store, info.digest, info.mode)]))
     } finally {
       index.close()
     }

@@ -285,7 +285,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
         'A fresh clone\'s `pnpm install --frozen-lockfile` in <project> (pnpm 11.28.11, its settings there):',
         `native: ${PLUGIN_NAME} would lay out all 9 packages, then pnpm finds node_modules up to date.`,
         'Told only at install time:',
-        '- a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a node-gyp build without a script of its own leaves the install to pnpm; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)',
+        '- a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)',
         '',
       ].join('\n'))
       expect(written).toEqual([])

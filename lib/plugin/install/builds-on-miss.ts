@@ -7,8 +7,9 @@
  * Such a package is imported unbuilt with files of its own (pnpm's `clone-or-copy` for a package
  * it will build or patch), laid out with everything else, its own commands linked beside its
  * dependencies'. Then its patch applied (pnpm's applier), and, when pnpm's scheduler would start
- * it (`build-schedule.ts`), its `preinstall`/`install`/`postinstall` run (`dependency-build.ts`),
- * the `.bin` links made again
+ * it (`build-schedule.ts`), its `preinstall`/`install`/`postinstall` run (`dependency-build.ts`;
+ * a `binding.gyp` without an install script of its own builds with `node-gyp rebuild`, as under
+ * pnpm), the `.bin` links made again
  * where pnpm makes them again, and what changed in its directory recorded under the key pnpm
  * computes for it (with the dependency hash when a script ran, else the patch's alone).
  *
@@ -183,15 +184,14 @@ export function readBuildManifest (dir: string): (Record<string, unknown> & { sc
   return manifest as Record<string, unknown> & { scripts: Record<string, string> }
 }
 
-/** Whether pnpm's install step would be `node-gyp rebuild` (a `binding.gyp`, no install script of its own). */
-function gypBuild (dir: string, manifest: Record<string, unknown> & { scripts: Record<string, string> }): boolean {
-  return !manifest.scripts.install && !manifest.scripts.preinstall && manifest.gypfile !== false && fs.existsSync(path.join(dir, 'binding.gyp'))
-}
-
-/** Whether a package's files require a build (pnpm's `pkgRequiresBuild`): an install script, a `binding.gyp`, `.hooks/`. */
-function requiresBuild (dir: string, manifest: { scripts: Record<string, string> }): boolean {
+/**
+ * Whether a patched package requires a build (pnpm's `dirRequiresBuild`): an install script, a
+ * `binding.gyp` it does not opt out of (`gypfile: false`), a `.hooks` directory.
+ */
+function requiresBuild (dir: string, manifest: { scripts: Record<string, string>, gypfile?: unknown }): boolean {
+  const isDirectory = (file: string): boolean => fs.statSync(path.join(dir, file), { throwIfNoEntry: false })?.isDirectory() === true
   return ['preinstall', 'install', 'postinstall'].some((s) => Boolean(manifest.scripts[s])) ||
-    fs.existsSync(path.join(dir, 'binding.gyp')) || fs.existsSync(path.join(dir, '.hooks'))
+    (manifest.gypfile !== false && fs.existsSync(path.join(dir, 'binding.gyp'))) || isDirectory('.hooks')
 }
 
 /** A package the cache lacks the build or patch of. */
@@ -248,10 +248,7 @@ type BuildManifest = Record<string, unknown> & { scripts: Record<string, string>
 /** Its manifest, or why a missed package is one this does not build as pnpm would. */
 function readSupported (m: MissedBuild, opts: MissedBuildsOptions): BuildManifest | string {
   if (m.patchFile != null && opts.engineStrict) return 'patched under engineStrict (pnpm checks the patched engines)'
-  const manifest = readBuildManifest(m.dir)
-  if (typeof manifest === 'string') return manifest
-  if (m.builds && gypBuild(m.dir, manifest)) return 'a binding.gyp built with node-gyp'
-  return manifest
+  return readBuildManifest(m.dir)
 }
 
 type PatchApplier = typeof import('@pnpm/patching.apply-patch').applyPatchToDir
@@ -279,8 +276,8 @@ async function loadBuildModules (missed: MissedBuild[], ctx: BuildContext): Prom
 
 /**
  * Applies the patches, then checks what a patch makes of a package (pnpm reads the patched one):
- * a build it now requires where none was allowed (pnpm asks allowBuilds then), or a `node-gyp`
- * build it now gets. Returns each package's manifest as its build reads it, or why not.
+ * a build it now requires where none was allowed (pnpm asks allowBuilds then). Keeps each
+ * package's manifest as its build reads it, or says why not.
  */
 function applyPatches (missed: MissedBuild[], manifests: Map<MissedBuild, BuildManifest>, applyPatchToDir: PatchApplier | undefined): string | undefined {
   for (const m of missed) {
@@ -293,7 +290,6 @@ function applyPatches (missed: MissedBuild[], manifests: Map<MissedBuild, BuildM
     const manifest = readBuildManifest(m.dir)
     if (typeof manifest === 'string') return missWhy(m, `patched, ${manifest}`)
     if (!m.builds && m.pending !== true && requiresBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it require a build')
-    if (m.builds && gypBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it a binding.gyp built with node-gyp')
     manifests.set(m, manifest)
   }
   return undefined

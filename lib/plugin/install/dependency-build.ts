@@ -6,9 +6,13 @@
  * environment of `script-env.ts`, output piped (pnpm's reporter only logs it). A failing stage
  * fails the build with pnpm's message and code (`ELIFECYCLE`, or the code pnpm keeps).
  *
- * What this does not do, and its caller leaves to pnpm: `node-gyp rebuild` for a `binding.gyp`
- * without an install script, a `scriptShell` that is not there. (pnpm also runs a `.hooks/<stage>` of the virtual
- * store, which a fresh `node_modules` does not have.) Signals are handled as pnpm's runner
+ * A package with a `binding.gyp` and neither an `install` nor a `preinstall` script gets
+ * `node-gyp rebuild` as its install script, as pnpm's runner gives it one (`stageScript`): run
+ * like any script, with pnpm's `node-gyp` shims first on its `PATH` and `npm_config_node_gyp`
+ * pointing at the `node-gyp` pnpm ships (`script-env.ts`).
+ *
+ * What this does not do, and its caller leaves to pnpm: a `scriptShell` that is not there. (pnpm
+ * also runs a `.hooks/<stage>` of the virtual store, which a fresh `node_modules` does not have.) Signals are handled as pnpm's runner
  * handles them for a dependency's build (its interrupt trap before the script, SIGTERM and
  * SIGINT passed on, a script's death signal raised on pnpm's process); not reproduced: its
  * watchdog (which kills the script's group should pnpm die without passing a signal on) and
@@ -50,9 +54,19 @@ export interface BuildContext {
   announce?: (script: string) => void
 }
 
-/** The script pnpm runs for `stage`, if any (`npx only-allow pnpm` does nothing under pnpm: it is skipped). */
-export function stageScript (manifest: { scripts?: Record<string, string> }, stage: string): string | undefined {
-  const script = manifest.scripts?.[stage]
+/** What pnpm's runner makes the install stage of a package with a `binding.gyp` and no install script of its own. */
+const GYP_INSTALL = 'node-gyp rebuild'
+
+/**
+ * The script pnpm runs for `stage` of the package in `pkgDir`, if any, looked at when the stage
+ * comes (pnpm's `prepareHookManifest`): its own; for `install`, when it has neither an `install`
+ * nor a `preinstall` script and does not opt out (`gypfile: false`), `node-gyp rebuild` if it
+ * has a `binding.gyp`. `npx only-allow pnpm` does nothing under pnpm: it is skipped.
+ */
+export function stageScript (manifest: { scripts?: Record<string, string>, gypfile?: unknown }, stage: string, pkgDir: string): string | undefined {
+  const scripts = manifest.scripts ?? {}
+  const gyp = stage === 'install' && !scripts.install && !scripts.preinstall && manifest.gypfile !== false && fs.existsSync(path.join(pkgDir, 'binding.gyp'))
+  const script = gyp ? GYP_INSTALL : scripts[stage]
   return script == null || script === '' || script === 'npx only-allow pnpm' ? undefined : script
 }
 
@@ -291,7 +305,7 @@ async function runEmulated (pkgId: string, stage: string, script: string, wd: st
  * Says whether it ran; rejects with pnpm's error when it fails.
  */
 export async function runStage (dir: string, manifest: Record<string, unknown> & { scripts?: Record<string, string> }, stage: string, ctx: BuildContext): Promise<boolean> {
-  const script = stageScript(manifest, stage)
+  const script = stageScript(manifest, stage, dir)
   if (script == null) return false
   const pkgId = `${String(manifest.name ?? '')}@${String(manifest.version ?? '')}`
   const env = scriptEnv({ manifest, stage, wd: dir, script, ...ctx })
@@ -303,9 +317,9 @@ export async function runStage (dir: string, manifest: Record<string, unknown> &
 }
 
 /**
- * Runs the package's `preinstall`, `install` and `postinstall` as pnpm does, and says whether
- * pnpm would count the build as having side effects (it then records them): a `preinstall` or
- * `postinstall` field, or an `install` script that ran.
+ * Runs the package's `preinstall`, `install` (its own, or `node-gyp rebuild`) and `postinstall`
+ * as pnpm does, and says whether pnpm would count the build as having side effects (it then
+ * records them): a `preinstall` or `postinstall` field, or an `install` script that ran.
  */
 export async function runBuildScripts (pkgDir: string, manifest: Record<string, unknown> & { scripts?: Record<string, string> }, ctx: BuildContext): Promise<boolean> {
   const scripts = manifest.scripts ?? {}
