@@ -1685,6 +1685,63 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
 
+  it.runIf(buildsNative)('the project\'s own scripts with builds into a cold store: the builds, then the project\'s postinstall and prepare (after the builds, seeing what they built), run natively once each; stock\'s tree, lines and side effects', async () => {
+    const manifest = {
+      name: 'cold-scripts',
+      version: '1.0.0',
+      dependencies: { 'native-build': '1.0.0' },
+      // The project's own scripts come after the builds: they see what the builds wrote.
+      scripts: { postinstall: 'node -e "require(\'fs\').appendFileSync(\'build-log.txt\', \'project \' + require(\'fs\').existsSync(\'node_modules/native-build/build/addon.node\') + \'\\n\')"', prepare: 'echo prepare >> build-log.txt' },
+    }
+    const { dir } = await setUp('cold-scripts', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n')
+    fs.rmSync(path.join(dir, 'build-log.txt'))
+    const cold = await installCold(dir, 'cold-scripts')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; the project's postinstall, prepare next$`, 'm'))
+    expect(cold.trace).toMatch(/^native install: ran the project's postinstall, prepare, state validated at \d+$/m)
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe(buildLog(cold.stock))
+    expect(buildLog(cold.native).split('\n').slice(-3)).toEqual(['project true', 'prepare', ''])
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
+    expect(sideEffectsRows(cold.nativeStore, ['logs-build', 'native-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build', 'native-build']))
+    const scriptLines = (out: string) => out.split('\n').filter((l) => /^(\.|\.\.\.\/node_modules\/\S+) (preinstall|install|postinstall|prepare)(\$|:) /.test(l))
+    expect(scriptLines(cold.run.stdout).sort()).toEqual(scriptLines(cold.stockRun.stdout).sort())
+    expect(scriptLines(cold.run.stdout).slice(-2)).toEqual(['. prepare$ echo prepare >> build-log.txt', '. prepare: Done'])
+    // Up to date: nothing runs again.
+    const again = await runPnpm(['install', '--frozen-lockfile'], { projectDir: cold.native, storeDir: cold.nativeStore, sandbox: sandbox('cold-scripts-native') })
+    expectOk(again)
+    expect(again.stdout).toContain('Already up to date')
+    expect(buildLog(cold.native)).toBe(buildLog(cold.stock))
+  })
+
+  it.runIf(buildsNative)('a project\'s own script that fails, in a workspace: the others under way end, none starts after it, the install ends with its error and status as stock\'s; .modules.yaml written, the workspace state not (the next install runs them again), as stock', async () => {
+    const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
+    const { dir } = await setUp('failing-project-script', WORKSPACE.root, WORKSPACE.workspace, projects)
+    // The scripts after the set-up's install (which would fail).
+    const withScripts = (project: string, scripts: Record<string, string>): void => {
+      fs.writeFileSync(path.join(dir, project, 'package.json'), JSON.stringify({ ...projects[project].manifest, scripts }, null, 2))
+    }
+    withScripts('packages/lib', { install: 'echo lib >> ../../log.txt; exit 3', postinstall: 'echo never >> ../../log.txt' })
+    // app waits for lib: never started.
+    withScripts('packages/app', { prepare: 'echo app >> ../../log.txt' })
+    const runs: Record<string, PnpmRun> = {}
+    const store = path.join(base, 'failing-project-script-store')
+    const traceFile = path.join(base, 'failing-project-script-trace.txt')
+    for (const side of ['stock', 'native']) {
+      runs[side] = await runPnpm(['install', '--frozen-lockfile'], { projectDir: clone(dir, `failing-project-script-${side}`), storeDir: store, sandbox: sandbox(`failing-project-script-${side}`), env: side === 'stock' ? STOCK : { CAS_NATIVE_PNPMFILE_TRACE: traceFile } })
+    }
+    const [stock, native] = ['stock', 'native'].map((side) => path.join(base, `failing-project-script-${side}`))
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install ended: the project's scripts failed in packages\/lib \(.*Exit status 3\)/m)
+    expect(runs.stock.code).toBe(3)
+    expect(runs.native.code).toBe(runs.stock.code)
+    for (const d of [stock, native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('lib\n')
+    const failure = (run: PnpmRun): string[] => (run.stdout + run.stderr).split('\n').filter((l) => /^packages\/lib install|ELIFECYCLE|ERR_PNPM/.test(l))
+    expect(failure(runs.native)).toEqual(failure(runs.stock))
+    expect(failure(runs.stock)).toContain('[ELIFECYCLE] Command failed with exit code 3.')
+    // The projects pnpm's runner never reached keep the shims of its first link (through the packages' own directories).
+    expect(relativeTree(native, store)).toEqual(relativeTree(stock, store))
+    expect(fs.existsSync(path.join(native, 'node_modules', '.modules.yaml'))).toBe(true)
+    expect(fs.existsSync(path.join(native, 'node_modules', '.pnpm-workspace-state-v1.json'))).toBe(false)
+  })
+
   it.runIf(buildsNative)('builds into a cold store with unsafePerm (pnpm\'s default but as root): no TMPDIR of their own, run as pnpm\'s user; stock\'s tree and side effects', async () => {
     const { dir } = await setUp('cold-unsafe-perm', { name: 'u', version: '1.0.0', dependencies: { 'env-build': '1.0.0', 'logs-build': '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  env-build: true\n  logs-build: true\n')
     const cold = await installCold(dir, 'cold-unsafe-perm', ['--config.unsafe-perm=true'])

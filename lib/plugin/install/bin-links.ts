@@ -386,10 +386,30 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
   }
 }
 
+/** What writes the layout's shims. */
+function binWriter (opts: BinLinkOptions): BinWriter {
+  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting)
+}
+
+/**
+ * The `.bin` of the importers `ids` as pnpm's first link leaves them (as under `ignoreScripts`):
+ * pnpm writes them a second time only when its lifecycle stage reaches the project, and a
+ * project's script that failed first kept it from these.
+ */
+export function linkImporterBinsOnce (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions, ids: Set<string>): void {
+  const bins = binWriter(opts)
+  const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
+  for (const importer of opts.importers) {
+    if (!ids.has(importer.id)) continue
+    fs.rmSync(path.join(importer.modulesDir, '.bin'), { recursive: true, force: true })
+    linkImporterBins(bins, lockfile, importer, { ...opts, ignoreScripts: true }, depPathByDir)
+  }
+}
+
 /** Writes every `.bin` directory of the layout. Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
 export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions): void {
   const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
-  const bins = new BinWriter(opts.extendsNodePath ? [privateModules] : [], opts.virtualStoreDir, opts.shimQuoting)
+  const bins = binWriter(opts)
   const hasBin = (depPath: string): boolean => lockfile.packages?.[depPath]?.hasBin === true
   const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
 

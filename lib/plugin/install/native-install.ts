@@ -30,7 +30,7 @@ import { projectsGraph } from './projects-graph.js'
 import { buildConcurrency } from './build-schedule.js'
 import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
-import { linkBins } from './bin-links.js'
+import { linkBins, linkImporterBinsOnce } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
@@ -642,7 +642,12 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     return {
       projectScripts: {
         shown: plan.scripts.shown,
-        run: async () => (await runProjectScripts(plan.scripts.runs, native.graph, native.concurrency, ctx)) ?? { validatedAtNs: writeWorkspaceState(record, config) },
+        run: async () => {
+          const failure = await runProjectScripts(projects, plan.scripts.runs, native.graph, native.concurrency, ctx)
+          if (failure == null) return { validatedAtNs: writeWorkspaceState(record, config) }
+          linkImporterBinsOnce(lockfile, planned, binOptions, new Set(failure.unstarted))
+          return failure
+        },
       },
     }
   }

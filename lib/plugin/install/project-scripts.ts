@@ -86,16 +86,21 @@ export function projectScripts (manifest: Record<string, unknown>, dir: string, 
   return { stages: AFTER_LINKING.filter((stage) => runs(scripts[stage])), pendingBuild: false }
 }
 
+/** How the projects' scripts ended when one failed: its error and project, and the projects pnpm's runner never reached. */
+export interface ProjectScriptFailure { failed: Error, id: string, unstarted: string[] }
+
 /**
  * Runs the projects' stages as pnpm runs them after the layout: each project of `graph` (every
  * project's directory with those it depends on) once those it depends on have ended,
  * `concurrency` at a time, its stages in order; none started once one has failed. Resolves
  * with the first failure, if any (those under way have ended).
  */
-export async function runProjectScripts (runs: ProjectScripts['runs'], graph: Map<string, string[]>, concurrency: number, ctx: BuildContext): Promise<{ failed: Error, id: string } | undefined> {
+export async function runProjectScripts (projects: WorkspaceProject[], runs: ProjectScripts['runs'], graph: Map<string, string[]>, concurrency: number, ctx: BuildContext): Promise<ProjectScriptFailure | undefined> {
   const byDir = new Map(runs.map((run) => [run.dir, run]))
-  let first: { failed: Error, id: string } | undefined
+  const started = new Set<string>()
+  let first: Omit<ProjectScriptFailure, 'unstarted'> | undefined
   await runScheduled(graph, concurrency, async (dir) => {
+    started.add(dir)
     const run = byDir.get(dir)
     if (run == null) return true
     try {
@@ -106,5 +111,5 @@ export async function runProjectScripts (runs: ProjectScripts['runs'], graph: Ma
       return false
     }
   })
-  return first
+  return first == null ? undefined : { ...first, unstarted: projects.filter((p) => !started.has(p.dir)).map((p) => p.id) }
 }
