@@ -11,7 +11,9 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { importerOutOfDate, linkedProjectsOutOfDate, lockedOverrides, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides, type Override } from '../dist/plugin/install/frozen-check.js'
 import { catalogResolutionStale, catalogsOutOfDate, catalogsPnpmPrunes, workspaceCatalogsPruned } from '../dist/plugin/install/catalogs.js'
-import { projectScripts, workspaceScripts } from '../dist/plugin/install/project-scripts.js'
+import { projectScripts, runProjectScripts, workspaceScripts } from '../dist/plugin/install/project-scripts.js'
+import { pnpmPaths } from '../dist/plugin/install/builds-on-miss.js'
+import { referencePnpmDir } from './helpers/pnpm-cli.js'
 import { findWorkspaceProjects } from '../dist/plugin/install/workspace-projects.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -301,6 +303,57 @@ describe('workspaceScripts: the scripts of every project of a workspace', () => 
     expect(scripts.runs.map((r) => [r.id, r.stages])).toEqual([['.', ['prepare']], ['packages/b', ['install', 'prepare']]])
     expect(workspaceScripts([project('.', { preinstall: 'a' }), project('packages/b', {})], false).leftToPnpm).toMatch(/preinstall script/)
     expect(workspaceScripts([project('.', {}), project('packages/b', { preinstall: 'b' })], false).shown).toEqual(['preinstall (packages/b)'])
+  })
+})
+
+describe('runProjectScripts: the projects\' stages as pnpm\'s runner runs them', () => {
+  const ctx = {
+    pnpm: pnpmPaths(path.join(referencePnpmDir, 'bin', 'pnpm.mjs'))!,
+    processEnv: process.env,
+    cwd: '/',
+    extraEnv: { npm_command: 'install' },
+    initCwd: '/',
+    unsafePerm: true,
+    extraBinPaths: [],
+  }
+  /** A workspace: `b` depends on `a`; `c` on nothing. Each script appends to the root's log. */
+  function workspace (scripts: Record<string, Record<string, string>>) {
+    const root = freshDir('run-project-scripts')
+    const projects = ['a', 'b', 'c'].map((id) => {
+      const dir = path.join(root, id)
+      fs.mkdirSync(dir)
+      const manifest = { name: id, version: '1.0.0', scripts: scripts[id] ?? {} }
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest))
+      return { id, dir, manifest }
+    })
+    const graph = new Map([[projects[0].dir, []], [projects[1].dir, [projects[0].dir]], [projects[2].dir, []]])
+    const runs = projects.flatMap((p) => Object.keys(p.manifest.scripts).length > 0 ? [{ ...p, stages: Object.keys(p.manifest.scripts) }] : [])
+    return { root, projects, graph, runs, log: () => fs.readFileSync(path.join(root, 'log'), 'utf8') }
+  }
+
+  it('a project after those it depends on, its stages in order; piped, each announced and logged as pnpm\'s lifecycle records', async () => {
+    const ws = workspace({ a: { install: 'sleep 0.3; echo a-install >> ../log', prepare: 'echo a-prepare >> ../log' }, b: { postinstall: 'echo b >> ../log' } })
+    const records: Array<Record<string, unknown>> = []
+    expect(await runProjectScripts(ws.projects, ws.runs, ws.graph, 5, { ...ctx, lifecycle: (r: Record<string, unknown>) => records.push(r) })).toBeUndefined()
+    expect(ws.log()).toBe('a-install\na-prepare\nb\n')
+    expect(records.filter((r) => r.script != null).map((r) => r.stage)).toEqual(['install', 'prepare', 'postinstall'])
+  })
+
+  it('inherited (outside a workspace): the `$ <script>` line, the output not read, no records', async () => {
+    const ws = workspace({ c: { postinstall: 'echo c >> ../log' } })
+    const announced: string[] = []
+    const records: unknown[] = []
+    await runProjectScripts(ws.projects, ws.runs, ws.graph, 5, { ...ctx, stdio: 'inherit', announce: (s: string) => announced.push(s), lifecycle: (r: unknown) => records.push(r) })
+    expect(ws.log()).toBe('c\n')
+    expect(announced).toEqual(['echo c >> ../log'])
+    expect(records).toEqual([])
+  })
+
+  it('one fails: its error, the projects waiting for it never started (said), one under way ends', async () => {
+    const ws = workspace({ a: { install: 'exit 2' }, b: { postinstall: 'echo b >> ../log' }, c: { postinstall: 'sleep 0.2; echo c >> ../log' } })
+    const failure = await runProjectScripts(ws.projects, ws.runs, ws.graph, 5, ctx)
+    expect(failure).toMatchObject({ id: 'a', unstarted: ['b'], failed: { code: 'ELIFECYCLE', errno: 2, stage: 'install' } })
+    expect(ws.log()).toBe('c\n')
   })
 })
 
