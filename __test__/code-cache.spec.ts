@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { codeCacheFile } from '../dist/plugin/code-cache.js'
+import { codeCacheFile, pruneCodeCaches } from '../dist/plugin/code-cache.js'
 import { node24 } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -110,5 +110,22 @@ describe('requireWithCodeCache: the plugin bundle run with a code cache of its o
     fs.writeFileSync(notADir, '')
     expect(loadInChild(file, notADir)).toMatchObject({ value: 42, more: 1 })
     expect(fs.readFileSync(notADir, 'utf8')).toBe('')
+  })
+
+  it('pruned when one is made: the 4 most recently made kept (releases and Node versions in use), a temporary a killed writer left removed after 10 minutes', () => {
+    const dir = freshDir('code-cache-prune')
+    const at = (name: string, minutesAgo: number): string => {
+      const file = path.join(dir, name)
+      fs.writeFileSync(file, 'x')
+      const when = new Date(Date.now() - minutesAgo * 60_000)
+      fs.utimesSync(file, when, when)
+      return name
+    }
+    const kept = [at('v24-x64-1-a.cache', 1), at('v24-x64-2-b.cache', 2), at('v22-x64-3-c.cache', 3), at('v24-x64-4-d.cache', 4), at('v24-x64-1-a.cache.77.tmp', 5)]
+    at('v24-x64-5-e.cache', 50)
+    at('v24-x64-6-f.cache.88.tmp', 11)
+    pruneCodeCaches(dir)
+    expect(fs.readdirSync(dir).sort()).toEqual(kept.sort())
+    pruneCodeCaches(path.join(dir, 'none'))
   })
 })

@@ -50,7 +50,41 @@ function readCodeCache (file: string): Buffer | undefined {
   return bytes.readUInt32LE(0) === zlib.crc32(data) ? data : undefined
 }
 
-/** Writes `data` to `file` with its CRC32 ahead of it, through a temporary, so that a reader never sees half of it. */
+/** How many caches the folder keeps (the most recently made): one per plugin release and Node version in use. */
+const KEPT_CACHES = 4
+/** How old a temporary must be to be taken for one a killed writer left. */
+const ORPHANED_AFTER_MS = 10 * 60 * 1000
+
+/**
+ * Removes from `dir` the caches beyond the `KEPT_CACHES` most recently made (those of plugin
+ * releases and Node versions no longer used) and the temporaries a killed writer left, so
+ * that the folder does not grow with every release. Errors are ignored (another process may
+ * be pruning too).
+ */
+export function pruneCodeCaches (dir: string, now: number = Date.now()): void {
+  let names: string[]
+  try {
+    names = fs.readdirSync(dir)
+  } catch {
+    return
+  }
+  const made: Array<{ file: string, mtimeMs: number }> = []
+  for (const name of names) {
+    const file = path.join(dir, name)
+    try {
+      const { mtimeMs } = fs.statSync(file)
+      if (name.endsWith('.cache')) made.push({ file, mtimeMs })
+      else if (name.endsWith('.tmp') && now - mtimeMs > ORPHANED_AFTER_MS) fs.rmSync(file, { force: true })
+    } catch {}
+  }
+  for (const { file } of made.sort((a, b) => b.mtimeMs - a.mtimeMs).slice(KEPT_CACHES)) {
+    try {
+      fs.rmSync(file, { force: true })
+    } catch {}
+  }
+}
+
+/** Writes `data` to `file` with its CRC32 ahead of it, through a temporary, so that a reader never sees half of it; then prunes the folder. */
 function writeCodeCache (file: string, data: Buffer): void {
   const head = Buffer.alloc(4)
   head.writeUInt32LE(zlib.crc32(data))
@@ -63,7 +97,9 @@ function writeCodeCache (file: string, data: Buffer): void {
     try {
       fs.rmSync(temp, { force: true })
     } catch {}
+    return
   }
+  pruneCodeCaches(path.dirname(file))
 }
 
 /** `source` as the function Node's CommonJS loader makes of a module (its lines where they were). */
