@@ -160,6 +160,8 @@ const generated: ServedPackage[] = [
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
   // A build that fails: pnpm records nothing for it, and skips it when it is optional.
   pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(3)\n' }),
+  // Patched: its turn in pnpm's build step comes after fails-build's, which never ends well.
+  pkg('waits-on-failing', '1.0.0', { dependencies: { 'fails-build': '1.0.0' } }, { 'index.js': 'module.exports = 1\n' }),
   // One with a command and a dependency, optional to a package that has a command too (the project's, the hoisting's and its own commands).
   pkg('fails-build-bin', '1.0.0', { scripts: { preinstall: 'node build.js' }, bin: { 'fails-cli': 'cli.js' }, dependencies: { util: '1.0.0' } }, { 'cli.js': [NODE_BIN, 0o755], 'build.js': BUILD_LOG + 'process.exit(4)\n' }),
   pkg('uses-failing', '1.0.0', { bin: { 'uses-cli': 'cli.js' }, optionalDependencies: { 'fails-build-bin': '1.0.0' } }, { 'cli.js': [NODE_BIN, 0o755] }),
@@ -1419,6 +1421,35 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n')
     const both = await expectSameAsStock(dir, store, 'uncached-build', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+  })
+
+  it.runIf(buildsNative)('a required build that fails before a patched package\'s turn: that package left unpatched, as pnpm applies a patch only when its turn comes; stock\'s tree and status', async () => {
+    const { dir } = await setUp('failing-before-patch', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', {}, {
+      'waits-on-failing.patch': PATCHES['util@1.0.0.patch'],
+    })
+    // The patch and the package together (pnpm refuses a patch of a package it does not install).
+    fs.appendFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'patchedDependencies:\n  waits-on-failing: patches/waits-on-failing.patch\n')
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    manifest.dependencies['waits-on-failing'] = '1.0.0'
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
+    // Its lockfile, resolved without installing (a stock install fails at the build).
+    expectOk(await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: path.join(base, 'failing-before-patch-store'), sandbox: sandbox('failing-before-patch'), registry: registry.url }))
+    const runs: Record<string, { dir: string, store: string, run: PnpmRun }> = {}
+    const traceFile = path.join(base, 'failing-before-patch-trace.txt')
+    for (const side of ['stock', 'native']) {
+      const cloned = clone(dir, `failing-before-patch-${side}`)
+      const store = path.join(base, `failing-before-patch-${side}-store`)
+      const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: cloned, storeDir: store, sandbox: sandbox(`failing-before-patch-${side}`), env: side === 'stock' ? STOCK : { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, registry: registry.url })
+      runs[side] = { dir: cloned, store, run }
+    }
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install ended: fails-build@1\.0\.0: its build failed/m)
+    expect(runs.stock.run.code).toBe(3)
+    expect(runs.native.run.code).toBe(runs.stock.run.code)
+    const patched = (d: string): string => fs.readFileSync(path.join(d, 'node_modules', 'waits-on-failing', 'index.js'), 'utf8')
+    expect(patched(runs.stock.dir)).toBe('module.exports = 1\n')
+    expect(patched(runs.native.dir)).toBe(patched(runs.stock.dir))
+    expect(relativeTree(runs.native.dir, runs.native.store).map((l) => l.split(runs.native.store).join('<s>')))
+      .toEqual(relativeTree(runs.stock.dir, runs.stock.store).map((l) => l.split(runs.stock.store).join('<s>')))
   })
 
   it.runIf(buildsNative)('a required build that fails (nothing cached for it): run natively once, the install ends as stock\'s (its lines, error and exit status, the tree, no state, no side effects), and the next install too', async () => {

@@ -6,8 +6,9 @@
  *
  * Such a package is imported unbuilt with files of its own (pnpm's `clone-or-copy` for a package
  * it will build or patch), laid out with everything else, its own commands linked beside its
- * dependencies'. Then its patch applied (pnpm's applier), and, when pnpm's scheduler would start
- * it (`build-schedule.ts`), its `preinstall`/`install`/`postinstall` run (`dependency-build.ts`;
+ * dependencies'. Then, when pnpm's scheduler would start it (`build-schedule.ts`), its patch
+ * applied (pnpm's applier; every patch checked on a copy before anything runs), its
+ * `preinstall`/`install`/`postinstall` run (`dependency-build.ts`;
  * a `binding.gyp` without an install script of its own builds with `node-gyp rebuild`, as under
  * pnpm), the `.bin` links made again
  * where pnpm makes them again, and what changed in its directory recorded under the key pnpm
@@ -23,6 +24,7 @@
  */
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
+import os from 'node:os'
 import path from 'node:path'
 import semver from 'semver'
 import { addFilesFromDir } from '../../api/dir.js'
@@ -275,22 +277,31 @@ async function loadBuildModules (missed: MissedBuild[], ctx: BuildContext): Prom
 }
 
 /**
- * Applies the patches, then checks what a patch makes of a package (pnpm reads the patched one):
- * a build it now requires where none was allowed (pnpm asks allowBuilds then). Keeps each
- * package's manifest as its build reads it, or says why not.
+ * Checks each patch before anything runs, on a copy of its package: pnpm applies a patch only
+ * when its package's turn comes in the build step (after a failure, those whose turn never
+ * came stay unpatched), but one that fails, or makes its package require a build where none
+ * was allowed (pnpm reads the patched package, and asks allowBuilds then), must leave the
+ * install to pnpm with nothing run. Keeps each package's manifest as its build reads it once
+ * patched, or says why not.
  */
-function applyPatches (missed: MissedBuild[], manifests: Map<MissedBuild, BuildManifest>, applyPatchToDir: PatchApplier | undefined): string | undefined {
+function checkPatches (missed: MissedBuild[], manifests: Map<MissedBuild, BuildManifest>, applyPatchToDir: PatchApplier | undefined): string | undefined {
   for (const m of missed) {
     if (m.patchFile == null) continue
+    const trial = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-patch-check-'))
     try {
-      applyPatchToDir!({ patchedDir: m.dir, patchFilePath: m.patchFile })
-    } catch (err) {
-      return missWhy(m, `its patch failed (${(err as Error).message})`)
+      fs.cpSync(m.dir, trial, { recursive: true, verbatimSymlinks: true })
+      try {
+        applyPatchToDir!({ patchedDir: trial, patchFilePath: m.patchFile })
+      } catch (err) {
+        return missWhy(m, `its patch failed (${(err as Error).message.split(trial).join(m.dir)})`)
+      }
+      const manifest = readBuildManifest(trial)
+      if (typeof manifest === 'string') return missWhy(m, `patched, ${manifest}`)
+      if (!m.builds && m.pending !== true && requiresBuild(trial, manifest)) return missWhy(m, 'its patch makes it require a build')
+      manifests.set(m, manifest)
+    } finally {
+      fs.rmSync(trial, { recursive: true, force: true })
     }
-    const manifest = readBuildManifest(m.dir)
-    if (typeof manifest === 'string') return missWhy(m, `patched, ${manifest}`)
-    if (!m.builds && m.pending !== true && requiresBuild(m.dir, manifest)) return missWhy(m, 'its patch makes it require a build')
-    manifests.set(m, manifest)
   }
   return undefined
 }
@@ -309,7 +320,9 @@ export interface BuildSchedule {
  * `.bin` links again where pnpm makes them again, and what changed recorded in the store under
  * pnpm's key. A failed upload only warns, as pnpm's does. Throws what failed.
  */
-async function buildOne (m: MissedBuild, manifest: BuildManifest, opts: MissedBuildsOptions): Promise<void> {
+async function buildOne (m: MissedBuild, manifest: BuildManifest, opts: MissedBuildsOptions, applyPatchToDir: PatchApplier | undefined): Promise<void> {
+  // Its patch first, as pnpm applies it when the package's turn comes (checked before anything ran).
+  if (m.patchFile != null) applyPatchToDir!({ patchedDir: m.dir, patchFilePath: m.patchFile })
   const ran = m.builds && await runBuildScripts(m.dir, manifest, m.optional ? { ...opts.ctx, optional: true } : opts.ctx)
   if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
   // pnpm records nothing for a build it leaves pending (its row requires one it does not run).
@@ -398,7 +411,7 @@ export async function buildMissed (missed: MissedBuild[], schedule: BuildSchedul
   }
   const loaded = await loadBuildModules(missed, opts.ctx)
   if ('why' in loaded) return stop(missWhy(loaded.needs, loaded.why))
-  const patchFailed = applyPatches(missed, manifests, loaded.applyPatch)
+  const patchFailed = checkPatches(missed, manifests, loaded.applyPatch)
   if (patchFailed != null) return stop(patchFailed)
   const byDir = new Map(missed.map((m) => [m.dir, m]))
   let failed: BuildFailed | undefined
@@ -407,7 +420,7 @@ export async function buildMissed (missed: MissedBuild[], schedule: BuildSchedul
     const m = byDir.get(dir)
     if (m == null) return true
     try {
-      await buildOne(m, manifests.get(m)!, opts)
+      await buildOne(m, manifests.get(m)!, opts, loaded.applyPatch)
       return true
     } catch (err) {
       if (!m.optional) {
