@@ -1610,9 +1610,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).toMatch(/"ignoredBuilds": \[\n\s+"logs-build@1\.0\.0"/)
   })
 
-  it('the project\'s scripts and a build from the side-effects cache (pnpm\'s own install over the layout would not record it): left to pnpm, as stock; no build runs', async () => {
-    const both = await expectLeftToPnpm('project-scripts-cached', { name: 'p', version: '1.0.0', dependencies: { 'logs-build': '1.0.0' }, scripts: RECORDING_SCRIPTS },
-      'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n', /^native install skipped: the project's install, postinstall, prepare with builds pnpm takes from its cache \(logs-build@1\.0\.0, …\)$/m)
+  it.runIf(buildsNative)('the project\'s scripts and a build from the side-effects cache: both native, no build runs, the project\'s scripts once; stock\'s tree, up to date', async () => {
+    const { dir, store } = await setUp('project-scripts-cached', { name: 'p', version: '1.0.0', dependencies: { 'logs-build': '1.0.0' }, scripts: RECORDING_SCRIPTS }, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n')
+    fs.rmSync(path.join(dir, 'log.txt'), { force: true })
+    fs.rmSync(path.join(dir, 'build-log.txt'), { force: true })
+    const both = await expectSameAsStock(dir, store, 'project-scripts-cached', { packages: countSnapshots(dir), why: 'logs-build' })
+    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare, state validated at \d+$/m)
     for (const d of [both.stock, both.native]) {
       expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
       expect(buildLog(d)).toBe('')
@@ -1822,15 +1825,18 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(scriptLines(cold.run.stdout)).toHaveLength(8)
   })
 
-  it.runIf(buildsNative)('the project\'s scripts and a build the cache lacks, into a cold store (pnpm\'s own install follows the layout, to run the scripts): left to pnpm, which builds it once, as stock', async () => {
+  it.runIf(buildsNative)('the project\'s scripts and a build the cache lacks, into a cold store: both run natively, the build once, then the scripts; stock\'s tree and side effects', async () => {
     const { dir } = await setUp('project-scripts-miss', { name: 'p', version: '1.0.0', dependencies: { 'logs-build': '1.0.0' }, scripts: RECORDING_SCRIPTS }, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n')
+    fs.rmSync(path.join(dir, 'log.txt'), { force: true })
+    fs.rmSync(path.join(dir, 'build-log.txt'), { force: true })
     const cold = await installCold(dir, 'project-scripts-miss')
-    expect(cold.trace).toMatch(/^native install skipped: logs-build@1\.0\.0: no side effects cached for \S+, and the project's install, postinstall, prepare$/m)
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; the project's install, postinstall, prepare next$`, 'm'))
     for (const d of [cold.stock, cold.native]) {
       expect(buildLog(d)).toBe('logs-build\n')
       expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
     }
     expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
+    expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
   })
 
   it.runIf(buildsNative && workspacesNative)('a workspace project\'s dependencies that build, into a cold store: run natively with the environment and PATH pnpm gives them in a workspace; stock\'s trees and side effects', async () => {
