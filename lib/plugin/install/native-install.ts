@@ -43,7 +43,7 @@ import { directDependencies, type DirectDependency } from './direct-dependencies
 import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
-import { buildContext, buildSettingsUnsupported, pnpmPaths, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
+import { buildContext, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
 import { findWorkspaceProjects, readManifestAt, type Manifest, type WorkspaceProject } from './workspace-projects.js'
 import * as binding from '../../../index.js'
 
@@ -335,7 +335,8 @@ export interface InstallPlan {
  * not as pnpm runs them: then pnpm's own install runs them after the layout.
  */
 function nativeProjectScripts (scripts: ProjectScripts, projects: WorkspaceProject[], config: NativeInstallConfig, version: string): { graph: Map<string, string[]>, concurrency: number } | string {
-  const why = buildSettingsUnsupported(config, version)
+  // (Whether pnpm was started by its entry script is known only inside pnpm: `installNatively` asks.)
+  const why = buildSettingsReason(config, version)
   if (why != null) return why
   if (config.preferSymlinkedExecutables === true) return 'preferSymlinkedExecutables (pnpm gives the scripts a NODE_PATH of its own)'
   if (config.nodeExperimentalPackageMap === true) return 'nodeExperimentalPackageMap (pnpm gives the scripts a package map)'
@@ -691,8 +692,12 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     (modulesDirIsFresh(path.join(path.resolve(config.lockfileDir!), 'node_modules')) ? undefined : 'node_modules is not empty')
   if (why != null) return done(0, why)
   // configUnsupported took the release: one of the table's native ones.
-  const plan = planInstall(config, nativeRelease(pnpmVersion) as PnpmRelease, phase)
-  if (typeof plan === 'string') return done(0, plan)
+  const planned = planInstall(config, nativeRelease(pnpmVersion) as PnpmRelease, phase)
+  if (typeof planned === 'string') return done(0, planned)
+  // A pnpm started otherwise than by its entry script (a single executable) runs the projects' scripts itself.
+  const plan = planned.scripts.native != null && pnpmPaths() == null
+    ? { ...planned, scripts: { ...planned.scripts, native: undefined, pnpmRuns: planned.scripts.shown, whyPnpmRuns: 'a pnpm not started by its entry script' } }
+    : planned
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
   // pnpm's own does while it installs.
   const supplyChain = checkSupplyChain(checkedLockfile(plan), plan.checked, config, Date.now(), plan.release.verdictChecks)
