@@ -126,6 +126,11 @@ export interface ExtractOptions {
    * (`extract::inflate_cap`). Over it: `ERR_PNPM_TARBALL_TOO_LARGE`.
    */
   maxTarballUnpackedSize?: number
+  /**
+   * Whose rows to write: `'@pnpm/worker@1100'` (the default) or `'pnpm@11.28'`, which reads
+   * the manifest's `gypfile` (`cas_native_core::manifest::Gypfile`).
+   */
+  compat?: string
 }
 
 /** The outcome of `extractTarball`: either `error`, or everything else. */
@@ -428,6 +433,11 @@ export interface ReadPkgsOptions {
    * `symlinkTargets` of each entry; entries that cannot be restored are left out).
    */
   sideEffectsSymlinks?: boolean
+  /**
+   * Whose reading of a row's `requiresBuild` to reproduce: `'@pnpm/worker@1100'` (the
+   * default) or `'pnpm@11.28'`, which reads `gypfile` (`read_package::ReadRequest::gypfile`).
+   */
+  compat?: string
   /** The package expected under each key (same length as `keys`), if any. */
   expectedPkgs?: Array<ExpectedPkgOptions | undefined | null>
 }

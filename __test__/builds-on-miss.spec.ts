@@ -198,6 +198,22 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     expect({ message: failed.message, code: failed.code, errno: failed.errno, syscall: failed.syscall }).toEqual({ message: spawned.message, code: spawned.code, errno: spawned.errno, syscall: spawned.syscall })
     expect(failed.errno).toBe(-2)
   })
+  it('a command the shell does not find (its status 127): pnpm\'s spawn wrapper\'s error (spawn ENOENT, the shell as its file), decorated as pnpm decorates it; no end of the script logged', async () => {
+    const dir = pkg({ install: 'not-a-command' })
+    const records: Array<Record<string, unknown>> = []
+    const failed = await runBuildScripts(dir, readBuildManifest(dir) as any, { ...ctx, lifecycle: (r: Record<string, unknown>) => records.push(r) }).catch((err: unknown) => err) as LifecycleError
+    const theirs = pnpmFunction<(cmd: string) => Error>('createCommandNotFoundError')('sh')
+    const run = { cmd: 'not-a-command', pkg: { _id: 'x@1.0.0', name: 'x' }, stage: 'install', opts: { log: { info: () => {}, warn: () => {} }, dir: '/p' } }
+    pnpmDecorateLifecycleError(new Error('throwaway'), run)
+    pnpmDecorateLifecycleError(theirs, run)
+    const fields = (e: any): object => ({ message: e.message, code: e.code, errno: e.errno, syscall: e.syscall, file: e.file, pkgid: e.pkgid, pkgname: e.pkgname, stage: e.stage, script: e.script })
+    expect(failed).toBeInstanceOf(LifecycleError)
+    expect(fields(failed)).toEqual(fields(theirs))
+    expect(failed.message).toBe('x@1.0.0 install: `not-a-command`\nspawn ENOENT')
+    // The shell's complaint is logged; its end is not (pnpm's runner never sees the shell close).
+    expect(records.filter((r) => r.stdio === 'stderr').map((r) => r.line)).toEqual([expect.stringMatching(/not-a-command: not found/)])
+    expect(records.filter((r) => 'exitCode' in r)).toEqual([])
+  })
   it.each([['EPERM'], ['ERR_PNPM_SCRIPT_SHELL_NOT_FOUND'], ['ENOENT'], ['EACCES'], [undefined]])('the code of an error that kept a script from running (%s): kept or made ELIFECYCLE by pnpm\'s rule', (code) => {
     const cause = Object.assign(new Error('spawn sh'), { code, errno: -1, syscall: 'spawn sh' })
     pnpmDecorate(cause)

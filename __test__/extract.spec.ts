@@ -9,6 +9,7 @@ import * as pnpm from '@pnpm/worker'
 import { StoreIndex, packForStorage } from '@pnpm/store.index'
 import * as cas from '../dist/api/index.js'
 import { freshStoreDir, snapshotBlobs, tarballFixtures, withoutCheckedAt } from './helpers/stores.js'
+import { tgz } from './helpers/tar.js'
 
 const fixtures = tarballFixtures()
 
@@ -86,5 +87,22 @@ describe('the store', () => {
       expect(mine.mode, rel).toBe(blob.mode)
       expect(mine.bytes.equals(blob.bytes), rel).toBe(true)
     }
+  })
+})
+
+describe('a root binding.gyp that the manifest opts out of (gypfile: false)', () => {
+  it('without compat, the row @pnpm/worker 1100.x writes: gypfile neither kept nor read (pnpm 11.28\'s worker reads it: pnpm-worker-protocol.spec.ts)', async () => {
+    const buffer = tgz([
+      { name: 'package/package.json', content: JSON.stringify({ name: 'gyp-off', version: '1.0.0', gypfile: false }) },
+      { name: 'package/binding.gyp', content: '{"targets":[]}' },
+    ])
+    const key = 'gyp-off\tgyp-off@1.0.0'
+    const theirs = await pnpm.addFilesFromTarball({ buffer, storeDir: pnpmStore, filesIndexFile: key, storeIndex: pnpmIndex })
+    pnpmIndex.flush()
+    const ours = await cas.addFilesFromTarball({ buffer, storeDir: casStore, filesIndexFile: key })
+    expect(ours.requiresBuild).toBe(theirs.requiresBuild)
+    expect(ours.manifest).toEqual(theirs.manifest)
+    expect(withoutCheckedAt(casIndexReader.get(key) as any)).toEqual(withoutCheckedAt(pnpmIndex.get(key) as any))
+    expect(ours.requiresBuild).toBe(true)
   })
 })

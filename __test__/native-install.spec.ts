@@ -29,7 +29,8 @@
  * natively as pnpm runs them, once, with the side effects pnpm records (a script records its
  * environment; a workspace's too; under `shellEmulator`, pnpm's emulator runs a script; a real Node-API addon with a
  * binding.gyp and no install script, built with pnpm's node-gyp; a required one that fails: run once, the
- * install ending as stock's, with its lines, error, exit status, tree and no state), or left to pnpm (an optional one, the
+ * install ending as stock's, with its lines, error, exit status, tree and no state; one whose command the shell does not find,
+ * status 127, which pnpm takes for a failed spawn, required and optional), or left to pnpm (an optional one, the
  * project's own scripts, an older release); left to pnpm when pnpm would not look them up
  * (undecided builds, a patch whose build is not allowed). Blobs whose modes drifted in the store are copied with the modes
  * their names say, as stock copies them, verified or not. Then the installs it leaves to pnpm, untouched: a bin it cannot write (found after
@@ -165,6 +166,8 @@ const generated: ServedPackage[] = [
   // One with a command and a dependency, optional to a package that has a command too (the project's, the hoisting's and its own commands).
   pkg('fails-build-bin', '1.0.0', { scripts: { preinstall: 'node build.js' }, bin: { 'fails-cli': 'cli.js' }, dependencies: { util: '1.0.0' } }, { 'cli.js': [NODE_BIN, 0o755], 'build.js': BUILD_LOG + 'process.exit(4)\n' }),
   pkg('uses-failing', '1.0.0', { bin: { 'uses-cli': 'cli.js' }, optionalDependencies: { 'fails-build-bin': '1.0.0' } }, { 'cli.js': [NODE_BIN, 0o755] }),
+  // A build whose command is not found: the shell ends with status 127, which pnpm's runner takes for a failed spawn.
+  pkg('missing-command-build', '1.0.0', { scripts: { postinstall: 'not-a-command' } }),
   // A build in shell syntax that pnpm's emulator reads otherwise than sh (its echo prints `-n`),
   // with output whose last line has no line break.
   pkg('shell-build', '1.0.0', { scripts: { postinstall: 'echo -n "$npm_package_name" > out.txt && node build.js' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes'); process.stdout.write('shown\\ntail')\n" }),
@@ -1522,6 +1525,48 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       .map((l) => l.split(d.dir).join('<p>').replace(/(ailed in )\d+ms/g, '$1?').replace(/^Progress: [^\n]*?\x1b\[K\x1b\[K/, ''))
     expect(shown(nativeDefault.run, nativeDefault)).toEqual(shown(stockDefault.run, stockDefault))
     expect(nativeDefault.run.stdout).toMatch(/└─ Failed in [1-9]\d*ms at /)
+  })
+
+  it.runIf(buildsNative)('a build whose command is not found (the shell ends with status 127), required and optional: pnpm\'s runner takes it for a failed spawn (spawn ENOENT: no exit code, no end of the script logged); the install ends as stock\'s (its lines, exit status 1), or skips the optional package as stock', async () => {
+    const scripts = (run: PnpmRun): string[] => (run.stdout + run.stderr).split('\n').filter((l) => /missing-command-build|ELIFECYCLE|ERR_PNPM/.test(l) && !l.startsWith('+ '))
+    for (const group of ['dependencies', 'optionalDependencies'] as const) {
+      const label = `not-found-${group}`
+      const { dir } = await setUp(label, { name: 'm', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  missing-command-build: true\n')
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+      manifest[group] = { ...manifest[group], 'missing-command-build': '1.0.0' }
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
+      // Its lockfile, resolved without installing (a stock install of the required one fails at the build).
+      expectOk(await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: path.join(base, `${label}-store`), sandbox: sandbox(label), registry: registry.url }))
+      // Each clone into a store of its own (cold), from the registry, with pnpm's append-only and default reporters.
+      const install = async (side: string, env: Record<string, string>, reporter?: string): Promise<{ run: PnpmRun, tree: string[], trace?: string }> => {
+        const cloned = clone(dir, `${label}-${side}`)
+        const store = path.join(base, `${label}-${side}-store`)
+        const traceFile = path.join(base, `${label}-${side}-trace.txt`)
+        const run = await runPnpm(['install', '--frozen-lockfile'], { projectDir: cloned, storeDir: store, sandbox: sandbox(`${label}-${side}`), env: { ...env, CAS_NATIVE_PNPMFILE_TRACE: traceFile }, registry: registry.url, reporter })
+        const trace = fs.existsSync(traceFile) ? fs.readFileSync(traceFile, 'utf8') : undefined
+        return { run, tree: relativeTree(cloned, store), trace }
+      }
+      for (const reporter of [undefined, 'default']) {
+        const stock = await install(`stock-${reporter ?? 'append'}`, STOCK, reporter)
+        const native = await install(`native-${reporter ?? 'append'}`, {}, reporter)
+        expect(native.run.code, reporter).toBe(stock.run.code)
+        expect(scripts(native.run).sort(), reporter).toEqual(scripts(stock.run).sort())
+        expect(native.run.stderr, reporter).toBe(stock.run.stderr)
+        expect(native.tree, reporter).toEqual(stock.tree)
+        if (group === 'dependencies') {
+          expect(native.trace).toMatch(/^native install ended: missing-command-build@1\.0\.0: its build failed \(missing-command-build@1\.0\.0 postinstall: `not-a-command`: spawn ENOENT\) /m)
+        } else {
+          expect(native.trace).toMatch(/^native install: 2 packages, /m)
+          // Skipped: the package's directory and its link gone.
+          expect(stock.tree.filter((l) => l.includes('node_modules/missing-command-build'))).toEqual([])
+        }
+        if (reporter == null) {
+          const ended = group === 'dependencies' ? ['[ELIFECYCLE] Command failed.'] : []
+          expect(scripts(stock.run)).toEqual(['.../node_modules/missing-command-build postinstall$ not-a-command', '.../node_modules/missing-command-build postinstall: sh: 1: not-a-command: not found', ...ended])
+          expect(stock.run.code).toBe(group === 'dependencies' ? 1 : 0)
+        }
+      }
+    }
   })
 
   it.runIf(buildsNative)('a required build that fails, and pnpm\'s supply-chain check of the lockfile fails after the native install\'s passed: the install ends with pnpm\'s refusal (its code and exit status), as stock, which never reaches its build step (review s9b, item 4)', async () => {

@@ -14,6 +14,7 @@ import { freshDir, snapshotTree, comparable } from './helpers/trees.js'
 import { pnpmPackageDir, repoDir } from './helpers/pnpm-cli.js'
 import { ProtocolWorker } from './helpers/protocol-worker.js'
 import { tgz } from './helpers/tar.js'
+import * as cas from '../dist/api/index.js'
 
 const fixtures = tarballFixtures().filter((f) => f.integrity.startsWith('sha512-')).slice(0, 6)
 
@@ -250,6 +251,70 @@ describe('add-dir', () => {
     sides[0].index.setRawMany(theirs.indexWrites)
     sides[1].index.setRawMany(ours.indexWrites)
     expect(noCheckedAt(sides[1].index.get('dir-key'))).toEqual(noCheckedAt(sides[0].index.get('dir-key')))
+  })
+})
+
+describe('gypfile (pnpm 11.28 reads it)', () => {
+  /** Manifests beside a root binding.gyp: opted out, and the values that do not opt out. */
+  const manifests = [
+    { name: 'gyp-off', version: '1.0.0', gypfile: false },
+    { name: 'gyp-off-scripted', version: '1.0.0', gypfile: false, scripts: { postinstall: 'node x.js' } },
+    { name: 'gyp-on', version: '1.0.0', gypfile: true },
+    { name: 'gyp-string', version: '1.0.0', gypfile: 'false' },
+    { name: 'gyp-null', version: '1.0.0', gypfile: null },
+    { name: 'gyp-unsaid', version: '1.0.0' },
+  ]
+  const tarball = (manifest: object, extra: Array<{ name: string, content: string }> = []): Buffer => tgz([
+    { name: 'package/package.json', content: JSON.stringify(manifest) },
+    { name: 'package/binding.gyp', content: '{"targets":[]}' },
+    ...extra,
+  ])
+  const sha512 = (b: Buffer): string => `sha512-${crypto.createHash('sha512').update(b).digest('base64')}`
+
+  it('extract and add-dir: the same requiresBuild and index row (the manifest\'s gypfile kept in it) as pnpm\'s worker', async () => {
+    for (const manifest of manifests) {
+      const buffer = tarball(manifest)
+      const key = `${sha512(buffer)}\t${manifest.name}@1.0.0`
+      const [theirs, ours] = await both((s) => ({ type: 'extract', buffer: new Uint8Array(buffer), storeDir: s.storeDir, integrity: sha512(buffer), filesIndexFile: key, readManifest: true }))
+      expect(ours.status, manifest.name).toBe('success')
+      expect({ ...ours.value, filesMap: null }, manifest.name).toEqual({ ...theirs.value, filesMap: null })
+      sides[0].index.setRawMany(theirs.indexWrites)
+      sides[1].index.setRawMany(ours.indexWrites)
+      expect(noCheckedAt(sides[1].index.get(key)), manifest.name).toEqual(noCheckedAt(sides[0].index.get(key)))
+      const dir = freshDir('proto-gyp')
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest))
+      fs.writeFileSync(path.join(dir, 'binding.gyp'), '{"targets":[]}')
+      const [theirDir, ourDir] = await both((s) => ({ type: 'add-dir', storeDir: s.storeDir, dir, filesIndexFile: `dir-${key}`, readManifest: true }))
+      expect({ ...ourDir.value, filesMap: null }, manifest.name).toEqual({ ...theirDir.value, filesMap: null })
+      sides[0].index.setRawMany(theirDir.indexWrites)
+      sides[1].index.setRawMany(ourDir.indexWrites)
+      expect(noCheckedAt(sides[1].index.get(`dir-${key}`)), manifest.name).toEqual(noCheckedAt(sides[0].index.get(`dir-${key}`)))
+    }
+    // What tells the cases apart: only `gypfile: false` without a build script requires no build.
+    const [, ours] = await both((s) => ({ type: 'readPkgFromCafs', filesIndexFile: `${sha512(tarball(manifests[0]))}\tgyp-off@1.0.0`, storeDir: s.storeDir, verifyStoreIntegrity: false }))
+    expect(ours.value.files.requiresBuild).toBe(false)
+    expect(ours.value.bundledManifest.gypfile).toBe(false)
+  })
+
+  it('reads a row a writer that ignores gypfile wrote (requiresBuild true, no gypfile in its manifest) as pnpm\'s worker does: asking the package.json in the store', async () => {
+    const cases = [
+      { manifest: manifests[0], requiresBuild: false },
+      { manifest: manifests[2], requiresBuild: true },
+      { manifest: manifests[5], requiresBuild: true },
+      // A .hooks entry settles it without the package.json.
+      { manifest: { name: 'gyp-off-hooked', version: '1.0.0', gypfile: false }, extra: [{ name: 'package/.hooks/x', content: 'x' }], requiresBuild: true },
+    ]
+    for (const { manifest, extra, requiresBuild } of cases) {
+      const buffer = tarball(manifest, extra)
+      const key = `old\t${manifest.name}@1.0.0`
+      for (const s of sides) await cas.addFilesFromTarball({ buffer, storeDir: s.storeDir, filesIndexFile: key, compat: '@pnpm/worker@1100' })
+      expect(sides[1].index.get(key).requiresBuild, manifest.name).toBe(true)
+      for (const verifyStoreIntegrity of [false, true]) {
+        const [theirs, ours] = await both((s) => ({ type: 'readPkgFromCafs', filesIndexFile: key, storeDir: s.storeDir, verifyStoreIntegrity }))
+        expect(ours.value.files.requiresBuild, manifest.name).toBe(theirs.value.files.requiresBuild)
+        expect(theirs.value.files.requiresBuild, manifest.name).toBe(requiresBuild)
+      }
+    }
   })
 })
 

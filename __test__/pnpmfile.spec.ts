@@ -18,6 +18,7 @@ import { freshStoreDir, tarballFixtures } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
 import { comparable, freshDir, snapshotTree, storeFilledByPnpm, type FilledStore } from './helpers/trees.js'
 import { verifyStore } from './helpers/verify-store.mjs'
+import { pnpmFunction } from './helpers/pnpm-bundle.js'
 
 const fixtures = tarballFixtures()
 let filled: FilledStore
@@ -225,3 +226,43 @@ describe('fetchers[0], a big tarball piped while it downloads (issue 16)', () =>
 function relative (m: Map<string, string>, storeDir: string): string[][] {
   return [...m].map(([k, v]) => [k, path.relative(storeDir, v)])
 }
+
+describe('importIndexedPackage: whether pnpm will build the package (copied then, never hard-linked)', () => {
+  it('decides as pnpm 11.28\'s pkgRequiresBuild: install scripts, a binding.gyp unless gypfile: false, a .hooks file', async () => {
+    const pkgRequiresBuild = pnpmFunction<(manifest: unknown, files: Map<string, string>) => boolean>('pkgRequiresBuild')
+    const cases: Array<[Record<string, unknown> | undefined, string[]]> = [
+      [{ gypfile: false }, ['binding.gyp']],
+      [{ gypfile: true }, ['binding.gyp']],
+      [{ gypfile: 'false' }, ['binding.gyp']],
+      [{}, ['binding.gyp']],
+      [undefined, ['binding.gyp']],
+      [{ gypfile: false, scripts: { install: 'node-gyp rebuild' } }, ['binding.gyp']],
+      [{ gypfile: false }, ['binding.gyp', '.hooks\\pre']],
+      [{}, ['.hooks/pre']],
+      [{ scripts: { test: 'x' } }, ['lib/binding.gyp', '.hooksy/a']],
+    ]
+    const storeDir = freshStoreDir('hook-gyp')
+    const was = process.env.CAS_NATIVE_PACKAGE_IMPORT_METHOD
+    process.env.CAS_NATIVE_PACKAGE_IMPORT_METHOD = 'hardlink'
+    try {
+      for (const [i, [manifest, files]] of cases.entries()) {
+        const dir = freshDir('hook-gyp-src')
+        for (const f of files) {
+          fs.mkdirSync(path.dirname(path.join(dir, f)), { recursive: true })
+          fs.writeFileSync(path.join(dir, f), `${i}\n`)
+        }
+        if (manifest != null) fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: `p${i}`, ...manifest }))
+        const { filesMap } = await cas.addFilesFromDir({ storeDir, dir, filesIndexFile: `p${i}` })
+        const to = path.join(freshDir('hook-gyp'), 'p')
+        const method = await pnpmfile.importIndexedPackage(to, { filesMap, force: false, resolvedFrom: 'store', keepModulesDir: false })
+        const built = pkgRequiresBuild(manifest, filesMap)
+        expect({ method, nlink: fs.statSync(path.join(to, files[0])).nlink > 1 }, JSON.stringify([manifest, files]))
+          .toEqual(built ? { method: expect.stringMatching(/^(clone|copy)$/), nlink: false } : { method: 'hardlink', nlink: true })
+      }
+    } finally {
+      if (was == null) delete process.env.CAS_NATIVE_PACKAGE_IMPORT_METHOD
+      else process.env.CAS_NATIVE_PACKAGE_IMPORT_METHOD = was
+      cas.closeStores()
+    }
+  })
+})

@@ -8,8 +8,8 @@ import { invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir } from './store-dir.js'
 import type { StoredSideEffectsDiff } from './read.js'
 
-/** Whose `addFilesFromDir` the function reproduces (its `compat` option). */
-const COMPATS = ['@pnpm/worker@1100', 'pnpm@11.28'] as const
+/** Whose `addFilesFromDir` the function reproduces (its `compat` option; the tarball and read functions take it too). */
+export const COMPATS = ['@pnpm/worker@1100', 'pnpm@11.28'] as const
 export type AddFilesFromDirCompat = typeof COMPATS[number]
 
 export interface AddFilesFromDirOptions {
@@ -40,6 +40,7 @@ export interface AddFilesFromDirOptions {
    * upload: no side effects are recorded and an entry already under the cache key is removed.
    * Its diff leaves out the stored files under `node_modules/` (bundled dependencies, which
    * the walk skips), lists `added` in the walk's order and, on Windows, compares digests only.
+   * Its row keeps the manifest's `gypfile`, as `addFilesFromTarball`'s `compat` says.
    */
   compat?: AddFilesFromDirCompat
   /** Accepted for pnpm compatibility; the manifest is always read. */

@@ -11,7 +11,8 @@ import './binding.js'
 import * as binding from '../../index.js'
 import { invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir } from './store-dir.js'
-import { checkAbsolutePath, checkObject, checkOptionalByteCount, checkOptionalObject, checkOptionalString, checkString } from './args.js'
+import { checkAbsolutePath, checkObject, checkOptionalByteCount, checkOptionalEnum, checkOptionalObject, checkOptionalString, checkString } from './args.js'
+import { COMPATS, type AddFilesFromDirCompat } from './dir.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
 export * from './dir.js'
@@ -53,6 +54,13 @@ export interface AddFilesFromTarballOptions {
    * other limits: docs/api.md, "Limits".
    */
   maxTarballUnpackedSize?: number
+  /**
+   * Whose rows to write. `'@pnpm/worker@1100'` (the default): `@pnpm/worker` 1100.x's, and
+   * pnpm's before 11.28. `'pnpm@11.28'`: pnpm 11.28's worker's, which keeps the manifest's
+   * `gypfile` in the row and does not count a root `binding.gyp` towards `requiresBuild` when
+   * it is `false` (pnpm then builds nothing for it).
+   */
+  compat?: AddFilesFromDirCompat
 }
 
 export interface ExtractTimings {
@@ -138,6 +146,7 @@ function extractOptions (opts: TarballWriterOptions): binding.ExtractOptions {
   checkOptionalObject('appendManifest', opts.appendManifest)
   checkOptionalString('url', opts.url)
   checkOptionalByteCount('maxTarballUnpackedSize', opts.maxTarballUnpackedSize)
+  checkOptionalEnum('compat', opts.compat, COMPATS)
   // pnpm tests both for truthiness: an empty string is none.
   const integrity = opts.integrity || undefined
   const ignoreFilePattern = opts.ignoreFilePattern || undefined
@@ -153,6 +162,7 @@ function extractOptions (opts: TarballWriterOptions): binding.ExtractOptions {
     returnIndexRow: opts.returnIndexRow ?? false,
     frozenStore: opts.frozenStore === true,
     maxTarballUnpackedSize: opts.maxTarballUnpackedSize ?? undefined,
+    compat: opts.compat,
   }
 }
 

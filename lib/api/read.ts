@@ -4,7 +4,8 @@
  * arrays; the `Map`s pnpm's API hands out are built here.
  */
 import * as binding from '../../index.js'
-import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalObject } from './args.js'
+import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalEnum, checkOptionalObject } from './args.js'
+import { COMPATS, type AddFilesFromDirCompat } from './dir.js'
 import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir, checkStoreDirExists } from './store-dir.js'
 
@@ -27,6 +28,14 @@ export interface ReadPkgFromCafsContext {
    * whose links cannot all be restored safely is left out (docs/store-format.md, "Index rows").
    */
   sideEffectsSymlinks?: boolean
+  /**
+   * Whose reading of a row's `requiresBuild` to reproduce. `'@pnpm/worker@1100'` (the default):
+   * the row's value, or pnpm's rule when it has none. `'pnpm@11.28'`: pnpm 11.28's, which reads
+   * `gypfile` (`false` opts a root `binding.gyp` out) and doubts a `true` that only a root
+   * `binding.gyp` explains when the row's manifest has no `gypfile` key (an older writer's row):
+   * it asks the package's own `package.json` in the store.
+   */
+  compat?: AddFilesFromDirCompat
 }
 
 export interface ExpectedPkg {
@@ -206,7 +215,7 @@ interface QueuedRead {
 const queuedReads = new Map<string, { ctx: ReadPkgFromCafsContext, reads: QueuedRead[] }>()
 
 function readOne (ctx: ReadPkgFromCafsContext, key: string, expectedPkg: ExpectedPkg | undefined): Promise<binding.ReadPkgEntry> {
-  const id = [ctx.storeDir, ctx.verifyStoreIntegrity === true, ctx.strictStorePkgContentCheck ?? true, ctx.frozenStore === true, ctx.sideEffectsSymlinks === true].join('\0')
+  const id = [ctx.storeDir, ctx.verifyStoreIntegrity === true, ctx.strictStorePkgContentCheck ?? true, ctx.frozenStore === true, ctx.sideEffectsSymlinks === true, ctx.compat].join('\0')
   let queue = queuedReads.get(id)
   if (queue == null) {
     queue = { ctx, reads: [] }
@@ -249,6 +258,7 @@ function nativeOptions (ctx: ReadPkgFromCafsContext, keys: string[], expectedPkg
     strictStorePkgContentCheck: ctx.strictStorePkgContentCheck ?? true,
     frozenStore: ctx.frozenStore === true,
     sideEffectsSymlinks: ctx.sideEffectsSymlinks === true,
+    compat: ctx.compat,
     expectedPkgs: expectedPkgs?.map((e) => e == null ? undefined : { name: e.name ?? undefined, version: e.version ?? undefined }),
   }
 }
@@ -338,6 +348,7 @@ function checkContext (ctx: unknown): asserts ctx is ReadPkgFromCafsContext {
   const c = ctx as Record<string, unknown>
   checkAbsolutePath('storeDir', c.storeDir)
   for (const name of ['verifyStoreIntegrity', 'strictStorePkgContentCheck', 'frozenStore', 'sideEffectsSymlinks']) checkOptionalBoolean(name, c[name])
+  checkOptionalEnum('compat', c.compat, COMPATS)
 }
 
 function checkExpected (name: string, expected: unknown): void {

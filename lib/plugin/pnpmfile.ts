@@ -85,19 +85,19 @@ function storeDirOfBlobs (filesMap: Map<string, string>, to: string): string {
 /**
  * pnpm does not tell the hook whether the package will run build scripts (it would clone or
  * copy it then, so that a build cannot change store blobs). Decided here from the manifest as
- * pnpm's `pkgRequiresBuild` does: install scripts, `binding.gyp` or `.hooks/`.
+ * pnpm 11.28's `pkgRequiresBuild` does: install scripts, a `binding.gyp` the manifest does not
+ * opt out of (`gypfile: false`), or a file under `.hooks/`.
  */
 async function mayBeBuilt (filesMap: Map<string, string>): Promise<boolean> {
-  if (filesMap.has('binding.gyp')) return true
-  for (const p of filesMap.keys()) if (p.startsWith('.hooks/')) return true
+  for (const p of filesMap.keys()) if (/^\.hooks[\\/]/.test(p)) return true
   const manifestPath = filesMap.get('package.json')
-  if (manifestPath == null) return false
+  let manifest: { scripts?: Record<string, unknown>, gypfile?: unknown } | undefined
   try {
-    const scripts = JSON.parse(await fs.promises.readFile(manifestPath, 'utf8'))?.scripts
-    return scripts != null && Boolean(scripts.preinstall || scripts.install || scripts.postinstall)
-  } catch {
-    return false
-  }
+    if (manifestPath != null) manifest = JSON.parse(await fs.promises.readFile(manifestPath, 'utf8')) ?? undefined
+  } catch {}
+  const scripts = manifest?.scripts
+  if (scripts != null && Boolean(scripts.preinstall || scripts.install || scripts.postinstall)) return true
+  return filesMap.has('binding.gyp') && manifest?.gypfile !== false
 }
 
 interface Pending {

@@ -325,6 +325,8 @@ async function downloadOnce (opts: RegistryDownload): Promise<cas.AddFilesFromTa
       appendManifest: opts.appendManifest,
       ignoreFilePattern: opts.ignoreFilePattern,
       maxTarballUnpackedSize: maxUnpackedSize,
+      // The rows pnpm 11.28 writes (the releases the plugin runs under).
+      compat: 'pnpm@11.28',
     })
     opts.onStart?.(size != null && size > 0 ? size : null, 1)
     let received = 0

@@ -78,6 +78,7 @@ async function extract (msg: WorkerRequest): Promise<WorkerReply> {
       ignoreFilePattern: msg.ignoreFilePattern || undefined,
       // pnpm's main thread always sends its setting (default 4 GiB); absent means no limit, as in its worker.
       maxTarballUnpackedSize: msg.maxTarballUnpackedSize ?? undefined,
+      compat: 'pnpm@11.28',
       writeIndex: false,
       returnIndexRow: true,
     })
@@ -147,6 +148,7 @@ async function readPkg (msg: WorkerRequest): Promise<WorkerReply> {
       strictStorePkgContentCheck: msg.strictStorePkgContentCheck,
       frozenStore: msg.frozenStore,
       sideEffectsSymlinks: true,
+      compat: 'pnpm@11.28',
     }, msg.filesIndexFile, { expectedPkg: msg.expectedPkg }))
   } catch (err) {
     return errorReply(err)

@@ -95,8 +95,8 @@ export async function restartWorkerPool (): Promise<void> {
   registerShutdown()
 }
 
-/** `addFilesFromTarball`'s options as pnpm's worker takes them: the row goes to `storeIndex`, not to `index.db` directly. */
-export type AddFilesFromTarballOptions = Omit<cas.AddFilesFromTarballOptions, 'url' | 'writeIndex' | 'returnIndexRow'> & {
+/** `addFilesFromTarball`'s options as pnpm's worker takes them: the row goes to `storeIndex`, not to `index.db` directly; `@pnpm/worker` 1100.x's row (no `compat`). */
+export type AddFilesFromTarballOptions = Omit<cas.AddFilesFromTarballOptions, 'url' | 'writeIndex' | 'returnIndexRow' | 'compat'> & {
   storeIndex: StoreIndexLike
   url: string
 }
@@ -119,7 +119,8 @@ export async function addFilesFromTarball (opts: AddFilesFromTarballOptions): Pr
   checkObject('opts', opts)
   checkStoreIndex(opts.storeIndex, 'queueWrites')
   registerShutdown()
-  const { storeIndex, ...rest } = opts
+  // `compat` is left out even when passed, as `@pnpm/worker` 1100.x has no such option.
+  const { storeIndex, compat: _, ...rest } = opts as AddFilesFromTarballOptions & { compat?: unknown }
   const storeDir = absolute('storeDir', opts.storeDir)
   const result = await cas.addFilesFromTarball({
     ...rest,

@@ -76,13 +76,7 @@ pub struct AddDirResult {
 /// Never rejects: failures resolve as `{ error }`.
 #[napi(ts_return_type = "Promise<AddDirResult>")]
 pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object<'_>> {
-    // The TS layer lets only the known names through.
-    let compat = match opts.compat.as_deref() {
-        None => Compat::default(),
-        Some(name) => Compat::parse(name).ok_or_else(|| {
-            napi::Error::new(napi::Status::InvalidArg, format!("unknown compat {name:?}"))
-        })?,
-    };
+    let compat = compat_of(opts.compat.as_deref())?;
     spawn_settled(
         env,
         pools::extraction_pool(),
@@ -93,6 +87,17 @@ pub fn add_files_from_dir(env: &Env, opts: AddDirOptions) -> napi::Result<Object
         },
         failed,
     )
+}
+
+/// The `compat` option of a call (`'@pnpm/worker@1100'`, the default, or `'pnpm@11.28'`); the TS
+/// layer lets only those names through.
+pub(crate) fn compat_of(name: Option<&str>) -> napi::Result<Compat> {
+    match name {
+        None => Ok(Compat::default()),
+        Some(name) => Compat::parse(name).ok_or_else(|| {
+            napi::Error::new(napi::Status::InvalidArg, format!("unknown compat {name:?}"))
+        }),
+    }
 }
 
 fn run(opts: &AddDirOptions, compat: Compat) -> Result<AddedToStore, AddDirError> {

@@ -39,6 +39,9 @@ pub struct ExtractOptions {
     /// most the regular files may add up to; also caps the inflated tar at `n + max(n, 1 MiB)`
     /// (`extract::inflate_cap`). Over it: `ERR_PNPM_TARBALL_TOO_LARGE`.
     pub max_tarball_unpacked_size: Option<f64>,
+    /// Whose rows to write: `'@pnpm/worker@1100'` (the default) or `'pnpm@11.28'`, which reads
+    /// the manifest's `gypfile` (`cas_native_core::manifest::Gypfile`).
+    pub compat: Option<String>,
 }
 
 /// Where the time of one call went, in milliseconds.
@@ -84,7 +87,7 @@ pub fn extract_tarball(
     opts: ExtractOptions,
 ) -> napi::Result<Object<'_>> {
     let (deferred, promise) = env.create_deferred::<ExtractResult, Resolver>()?;
-    let (job, files_dir) = job(opts);
+    let (job, files_dir) = job(opts)?;
     writer::spawn_extract(job, buffer, settler(deferred, files_dir));
     Ok(promise)
 }
@@ -103,12 +106,12 @@ pub struct TarballWriter {
 #[napi]
 impl TarballWriter {
     #[napi(constructor)]
-    pub fn new(opts: ExtractOptions) -> Self {
-        let (job, files_dir) = job(opts);
-        TarballWriter {
+    pub fn new(opts: ExtractOptions) -> napi::Result<Self> {
+        let (job, files_dir) = job(opts)?;
+        Ok(TarballWriter {
             inner: writer::TarballWriter::new(job),
             files_dir,
-        }
+        })
     }
 
     /// Appends a chunk (copied). Ignored after `end` or `abort`.
@@ -137,7 +140,8 @@ impl TarballWriter {
 /// The core job for `opts`, and the files dir its blob paths are reported under. Reads
 /// `CAS_NATIVE_STREAM_ABOVE` here, on the JS thread, which is the one that sets environment
 /// variables.
-fn job(opts: ExtractOptions) -> (Job, String) {
+fn job(opts: ExtractOptions) -> napi::Result<(Job, String)> {
+    let gypfile = super::add_dir::compat_of(opts.compat.as_deref())?.gypfile();
     let job = Job {
         store_dir: PathBuf::from(opts.store_dir),
         frozen_store: opts.frozen_store == Some(true),
@@ -152,8 +156,9 @@ fn job(opts: ExtractOptions) -> (Job, String) {
         append_manifest: opts.append_manifest_json,
         max_unpacked_size: opts.max_tarball_unpacked_size.map(|n| n as u64),
         stream_above: extract::stream_above(),
+        gypfile,
     };
-    (job, opts.files_dir)
+    Ok((job, opts.files_dir))
 }
 
 /// What settles the promise when the job is done.

@@ -15,6 +15,7 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use cas_native_core::index_row::PackageFileInfo;
+use cas_native_core::manifest::Gypfile;
 use cas_native_core::read_package::{self, ExpectedPkg, PkgRead, ReadError, ReadRequest, Tally};
 use cas_native_core::{json, pools, store_handles};
 
@@ -35,6 +36,9 @@ pub struct ReadPkgsOptions {
     /// Read side-effects symlink entries back as pnpm 11.28 does (`symlinkPaths`/
     /// `symlinkTargets` of each entry; entries that cannot be restored are left out).
     pub side_effects_symlinks: Option<bool>,
+    /// Whose reading of a row's `requiresBuild` to reproduce: `'@pnpm/worker@1100'` (the
+    /// default) or `'pnpm@11.28'`, which reads `gypfile` (`read_package::ReadRequest::gypfile`).
+    pub compat: Option<String>,
     /// The package expected under each key (same length as `keys`), if any.
     pub expected_pkgs: Option<Vec<Option<ExpectedPkgOptions>>>,
 }
@@ -122,6 +126,7 @@ const ANSWERS_PER_CHUNK: usize = 128;
 /// resolve as data.
 #[napi(ts_return_type = "Array<Promise<ReadPkgsChunk>>")]
 pub fn read_pkgs(env: &Env, opts: ReadPkgsOptions) -> napi::Result<Vec<Object<'_>>> {
+    let gypfile = super::add_dir::compat_of(opts.compat.as_deref())?.gypfile();
     let count = opts.keys.len().div_ceil(ANSWERS_PER_CHUNK).max(1);
     let mut deferreds = Vec::with_capacity(count);
     let mut promises = Vec::with_capacity(count);
@@ -135,7 +140,8 @@ pub fn read_pkgs(env: &Env, opts: ReadPkgsOptions) -> napi::Result<Vec<Object<'_
             deferreds: deferreds.into_iter(),
             pending: Chunk::default(),
         });
-        let outcome = super::task::catch_panic("reading the store", || run(&opts, &chunks));
+        let outcome =
+            super::task::catch_panic("reading the store", || run(&opts, gypfile, &chunks));
         let mut chunks = chunks.into_inner().unwrap_or_else(|e| e.into_inner());
         let error = match outcome {
             Ok(error) => error,
@@ -190,13 +196,14 @@ fn settle(deferred: JsDeferred<ReadPkgsChunk, Resolver>, chunk: Chunk) {
 }
 
 /// Runs the read, handing full chunks to JS as they fill; the failure of the index, if any.
-fn run(opts: &ReadPkgsOptions, chunks: &Mutex<Chunks>) -> Option<NativeError> {
+fn run(opts: &ReadPkgsOptions, gypfile: Gypfile, chunks: &Mutex<Chunks>) -> Option<NativeError> {
     let store = store_handles::open_as(Path::new(&opts.store_dir), opts.frozen_store);
     let req = ReadRequest {
         store_dir: &opts.store_dir,
         verify_store_integrity: opts.verify_store_integrity,
         strict_store_pkg_content_check: opts.strict_store_pkg_content_check,
         side_effects_symlinks: opts.side_effects_symlinks.unwrap_or(false),
+        gypfile,
     };
     let keys: Vec<&str> = opts.keys.iter().map(String::as_str).collect();
     let expected: Vec<Option<ExpectedPkg>> = opts

@@ -99,14 +99,23 @@ export function lineSplitter (line: (text: string) => void): { push: (chunk: Buf
 
 /**
  * How a script ended when it failed: its exit status, or the signal that ended it; or the error
- * that kept it from running (its `code`, `errno` and `syscall`, as Node gives them).
+ * that kept it from running (its `code`, `errno` and `syscall`, as Node gives them, and the
+ * `file` it ran, as pnpm names it on a command not found).
  */
-export interface ScriptEnd { errno?: number, signal?: NodeJS.Signals, code?: string, syscall?: string }
+export interface ScriptEnd { errno?: number | string, signal?: NodeJS.Signals, code?: string, syscall?: string, file?: string }
 
 /** The ends of a failed start: the error's own fields, which pnpm's decoration leaves on it. */
 function errorEnd (err: NodeJS.ErrnoException): ScriptEnd {
   return { code: err.code, errno: err.errno, syscall: err.syscall }
 }
+
+/**
+ * A shell that ended with status 127 (a command it did not find), as pnpm's lifecycle runner
+ * reports it: as if the shell could not be started (`spawn ENOENT`, with `errno` the code's
+ * name, which pnpm's reporter prints as no exit code and its error handler ends with status 1).
+ */
+const COMMAND_NOT_FOUND = 127
+const commandNotFound = (shell: string): ScriptEnd => ({ code: 'ENOENT', errno: 'ENOENT', syscall: 'spawn', file: shell })
 
 /**
  * The codes pnpm's lifecycle runner leaves on a failed script's error (`decorateLifecycleError`):
@@ -125,9 +134,10 @@ export class LifecycleError extends Error {
   readonly code: string
   readonly pkgid: string
   readonly pkgname: string
-  readonly errno?: number
+  readonly errno?: number | string
   readonly signal?: NodeJS.Signals
   readonly syscall?: string
+  readonly file?: string
   constructor (readonly pkgId: string, readonly stage: string, readonly script: string, why: string, readonly output: string, end: ScriptEnd = {}) {
     super(`${pkgId} ${stage}: \`${script}\`\n${why}`)
     this.code = end.code != null && KEPT_CODES.has(end.code) ? end.code : 'ELIFECYCLE'
@@ -136,6 +146,7 @@ export class LifecycleError extends Error {
     if (end.errno != null) this.errno = end.errno
     if (end.signal != null) this.signal = end.signal
     if (end.syscall != null) this.syscall = end.syscall
+    if (end.file != null) this.file = end.file
   }
 }
 
@@ -256,6 +267,11 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
     child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept(), errorEnd(err))))
     child.on('close', (code, signal) => {
       output.end()
+      // No end is logged for it either: pnpm's runner never sees the shell close.
+      if (code === COMMAND_NOT_FOUND) {
+        done(new LifecycleError(pkgId, stage, script, 'spawn ENOENT', output.kept(), commandNotFound(shell)))
+        return
+      }
       // pnpm logs no end of a script whose output it does not read.
       if (!inherit) ctx.lifecycle?.({ depPath: wd, exitCode: code ?? 1, optional: ctx.optional === true, stage, wd })
       if (signal != null) {

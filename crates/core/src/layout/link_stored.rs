@@ -23,6 +23,7 @@ use crate::dependency_links::{self, SymlinkDep};
 use crate::import::{BlobModes, FilesMap, ImportError, ImportMethod, Imported, SideEffects, Stats};
 use crate::index_row::PackageFileInfo;
 use crate::link::{self, BatchPackage, BatchRequest, FilesSource};
+use crate::manifest::Gypfile;
 use crate::read_package::{self, ExpectedPkg, PkgRead, ReadRequest};
 use crate::store_handles;
 use crate::symlink_entry::{self, Symlinks};
@@ -107,6 +108,8 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
             .packages
             .iter()
             .any(|p| p.side_effects_cache_key.is_some() || p.patched_cache_key.is_some()),
+        // The native install reads rows for pnpm 11.28.
+        gypfile: Gypfile::Read,
     };
     let keys: Vec<&str> = req.packages.iter().map(|p| p.key.as_str()).collect();
     let expected: Vec<Option<ExpectedPkg>> = req

@@ -13,7 +13,7 @@ use crate::error_code::ErrorCode;
 use crate::extract::{complete_package_json, parse_package_json, ExtractError, ExtractedFile};
 use crate::index_db::IndexError;
 use crate::index_row::{self, PackageFileInfo, RowError, SideEffectsDiff};
-use crate::manifest;
+use crate::manifest::{self, Gypfile};
 use crate::os_error::{At, FsSite, PathError};
 use crate::store_handles::Store;
 use crate::symlink_entry::{self, SYMLINK_MODE};
@@ -84,6 +84,14 @@ impl Compat {
             "@pnpm/worker@1100" => Some(Compat::Worker1100),
             "pnpm@11.28" => Some(Compat::Pnpm1128),
             _ => None,
+        }
+    }
+
+    /// pnpm 11.28 reads `gypfile` (see [`Gypfile`]); 1100.x does not.
+    pub fn gypfile(self) -> Gypfile {
+        match self {
+            Compat::Worker1100 => Gypfile::Ignored,
+            Compat::Pnpm1128 => Gypfile::Read,
         }
     }
 
@@ -238,7 +246,7 @@ pub fn add_dir(cas: &Cas, req: &AddDirRequest) -> Result<AddedDir, AddDirError> 
         .transpose()?;
     let raw_manifest = complete_package_json(cas, &mut files, raw, req.append_manifest)?;
     let manifest = match &raw_manifest {
-        Some(m) => manifest::normalize_bundled_manifest(m)
+        Some(m) => manifest::normalize_bundled_manifest(m, req.compat.gypfile())
             .map_err(|e| AddDirError::Manifest(e.to_string()))?,
         None => None,
     };
@@ -428,6 +436,7 @@ pub fn fresh_row(added: &AddedDir, requires_prepare: Option<bool>) -> (Vec<u8>, 
     let requires_build = manifest::requires_build(
         added.manifest.as_ref(),
         added.files.iter().map(|f| f.path.as_str()),
+        added.compat.gypfile(),
     );
     let row = Value::Object(vec![
         ("requiresBuild".into(), Value::Bool(requires_build)),
@@ -443,6 +452,16 @@ pub fn fresh_row(added: &AddedDir, requires_prepare: Option<bool>) -> (Vec<u8>, 
         ("files".into(), files_map(&added.files)),
     ]);
     (crate::msgpackr::encode(&row), requires_build)
+}
+
+/// What a side-effects upload reports when the stored row does not say: pnpm's rule read off the
+/// package's own `package.json`, not the row's manifest.
+fn raw_requires_build(added: &AddedDir) -> bool {
+    manifest::requires_build(
+        added.raw_manifest.as_ref(),
+        added.files.iter().map(|f| f.path.as_str()),
+        added.compat.gypfile(),
+    )
 }
 
 fn files_map(files: &[ExtractedFile]) -> Value {
@@ -479,12 +498,9 @@ pub fn upload_side_effects(
     added: &AddedDir,
 ) -> Result<SideEffectsUpload, AddDirError> {
     let base = index_row::decode_row(stored_row).map_err(AddDirError::Row)?;
-    let requires_build = base.requires_build.unwrap_or_else(|| {
-        manifest::requires_build(
-            added.raw_manifest.as_ref(),
-            added.files.iter().map(|f| f.path.as_str()),
-        )
-    });
+    let requires_build = base
+        .requires_build
+        .unwrap_or_else(|| raw_requires_build(added));
     if added.has_unrecorded_symlinks {
         let row =
             index_row::without_side_effects(stored_row, cache_key).map_err(AddDirError::Row)?;
@@ -616,13 +632,7 @@ pub fn add_dir_to_store(
             .map_err(AddDirError::Index)?
         {
             // No base row: nothing to attach side effects to; pnpm writes nothing either.
-            None => {
-                let requires_build = manifest::requires_build(
-                    added.raw_manifest.as_ref(),
-                    added.files.iter().map(|f| f.path.as_str()),
-                );
-                (None, requires_build, None, None)
-            }
+            None => (None, raw_requires_build(&added), None, None),
             Some(stored) => {
                 let upload = upload_side_effects(&stored, key, &added)?;
                 has_unrecorded_symlinks =

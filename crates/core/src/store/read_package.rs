@@ -34,9 +34,10 @@ use rayon::prelude::*;
 use crate::blob_files::{self, is_executable};
 use crate::blob_modes;
 use crate::error_code::ErrorCode;
+use crate::extract::parse_package_json;
 use crate::index_db::{IndexError, StoreIndex};
 use crate::index_row::{self, PackageFileInfo, PackageFilesIndex, SideEffectsDiff};
-use crate::manifest::{requires_build, semver_clean_loose};
+use crate::manifest::{is_hooks_entry, requires_build, semver_clean_loose, Gypfile};
 use crate::msgpackr;
 use crate::symlink_entry::{self, Symlinks};
 use crate::timing::ms_since;
@@ -55,6 +56,8 @@ pub struct ReadRequest<'a> {
     /// Read side-effects symlink entries back as pnpm 11.28 does
     /// ([`SideEffectsEntry::symlinks`]); `@pnpm/worker` 1100.x hands them back as files.
     pub side_effects_symlinks: bool,
+    /// Whether the reader reads `gypfile` as pnpm 11.28 does (see [`stored_requires_build`]).
+    pub gypfile: Gypfile,
 }
 
 /// The package the caller expects under a key (pnpm's `expectedPkg`).
@@ -384,12 +387,7 @@ pub fn read_row(
             side_effects = restore_symlinks(req.store_dir, &row.files, entries)?;
         }
     }
-    let requires_build = row.requires_build.unwrap_or_else(|| {
-        requires_build(
-            row.bundled_manifest(),
-            row.files.iter().map(|(p, _)| p.as_str()),
-        )
-    });
+    let requires_build = stored_requires_build(req, &row)?;
     let (requires_prepare, remote_side_effects_quarantine) = extra_fields(bytes);
     Ok(PkgRead::Hit(Box::new(PkgFromStore {
         verified,
@@ -402,6 +400,60 @@ pub fn read_row(
         warnings,
         drifted_blobs,
     })))
+}
+
+/// The row's `requiresBuild` as the reader takes it: pnpm's rule when the row has none. A pnpm
+/// 11.28 reader (`resolveRequiresBuild`) also doubts a `true` that only a root `binding.gyp`
+/// explains when the row's manifest has no `gypfile` key: a writer that did not read `gypfile`
+/// may have written it (for a package that opts out), so it reads the package's own
+/// `package.json` from the store and asks the rule again; an unreadable one keeps the row's.
+fn stored_requires_build(req: &ReadRequest, row: &PackageFilesIndex) -> Result<bool, ReadError> {
+    let keys = || row.files.iter().map(|(p, _)| p.as_str());
+    let stored = match row.requires_build {
+        None => return Ok(requires_build(row.bundled_manifest(), keys(), req.gypfile)),
+        Some(stored) => stored,
+    };
+    if !stored || req.gypfile == Gypfile::Ignored || !only_gyp_explains(row) {
+        return Ok(stored);
+    }
+    Ok(match package_json_in_store(req.store_dir, row)? {
+        Some(manifest) if !manifest.is_nullish() => {
+            requires_build(Some(&manifest), keys(), Gypfile::Read)
+        }
+        _ => stored,
+    })
+}
+
+/// pnpm's `storedRequiresBuildNeedsManifestCheck`: a root `binding.gyp`, no `.hooks/` entry, and
+/// a manifest (if any) with neither a `gypfile` key nor a build script.
+fn only_gyp_explains(row: &PackageFilesIndex) -> bool {
+    let settled_by_manifest = row.bundled_manifest().is_some_and(|m| {
+        m.get("gypfile").is_some() || requires_build(Some(m), [], Gypfile::Ignored)
+    });
+    !settled_by_manifest
+        && row.files.iter().any(|(p, _)| p == "binding.gyp")
+        && !row.files.iter().any(|(p, _)| is_hooks_entry(p))
+}
+
+/// The package's `package.json` read from its blob, as pnpm's `readManifestFromCafs` reads it:
+/// `None` when the row has none, its blob is missing, or it is not JSON; other read errors fail.
+fn package_json_in_store(
+    store_dir: &str,
+    row: &PackageFilesIndex,
+) -> Result<Option<Value>, ReadError> {
+    let Some((_, info)) = row.files.iter().find(|(p, _)| p == "package.json") else {
+        return Ok(None);
+    };
+    let path = blob_path(store_dir, &info.digest, info.mode);
+    match fs::read(&path) {
+        Ok(bytes) => Ok(parse_package_json(&bytes).ok()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(ReadError::Io {
+            op: "open",
+            path,
+            error,
+        }),
+    }
 }
 
 const MISMATCH_MESSAGE: &str =

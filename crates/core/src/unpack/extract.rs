@@ -15,6 +15,7 @@ use crate::error_code::ErrorCode;
 use crate::feed::{Feed, FeedReader};
 use crate::index_db::IndexError;
 use crate::index_row::{PackageFileInfo, PackageFilesIndex};
+use crate::manifest::Gypfile;
 use crate::store_handles::Store;
 use crate::timing::ms_since;
 use crate::value::Value;
@@ -40,6 +41,8 @@ pub struct ExtractRequest<'a> {
     /// Inflated size above which the tarball is streamed (see [`stream_above`]); `None`:
     /// [`STREAM_ABOVE`].
     pub stream_above: Option<u64>,
+    /// Whether the row's writer reads `gypfile` (pnpm 11.28 does; `@pnpm/worker` 1100.x not).
+    pub gypfile: Gypfile,
 }
 
 /// One file of the package, in the order of the row's `files` map.
@@ -390,12 +393,15 @@ fn finish(
     let hash_write_ms = unpacked.hash_write_ms + ms_since(started);
 
     let bundled = match &raw_manifest {
-        Some(m) => manifest::normalize_bundled_manifest(m)
+        Some(m) => manifest::normalize_bundled_manifest(m, req.gypfile)
             .map_err(|e| ExtractError::Manifest(e.to_string()))?,
         None => None,
     };
-    let requires_build =
-        manifest::requires_build(bundled.as_ref(), files.iter().map(|f| f.path.as_str()));
+    let requires_build = manifest::requires_build(
+        bundled.as_ref(),
+        files.iter().map(|f| f.path.as_str()),
+        req.gypfile,
+    );
     let row = index_row::encode_row(&PackageFilesIndex {
         requires_build: Some(requires_build),
         // pnpm 11 writes the key even when the manifest is `undefined`.

@@ -12,6 +12,7 @@ use std::time::Instant;
 use crate::extract::{self, ExtractError, ExtractRequest, Extracted, Indexed, RowUse};
 use crate::feed::Feed;
 use crate::index_db::IndexError;
+use crate::manifest::Gypfile;
 use crate::panics::catch_panic;
 use crate::pools;
 use crate::store_handles::{self, Store};
@@ -37,6 +38,7 @@ pub struct Job {
     pub max_unpacked_size: Option<u64>,
     /// [`extract::stream_above`], read by the caller on the thread that owns the environment.
     pub stream_above: u64,
+    pub gypfile: Gypfile,
 }
 
 impl Job {
@@ -49,6 +51,7 @@ impl Job {
             append_manifest: self.append_manifest.as_deref(),
             max_unpacked_size: self.max_unpacked_size,
             stream_above: Some(self.stream_above),
+            gypfile: self.gypfile,
         }
     }
 

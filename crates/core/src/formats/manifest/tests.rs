@@ -176,7 +176,7 @@ const NORMALIZE: &[(&str, &str)] = &[
 ];
 
 fn normalize_text(text: &str) -> String {
-    match normalize_bundled_manifest(&json::parse(text).unwrap()) {
+    match normalize_bundled_manifest(&json::parse(text).unwrap(), Gypfile::Ignored) {
         Ok(Some(v)) => json::stringify_pretty(&v),
         Ok(None) => "undefined".to_owned(),
         Err(e) => format!("ERR:{e}"),
@@ -211,20 +211,29 @@ fn normalize_bundled_manifest_exact_value() {
             )]),
         ),
     ]);
-    assert_eq!(normalize_bundled_manifest(&manifest), Ok(Some(expected)));
+    assert_eq!(
+        normalize_bundled_manifest(&manifest, Gypfile::Ignored),
+        Ok(Some(expected))
+    );
 }
 
 #[test]
 fn normalize_bundled_manifest_non_json_inputs() {
     // pnpm only calls it for `manifest != null`; absent manifests stay absent.
-    assert_eq!(normalize_bundled_manifest(&Value::Null), Ok(None));
-    assert_eq!(normalize_bundled_manifest(&Value::Undefined), Ok(None));
+    assert_eq!(
+        normalize_bundled_manifest(&Value::Null, Gypfile::Ignored),
+        Ok(None)
+    );
+    assert_eq!(
+        normalize_bundled_manifest(&Value::Undefined, Gypfile::Ignored),
+        Ok(None)
+    );
     // A Map has no own properties named like the fields.
     let map = Value::Map(vec![(
         Value::String("name".to_owned()),
         Value::String("x".to_owned()),
     )]);
-    assert_eq!(normalize_bundled_manifest(&map), Ok(None));
+    assert_eq!(normalize_bundled_manifest(&map, Gypfile::Ignored), Ok(None));
     // `undefined` (possible in decoded index rows) counts like a missing field / version.
     let m = Value::Object(vec![
         ("version".to_owned(), Value::Undefined),
@@ -232,7 +241,7 @@ fn normalize_bundled_manifest_non_json_inputs() {
         ("name".to_owned(), Value::String("x".to_owned())),
     ]);
     assert_eq!(
-        normalize_bundled_manifest(&m),
+        normalize_bundled_manifest(&m, Gypfile::Ignored),
         Ok(Some(Value::Object(vec![
             ("version".to_owned(), Value::String("0.0.0".to_owned())),
             ("name".to_owned(), Value::String("x".to_owned())),
@@ -253,7 +262,7 @@ fn requires_build_from_scripts() {
     let none: [&str; 0] = [];
     for script in ["preinstall", "install", "postinstall"] {
         let m = manifest(&format!(r#"{{"scripts":{{"{script}":"node build.js"}}}}"#));
-        assert!(requires_build(Some(&m), none), "{script}");
+        assert!(requires_build(Some(&m), none, Gypfile::Ignored), "{script}");
     }
     for text in [
         r#"{"scripts":{"test":"x","prepare":"y","prepublish":"z"}}"#,
@@ -263,16 +272,19 @@ fn requires_build_from_scripts() {
         r#"{"name":"x"}"#,
         r#"{}"#,
     ] {
-        assert!(!requires_build(Some(&manifest(text)), none), "{text}");
+        assert!(
+            !requires_build(Some(&manifest(text)), none, Gypfile::Ignored),
+            "{text}"
+        );
     }
-    assert!(!requires_build(None, none));
-    assert!(!requires_build(Some(&Value::Null), none));
+    assert!(!requires_build(None, none, Gypfile::Ignored));
+    assert!(!requires_build(Some(&Value::Null), none, Gypfile::Ignored));
 }
 
 #[test]
 fn requires_build_from_files() {
     let m = manifest(r#"{"name":"x","scripts":{"test":"x"}}"#);
-    let yes = |keys: &[&str]| requires_build(Some(&m), keys.iter().copied());
+    let yes = |keys: &[&str]| requires_build(Some(&m), keys.iter().copied(), Gypfile::Ignored);
     assert!(yes(&["package.json", "binding.gyp"]));
     assert!(yes(&[".hooks/pre-commit"]));
     assert!(yes(&[".hooks\\pre-commit"]));
@@ -288,7 +300,11 @@ fn requires_build_from_files() {
     ]));
     assert!(!yes(&[]));
     // Also without a manifest (placeholder package.json).
-    assert!(requires_build(None, ["package.json", "binding.gyp"]));
+    assert!(requires_build(
+        None,
+        ["package.json", "binding.gyp"],
+        Gypfile::Ignored
+    ));
 }
 
 #[test]
@@ -303,4 +319,61 @@ fn placeholder_package_json_matches_the_test_vector() {
     // It is valid JSON whose `_pnpmPlaceholder` field readers look for.
     let v = json::parse(std::str::from_utf8(PLACEHOLDER_PACKAGE_JSON).unwrap()).unwrap();
     assert!(v.get("_pnpmPlaceholder").is_some_and(Value::is_truthy));
+}
+
+#[test]
+fn gypfile_false_opts_binding_gyp_out_only_where_it_is_read() {
+    let gyp = ["package.json", "binding.gyp"];
+    let read = |text: &str, keys: &[&str]| {
+        requires_build(Some(&manifest(text)), keys.iter().copied(), Gypfile::Read)
+    };
+    assert!(!read(r#"{"gypfile":false}"#, &gyp));
+    // pnpm 11.28 compares with `=== false`: any other value leaves binding.gyp counting.
+    for text in [
+        r#"{"gypfile":true}"#,
+        r#"{"gypfile":"false"}"#,
+        r#"{"gypfile":0}"#,
+        r#"{"gypfile":null}"#,
+        r#"{}"#,
+    ] {
+        assert!(read(text, &gyp), "{text}");
+    }
+    // It opts out of binding.gyp only: scripts and .hooks still count.
+    assert!(read(r#"{"gypfile":false}"#, &["binding.gyp", ".hooks/x"]));
+    assert!(read(
+        r#"{"gypfile":false,"scripts":{"install":"node-gyp rebuild"}}"#,
+        &gyp
+    ));
+    // `@pnpm/worker` 1100.x does not read it.
+    let m = manifest(r#"{"gypfile":false}"#);
+    assert!(requires_build(Some(&m), gyp, Gypfile::Ignored));
+}
+
+#[test]
+fn gypfile_is_kept_in_the_row_manifest_where_it_is_read() {
+    let m = manifest(r#"{"libc":["glibc"],"gypfile":false,"engines":{"node":">=18"},"name":"x"}"#);
+    let keys = |gypfile| match normalize_bundled_manifest(&m, gypfile) {
+        Ok(Some(Value::Object(fields))) => fields.into_iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    // pnpm 11.28's order: after `engines`, before `libc`.
+    assert_eq!(
+        keys(Gypfile::Read),
+        ["version", "engines", "gypfile", "libc", "name"]
+    );
+    assert_eq!(
+        keys(Gypfile::Ignored),
+        ["version", "engines", "libc", "name"]
+    );
+    let only = manifest(r#"{"gypfile":false}"#);
+    assert_eq!(
+        normalize_bundled_manifest(&only, Gypfile::Read),
+        Ok(Some(manifest(r#"{"version":"0.0.0","gypfile":false}"#)))
+    );
+    assert_eq!(
+        normalize_bundled_manifest(&only, Gypfile::Ignored),
+        Ok(None)
+    );
+    let null = manifest(r#"{"gypfile":null}"#);
+    assert_eq!(normalize_bundled_manifest(&null, Gypfile::Read), Ok(None));
 }

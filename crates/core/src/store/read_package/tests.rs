@@ -51,6 +51,7 @@ impl Fixture {
             verify_store_integrity: verify,
             strict_store_pkg_content_check: true,
             side_effects_symlinks: false,
+            gypfile: Gypfile::Ignored,
         }
     }
 
@@ -309,6 +310,59 @@ fn requires_build_falls_back_to_the_manifest_and_files() {
     r.requires_build = None;
     f.put("nested", &r);
     assert!(!f.read("nested", false).0.requires_build);
+}
+
+#[test]
+fn a_pnpm_11_28_reader_asks_package_json_about_a_build_only_binding_gyp_explains() {
+    let f = fixture();
+    let opted_out = f.file(br#"{"name":"foo","gypfile":false}"#, 0o644);
+    let plain = f.file(br#"{"name":"foo"}"#, 0o644);
+    let gyp = f.file(b"{}", 0o644);
+    let put = |key: &str, manifest: Option<Value>, files: Vec<(&str, PackageFileInfo)>| {
+        let mut r = row(files);
+        r.requires_build = Some(true);
+        r.manifest = manifest;
+        f.put(key, &r);
+    };
+    let read = |key: &str, gypfile| {
+        let req = ReadRequest {
+            gypfile,
+            ..f.req(false)
+        };
+        match read_pkg(&f.index, &req, key, None).0 {
+            Ok(PkgRead::Hit(pkg)) => pkg.requires_build,
+            other => panic!("{other:?}"),
+        }
+    };
+    let files =
+        |pkg: &PackageFileInfo| vec![("package.json", pkg.clone()), ("binding.gyp", gyp.clone())];
+    // A row an older writer wrote for a package that opts out: no build under pnpm 11.28.
+    put("old", None, files(&opted_out));
+    assert!(!read("old", Gypfile::Read));
+    assert!(read("old", Gypfile::Ignored));
+    put("plain", None, files(&plain));
+    assert!(read("plain", Gypfile::Read));
+    // The row's manifest settles it (a `gypfile` key, or a build script): not read again.
+    let with = |text: &str| Some(crate::json::parse(text).unwrap());
+    put("keyed", with(r#"{"gypfile":true}"#), files(&opted_out));
+    assert!(read("keyed", Gypfile::Read));
+    put(
+        "scripted",
+        with(r#"{"scripts":{"install":"x"}}"#),
+        files(&opted_out),
+    );
+    assert!(read("scripted", Gypfile::Read));
+    // A `.hooks/` entry requires the build anyway.
+    let mut hooked = files(&opted_out);
+    hooked.push((".hooks/x", gyp.clone()));
+    put("hooked", None, hooked);
+    assert!(read("hooked", Gypfile::Read));
+    // No package.json, or one that is not JSON: the row's value.
+    put("bare", None, vec![("binding.gyp", gyp.clone())]);
+    assert!(read("bare", Gypfile::Read));
+    let broken = f.file(b"{not json", 0o644);
+    put("broken", None, files(&broken));
+    assert!(read("broken", Gypfile::Read));
 }
 
 #[test]

@@ -170,6 +170,37 @@ fn install_scripts_and_binding_gyp_require_a_build() {
 }
 
 #[test]
+fn gypfile_false_opts_binding_gyp_out_for_a_pnpm_11_28_row() {
+    let (_dir, cas) = store();
+    let tarball = tgz(&[
+        (
+            "package/package.json",
+            r#"{"name":"a","version":"1.0.0","gypfile":false}"#,
+            0o644,
+        ),
+        ("package/binding.gyp", "{}", 0o644),
+    ]);
+    let with = |gypfile| {
+        let req = ExtractRequest {
+            tarball: &tarball,
+            gypfile,
+            ..Default::default()
+        };
+        let extracted = extract(&cas, &req).unwrap();
+        let row = decode_row(&extracted.row).unwrap();
+        assert_eq!(row.requires_build, Some(extracted.requires_build));
+        let gypfile_kept = row
+            .manifest
+            .as_ref()
+            .and_then(|m| m.get("gypfile"))
+            .cloned();
+        (extracted.requires_build, gypfile_kept)
+    };
+    assert_eq!(with(Gypfile::Read), (false, Some(Value::Bool(false))));
+    assert_eq!(with(Gypfile::Ignored), (true, None));
+}
+
+#[test]
 fn an_integrity_mismatch_writes_nothing() {
     let (dir, cas) = store();
     let tarball = tgz(&[("package/package.json", "{}", 0o644)]);
