@@ -1006,6 +1006,19 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(lines(both.stockRun)).toContain('packages/lib install: Done')
   })
 
+  it.runIf(workspacesNative)('a package at two peers\' variants (plugin-b with host 1 and host 2): pnpm\'s Progress line, which counts it once found in the store (warm) or downloaded (cold, downloaded once)', async () => {
+    const projects = { 'packages/two': { manifest: { name: 'two', version: '1.0.0', dependencies: { host: '2.0.0', 'plugin-b': '1.0.0' } } } }
+    const { dir, store } = await setUp('peer-variants', { name: 'root', version: '1.0.0', dependencies: { host: '1.0.0', 'plugin-b': '1.0.0' } }, "packages:\n  - 'packages/*'\nminimumReleaseAge: 0\n", projects)
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/plugin-b@1\.0\.0\(host@2\.0\.0\)/)
+    const progress = (run: PnpmRun): string | undefined => /^Progress: resolved .*, done$/m.exec(run.stdout)?.[0]
+    const warm = await expectSameAsStock(dir, store, 'peer-variants', { packages: countSnapshots(dir), why: 'plugin-b' })
+    expect(progress(warm.nativeRun)).toBe(progress(warm.stockRun))
+    const cold = await installCold(dir, 'peer-variants-cold')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    expect(progress(cold.run)).toBe(progress(cold.stockRun))
+    expect(cold.trace.split('\n').filter((l) => l.startsWith('fetch ') && l.includes('plugin-b'))).toHaveLength(1)
+  })
+
   it('a project preinstall script (pnpm runs it before it links anything): left to pnpm whole, as stock', async () => {
     const both = await expectLeftToPnpm('project-preinstall', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' }, scripts: { preinstall: 'ls node_modules > seen.txt; echo pre >> log.txt', postinstall: 'echo post >> log.txt' } },
       'minimumReleaseAge: 0\n', /^native install skipped: the project's preinstall script, which pnpm runs before it links anything$/m)

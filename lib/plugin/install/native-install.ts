@@ -446,28 +446,34 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
     packages: some,
   })).results
+  // pnpm fetches a package once, whatever its peers' variants: it counts it once as found in the
+  // store or downloaded, and downloads it once (`idOf`: its package id).
+  const idOf = (at: number): string => `${planned[at].name}@${planned[at].version}`
+  const counted = new Set<string>()
+  const reusedOnce = (indexes: number[]): number => indexes.filter((at) => !counted.has(idOf(at)) && counted.add(idOf(at))).length
+  const oncePerPackage = (indexes: number[]): PlannedPackage[] => [...new Map(indexes.map((at) => [idOf(at), planned[at]])).values()]
   // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
   const storeExists = fs.existsSync(storeDir)
   const results = planned.map((): StoredPackageResult => ({ linked: false, leftOut: 'no-side-effects' }))
   const looked = planned.flatMap((_, i) => eachTime.has(i) ? [] : [i])
   const first = storeExists ? await link(looked.map((i) => packages[i])) : looked.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   looked.forEach((at, k) => { results[at] = first[k] })
-  reportAdded(first, 'reused')
+  reportAdded(first, reusedOnce(looked.filter((at) => results[at].linked)))
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store' && !missed(r))
   if (cannot !== -1) return { stopped: leftOutWhy(cannot, results[cannot]) }
   const missing = results.flatMap((r, i) => r.linked || missed(r) ? [] : [i])
-  // What was downloaded (pnpm counts the rest as reused).
-  const fetched = new Set(missing)
+  // What was downloaded (pnpm counts the rest as reused), by package.
+  for (const at of missing) counted.add(idOf(at))
   if (missing.length > 0) {
     // A cold store: the packages it lacks are downloaded as pnpm would, then linked.
     phase('linked from the store')
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${missing.length} packages are not in the store, and ${why}` }
-    const failed = await downloadAll(lockfile, missing.map((i) => planned[i]), storeDir, config, networkConcurrencyOf(config), downloaded)
+    const failed = await downloadAll(lockfile, oncePerPackage(missing), storeDir, config, networkConcurrencyOf(config), downloaded)
     if (failed != null) return { stopped: `${failed} did not download` }
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
-    reportAdded(second, undefined)
+    reportAdded(second, 0)
     const notLinked = second.findIndex((r) => !r.linked && !missed(r))
     if (notLinked !== -1) return { stopped: leftOutWhy(missing[notLinked], second[notLinked]) }
     missing.forEach((at, k) => { results[at] = second[k] })
@@ -485,28 +491,27 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   const unbuilt = await linkUnbuilt(unbuiltPackages)
   // Only a package patched each time can be missing from the store here (it was not looked up).
   const absent = unbuilt.flatMap((r, k) => r.leftOut === 'not-in-store' ? [k] : [])
-  for (const k of absent) fetched.add(toBuild[k])
+  for (const k of absent) counted.add(idOf(toBuild[k]))
   if (absent.length > 0) {
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${absent.length} packages are not in the store, and ${why}` }
-    const failed = await downloadAll(lockfile, absent.map((k) => planned[toBuild[k]]), storeDir, config, networkConcurrencyOf(config), downloaded)
+    const failed = await downloadAll(lockfile, oncePerPackage(absent.map((k) => toBuild[k])), storeDir, config, networkConcurrencyOf(config), downloaded)
     if (failed != null) return { stopped: `${failed} did not download` }
     const again = await linkUnbuilt(absent.map((k) => unbuiltPackages[k]))
     absent.forEach((k, j) => { unbuilt[k] = again[j] })
   }
   // pnpm counts a package it found in the store as reused: those imported unbuilt were not counted above.
-  progressed('reused', toBuild.filter((i, k) => unbuilt[k].linked && !fetched.has(i)).length)
-  reportAdded(unbuilt, undefined)
+  reportAdded(unbuilt, reusedOnce(toBuild.filter((_, k) => unbuilt[k].linked)))
   const failed = unbuilt.findIndex((r) => !r.linked)
   if (failed !== -1) return { stopped: leftOutWhy(toBuild[failed], unbuilt[failed]) }
   toBuild.forEach((at, k) => { results[at] = { ...unbuilt[k], buildIgnored: eachTime.has(at) && unbuilt[k].buildIgnored === true } })
   return { results, toBuild, rowBuilds: unbuilt.map((r) => r.buildIgnored === true) }
 }
 
-/** Tells the progress of the packages `results` linked (`reused`: found in the store as they were). */
-function reportAdded (results: StoredPackageResult[], reused: 'reused' | undefined): void {
+/** Tells the progress of the packages `results` linked, `reused` of them (counted once per package) found in the store. */
+function reportAdded (results: StoredPackageResult[], reused: number): void {
   const linked = results.filter((r) => r.linked)
-  if (reused != null) progressed(reused, linked.length)
+  progressed('reused', reused)
   progressed('added', linked.length, linked.find((r) => r.importMethod != null)?.importMethod)
 }
 
