@@ -1439,7 +1439,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
   })
 
-  it.runIf(buildsNative)('a required build that fails before a patched package\'s turn: that package left unpatched, as pnpm applies a patch only when its turn comes; stock\'s tree and status', async () => {
+  it.runIf(buildsNative)('a required build that fails before a patched package\'s turn: that package left unpatched (pnpm applies a patch when its turn comes), the project\'s commands not linked nor their targets made executable (pnpm links them after its build step); stock\'s tree and status', async () => {
     const { dir } = await setUp('failing-before-patch', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', {}, {
       'waits-on-failing.patch': PATCHES['util@1.0.0.patch'],
     })
@@ -1447,6 +1447,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     fs.appendFileSync(path.join(dir, 'pnpm-workspace.yaml'), 'patchedDependencies:\n  waits-on-failing: patches/waits-on-failing.patch\n')
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
     manifest.dependencies['waits-on-failing'] = '1.0.0'
+    // A command whose target ships not executable: made so only when pnpm links the project's commands, after its build step.
+    manifest.dependencies.crlf = '1.0.0'
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
     // Its lockfile, resolved without installing (a stock install fails at the build).
     expectOk(await runPnpm(['install', '--lockfile-only'], { projectDir: dir, storeDir: path.join(base, 'failing-before-patch-store'), sandbox: sandbox('failing-before-patch'), registry: registry.url }))
@@ -1464,6 +1466,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const patched = (d: string): string => fs.readFileSync(path.join(d, 'node_modules', 'waits-on-failing', 'index.js'), 'utf8')
     expect(patched(runs.stock.dir)).toBe('module.exports = 1\n')
     expect(patched(runs.native.dir)).toBe(patched(runs.stock.dir))
+    for (const side of ['stock', 'native']) expect(fs.statSync(path.join(runs[side].dir, 'node_modules', 'crlf', 'cli.js')).mode & 0o777, side).toBe(0o644)
     expect(relativeTree(runs.native.dir, runs.native.store).map((l) => l.split(runs.native.store).join('<s>')))
       .toEqual(relativeTree(runs.stock.dir, runs.stock.store).map((l) => l.split(runs.stock.store).join('<s>')))
   })

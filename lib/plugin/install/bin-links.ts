@@ -193,8 +193,10 @@ class BinWriter {
    * @param extraNodePath what shims add to `NODE_PATH`
    * @param tempDir where a target is copied before it replaces the target (the virtual store:
    *   the same filesystem, and a place the next install looks for leftovers)
+   * @param dry only checks that every shim can be written as pnpm writes it (throws
+   *   `UnsupportedShim` where not): nothing is written, no target made runnable
    */
-  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single') {}
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single', private readonly dry = false) {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -229,14 +231,16 @@ class BinWriter {
   write (binsDir: string, commands: Command[], withNodePath = true): string[] {
     if (commands.length === 0) return []
     const chosen = resolveConflicts(commands)
-    fs.mkdirSync(binsDir, { recursive: true })
-    const shimDir = this.realpath(binsDir)
+    if (!this.dry) fs.mkdirSync(binsDir, { recursive: true })
+    // (Checking, the directory may not be there yet: where it will be.)
+    const shimDir = this.dry ? path.join(this.realpath(path.dirname(binsDir)), path.basename(binsDir)) : this.realpath(binsDir)
     for (const cmd of chosen) {
       // pnpm links a package's `node` command as a symlink, not a shim.
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
       const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
-      writeShim(file, shShim(cmd.target, shimDir, this.runtime(cmd, binsDir), nodePath, this.quoting))
+      const shim = shShim(cmd.target, shimDir, this.runtime(cmd, binsDir), nodePath, this.quoting)
+      if (!this.dry) writeShim(file, shim)
     }
     return chosen.map((c) => c.name)
   }
@@ -280,7 +284,7 @@ class BinWriter {
     this.targets.set(real, runtime)
     // pnpm looks for a Windows shebang in the first 2 KiB.
     const windowsShebang = head[0] === 0x23 && head[1] === 0x21 && /^#![^\n]+\r\n/.test(head.subarray(0, 2048).toString())
-    if ((mode & 0o111) === 0o111 && !windowsShebang) return runtime
+    if (((mode & 0o111) === 0o111 && !windowsShebang) || this.dry) return runtime
     if (!path.dirname(real).split(path.sep).includes('node_modules')) return runtime
     const temp = temporaryIn(this.tempDir, BIN_TARGET_TEMP)
     if (windowsShebang) writeAtomically(real, fs.readFileSync(real, 'utf8').replace(/^(#![^\n]+)\r\n/, '$1\n'), mode | 0o111, temp)
@@ -386,9 +390,25 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
   }
 }
 
-/** What writes the layout's shims. */
-function binWriter (opts: BinLinkOptions): BinWriter {
-  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting)
+/** What writes the layout's shims (`dry`: only checks them). */
+function binWriter (opts: BinLinkOptions, dry = false): BinWriter {
+  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting, dry)
+}
+
+/**
+ * Which `.bin` directories `linkBins` writes: all of them; those pnpm writes before its build
+ * step (the packages' and the private hoisting's); or those it writes after it (the projects').
+ */
+export type BinDirs = 'all' | 'before builds' | 'projects'
+
+/**
+ * Throws `UnsupportedShim` where a project's `.bin` could not be written as pnpm writes it:
+ * checked before the builds, the projects' commands being linked only after them, as pnpm links them.
+ */
+export function checkProjectBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions): void {
+  const bins = binWriter(opts, true)
+  const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
+  for (const importer of opts.importers) linkImporterBins(bins, lockfile, importer, opts, depPathByDir)
 }
 
 /**
@@ -406,14 +426,14 @@ export function linkImporterBinsOnce (lockfile: LockfileObject, planned: Planned
   }
 }
 
-/** Writes every `.bin` directory of the layout. Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
-export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions): void {
+/** Writes the layout's `.bin` directories (`which`: see `BinDirs`). Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
+export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions, which: BinDirs = 'all'): void {
   const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
   const bins = binWriter(opts)
   const hasBin = (depPath: string): boolean => lockfile.packages?.[depPath]?.hasBin === true
   const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
 
-  for (const pkg of planned) {
+  for (const pkg of which === 'projects' ? [] : planned) {
     if (opts.removed?.has(pkg.targetDir) === true) continue
     const binsDir = path.join(pkg.targetDir, 'node_modules', '.bin')
     const children = pkg.children ?? {}
@@ -438,6 +458,6 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
     }
   }
 
-  for (const importer of opts.importers) linkImporterBins(bins, lockfile, importer, opts, depPathByDir)
-  bins.write(path.join(privateModules, '.bin'), bins.commandsAt(opts.hoisted.privateAliasesWithBins.map((alias) => path.join(privateModules, alias))))
+  if (which !== 'before builds') for (const importer of opts.importers) linkImporterBins(bins, lockfile, importer, opts, depPathByDir)
+  if (which !== 'projects') bins.write(path.join(privateModules, '.bin'), bins.commandsAt(opts.hoisted.privateAliasesWithBins.map((alias) => path.join(privateModules, alias))))
 }

@@ -30,7 +30,7 @@ import { projectsGraph } from './projects-graph.js'
 import { buildConcurrency } from './build-schedule.js'
 import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
-import { linkBins, linkImporterBinsOnce } from './bin-links.js'
+import { checkProjectBins, linkBins, linkImporterBinsOnce } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
@@ -564,7 +564,13 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     removed: new Set(),
   }
   try {
-    linkBins(lockfile, planned, binOptions)
+    if (toBuild.length === 0) linkBins(lockfile, planned, binOptions)
+    else {
+      // pnpm links the projects' commands after its build step (a build sees none of them, and
+      // a failed one leaves none): checked now, written after the builds.
+      linkBins(lockfile, planned, binOptions, 'before builds')
+      checkProjectBins(lockfile, planned, binOptions)
+    }
   } catch (err) {
     // Laid out but not recorded: pnpm installs over it.
     if (err instanceof UnsupportedShim) return { stopped: err.message }
@@ -591,23 +597,15 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       roots: importers.flatMap((i) => Object.values(i.direct)),
       modulesDirs: importers.map((i) => i.modulesDir),
       removed: binOptions.removed!,
-    }, () => linkBins(lockfile, planned, binOptions))
+    }, () => linkBins(lockfile, planned, binOptions, 'before builds'))
     if (typeof stopped === 'string') return { stopped }
-    // pnpm links the projects' commands after its build step: a fresh clone has none when it
-    // failed, and none of an optional package it skipped there.
-    const removeProjectBins = (): void => { for (const i of importers) fs.rmSync(path.join(i.modulesDir, '.bin'), { recursive: true, force: true }) }
-    if ('failed' in stopped) {
-      removeProjectBins()
-      return stopped
-    }
-    if (stopped.skippedOptional.length > 0) {
-      removeProjectBins()
-      try {
-        linkBins(lockfile, planned, binOptions)
-      } catch (err) {
-        // Scripts have run: never handed back to pnpm (which would run them again).
-        return { failed: err as Error, depPath: stopped.skippedOptional[0] }
-      }
+    if ('failed' in stopped) return stopped
+    // The projects' commands, after the builds (none of an optional package skipped there).
+    try {
+      linkBins(lockfile, planned, binOptions, 'projects')
+    } catch (err) {
+      // Scripts have run: never handed back to pnpm (which would run them again).
+      return { failed: err as Error, depPath: stopped.skippedOptional[0] ?? planned[toBuild[0]].depPath }
     }
     phase('builds')
   }
