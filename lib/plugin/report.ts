@@ -334,7 +334,7 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   log.say(summary.pnpmRunsScripts != null
     ? `${PLUGIN_NAME} installed ${took}; pnpm's own install then finds them in place and runs the project's ${summary.pnpmRunsScripts.join(', ')}`
     : summary.projectScripts != null
-      ? `${PLUGIN_NAME} installed ${took} and runs the project's ${summary.projectScripts.shown.join(', ')} as pnpm does; pnpm then finds node_modules complete, hence "Already up to date"`
+      ? `${PLUGIN_NAME} installed ${took}; now the project's ${summary.projectScripts.shown.join(', ')}, run as pnpm runs them`
       : `${PLUGIN_NAME} installed ${took}; pnpm then finds node_modules complete, hence "Already up to date"`)
 }
 
