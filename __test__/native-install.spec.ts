@@ -1777,6 +1777,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const scriptLines = (out: string) => out.split('\n').filter((l) => /^\.\.\.\/node_modules\/\S+ (preinstall|install|postinstall)(\$|:) /.test(l)).sort()
     expect(scriptLines(cold.run.stdout)).toHaveLength(8)
     expect(scriptLines(cold.run.stdout)).toEqual(scriptLines(cold.stockRun.stdout))
+    // The builds' lines before pnpm's summary of the project's dependencies, as pnpm builds before it sums up.
+    for (const out of [cold.stockRun.stdout, cold.run.stdout]) {
+      const lines = out.split('\n')
+      const lastScriptLine = Math.max(...scriptLines(out).map((l) => lines.indexOf(l)))
+      expect(lastScriptLine, out).toBeLessThan(lines.indexOf('dependencies:'))
+    }
     const added = (out: string) => /^Progress: resolved \d+, reused \d+, downloaded \d+, added (\d+), done$/m.exec(out)?.[1]
     expect(added(cold.run.stdout)).toBe(added(cold.stockRun.stdout))
     expect(JSON.stringify(sideEffectsRows(cold.nativeStore, ['env-build']))).toContain('env-postinstall.txt')

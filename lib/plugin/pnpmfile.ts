@@ -280,10 +280,10 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
       endWithFailedBuild(outcome, progress.counts, settings, log)
       return config
     }
-    releaseRecords(() => {
+    releaseRecords((buildLines) => {
       try {
         if (outcome instanceof Error) reportLeftToPnpm(`it failed: ${outcome.message}`, log)
-        else if (outcome.installed) reportInstalled(outcome, progress.counts, { ...settings, dir: settings.dir! }, readManifest(settings.dir!), log)
+        else if (outcome.installed) reportInstalled(outcome, progress.counts, { ...settings, dir: settings.dir! }, readManifest(settings.dir!), log, buildLines)
         else reportLeftToPnpm(outcome.skipped!, log)
       } catch (err) {
         // Only the report: the install is what it is.

@@ -138,14 +138,17 @@ export function dropRecords (): void {
   held = undefined
 }
 
-/** Sends what `before` writes, then the records held back. */
-export function releaseRecords (before?: () => void): void {
+/** Sends what `before` writes, then the records held back (or, where `before` calls `flush`, there). */
+export function releaseRecords (before?: (flush: () => void) => void): void {
   const records = held ?? []
   held = undefined
+  const flush = (): void => {
+    for (const send of records.splice(0)) send()
+  }
   try {
-    before?.()
+    before?.(flush)
   } finally {
-    for (const send of records) send()
+    flush()
   }
 }
 
@@ -316,10 +319,11 @@ export function showProgress (config: ReportingConfig, log: PnpmLog): { counts: 
 const STATUS: Record<ProgressKind, string> = { resolved: 'resolved', reused: 'found_in_store', downloaded: 'fetched', added: 'imported' }
 
 /**
- * After a native install: pnpm's summary records (what its own frozen install logs), then the
- * plugin's line. `counts`: what `showProgress` counted (ndjson has had the progress records).
+ * After a native install: pnpm's summary records (what its own frozen install logs), the
+ * builds' lines (`buildLines` sends them) before its summary as pnpm's come, then the plugin's
+ * line. `counts`: what `showProgress` counted (ndjson has had the progress records).
  */
-export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
+export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog, buildLines: () => void = () => {}): void {
   const prefix = config.dir
   const took = `${summary.packages} packages natively in ${formatMs(summary.ms)}`
   // pnpm's command logs its scope before it installs; its reporter shows the first record only
@@ -328,6 +332,8 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   if (workspace != null && log.reporter !== 'ndjson') log.write('debug', 'pnpm:scope', { selected: workspace.projects, total: workspace.projects, workspacePrefix: workspace.dir })
   reportLayout(summary, counts, config, manifest, log, summary.warnings)
   for (const dep of summary.layout!.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
+  // pnpm links the projects' dependencies, then builds, then logs its summary.
+  buildLines()
   log.write('debug', 'pnpm:summary', { prefix })
   // With the project's scripts, pnpm's own install runs next, finds every package in place and
   // runs them; its reporter has the summary from these records already (it takes the first).
