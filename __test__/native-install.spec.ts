@@ -1019,6 +1019,21 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(cold.trace.split('\n').filter((l) => l.startsWith('fetch ') && l.includes('plugin-b'))).toHaveLength(1)
   })
 
+  it.runIf(workspacesNative && buildsNative)('a workspace project whose command\'s file its own prepare makes: the shims of the projects depending on it written again before their scripts, for the file then there, as pnpm\'s runner links them; stock\'s tree', async () => {
+    const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
+    // ws-built's file (dist/built.js) is not shipped: tools' prepare makes it, before the root's turn (the root depends on tools).
+    projects['packages/tools'].manifest.scripts = { prepare: 'mkdir -p dist && printf "#!/bin/sh\\necho built\\n" > dist/built.js' }
+    const root = { ...WORKSPACE.root, scripts: { postinstall: 'echo root >> log.txt' } }
+    const { dir, store } = await setUp('made-command', root, WORKSPACE.workspace, projects)
+    fs.rmSync(path.join(dir, 'packages', 'tools', 'dist'), { recursive: true, force: true })
+    const both = await expectSameAsStock(dir, store, 'made-command', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/tools\), state validated at \d+$/m)
+    // The root's shim runs the file as its shebang says, as stock's rewritten one does.
+    const shim = fs.readFileSync(path.join(both.native, 'node_modules', '.bin', 'ws-built'), 'utf8')
+    expect(shim).toBe(fs.readFileSync(path.join(both.stock, 'node_modules', '.bin', 'ws-built'), 'utf8').split(both.stock).join(both.native))
+    expect(shim).not.toContain('cmd-shim-missing-target')
+  })
+
   it('a project preinstall script (pnpm runs it before it links anything): left to pnpm whole, as stock', async () => {
     const both = await expectLeftToPnpm('project-preinstall', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' }, scripts: { preinstall: 'ls node_modules > seen.txt; echo pre >> log.txt', postinstall: 'echo post >> log.txt' } },
       'minimumReleaseAge: 0\n', /^native install skipped: the project's preinstall script, which pnpm runs before it links anything$/m)

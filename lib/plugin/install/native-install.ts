@@ -323,18 +323,27 @@ export interface InstallPlan {
    * order of `native`), or, when that cannot be done as pnpm does it, by pnpm's own install
    * after the layout (`pnpmRuns`, with why in `whyPnpmRuns`).
    */
-  scripts: ProjectScripts & { native?: { graph: Map<string, string[]>, concurrency: number }, pnpmRuns: string[], whyPnpmRuns?: string }
+  scripts: ProjectScripts & { native?: NativeProjectScripts, pnpmRuns: string[], whyPnpmRuns?: string }
   /** The side-effects cache keys of the packages pnpm builds or patches (see side-effects.ts). */
   cacheKeys: Map<string, CacheKeys>
   /** The pnpm release whose files are written. */
   release: PnpmRelease
 }
 
+/** How the projects' scripts run natively: their order, how many at a time, whether each project's commands are linked again before its scripts. */
+interface NativeProjectScripts { graph: Map<string, string[]>, concurrency: number, relink: boolean }
+
+/** pnpm's `shouldPipeOwnLifecycleHooks`: a quiet loglevel with a reporter that shows lines (the default one, append-only). */
+function quietReporter (config: NativeInstallConfig): boolean {
+  const reporter = config.reporter
+  return (config.loglevel === 'warn' || config.loglevel === 'error') && (reporter == null || reporter === 'default' || reporter === 'append-only')
+}
+
 /**
  * How the projects' own scripts run natively (the projects' graph, how many at a time), or why
  * not as pnpm runs them: then pnpm's own install runs them after the layout.
  */
-function nativeProjectScripts (scripts: ProjectScripts, projects: WorkspaceProject[], config: NativeInstallConfig, version: string): { graph: Map<string, string[]>, concurrency: number } | string {
+function nativeProjectScripts (scripts: ProjectScripts, projects: WorkspaceProject[], config: NativeInstallConfig, version: string): NativeProjectScripts | string {
   // (Whether pnpm was started by its entry script is known only inside pnpm: `installNatively` asks.)
   const why = buildSettingsReason(config, version)
   if (why != null) return why
@@ -342,12 +351,26 @@ function nativeProjectScripts (scripts: ProjectScripts, projects: WorkspaceProje
   if (config.nodeExperimentalPackageMap === true) return 'nodeExperimentalPackageMap (pnpm gives the scripts a package map)'
   const concurrency = buildConcurrency(config.childConcurrency)
   if (concurrency == null) return `childConcurrency ${String(config.childConcurrency)} (pnpm resolves it against the processors)`
-  // The order matters only between projects that run scripts.
-  const graph = scripts.runs.length > 1
+  // pnpm's install then orders the projects by name, none waiting for another.
+  if (config.sort === false) return 'sort: false'
+  // Every project is a node of pnpm's schedule (which ones have started when one fails matters).
+  const graph = projects.length > 1
     ? projectsGraph(projects, { catalogs: config.catalogs as Record<string, Record<string, unknown>> | undefined, linkWorkspacePackages: config.linkWorkspacePackages === true })
     : new Map(projects.map((p) => [p.dir, []]))
   if (typeof graph === 'string') return `the projects' order: ${graph}`
-  return { graph, concurrency }
+  return { graph, concurrency, relink: projects.some((p) => p.id !== '.' && commandMadeByScript(p)) }
+}
+
+/**
+ * Whether a workspace project declares a command whose file is not there yet (a script of its
+ * own may make it): pnpm links each project's commands again before its scripts, and a shim
+ * written for a file that was missing is then written for the file that is there.
+ */
+function commandMadeByScript (project: WorkspaceProject): boolean {
+  const { bin, directories } = project.manifest as { bin?: unknown, directories?: { bin?: unknown } }
+  if (bin == null) return directories?.bin != null && !fs.existsSync(path.join(project.dir, String(directories.bin)))
+  const files = typeof bin === 'string' ? [bin] : typeof bin === 'object' ? Object.values(bin as Record<string, unknown>) : []
+  return files.some((file) => typeof file !== 'string' || !fs.existsSync(path.join(project.dir, file)))
 }
 
 /**
@@ -640,16 +663,23 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       initCwd: process.cwd(),
       // Not the privately hoisted packages' commands, which a dependency's build has.
       extraBinPaths: (config.extraBinPaths as string[] | undefined) ?? [],
-      // Outside a workspace pnpm's install is not recursive: the scripts write to the terminal.
-      ...(config.workspaceDir == null ? { stdio: 'inherit' as const, announce: (script: string) => process.stderr.write(`${dimmed(`$ ${script}`)}\n`) } : {}),
+      // Outside a workspace pnpm's install is not recursive: the scripts write to the terminal
+      // (but for a quiet loglevel with a reporter showing lines, which pipes them).
+      ...(config.workspaceDir == null && !quietReporter(config) ? { stdio: 'inherit' as const, announce: (script: string) => process.stderr.write(`${dimmed(`$ ${script}`)}\n`) } : {}),
     }
     return {
       projectScripts: {
         shown: plan.scripts.shown,
         run: async () => {
-          const failure = await runProjectScripts(projects, plan.scripts.runs, native.graph, native.concurrency, ctx)
+          // As pnpm's runner links each project's commands before its scripts (only a shim for a file then missing can change).
+          const relink = native.relink ? (id: string) => linkBins(lockfile, planned, { ...binOptions, importers: importers.filter((i) => i.id === id) }, 'projects') : undefined
+          const failure = await runProjectScripts(projects, plan.scripts.runs, native.graph, native.concurrency, ctx, relink)
           if (failure == null) return { validatedAtNs: writeWorkspaceState(record, config) }
-          linkImporterBinsOnce(lockfile, planned, binOptions, new Set(failure.unstarted))
+          try {
+            linkImporterBinsOnce(lockfile, planned, binOptions, new Set(failure.unstarted))
+          } catch {
+            // The script's failure is what the install ends with; the shims stay as they are.
+          }
           return failure
         },
       },

@@ -92,22 +92,24 @@ export interface ProjectScriptFailure { failed: Error, id: string, unstarted: st
 /**
  * Runs the projects' stages as pnpm runs them after the layout: each project of `graph` (every
  * project's directory with those it depends on) once those it depends on have ended,
- * `concurrency` at a time, its stages in order; none started once one has failed. Resolves
- * with the first failure, if any (those under way have ended).
+ * `concurrency` at a time, its commands linked again first when `linkCommands` is given, its
+ * stages in order; none started once one has failed. Resolves with the first failure, if any
+ * (those under way have ended).
  */
-export async function runProjectScripts (projects: WorkspaceProject[], runs: ProjectScripts['runs'], graph: Map<string, string[]>, concurrency: number, ctx: BuildContext): Promise<ProjectScriptFailure | undefined> {
+export async function runProjectScripts (projects: WorkspaceProject[], runs: ProjectScripts['runs'], graph: Map<string, string[]>, concurrency: number, ctx: BuildContext, linkCommands?: (id: string) => void): Promise<ProjectScriptFailure | undefined> {
   const byDir = new Map(runs.map((run) => [run.dir, run]))
+  const idOf = new Map(projects.map((p) => [p.dir, p.id]))
   const started = new Set<string>()
   let first: Omit<ProjectScriptFailure, 'unstarted'> | undefined
   await runScheduled(graph, concurrency, async (dir) => {
     started.add(dir)
     const run = byDir.get(dir)
-    if (run == null) return true
     try {
-      for (const stage of run.stages) await runStage(dir, run.manifest, stage, ctx)
+      linkCommands?.(idOf.get(dir)!)
+      for (const stage of run?.stages ?? []) await runStage(dir, run!.manifest, stage, ctx)
       return true
     } catch (err) {
-      first ??= { failed: err as Error, id: run.id }
+      first ??= { failed: err as Error, id: idOf.get(dir)! }
       return false
     }
   })
