@@ -417,13 +417,9 @@ export function checkProjectBins (lockfile: LockfileObject, planned: PlannedPack
  * project's script that failed first kept it from these.
  */
 export function linkImporterBinsOnce (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions, ids: Set<string>): void {
-  const bins = binWriter(opts)
-  const depPathByDir = new Map(planned.map((p) => [p.targetDir, p.depPath]))
-  for (const importer of opts.importers) {
-    if (!ids.has(importer.id)) continue
-    fs.rmSync(path.join(importer.modulesDir, '.bin'), { recursive: true, force: true })
-    linkImporterBins(bins, lockfile, importer, { ...opts, ignoreScripts: true }, depPathByDir)
-  }
+  const unreached = opts.importers.filter((importer) => ids.has(importer.id))
+  for (const importer of unreached) fs.rmSync(path.join(importer.modulesDir, '.bin'), { recursive: true, force: true })
+  linkBins(lockfile, planned, { ...opts, importers: unreached, ignoreScripts: true }, 'projects')
 }
 
 /** Writes the layout's `.bin` directories (`which`: see `BinDirs`). Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
