@@ -449,9 +449,13 @@ pub mod at {
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 
-    /// Handles of the store's shard directories (`files/xx`), shared by all threads; each
-    /// thread keeps its own map of the ones it used so the shared lock is taken once per shard.
-    fn shard_dir(dir: &Path) -> io::Result<Arc<OwnedFd>> {
+    /// Handles of the directories that hold the store's shards (`files/`), shared by all
+    /// threads; each thread keeps its own map of the ones it used so the shared lock is taken
+    /// once per store. One handle per store, not one per shard: a process whose descriptor
+    /// table outgrows its 64 slots waits for the kernel to grow it (an RCU grace period, some
+    /// 10-20 ms here, with every link thread stalled), and 256 shard handles did that on every
+    /// install.
+    fn blobs_dir(dir: &Path) -> io::Result<Arc<OwnedFd>> {
         static SHARED: OnceLock<Mutex<HashMap<PathBuf, Arc<OwnedFd>>>> = OnceLock::new();
         thread_local! {
             static MINE: RefCell<HashMap<PathBuf, Arc<OwnedFd>>> = RefCell::new(HashMap::new());
@@ -464,9 +468,9 @@ pub mod at {
             if let Some(fd) = shared.get(dir) {
                 fd.clone()
             } else {
-                // Bounded: stores come and go (tests); a handle of a deleted shard only makes
+                // Bounded: stores come and go (tests); a handle of a deleted store only makes
                 // the fast path fail over to the path-based one.
-                if shared.len() >= 2048 {
+                if shared.len() >= 16 {
                     shared.clear();
                 }
                 let fd = Arc::new(open_dir(dir)?);
@@ -476,7 +480,7 @@ pub mod at {
         };
         MINE.with(|m| {
             let mut m = m.borrow_mut();
-            if m.len() >= 2048 {
+            if m.len() >= 16 {
                 m.clear();
             }
             m.insert(dir.to_path_buf(), fd.clone());
@@ -484,19 +488,26 @@ pub mod at {
         Ok(fd)
     }
 
-    /// `linkat(<blob's dir>, <blob name>, dir, rel)`.
+    /// `linkat(<the blob's shard's parent>, "<shard>/<blob name>", dir, rel)`.
     pub fn link(src: &Path, dir: &OwnedFd, rel: &str) -> io::Result<()> {
-        let (Some(parent), Some(name)) = (src.parent(), src.file_name()) else {
+        let (Some(shard), Some(name)) = (src.parent(), src.file_name()) else {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         };
-        let src_dir = shard_dir(parent)?;
-        let name = cstr(name.as_bytes())?;
+        let (Some(blobs), Some(shard_name)) = (shard.parent(), shard.file_name()) else {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        };
+        let blobs_dir = blobs_dir(blobs)?;
+        let mut within = Vec::with_capacity(shard_name.len() + 1 + name.len());
+        within.extend_from_slice(shard_name.as_bytes());
+        within.push(b'/');
+        within.extend_from_slice(name.as_bytes());
+        let within = cstr(&within)?;
         let rel = cstr(rel.as_bytes())?;
         // SAFETY: both descriptors are open, both strings NUL-terminated.
         let rc = unsafe {
             libc::linkat(
-                src_dir.as_raw_fd(),
-                name.as_ptr(),
+                blobs_dir.as_raw_fd(),
+                within.as_ptr(),
                 dir.as_raw_fd(),
                 rel.as_ptr(),
                 0,

@@ -737,3 +737,39 @@ fn a_shared_dir_is_repaired_where_a_files_mode_is_not_what_an_import_gives_it() 
     assert_eq!(ino(&t.join("copied.js")), ino(&files[3].1));
     assert_eq!(mode(&t.join("copied.js")), 0o644);
 }
+
+/// The descriptors this process holds on directories under `root`.
+#[cfg(target_os = "linux")]
+fn open_dir_handles_under(root: &Path) -> Vec<PathBuf> {
+    fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.starts_with(root) && target.is_dir())
+        .collect()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn hard_links_from_many_shards_hold_one_handle_per_store() {
+    // A handle per shard grew the descriptor table past its first 64 slots on every install,
+    // and the kernel makes every thread of the process wait while it grows it.
+    let fx = Fixture::new();
+    let files: FilesMap = (0..80)
+        .map(|i| {
+            let shard = fx.store().join(format!("files/{i:02x}"));
+            fs::create_dir_all(&shard).unwrap();
+            let blob = shard.join(format!("blob{i}"));
+            fs::write(&blob, format!("{i}")).unwrap();
+            (format!("f{i}.js"), blob)
+        })
+        .chain([("package.json".into(), fx.blob("pkg", "{}", 0o644))])
+        .collect();
+    let req = fx.request("p", ImportMethod::Hardlink, files.clone());
+    assert_eq!(fx.import(&req).unwrap(), Some(Imported::Hardlink));
+    for (k, blob) in &files {
+        assert_eq!(ino(&fx.target("p").join(k)), ino(blob), "{k}");
+    }
+    let held = open_dir_handles_under(&fx.store());
+    assert!(held.len() <= 1, "{held:?}");
+    assert!(held.iter().all(|d| d.ends_with("files")), "{held:?}");
+}
