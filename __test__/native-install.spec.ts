@@ -47,6 +47,7 @@ import { lockedPackages, node24, projectFixture, repoDir, runPnpm, testedPnpmVer
 import { nativeRelease, stateFormOf, PNPM_RELEASES, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { DEPENDENCY_GROUPS } from '../dist/plugin/install/virtual-store.js'
+import { projectLinkPath } from '../dist/plugin/install/project-registry.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
@@ -56,6 +57,11 @@ import { ensureDownloaded, platformCorpus, registryPackuments, resolvedCorpus, s
 
 /** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
 const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
+
+/** Where the store (given as pnpm's `storeDir`, unversioned) lists the project at `dir`: its link's target. */
+function listedInStore (store: string, dir: string): string {
+  return fs.readlinkSync(projectLinkPath(path.join(store, 'v11'), dir))
+}
 
 /** The plugin does nothing: stock pnpm with the same pnpmfile and lockfile. */
 const STOCK = { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_FETCHER: '0' }
@@ -503,6 +509,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(warnings(both.nativeRun).filter((l) => !stockWarnings.includes(l))).toEqual([])
     const nativeTree = tree(both.native, store)
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
+    // Listed in the store, as pnpm's install lists every project it installs (`store prune` reads the list).
+    expect(listedInStore(store, both.native)).toBe(both.native)
+    expect(listedInStore(store, both.stock)).toBe(both.stock)
 
     // Up to date, and stays so.
     const again = await runPnpm(installCommand(opts), { projectDir: path.join(both.native, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-native`) })
@@ -654,6 +663,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(run.stdout).toContain('Already up to date')
     expect(run.stdout).not.toContain(PNPM_INSTALLED)
     expect(relativeTree(native, nativeStore)).toEqual(relativeTree(stock, stockStore))
+    // The store lists the one project installed from it, as stock's.
+    expect(fs.readdirSync(path.join(nativeStore, 'v11', 'projects'))).toHaveLength(1)
+    expect(listedInStore(nativeStore, native)).toBe(native)
+    expect(listedInStore(stockStore, stock)).toBe(stock)
   })
 
   it('under pnpm\'s default minimumReleaseAge, the registry\'s metadata showing every version older than a day: installed natively, as stock', async () => {

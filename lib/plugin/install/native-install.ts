@@ -32,6 +32,7 @@ import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lo
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { checkProjectBins, linkBins, linkImporterBinsOnce } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
+import { registerProject } from './project-registry.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
 import { nativeRelease, PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
@@ -546,6 +547,12 @@ function reportAdded (results: StoredPackageResult[], reused: number): void {
  */
 async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
+  // pnpm's install lists the project in the store when it opens it, before it links anything.
+  try {
+    registerProject(storeDir, rootDir)
+  } catch (err) {
+    return { stopped: `the store's list of projects: ${(err as Error).message}` }
+  }
   const virtualStore = await linkVirtualStore(plan, config, importMethod, phase, downloaded)
   if ('stopped' in virtualStore) return virtualStore
   const { results, toBuild, rowBuilds } = virtualStore
