@@ -25,6 +25,7 @@
  * hoisting) is the same in all of them for the installs the native install takes.
  */
 
+import type { ProjectLinkForm } from './project-registry.js'
 import type { ShimQuoting } from './bin-shim.js'
 
 /** The settings every pnpm 11 release from 11.19.0 records in the workspace state, in its order. */
@@ -103,6 +104,11 @@ export interface PnpmRelease {
    * 11.28.4 writes a workspace's state as the native install does for its `StateForm`.
    */
   workspaces: boolean
+  /**
+   * How its install lists the project in the store (`project-registry.ts`): a relative link made
+   * as pnpm links a dependency (`symlink-dir`, to 11.28.8), or an absolute one (from 11.28.9).
+   */
+  projectLink: ProjectLinkForm
 }
 
 /** What a release's lockfile verifier requires of a recorded verdict: 11.28.4's. */
@@ -123,15 +129,18 @@ const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTING
 /** The releases whose frozen install's build step writes shims without `NODE_PATH`. */
 const BUILD_STEP_WITHOUT_NODE_PATH = new Set(['11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8', '11.28.9'])
 
+/** The releases whose install lists the project in the store by a relative link (`symlink-dir`). */
+const RELATIVE_PROJECT_LINK = new Set(['11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8'])
+
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
-  ({ version, native: true, state, shimQuoting, buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version), verdictChecks: verdictChecksOf(version), workspaces })
+  ({ version, native: true, state, shimQuoting, buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version), verdictChecks: verdictChecksOf(version), workspaces, projectLink: RELATIVE_PROJECT_LINK.has(version) ? 'relative' : 'absolute' })
 
 /**
  * Releases whose files differ from every form above, found by running the e2e specs against
  * them with the native install forced on: left to pnpm (the head start still runs).
  */
 const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
-const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', buildStepNodePath: false, verdictChecks: verdictChecksOf(version), workspaces: false })
+const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', buildStepNodePath: false, verdictChecks: verdictChecksOf(version), workspaces: false, projectLink: 'relative' })
 /** Before 11.27.1, pnpm's shims came from `@zkochan/cmd-shim` (another text altogether), and before 11.27.0 `.package-map.json` was written too. */
 const ZKOCHAN_SHIMS = `${OLDER_SHIMS} (@zkochan/cmd-shim's), and it writes node_modules/.package-map.json`
 /** Up to 11.22.0, `.modules.yaml` records the registries as well. */

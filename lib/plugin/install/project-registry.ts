@@ -9,6 +9,13 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 
+/**
+ * How a release links the project: absolute (from 11.28.9), or as `symlink-dir` links (relative,
+ * an earlier link set aside under another name: to 11.28.8), which is not reproduced: the
+ * native install under those releases leaves the project unlisted.
+ */
+export type ProjectLinkForm = 'relative' | 'absolute'
+
 /** Where the link of the project at `lockfileDir` goes: the first 32 hex digits of the SHA-256 of its path. */
 export function projectLinkPath (storeDir: string, lockfileDir: string): string {
   return path.join(storeDir, 'projects', createHash('sha256').update(lockfileDir).digest('hex').slice(0, 32))
@@ -43,8 +50,8 @@ function linkProject (lockfileDir: string, link: string): void {
  * a project that holds the store (a store kept in the project); a link already there that leads
  * elsewhere is replaced. Throws what pnpm's would throw.
  */
-export function registerProject (storeDir: string, lockfileDir: string): void {
-  if (withTrailingSep(storeDir).startsWith(withTrailingSep(lockfileDir))) return
+export function registerProject (storeDir: string, lockfileDir: string, form: ProjectLinkForm = 'absolute'): void {
+  if (form === 'relative' || withTrailingSep(storeDir).startsWith(withTrailingSep(lockfileDir))) return
   const link = projectLinkPath(storeDir, lockfileDir)
   fs.mkdirSync(path.dirname(link), { recursive: true })
   try {
