@@ -48,7 +48,8 @@ function linkProject (lockfileDir: string, link: string): void {
 /**
  * Adds the project at `lockfileDir` (absolute) to the store's list, as pnpm's install does: not
  * a project that holds the store (a store kept in the project); a link already there that leads
- * elsewhere is replaced. Throws what pnpm's would throw.
+ * elsewhere is replaced. Throws what pnpm's would throw. Under a release whose link is
+ * `symlink-dir`'s (`relative`), nothing is added.
  */
 export function registerProject (storeDir: string, lockfileDir: string, form: ProjectLinkForm = 'absolute'): void {
   if (form === 'relative' || withTrailingSep(storeDir).startsWith(withTrailingSep(lockfileDir))) return
