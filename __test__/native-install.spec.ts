@@ -58,14 +58,20 @@ import { ensureDownloaded, platformCorpus, registryPackuments, resolvedCorpus, s
 /** What pnpm prints when it installs from the lockfile itself (its up-to-date check did not end the run). */
 const PNPM_INSTALLED = 'Lockfile is up to date, resolution step is skipped'
 
-/** The release under test, as the native install's table has it. */
-function testedRelease (): PnpmRelease {
-  return nativeRelease(testedPnpmVersion) as PnpmRelease
-}
-
 /** Where the store (given as pnpm's `storeDir`, unversioned) lists the project at `dir`: its link's target. */
 function listedInStore (store: string, dir: string): string {
   return fs.readlinkSync(projectLinkPath(path.join(store, 'v11'), dir))
+}
+
+/** The store lists the native clone as `stockStore` lists the stock one: a link of the same form (absolute, or relative from the list) to each. */
+function expectListedAsStock (store: string, native: string, stockStore: string, stock: string): void {
+  const linked = (s: string, dir: string): { absolute: boolean, to: string } => {
+    const target = listedInStore(s, dir)
+    return { absolute: path.isAbsolute(target), to: path.resolve(path.dirname(projectLinkPath(path.join(s, 'v11'), dir)), target) }
+  }
+  const stockLink = linked(stockStore, stock)
+  expect(stockLink.to).toBe(stock)
+  expect(linked(store, native)).toEqual({ ...stockLink, to: native })
 }
 
 /** The plugin does nothing: stock pnpm with the same pnpmfile and lockfile. */
@@ -514,12 +520,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(warnings(both.nativeRun).filter((l) => !stockWarnings.includes(l))).toEqual([])
     const nativeTree = tree(both.native, store)
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
-    // Listed in the store, as pnpm's install lists every project it installs (`store prune` reads
-    // the list); not by the releases whose link is symlink-dir's (not reproduced).
-    if (testedRelease().projectLink === 'absolute') {
-      expect(listedInStore(store, both.native)).toBe(both.native)
-      expect(listedInStore(store, both.stock)).toBe(both.stock)
-    }
+    // Listed in the store, as pnpm's install lists every project it installs (`store prune` reads the list).
+    expectListedAsStock(store, both.native, store, both.stock)
 
     // Up to date, and stays so.
     const again = await runPnpm(installCommand(opts), { projectDir: path.join(both.native, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-native`) })
@@ -672,11 +674,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(run.stdout).not.toContain(PNPM_INSTALLED)
     expect(relativeTree(native, nativeStore)).toEqual(relativeTree(stock, stockStore))
     // The store lists the one project installed from it, as stock's.
-    if (testedRelease().projectLink === 'absolute') {
-      expect(fs.readdirSync(path.join(nativeStore, 'v11', 'projects'))).toHaveLength(1)
-      expect(listedInStore(nativeStore, native)).toBe(native)
-      expect(listedInStore(stockStore, stock)).toBe(stock)
-    }
+    expect(fs.readdirSync(path.join(nativeStore, 'v11', 'projects'))).toHaveLength(1)
+    expectListedAsStock(nativeStore, native, stockStore, stock)
   })
 
   it('under pnpm\'s default minimumReleaseAge, the registry\'s metadata showing every version older than a day: installed natively, as stock', async () => {

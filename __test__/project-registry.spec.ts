@@ -67,4 +67,39 @@ describe('the store\'s list of projects, as pnpm\'s install writes it', () => {
     expect(Object.keys(await asPnpm({ project: (_, store) => path.join(store, 'tmp', 'project') }))).toHaveLength(1)
     expect(await asPnpm({ project: (r) => r })).toEqual({})
   })
+
+  // 11.28.4-11.28.8 link with symlink-dir, whose behaviour their own install shows (the e2e
+  // specs under 11.28.4 compare the store's list with stock's); here, its cases one by one.
+  describe('under the releases that link with symlink-dir', () => {
+    const register = (store: string, project: string): Promise<void> => registerProject(store, project, 'relative')
+    const project = (r: string): string => path.join(r, 'project')
+    const linkOf = (store: string): string => path.join(store, 'projects', crypto.hash('sha256', path.join(root, 'project'), 'hex').slice(0, 32))
+
+    it('links the project by its path from the list', async () => {
+      fs.mkdirSync(project(root))
+      const list = await listed(register, { project })
+      expect(Object.values(list)).toEqual([path.join('..', '..', '..', 'project')])
+    })
+
+    it('keeps a link that leads to the project, replaces one that leads elsewhere, and sets aside what else has the name', async () => {
+      const store = path.join(root, 'store', 'v11')
+      for (const [there, kept] of [['../../../project', true], [path.join(root, 'project'), true], ['../../../elsewhere', false]] as const) {
+        const list = await listed(register, {
+          setUp: (r, s) => { fs.mkdirSync(project(r)); fs.mkdirSync(path.join(s, 'projects'), { recursive: true }); fs.symlinkSync(there, linkOf(s)) },
+          project,
+        })
+        expect(Object.values(list)).toEqual([kept ? there : path.join('..', '..', '..', 'project')])
+      }
+      fs.rmSync(root, { recursive: true, force: true })
+      fs.mkdirSync(project(root), { recursive: true })
+      fs.mkdirSync(linkOf(store), { recursive: true })
+      await register(store, project(root))
+      expect(fs.readlinkSync(linkOf(store))).toBe(path.join('..', '..', '..', 'project'))
+      expect(fs.statSync(path.join(store, 'projects', `.ignored_${path.basename(linkOf(store))}`)).isDirectory()).toBe(true)
+    })
+
+    it('lists none that holds the store', async () => {
+      expect(await listed(register, { project: (r) => r })).toEqual({})
+    })
+  })
 })

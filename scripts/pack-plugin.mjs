@@ -13,9 +13,9 @@
 // (`@pnpm/config.matcher`), in one file beside it, bundle.js, which the entry's place holds a
 // loader of (it keeps a code cache of the bundle). Left out of the bundle: the napi
 // loader (index.js, copied beside it as it is: its requires are the binaries and the platform
-// packages), Node's builtins, and the packages only a build or a patch imports (`LAZY`, each
-// bundled into a file of its own under dist/plugin/lazy/); bundled empty: the few modules the
-// shell emulator's packages load but never run (`UNREACHED`).
+// packages), Node's builtins, and the packages only a build, a patch or an older pnpm release
+// imports (`LAZY`, each bundled into a file of its own under dist/plugin/lazy/); bundled empty:
+// the few modules the shell emulator's packages load but never run (`UNREACHED`).
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -75,19 +75,20 @@ function unreachedLeftEmpty () {
 
 /**
  * The packages the plugin imports only to run a build or apply a patch the side-effects cache
- * lacks (the shell emulator, pnpm's patcher): each is bundled into a file of its own beside the
+ * lacks (the shell emulator, pnpm's patcher), or under pnpm 11.28.4-11.28.8 (`symlink-dir`, with
+ * fs-extra, for the store's list of projects): each is bundled into a file of its own beside the
  * plugin's, `dist/plugin/lazy/<file>`, required when it is imported. In the one bundle they were
  * ~740 kB of its 1.2 MB, read and compiled by every install that loads the plugin (measured:
  * loading it took 24.5 ms of CPU, 18.9 ms without them; medians of 12 interleaved runs).
  */
-const LAZY = { '@yarnpkg/shell': 'yarnpkg-shell.js', '@pnpm/patching.apply-patch': 'patching-apply-patch.js' }
+const LAZY = { '@yarnpkg/shell': 'yarnpkg-shell.js', '@pnpm/patching.apply-patch': 'patching-apply-patch.js', 'symlink-dir': 'symlink-dir.js' }
 
 /** An esbuild plugin: each `LAZY` package, where imported, a module that requires its own bundle (by its path from the plugin's). */
 function lazyOutside () {
   return {
     name: 'lazy-outside',
     setup (build) {
-      build.onResolve({ filter: /^@/ }, (args) => Object.hasOwn(LAZY, args.path) ? { path: args.path, namespace: 'lazy' } : undefined)
+      build.onResolve({ filter: /^[@a-z]/ }, (args) => Object.hasOwn(LAZY, args.path) ? { path: args.path, namespace: 'lazy' } : undefined)
       build.onLoad({ filter: /.*/, namespace: 'lazy' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(`./lazy/${LAZY[args.path]}`)})`, loader: 'js' }))
       build.onResolve({ filter: /^\.\/lazy\//, namespace: 'lazy' }, (args) => ({ path: args.path, external: true }))
     },

@@ -549,7 +549,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   // pnpm's install lists the project in the store when it opens it, before it links anything.
   try {
-    registerProject(storeDir, rootDir, plan.release.projectLink)
+    await registerProject(storeDir, rootDir, plan.release.projectLink)
   } catch (err) {
     return { stopped: `the store's list of projects: ${(err as Error).message}` }
   }

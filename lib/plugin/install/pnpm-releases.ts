@@ -106,7 +106,7 @@ export interface PnpmRelease {
   workspaces: boolean
   /**
    * How its install lists the project in the store (`project-registry.ts`): a relative link made
-   * as pnpm links a dependency (`symlink-dir`, to 11.28.8), or an absolute one (from 11.28.9).
+   * with `symlink-dir` (to 11.28.8), or an absolute one (from 11.28.9).
    */
   projectLink: ProjectLinkForm
 }

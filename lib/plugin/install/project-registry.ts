@@ -10,9 +10,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 
 /**
- * How a release links the project: absolute (from 11.28.9), or as `symlink-dir` links (relative,
- * an earlier link set aside under another name: to 11.28.8), which is not reproduced: the
- * native install under those releases leaves the project unlisted.
+ * How a release links the project: absolute (from 11.28.9), or with `symlink-dir` (to 11.28.8:
+ * relative, and whatever else holds the name set aside as `.ignored_<name>`), which is made with
+ * that package itself (10.0.1 here; those releases bundle 10.0.3, which differs only on Windows
+ * and in retrying when the name vanishes while it is set aside, where this throws and the
+ * install is left to pnpm).
  */
 export type ProjectLinkForm = 'relative' | 'absolute'
 
@@ -48,13 +50,18 @@ function linkProject (lockfileDir: string, link: string): void {
 /**
  * Adds the project at `lockfileDir` (absolute) to the store's list, as pnpm's install does: not
  * a project that holds the store (a store kept in the project); a link already there that leads
- * elsewhere is replaced. Throws what pnpm's would throw. Under a release whose link is
- * `symlink-dir`'s (`relative`), nothing is added.
+ * elsewhere is replaced. Throws what pnpm's would throw.
  */
-export function registerProject (storeDir: string, lockfileDir: string, form: ProjectLinkForm = 'absolute'): void {
-  if (form === 'relative' || withTrailingSep(storeDir).startsWith(withTrailingSep(lockfileDir))) return
+export async function registerProject (storeDir: string, lockfileDir: string, form: ProjectLinkForm = 'absolute'): Promise<void> {
+  if (withTrailingSep(storeDir).startsWith(withTrailingSep(lockfileDir))) return
   const link = projectLinkPath(storeDir, lockfileDir)
   fs.mkdirSync(path.dirname(link), { recursive: true })
+  if (form === 'relative') {
+    // Loaded only here (its own file in the plugin's package): fs-extra comes with it.
+    const { symlinkDir } = await import('symlink-dir')
+    await symlinkDir(lockfileDir, link)
+    return
+  }
   try {
     linkProject(lockfileDir, link)
     return
