@@ -704,16 +704,41 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // YAML laid out another way).
     const cacheDir = path.join(sandbox('default-age-stock'), 'cache')
     for (const entry of fs.readdirSync(cacheDir)) if (entry !== 'lockfile-verified.jsonl') fs.rmSync(path.join(cacheDir, entry), { recursive: true })
-    const again2 = clone(dir, 'default-age-reclone')
-    const lockfile = path.join(again2, 'pnpm-lock.yaml')
-    const relaid = fs.readFileSync(lockfile, 'utf8').replace(/^( +)resolution: \{integrity: ([^}]+)\}$/gm, '$1resolution:\n$1  integrity: "$2"')
-    expect(relaid).not.toBe(fs.readFileSync(lockfile, 'utf8'))
-    fs.writeFileSync(lockfile, relaid)
+    const verdicts = path.join(cacheDir, 'lockfile-verified.jsonl')
+    const recorded = fs.readFileSync(verdicts, 'utf8')
+    /** A clone whose lockfile says the same in other YAML. */
+    const relaidClone = (label: string): string => {
+      const cloned = clone(dir, label)
+      const lockfile = path.join(cloned, 'pnpm-lock.yaml')
+      const relaid = fs.readFileSync(lockfile, 'utf8').replace(/^( +)resolution: \{integrity: ([^}]+)\}$/gm, '$1resolution:\n$1  integrity: "$2"')
+      expect(relaid).not.toBe(fs.readFileSync(lockfile, 'utf8'))
+      fs.writeFileSync(lockfile, relaid)
+      return cloned
+    }
+    const again2 = relaidClone('default-age-reclone')
     const asking2 = registry.requests.length
     const traceFile2 = path.join(base, 'default-age-reclone-trace.txt')
     expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: again2, storeDir: store, sandbox: sandbox('default-age-stock'), registry: registry.url, env: { CAS_NATIVE_PNPMFILE_TRACE: traceFile2 } }))
     expect(fs.readFileSync(traceFile2, 'utf8')).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     expect(registry.requests.slice(asking2).filter((r) => r.userAgent?.startsWith('@cas/native') === true)).toEqual([])
+    // pnpm then records the verdict for the new path too: the native install's line is stock's
+    // (a stock install of another such clone, from the same verdicts), but for the path and the file's stat.
+    const stockReclone = relaidClone('default-age-reclone-stock')
+    const stockCache = path.join(sandbox('default-age-reclone-stock'), 'cache')
+    fs.mkdirSync(stockCache, { recursive: true })
+    fs.writeFileSync(path.join(stockCache, 'lockfile-verified.jsonl'), recorded)
+    expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stockReclone, storeDir: store, sandbox: sandbox('default-age-reclone-stock'), registry: registry.url, env: STOCK }))
+    const added = (file: string, clonedDir: string): unknown => {
+      const text = fs.readFileSync(file, 'utf8')
+      expect(text.startsWith(recorded)).toBe(true)
+      const lines = text.slice(recorded.length).split('\n').filter((l) => l !== '')
+      expect(lines).toHaveLength(1)
+      const stat = fs.statSync(path.join(clonedDir, 'pnpm-lock.yaml'), { bigint: true })
+      return lines[0]
+        .replace(JSON.stringify(path.join(clonedDir, 'pnpm-lock.yaml')), '"<lockfile>"')
+        .replace(`"size":${stat.size},"mtimeNs":"${stat.mtimeNs}","inode":"${stat.ino}"`, '<stat>')
+    }
+    expect(added(verdicts, again2)).toEqual(added(path.join(stockCache, 'lockfile-verified.jsonl'), stockReclone))
   })
 
   /**

@@ -7,9 +7,11 @@
 import fs from 'node:fs'
 import net, { type AddressInfo } from 'node:net'
 import path from 'node:path'
+import util from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { firstFailure } from '../dist/plugin/first-failure.js'
-import { checkSupplyChain, verdictRecorded, type SupplyChainCheck } from '../dist/plugin/install/supply-chain.js'
+import { checkSupplyChain, recordedVerdict, verdictRecorded, type SupplyChainCheck } from '../dist/plugin/install/supply-chain.js'
+import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
@@ -124,6 +126,70 @@ describe('verdictRecorded: a lockfile elsewhere, or changed on disk, by its cont
     const { lockfile, cacheDir } = setUp({ trustPolicy: 'no-downgrade' })
     expect(verdictRecorded({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir })).toBe(false)
     expect(verdictRecorded({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, trustPolicy: 'no-downgrade', cacheDir })).toBe(true)
+  })
+})
+
+/** pnpm 11.28.11's own lookup of a verdict (which adds the path's line on a content-hash match), run from its bundle. */
+const pnpmLookUpVerdict = pnpmFunction<(cacheDir: string, key: { lockfilePath: string, verifiers: Array<{ canTrustPastCheck: (policy: unknown) => boolean }>, hashLockfile: () => string }) => { hit: boolean }>(
+  'tryLockfileVerificationCache', { fs133: fs, path213: path, util6: util, logger: { debug: () => {} } },
+  // Used inside its `try`s, which would swallow their absence.
+  ['readCache', 'readCacheFileIfExists', 'parseCacheLine', 'hasRecordKeys', 'normalizeRecord', 'isNodeError', 'CACHE_FILE_NAME', 'appendRecord', 'maybeCompactCache',
+    'cacheExceedsCompactionTrigger', 'readCacheForCompaction', 'keepNewestRecordPerTuple', 'readRecordTupleKey', 'MAX_CACHE_ENTRIES', 'COMPACT_TRIGGER_BYTES'])
+
+describe('a verdict taken by content hash is recorded for the lockfile\'s path, as pnpm records it', () => {
+  const defaults = { minimumReleaseAge: 1440, minimumReleaseAgeIgnoreMissingTime: true }
+  /** Two caches with the same `lines` (a clone's record among them), and a lockfile of that content elsewhere. */
+  function setUp (lines: (elsewhere: string) => string[]): { lockfile: string, caches: [string, string] } {
+    const dir = freshDir('verdict-append')
+    const lockfile = path.join(dir, 'pnpm-lock.yaml')
+    const elsewhere = path.join(dir, 'elsewhere.yaml')
+    for (const f of [lockfile, elsewhere]) fs.writeFileSync(f, "lockfileVersion: '9.0'\n")
+    const caches = [path.join(dir, 'pnpm-cache'), path.join(dir, 'native-cache')] as [string, string]
+    for (const cache of caches) {
+      fs.mkdirSync(cache)
+      fs.writeFileSync(path.join(cache, 'lockfile-verified.jsonl'), lines(elsewhere).join(''))
+    }
+    return { lockfile, caches }
+  }
+  /** The verdict file after pnpm's lookup in one cache and the native install's in the other. */
+  function afterBoth ({ lockfile, caches: [pnpmCache, nativeCache] }: ReturnType<typeof setUp>): { pnpm: string, native: string } {
+    expect(pnpmLookUpVerdict(pnpmCache, { lockfilePath: lockfile, verifiers: [{ canTrustPastCheck: () => true }], hashLockfile: () => RECORDED_HASH }).hit).toBe(true)
+    const verdict = recordedVerdict({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir: nativeCache })
+    expect(verdict?.recordForPath).toBeDefined()
+    verdict!.recordForPath!()
+    const read = (cache: string): string => fs.readFileSync(path.join(cache, 'lockfile-verified.jsonl'), 'utf8')
+    return { pnpm: read(pnpmCache), native: read(nativeCache) }
+  }
+
+  it('the line pnpm adds, its missing fields as pnpm fills them', () => {
+    const partial = (elsewhere: string): string => {
+      const { lockfile, policy } = JSON.parse(pnpmVerdict(elsewhere))
+      return JSON.stringify({ policy, lockfile: { path: lockfile.path, hash: RECORDED_HASH } }) + '\n'
+    }
+    for (const lines of [(f: string) => [pnpmVerdict(f)], (f: string) => ['not json\n', partial(f)]]) {
+      const set = setUp(lines)
+      const before = fs.readFileSync(path.join(set.caches[1], 'lockfile-verified.jsonl'), 'utf8')
+      const { pnpm, native } = afterBoth(set)
+      expect(native).toBe(pnpm)
+      expect(native.startsWith(before)).toBe(true)
+      expect(JSON.parse(native.slice(before.length)).lockfile.path).toBe(set.lockfile)
+    }
+  })
+
+  it('compacted as pnpm compacts a file grown past its limit', () => {
+    // ~1.7 MB: the same two records over and over, and lines that are not records.
+    const { pnpm, native } = afterBoth(setUp((f) => Array.from({ length: 3500 }, (_, i) => i % 7 === 0 ? 'junk\n' : pnpmVerdict(f, {}, i % 2 === 0 ? RECORDED_HASH : 'other'))))
+    expect(native).toBe(pnpm)
+    expect(native.split('\n').length).toBeLessThan(10)
+  })
+
+  it('nothing for a verdict of the path itself, nor when reading only', () => {
+    const { lockfile, caches: [, cache] } = setUp((f) => [pnpmVerdict(f)])
+    const before = fs.readFileSync(path.join(cache, 'lockfile-verified.jsonl'), 'utf8')
+    expect(verdictRecorded({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir: cache })).toBe(true)
+    fs.appendFileSync(path.join(cache, 'lockfile-verified.jsonl'), pnpmVerdict(lockfile))
+    expect(recordedVerdict({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir: cache })).toEqual({})
+    expect(fs.readFileSync(path.join(cache, 'lockfile-verified.jsonl'), 'utf8')).toBe(before + pnpmVerdict(lockfile))
   })
 })
 

@@ -742,6 +742,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   // pnpm's own does while it installs.
   const supplyChain = checkSupplyChain(checkedLockfile(plan), plan.checked, config, Date.now(), plan.release.verdictChecks)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
+  supplyChain.recordVerdict?.()
   phase('plan')
   progressed('resolved', plan.planned.length)
   try {

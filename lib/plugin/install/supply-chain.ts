@@ -8,7 +8,8 @@
  * - pnpm's own verdict: pnpm records each lockfile that passed in `<cacheDir>/lockfile-verified.jsonl`,
  *   under its path and its content hash, and skips the check when the lockfile file is the one
  *   it recorded at that path (same size, mtime and inode), or else has a recorded content hash,
- *   under policies no weaker than today's. Read the same way here.
+ *   under policies no weaker than today's. Read the same way here; one taken by content hash is
+ *   recorded for the lockfile's path too, as pnpm records it (`verdict-file.ts`).
  * - pnpm's test, made here: a version listed in its package's abbreviated registry metadata
  *   whose `modified` time is before the cutoff was published before it; where that does not
  *   tell (the package changed since: a popular one often has), the publish time of the version
@@ -33,6 +34,7 @@ import { fetchUnsupported, networkConcurrencyOf, networkOf, registryJson, regist
 import { trustNotShown, type TrustPolicy } from './trust-policy.js'
 import { excludes, versionPolicy, type VersionPolicy } from './version-policy.js'
 import { PNPM_RELEASES } from './pnpm-releases.js'
+import { appendVerdictForPath, lockfileStat, readVerdicts, VERDICT_FILE, type LockfileStat, type Verdict } from './verdict-file.js'
 
 /** pnpm's settings the check reads. */
 export interface SupplyChainConfig {
@@ -47,8 +49,6 @@ export interface SupplyChainConfig {
   [setting: string]: unknown
 }
 
-/** pnpm's file of lockfiles that passed, in its `cacheDir`. */
-const VERDICT_FILE = 'lockfile-verified.jsonl'
 /** pnpm's built-in named registries (`gh:`, `npmjs:`), which its verdicts are keyed by. */
 const BUILTIN_REGISTRIES_BY_PREFIX = { gh: 'https://npm.pkg.github.com/', npmjs: 'https://registry.npmjs.org/' }
 
@@ -79,58 +79,49 @@ export interface CheckedLockfile {
   contentHash?: () => string | undefined
 }
 
-/** One line of pnpm's verdict file. */
-interface Verdict {
-  lockfile: { hash: string, path: string, size?: unknown, mtimeNs?: unknown, inode?: unknown }
-  policy?: unknown
-}
-
-/** pnpm's verdicts, the last one for each path and for each content hash. */
-function readVerdicts (text: string): { byPath: Map<string, Verdict>, byHash: Map<string, Verdict> } {
-  const byPath = new Map<string, Verdict>()
-  const byHash = new Map<string, Verdict>()
-  for (const line of text.split('\n')) {
-    try {
-      const parsed = JSON.parse(line)
-      if (typeof parsed?.lockfile?.hash !== 'string' || typeof parsed.lockfile.path !== 'string') continue
-      byPath.set(parsed.lockfile.path, parsed)
-      byHash.set(parsed.lockfile.hash, parsed)
-    } catch {}
-  }
-  return { byPath, byHash }
-}
+/**
+ * A verdict of pnpm's that covers the lockfile today. `recordForPath`, when it was found by
+ * content hash, adds the line pnpm adds then for the lockfile's path: the native install calls
+ * it once it goes ahead (pnpm's own check would have added it, and finds the path's line after).
+ */
+export interface RecordedVerdict { recordForPath?: () => void }
 
 /**
- * Whether pnpm recorded the lockfile as passing today's policies, with every check the running
- * pnpm release requires of a verdict (`verdictChecks`), looked up as pnpm looks it up: the
- * verdict for its path when the file is the one recorded there (same size, mtime and inode),
- * and only that one; otherwise the verdict for its content hash (a fresh clone of a lockfile
- * verified here before). The native install does not add the line pnpm then adds for the path:
- * each native install of that clone hashes the lockfile again.
+ * pnpm's verdict on the lockfile under today's policies, with every check the running pnpm
+ * release requires of a verdict (`verdictChecks`), looked up as pnpm looks it up: the verdict for
+ * its path when the file is the one recorded there (same size, mtime and inode), and only that
+ * one; otherwise the verdict for its content hash (a fresh clone of a lockfile verified here
+ * before). Reads only.
  */
-export function verdictRecorded (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): boolean {
-  if (config.cacheDir == null) return false
+export function recordedVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): RecordedVerdict | undefined {
+  const { cacheDir } = config
+  if (cacheDir == null) return undefined
   let text: string
-  let stat: fs.BigIntStats
+  let stat: LockfileStat
   try {
-    text = fs.readFileSync(path.join(config.cacheDir, VERDICT_FILE), 'utf8')
-    stat = fs.statSync(lockfile.path, { bigint: true })
+    text = fs.readFileSync(path.join(cacheDir, VERDICT_FILE), 'utf8')
+    stat = lockfileStat(fs.statSync(lockfile.path, { bigint: true }))
   } catch {
-    return false
+    return undefined
   }
   const { byPath, byHash } = readVerdicts(text)
   const covers = (verdict: Verdict): boolean =>
     typeof verdict.policy === 'object' && verdict.policy != null && coversToday(verdict.policy as Record<string, unknown>, config, verdictChecks)
-  const atPath = byPath.get(lockfile.path)?.lockfile
-  if (atPath != null && atPath.size === Number(stat.size) && atPath.mtimeNs === stat.mtimeNs.toString() && atPath.inode === stat.ino.toString()) {
-    return covers(byPath.get(lockfile.path)!)
+  const atPath = byPath.get(lockfile.path)
+  if (atPath != null && atPath.lockfile.size === stat.size && atPath.lockfile.mtimeNs === stat.mtimeNs && atPath.lockfile.inode === stat.inode) {
+    return covers(atPath) ? {} : undefined
   }
   // Hashing a large lockfile takes a while: only when a verdict could cover today's policies.
-  if (lockfile.contentHash == null || ![...byHash.values()].some(covers)) return false
+  if (lockfile.contentHash == null || ![...byHash.values()].some(covers)) return undefined
   const hash = lockfile.contentHash()
   const verdict = hash != null ? byHash.get(hash) : undefined
-  return verdict != null && covers(verdict)
+  if (verdict == null || !covers(verdict)) return undefined
+  return { recordForPath: () => appendVerdictForPath(cacheDir, verdict, lockfile.path, stat) }
 }
+
+/** Whether pnpm recorded the lockfile as passing today's policies (`recordedVerdict`). */
+export const verdictRecorded = (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks?: readonly string[]): boolean =>
+  recordedVerdict(lockfile, config, verdictChecks) != null
 
 /** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
 interface Metadata { modified?: unknown, versions?: Record<string, unknown>, time?: Record<string, unknown> }
@@ -154,6 +145,8 @@ export interface SupplyChainCheck {
    * is asked: complete once `registry` has answered.
    */
   warnings?: string[]
+  /** pnpm's verdict taken by content hash: its line for this lockfile's path, to add once the install goes ahead (`RecordedVerdict`). */
+  recordVerdict?: () => void
 }
 
 /** What pnpm's check tests, as the settings ask. */
@@ -183,7 +176,8 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   const ageMinutes = config.minimumReleaseAge ?? 0
   const trust = config.trustPolicy === 'no-downgrade'
   if (config.trustLockfile === true || (ageMinutes === 0 && !trust)) return { cancel }
-  if (verdictRecorded(lockfile, config, verdictChecks)) return { cancel }
+  const verdict = recordedVerdict(lockfile, config, verdictChecks)
+  if (verdict != null) return { cancel, recordVerdict: verdict.recordForPath }
   const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
   const trustExclude = exclusions(config.trustPolicyExclude, 'trustPolicyExclude')
   for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel }
