@@ -130,11 +130,11 @@ describe('verdictRecorded: a lockfile elsewhere, or changed on disk, by its cont
 })
 
 /** pnpm 11.28.11's own lookup of a verdict (which adds the path's line on a content-hash match), run from its bundle. */
-const pnpmLookUpVerdict = pnpmFunction<(cacheDir: string, key: { lockfilePath: string, verifiers: Array<{ canTrustPastCheck: (policy: unknown) => boolean }>, hashLockfile: () => string }) => { hit: boolean }>(
-  'tryLockfileVerificationCache', { fs133: fs, path213: path, util6: util, logger: { debug: () => {} } },
-  // Used inside its `try`s, which would swallow their absence.
-  ['readCache', 'readCacheFileIfExists', 'parseCacheLine', 'hasRecordKeys', 'normalizeRecord', 'isNodeError', 'CACHE_FILE_NAME', 'appendRecord', 'maybeCompactCache',
-    'cacheExceedsCompactionTrigger', 'readCacheForCompaction', 'keepNewestRecordPerTuple', 'readRecordTupleKey', 'MAX_CACHE_ENTRIES', 'COMPACT_TRIGGER_BYTES'])
+type PnpmLookUp = (cacheDir: string, key: { lockfilePath: string, verifiers: Array<{ canTrustPastCheck: (policy: unknown) => boolean }>, hashLockfile: () => string }) => { hit: boolean }
+/** The names it uses inside its `try`s, which would swallow their absence. */
+const LOOKUP_USES = ['readCache', 'readCacheFileIfExists', 'parseCacheLine', 'hasRecordKeys', 'normalizeRecord', 'isNodeError', 'CACHE_FILE_NAME', 'appendRecord',
+  'maybeCompactCache', 'cacheExceedsCompactionTrigger', 'readCacheForCompaction', 'keepNewestRecordPerTuple', 'readRecordTupleKey', 'MAX_CACHE_ENTRIES', 'COMPACT_TRIGGER_BYTES']
+const pnpmLookUpVerdict = pnpmFunction<PnpmLookUp>('tryLockfileVerificationCache', { fs133: fs, path213: path, util6: util, logger: { debug: () => {} } }, LOOKUP_USES)
 
 describe('a verdict taken by content hash is recorded for the lockfile\'s path, as pnpm records it', () => {
   const defaults = { minimumReleaseAge: 1440, minimumReleaseAgeIgnoreMissingTime: true }
