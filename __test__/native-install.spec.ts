@@ -74,6 +74,22 @@ function expectListedAsStock (store: string, native: string, stockStore: string,
   expect(linked(store, native)).toEqual({ ...stockLink, to: native })
 }
 
+/**
+ * The lines of pnpm's verdict file in `cacheDir` (`lockfile-verified.jsonl`, its record of each
+ * lockfile its check passed), from character `from` on, the lockfile of `cloned` and its stat
+ * made placeholders, and the time too unless `time` is kept.
+ */
+function verdictLines (cacheDir: string, cloned: string, { from = 0, time = false }: { from?: number, time?: boolean } = {}): string[] {
+  const file = path.join(cacheDir, 'lockfile-verified.jsonl')
+  if (!fs.existsSync(file)) return []
+  const lockfile = path.join(cloned, 'pnpm-lock.yaml')
+  const stat = fs.statSync(lockfile, { bigint: true })
+  return fs.readFileSync(file, 'utf8').slice(from).split('\n').filter((l) => l !== '').map((line) => {
+    const placed = line.replace(JSON.stringify(lockfile), '"<lockfile>"').replace(`"size":${stat.size},"mtimeNs":"${stat.mtimeNs}","inode":"${stat.ino}"`, '<stat>')
+    return time ? placed : placed.replace(/"verifiedAt":"[^"]*"/, '"verifiedAt":"<time>"')
+  })
+}
+
 /** The plugin does nothing: stock pnpm with the same pnpmfile and lockfile. */
 const STOCK = { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_FETCHER: '0' }
 
@@ -522,6 +538,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(nativeTree.map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
     // Listed in the store, as pnpm's install lists every project it installs (`store prune` reads the list).
     expectListedAsStock(store, both.native, store, both.stock)
+    // pnpm's check of the lockfile recorded in its cache as stock's records it (one line: no project here sets trustLockfile).
+    const stockVerdicts = verdictLines(path.join(sandbox(`${label}-stock`), 'cache'), both.stock)
+    expect(stockVerdicts).toHaveLength(1)
+    expect(verdictLines(path.join(sandbox(`${label}-native`), 'cache'), both.native)).toEqual(stockVerdicts)
 
     // Up to date, and stays so.
     const again = await runPnpm(installCommand(opts), { projectDir: path.join(both.native, opts.cwd ?? ''), storeDir: store, sandbox: sandbox(`${label}-native`) })
@@ -704,8 +724,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // YAML laid out another way).
     const cacheDir = path.join(sandbox('default-age-stock'), 'cache')
     for (const entry of fs.readdirSync(cacheDir)) if (entry !== 'lockfile-verified.jsonl') fs.rmSync(path.join(cacheDir, entry), { recursive: true })
-    const verdicts = path.join(cacheDir, 'lockfile-verified.jsonl')
-    const recorded = fs.readFileSync(verdicts, 'utf8')
+    const recorded = fs.readFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), 'utf8')
     /** A clone whose lockfile says the same in other YAML. */
     const relaidClone = (label: string): string => {
       const cloned = clone(dir, label)
@@ -728,17 +747,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     fs.mkdirSync(stockCache, { recursive: true })
     fs.writeFileSync(path.join(stockCache, 'lockfile-verified.jsonl'), recorded)
     expectOk(await runPnpm(['install', '--frozen-lockfile'], { projectDir: stockReclone, storeDir: store, sandbox: sandbox('default-age-reclone-stock'), registry: registry.url, env: STOCK }))
-    const added = (file: string, clonedDir: string): unknown => {
-      const text = fs.readFileSync(file, 'utf8')
-      expect(text.startsWith(recorded)).toBe(true)
-      const lines = text.slice(recorded.length).split('\n').filter((l) => l !== '')
-      expect(lines).toHaveLength(1)
-      const stat = fs.statSync(path.join(clonedDir, 'pnpm-lock.yaml'), { bigint: true })
-      return lines[0]
-        .replace(JSON.stringify(path.join(clonedDir, 'pnpm-lock.yaml')), '"<lockfile>"')
-        .replace(`"size":${stat.size},"mtimeNs":"${stat.mtimeNs}","inode":"${stat.ino}"`, '<stat>')
+    const added = (cache: string, cloned: string): string[] => {
+      expect(fs.readFileSync(path.join(cache, 'lockfile-verified.jsonl'), 'utf8').startsWith(recorded)).toBe(true)
+      return verdictLines(cache, cloned, { from: recorded.length, time: true })
     }
-    expect(added(verdicts, again2)).toEqual(added(path.join(stockCache, 'lockfile-verified.jsonl'), stockReclone))
+    expect(added(cacheDir, again2)).toHaveLength(1)
+    expect(added(cacheDir, again2)).toEqual(added(stockCache, stockReclone))
   })
 
   /**

@@ -183,6 +183,21 @@ describe('a verdict taken by content hash is recorded for the lockfile\'s path, 
     expect(native.split('\n').length).toBeLessThan(10)
   })
 
+  it('a new verdict once the check passed without one, as pnpm 11.28.11 writes it; then none for the path it names', () => {
+    const { lockfile, caches: [, cache] } = setUp(() => [])
+    const file = path.join(cache, 'lockfile-verified.jsonl')
+    const checked = { path: lockfile, contentHash: () => RECORDED_HASH }
+    const started = Date.now()
+    for (const config of [{ minimumReleaseAge: 0 }, { minimumReleaseAge: 0, trustLockfile: true }, { minimumReleaseAge: 0 }]) {
+      checkSupplyChain(checked, [], { ...config, minimumReleaseAgeIgnoreMissingTime: true, cacheDir: cache }).recordVerdict?.()
+    }
+    const lines = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l !== '')
+    expect(lines).toHaveLength(1)
+    const at = /"verifiedAt":"([^"]+)"/.exec(lines[0])![1]
+    expect(Date.parse(at)).toBeGreaterThanOrEqual(started)
+    expect(lines[0]).toBe(pnpmVerdict(lockfile, { minimumReleaseAge: 0 }).trim().replace('2026-11-24T16:09:10.644Z', at))
+  })
+
   it('nothing for a verdict of the path itself, nor when reading only', () => {
     const { lockfile, caches: [, cache] } = setUp((f) => [pnpmVerdict(f)])
     const before = fs.readFileSync(path.join(cache, 'lockfile-verified.jsonl'), 'utf8')

@@ -20,7 +20,7 @@ import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './ins
 import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
 import { firstFailure } from '../first-failure.js'
-import { checkSupplyChain, type CheckedLockfile, type SupplyChainConfig } from './supply-chain.js'
+import { checkSupplyChain, type CheckedLockfile, type SupplyChainCheck, type SupplyChainConfig } from './supply-chain.js'
 import { lockfileContentHash } from './lockfile-hash.js'
 import { lockfileMode, type PnpmConfig } from '../pnpm-config.js'
 import { configReasons } from './config-rules.js'
@@ -545,7 +545,7 @@ function reportAdded (results: StoredPackageResult[], reused: number): void {
  * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
  * before anything but the virtual store.
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChainAnswer: Promise<string | undefined> | undefined, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'recordVerdict'>, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   // pnpm's install lists the project in the store when it opens it, before it links anything.
   try {
@@ -553,14 +553,21 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   } catch (err) {
     return { stopped: `the store's list of projects: ${(err as Error).message}` }
   }
-  const virtualStore = await linkVirtualStore(plan, config, importMethod, phase, downloaded)
+  const linking = linkVirtualStore(plan, config, importMethod, phase, downloaded)
+  // pnpm's record of its check of the lockfile, made while the store links when the registry is not asked.
+  const supplyChainAnswer = supplyChain.registry
+  if (supplyChainAnswer == null) supplyChain.recordVerdict?.()
+  const virtualStore = await linking
   if ('stopped' in virtualStore) return virtualStore
   const { results, toBuild, rowBuilds } = virtualStore
   phase('virtual store')
   // The virtual store is in place but nothing is recorded: pnpm checks again, and installs over it or refuses.
   const unchecked = await supplyChainAnswer
   if (unchecked != null) return { stopped: unchecked }
-  if (supplyChainAnswer != null) phase('supply chain')
+  if (supplyChainAnswer != null) {
+    supplyChain.recordVerdict?.()
+    phase('supply chain')
+  }
   // The projects' links and hoisting: only once every package is in place.
   const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
   const importers = projects.map((p) => ({ ...importerDependencies(lockfile, p.id, p.dir, (depPath) => dirByDepPath.get(depPath)), modulesDir: path.join(p.dir, 'node_modules') }))
@@ -742,11 +749,10 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   // pnpm's own does while it installs.
   const supplyChain = checkSupplyChain(checkedLockfile(plan), plan.checked, config, Date.now(), plan.release.verdictChecks)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
-  supplyChain.recordVerdict?.()
   phase('plan')
   progressed('resolved', plan.planned.length)
   try {
-    const laidOut = await layOut(plan, config, importMethod, supplyChain.registry, phase, downloaded)
+    const laidOut = await layOut(plan, config, importMethod, supplyChain, phase, downloaded)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
     const layout = {
       storeDir: plan.storeDir,

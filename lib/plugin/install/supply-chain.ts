@@ -34,7 +34,7 @@ import { fetchUnsupported, networkConcurrencyOf, networkOf, registryJson, regist
 import { trustNotShown, type TrustPolicy } from './trust-policy.js'
 import { excludes, versionPolicy, type VersionPolicy } from './version-policy.js'
 import { PNPM_RELEASES } from './pnpm-releases.js'
-import { appendVerdictForPath, lockfileStat, readVerdicts, VERDICT_FILE, type LockfileStat, type Verdict } from './verdict-file.js'
+import { appendVerdict, appendVerdictForPath, lockfileStat, readVerdicts, VERDICT_FILE, type LockfileStat, type Verdict } from './verdict-file.js'
 
 /** pnpm's settings the check reads. */
 export interface SupplyChainConfig {
@@ -55,13 +55,15 @@ const BUILTIN_REGISTRIES_BY_PREFIX = { gh: 'https://npm.pkg.github.com/', npmjs:
 /** What the newest release requires of a verdict. */
 const NEWEST_VERDICT_CHECKS = PNPM_RELEASES.at(-1)!.verdictChecks
 
+/** pnpm's digest of the named registries a verdict was made under: the native install leaves registries by prefix to pnpm, so only the built-in ones. */
+const namedRegistriesRouting = (): string => createHash('sha256').update(JSON.stringify(BUILTIN_REGISTRIES_BY_PREFIX)).digest('hex')
+
 const sortedUnique = (patterns: string[] | undefined): string[] => [...new Set(patterns ?? [])].sort()
 const sameList = (cached: unknown, current: string[]): boolean => JSON.stringify(Array.isArray(cached) ? cached : []) === JSON.stringify(current)
 
 /** Whether a policy pnpm recorded with a verdict covers today's, by pnpm's rules. */
 function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig, verdictChecks: readonly string[]): boolean {
-  // The native install leaves registries by prefix to pnpm, so only the built-in ones are routed.
-  const routing = createHash('sha256').update(JSON.stringify(BUILTIN_REGISTRIES_BY_PREFIX)).digest('hex')
+  const routing = namedRegistriesRouting()
   const numberOr = <T>(value: unknown, otherwise: T): number | T => typeof value === 'number' ? value : otherwise
   return verdictChecks.every((check) => cached[check] === true) &&
     cached.namedRegistriesRouting === routing &&
@@ -77,6 +79,15 @@ function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig
 export interface CheckedLockfile {
   path: string
   contentHash?: () => string | undefined
+}
+
+/** pnpm's content hash of the lockfile; `undefined` when there is none or it fails (pnpm then takes no verdict by it). */
+function hashOf (lockfile: CheckedLockfile): string | undefined {
+  try {
+    return lockfile.contentHash?.()
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -113,7 +124,7 @@ export function recordedVerdict (lockfile: CheckedLockfile, config: SupplyChainC
   }
   // Hashing a large lockfile takes a while: only when a verdict could cover today's policies.
   if (lockfile.contentHash == null || ![...byHash.values()].some(covers)) return undefined
-  const hash = lockfile.contentHash()
+  const hash = hashOf(lockfile)
   const verdict = hash != null ? byHash.get(hash) : undefined
   if (verdict == null || !covers(verdict)) return undefined
   return { recordForPath: () => appendVerdictForPath(cacheDir, verdict, lockfile.path, stat) }
@@ -122,6 +133,56 @@ export function recordedVerdict (lockfile: CheckedLockfile, config: SupplyChainC
 /** Whether pnpm recorded the lockfile as passing today's policies (`recordedVerdict`). */
 export const verdictRecorded = (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks?: readonly string[]): boolean =>
   recordedVerdict(lockfile, config, verdictChecks) != null
+
+/**
+ * The policy pnpm records with a verdict of its own check under `config`: its npm verifier's
+ * snapshot (the checks it enforces, `verdictChecks` telling which of them the running release
+ * has, the named registries' digest, the age and trust settings), then the offline checks'.
+ */
+function pnpmPolicy (config: SupplyChainConfig, verdictChecks: readonly string[]): Record<string, unknown> {
+  const flag = (check: string): Record<string, true> => verdictChecks.includes(check) ? { [check]: true } : {}
+  return {
+    tarballUrlBinding: true,
+    ...flag('revisionHistoryBinding'),
+    integrityRequired: true,
+    ...flag('variationResolutionsVerified'),
+    namedRegistriesRouting: namedRegistriesRouting(),
+    minimumReleaseAge: config.minimumReleaseAge ?? 0,
+    minimumReleaseAgeExclude: sortedUnique(config.minimumReleaseAgeExclude),
+    trustPolicy: config.trustPolicy ?? null,
+    trustPolicyExclude: sortedUnique(config.trustPolicyExclude),
+    trustPolicyIgnoreAfter: config.trustPolicyIgnoreAfter ?? null,
+    minimumReleaseAgeIgnoreMissingTime: config.minimumReleaseAgeIgnoreMissingTime === true,
+    resolutionShapeCheck: true,
+    dependencyAliasCheck: true,
+    ...flag('variationResolutionCheck'),
+  }
+}
+
+/**
+ * What pnpm's check leaves in its verdict file once it passed without a verdict to take: a new
+ * one for the lockfile (its content hash, path and stat, now, today's policy). Nothing without
+ * the content hash (a lockfile `lockfile-hash.ts` does not rebuild; pnpm would record it).
+ */
+function recordNewVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[]): void {
+  if (config.cacheDir == null) return
+  let stat: LockfileStat
+  try {
+    stat = lockfileStat(fs.statSync(lockfile.path, { bigint: true }))
+  } catch {
+    return
+  }
+  const hash = hashOf(lockfile)
+  if (hash == null) return
+  appendVerdict(config.cacheDir, { lockfile: { hash, path: lockfile.path, ...stat }, verifiedAt: new Date().toISOString(), policy: pnpmPolicy(config, verdictChecks) })
+}
+
+/** pnpm's line for the check that passed: the verdict it took by content hash copied for the path, or a new one; none for a verdict of the path itself. */
+function recordAsPnpm (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[]): void {
+  const verdict = recordedVerdict(lockfile, config, verdictChecks)
+  if (verdict == null) recordNewVerdict(lockfile, config, verdictChecks)
+  else verdict.recordForPath?.()
+}
 
 /** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
 interface Metadata { modified?: unknown, versions?: Record<string, unknown>, time?: Record<string, unknown> }
@@ -145,7 +206,11 @@ export interface SupplyChainCheck {
    * is asked: complete once `registry` has answered.
    */
   warnings?: string[]
-  /** pnpm's verdict taken by content hash: its line for this lockfile's path, to add once the install goes ahead (`RecordedVerdict`). */
+  /**
+   * Adds to pnpm's verdict file what pnpm's check would add: the verdict it took by content hash
+   * copied for the lockfile's path, or a new verdict. To call once the install goes ahead and
+   * the registry, when asked, cleared it (`registry` answered `undefined`).
+   */
   recordVerdict?: () => void
 }
 
@@ -175,7 +240,10 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   const cancel = (): void => {}
   const ageMinutes = config.minimumReleaseAge ?? 0
   const trust = config.trustPolicy === 'no-downgrade'
-  if (config.trustLockfile === true || (ageMinutes === 0 && !trust)) return { cancel }
+  if (config.trustLockfile === true) return { cancel }
+  // No policy: pnpm's check is its offline one (which the native install's plan stands in for),
+  // and its verdict file is all that is left to do.
+  if (ageMinutes === 0 && !trust) return { cancel, recordVerdict: () => recordAsPnpm(lockfile, config, verdictChecks) }
   const verdict = recordedVerdict(lockfile, config, verdictChecks)
   if (verdict != null) return { cancel, recordVerdict: verdict.recordForPath }
   const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
@@ -191,7 +259,7 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   const controller = new AbortController()
   const warnings: string[] = []
   const warn = (message: string): void => { if (!warnings.includes(message)) warnings.push(message) }
-  return { registry: askRegistry(packages, config, tests, controller.signal, warn), cancel: () => controller.abort(), warnings }
+  return { registry: askRegistry(packages, config, tests, controller.signal, warn), cancel: () => controller.abort(), warnings, recordVerdict: () => recordNewVerdict(lockfile, config, verdictChecks) }
 }
 
 /**

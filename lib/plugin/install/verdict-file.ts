@@ -3,7 +3,7 @@
  * (`verifyLockfileResolutionsCache` in pnpm's deps installer): one JSON record a line, the
  * lockfile's content hash, path and stat, when it was verified, and under which policies. The
  * rules of which record covers an install are `supply-chain.ts`'s; this module reads the lines and
- * adds one as pnpm adds it.
+ * adds them as pnpm adds them.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -52,20 +52,22 @@ export function readVerdicts (text: string): { byPath: Map<string, Verdict>, byH
 /**
  * Appends `verdict` again for the lockfile at `lockfilePath` (`stat`), as pnpm does when it takes
  * a verdict by content hash (a clone of a lockfile verified before): the record with pnpm's
- * defaults for missing fields, its path and stat replaced. Then compacts the file as pnpm does.
- * Errors are ignored, as pnpm's are (it logs them at debug level).
+ * defaults for missing fields, its path and stat replaced.
  */
 export function appendVerdictForPath (cacheDir: string, verdict: Verdict, lockfilePath: string, stat: LockfileStat): void {
-  const { lockfile } = verdict
-  const record = {
-    lockfile: { hash: lockfile.hash, path: lockfilePath, ...stat },
+  appendVerdict(cacheDir, {
+    lockfile: { hash: verdict.lockfile.hash, path: lockfilePath, ...stat },
     verifiedAt: verdict.verifiedAt ?? '',
     policy: verdict.policy != null && typeof verdict.policy === 'object' ? verdict.policy : {},
-  }
+  })
+}
+
+/** Appends `verdict` as a line, then compacts the file as pnpm does. Errors are ignored, as pnpm's are (it logs them at debug level). */
+export function appendVerdict (cacheDir: string, verdict: Verdict): void {
   const file = path.join(cacheDir, VERDICT_FILE)
   try {
     fs.mkdirSync(cacheDir, { recursive: true })
-    fs.appendFileSync(file, `${JSON.stringify(record)}\n`)
+    fs.appendFileSync(file, `${JSON.stringify(verdict)}\n`)
   } catch {
     return
   }
