@@ -110,8 +110,8 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     expect(plugin.manifest!.dependencies).toBeUndefined()
     const files = spawnSync('tar', ['-tzf', plugin.tarball as string], { encoding: 'utf8' }).stdout.trim().split('\n')
     // One bundle (pnpm's own packages inside it) beside the napi loader, run by the entry's loader
-    // (with its code cache), and one for each package only a build or a patch imports.
-    const lazy = ['lazy/patching-apply-patch.js', 'lazy/yarnpkg-shell.js']
+    // (with its code cache), and one for each package only a build, a patch or an older pnpm release imports.
+    const lazy = ['lazy/patching-apply-patch.js', 'lazy/symlink-dir.js', 'lazy/yarnpkg-shell.js']
     expect(files.filter((f) => f.endsWith('.js') || f.endsWith('.cjs')).sort()).toEqual(['package/dist/plugin/bundle.js', 'package/dist/plugin/config-dependency.js', ...lazy.map((f) => `package/dist/plugin/${f}`), 'package/explain.cjs', 'package/index.js', 'package/pnpmfile.cjs'])
     const bundled = (file: string): string => spawnSync('tar', ['-xzOf', plugin.tarball as string, `package/dist/plugin/${file}`], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout
     const required = (text: string): string[] => [...text.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec).filter((spec) => !isBuiltin(spec))
