@@ -706,7 +706,9 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
 
 /** The plan's lockfile as pnpm's supply-chain check looks up its verdicts: by path, then by content. */
 export function checkedLockfile (plan: Pick<InstallPlan, 'rootDir' | 'lockfile' | 'lockfileText'>): CheckedLockfile {
-  return { path: path.join(plan.rootDir, 'pnpm-lock.yaml'), contentHash: () => lockfileContentHash(plan.lockfile, plan.lockfileText) }
+  // Hashed once at most: looking a verdict up and recording one may both want it.
+  let hashed: { hash: string | undefined } | undefined
+  return { path: path.join(plan.rootDir, 'pnpm-lock.yaml'), contentHash: () => (hashed ??= { hash: lockfileContentHash(plan.lockfile, plan.lockfileText) }).hash }
 }
 
 /** A linked directory's manifest for the summary: a project's as read, else the folder's own. */
