@@ -696,6 +696,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // The store lists the one project installed from it, as stock's.
     expect(fs.readdirSync(path.join(nativeStore, 'v11', 'projects'))).toHaveLength(1)
     expectListedAsStock(nativeStore, native, stockStore, stock)
+    expect(verdictLines(path.join(sandbox('cold-native'), 'cache'), native)).toEqual(verdictLines(path.join(sandbox('cold-stock'), 'cache'), stock))
   })
 
   it('under pnpm\'s default minimumReleaseAge, the registry\'s metadata showing every version older than a day: installed natively, as stock', async () => {
