@@ -545,7 +545,7 @@ function reportAdded (results: StoredPackageResult[], reused: number): void {
  * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
  * before anything but the virtual store.
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'recordVerdict'>, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'verdict'>, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   // pnpm's install lists the project in the store when it opens it, before it links anything.
   try {
@@ -554,9 +554,10 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     return { stopped: `the store's list of projects: ${(err as Error).message}` }
   }
   const linking = linkVirtualStore(plan, config, importMethod, phase, downloaded)
-  // pnpm's record of its check of the lockfile, made while the store links when the registry is not asked.
+  // pnpm's record of its check of the lockfile, worked out while the store links when the
+  // registry is not asked (it may hash the lockfile), added once the install is done.
   const supplyChainAnswer = supplyChain.registry
-  if (supplyChainAnswer == null) supplyChain.recordVerdict?.()
+  let recordVerdict = supplyChainAnswer == null ? supplyChain.verdict?.() : undefined
   const virtualStore = await linking
   if ('stopped' in virtualStore) return virtualStore
   const { results, toBuild, rowBuilds } = virtualStore
@@ -565,7 +566,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   const unchecked = await supplyChainAnswer
   if (unchecked != null) return { stopped: unchecked }
   if (supplyChainAnswer != null) {
-    supplyChain.recordVerdict?.()
+    recordVerdict = supplyChain.verdict?.()
     phase('supply chain')
   }
   // The projects' links and hoisting: only once every package is in place.
@@ -688,7 +689,10 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
           // As pnpm's runner links each project's commands before its scripts (only a shim for a file then missing can change).
           const relink = native.relink ? (id: string) => linkBins(lockfile, planned, { ...binOptions, importers: importers.filter((i) => i.id === id) }, 'projects') : undefined
           const failure = await runProjectScripts(projects, plan.scripts.runs, native.graph, native.concurrency, ctx, relink)
-          if (failure == null) return { validatedAtNs: writeWorkspaceState(record, config) }
+          if (failure == null) {
+            recordVerdict?.()
+            return { validatedAtNs: writeWorkspaceState(record, config) }
+          }
           try {
             linkImporterBinsOnce(lockfile, planned, binOptions, new Set(failure.unstarted))
           } catch {
@@ -699,6 +703,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       },
     }
   }
+  recordVerdict?.()
   const validatedAtNs = writeWorkspaceState(record, config)
   phase('state')
   return { validatedAtNs }

@@ -161,27 +161,29 @@ function pnpmPolicy (config: SupplyChainConfig, verdictChecks: readonly string[]
 
 /**
  * What pnpm's check leaves in its verdict file once it passed without a verdict to take: a new
- * one for the lockfile (its content hash, path and stat, now, today's policy). Nothing without
- * the content hash (a lockfile `lockfile-hash.ts` does not rebuild; pnpm would record it).
+ * one for the lockfile (its content hash, path and stat, the time it is added, today's policy),
+ * worked out now (the lockfile hashed) and added by the function returned. Nothing without the
+ * content hash (a lockfile `lockfile-hash.ts` does not rebuild; pnpm would record it).
  */
-function recordNewVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[]): void {
-  if (config.cacheDir == null) return
+function newVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[]): (() => void) | undefined {
+  const { cacheDir } = config
+  if (cacheDir == null) return undefined
   let stat: LockfileStat
   try {
     stat = lockfileStat(fs.statSync(lockfile.path, { bigint: true }))
   } catch {
-    return
+    return undefined
   }
   const hash = hashOf(lockfile)
-  if (hash == null) return
-  appendVerdict(config.cacheDir, { lockfile: { hash, path: lockfile.path, ...stat }, verifiedAt: new Date().toISOString(), policy: pnpmPolicy(config, verdictChecks) })
+  if (hash == null) return undefined
+  const policy = pnpmPolicy(config, verdictChecks)
+  return () => appendVerdict(cacheDir, { lockfile: { hash, path: lockfile.path, ...stat }, verifiedAt: new Date().toISOString(), policy })
 }
 
 /** pnpm's line for the check that passed: the verdict it took by content hash copied for the path, or a new one; none for a verdict of the path itself. */
-function recordAsPnpm (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[]): void {
+function verdictAsPnpm (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[]): (() => void) | undefined {
   const verdict = recordedVerdict(lockfile, config, verdictChecks)
-  if (verdict == null) recordNewVerdict(lockfile, config, verdictChecks)
-  else verdict.recordForPath?.()
+  return verdict == null ? newVerdict(lockfile, config, verdictChecks) : verdict.recordForPath
 }
 
 /** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
@@ -207,11 +209,13 @@ export interface SupplyChainCheck {
    */
   warnings?: string[]
   /**
-   * Adds to pnpm's verdict file what pnpm's check would add: the verdict it took by content hash
-   * copied for the lockfile's path, or a new verdict. To call once the install goes ahead and
-   * the registry, when asked, cleared it (`registry` answered `undefined`).
+   * Works out what pnpm's check adds to its verdict file (the verdict it took by content hash
+   * copied for the lockfile's path, or a new verdict; reading the file, hashing the lockfile),
+   * once the registry, when asked, cleared it (`registry` answered `undefined`); the function
+   * it returns adds it, to call when the install is done and pnpm is to find it up to date (an
+   * install of pnpm's own after the layout makes pnpm's check and records it itself).
    */
-  recordVerdict?: () => void
+  verdict?: () => (() => void) | undefined
 }
 
 /** What pnpm's check tests, as the settings ask. */
@@ -243,9 +247,9 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   if (config.trustLockfile === true) return { cancel }
   // No policy: pnpm's check is its offline one (which the native install's plan stands in for),
   // and its verdict file is all that is left to do.
-  if (ageMinutes === 0 && !trust) return { cancel, recordVerdict: () => recordAsPnpm(lockfile, config, verdictChecks) }
-  const verdict = recordedVerdict(lockfile, config, verdictChecks)
-  if (verdict != null) return { cancel, recordVerdict: verdict.recordForPath }
+  if (ageMinutes === 0 && !trust) return { cancel, verdict: () => verdictAsPnpm(lockfile, config, verdictChecks) }
+  const recorded = recordedVerdict(lockfile, config, verdictChecks)
+  if (recorded != null) return { cancel, verdict: () => recorded.recordForPath }
   const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
   const trustExclude = exclusions(config.trustPolicyExclude, 'trustPolicyExclude')
   for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel }
@@ -259,7 +263,7 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   const controller = new AbortController()
   const warnings: string[] = []
   const warn = (message: string): void => { if (!warnings.includes(message)) warnings.push(message) }
-  return { registry: askRegistry(packages, config, tests, controller.signal, warn), cancel: () => controller.abort(), warnings, recordVerdict: () => recordNewVerdict(lockfile, config, verdictChecks) }
+  return { registry: askRegistry(packages, config, tests, controller.signal, warn), cancel: () => controller.abort(), warnings, verdict: () => newVerdict(lockfile, config, verdictChecks) }
 }
 
 /**
