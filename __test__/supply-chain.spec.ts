@@ -10,11 +10,14 @@ import path from 'node:path'
 import util from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { firstFailure } from '../dist/plugin/first-failure.js'
-import { checkSupplyChain, recordedVerdict, verdictRecorded, type SupplyChainCheck } from '../dist/plugin/install/supply-chain.js'
+import { checkSupplyChain, recordedVerdict, type SupplyChainCheck } from '../dist/plugin/install/supply-chain.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { tgz } from './helpers/tar.js'
+
+/** Whether pnpm recorded the lockfile as passing today's policies. */
+const verdictRecorded = (...args: Parameters<typeof recordedVerdict>): boolean => recordedVerdict(...args) != null
 
 /** The content hash in a verdict (pnpm's `hashObject` of the lockfile it read). */
 const RECORDED_HASH = 'jdTk0FrA/Nz3TeSpr0ngMtoZjaED7GJ2xZ7OrhKZvqA='

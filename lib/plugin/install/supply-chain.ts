@@ -130,10 +130,6 @@ export function recordedVerdict (lockfile: CheckedLockfile, config: SupplyChainC
   return { recordForPath: () => appendVerdictForPath(cacheDir, verdict, lockfile.path, stat) }
 }
 
-/** Whether pnpm recorded the lockfile as passing today's policies (`recordedVerdict`). */
-export const verdictRecorded = (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks?: readonly string[]): boolean =>
-  recordedVerdict(lockfile, config, verdictChecks) != null
-
 /**
  * The policy pnpm records with a verdict of its own check under `config`: its npm verifier's
  * snapshot (the checks it enforces, `verdictChecks` telling which of them the running release
