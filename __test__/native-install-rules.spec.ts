@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { hoist } from '../dist/plugin/install/hoist.js'
 import { enginesChecker, enginesMet, enginesNodeVersion, installableHere } from '../dist/plugin/install/installable.js'
 import { isMusl } from '../dist/api/native-platform.js'
+import { configReasons } from '../dist/plugin/install/config-rules.js'
 import { installNatively, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
 import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
 import { satisfies } from '../dist/plugin/install/semver-range.js'
@@ -188,7 +189,9 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     [{ enableGlobalVirtualStore: true }, VERIFIED_PNPM, /^enableGlobalVirtualStore$/],
     [{ dev: false }, VERIFIED_PNPM, /^not every dependency group is installed$/],
     [{ filter: ['x'] }, VERIFIED_PNPM, /^--filter$/],
-    [{ shamefullyHoist: true }, VERIFIED_PNPM, /^hoisting settings$/],
+    [{ hoist: false }, VERIFIED_PNPM, /^hoisting settings$/],
+    // pnpm's config makes publicHoistPattern ['*'] of it: any other pattern beside it is not pnpm's.
+    [{ shamefullyHoist: true, publicHoistPattern: ['*eslint*'] }, VERIFIED_PNPM, /^hoisting settings$/],
     [{ pnpmfile: ['/a/pnpmfile.cjs', '/b/.pnpmfile.cjs'] }, VERIFIED_PNPM, /^other pnpmfiles$/],
     [{ useGitBranchLockfile: true }, VERIFIED_PNPM, /^git branch lockfiles$/],
     [{ frozenStore: true }, VERIFIED_PNPM, /^frozenStore$/],
@@ -198,6 +201,10 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     expect(summary.installed).toBe(false)
     expect(summary.skipped).toMatch(why)
     expect(fs.readdirSync(dir)).toEqual([])
+  })
+
+  it('shamefullyHoist as pnpm\'s config hands it over (publicHoistPattern [\'*\']): no setting stands in the way', () => {
+    expect(configReasons({ ...base, shamefullyHoist: true, publicHoistPattern: ['*'] }, VERIFIED_PNPM)).toEqual([])
   })
 })
 

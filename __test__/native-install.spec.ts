@@ -321,6 +321,17 @@ const PROJECTS: Project[] = [
       'node_modules/.pnpm/linter-core@1.0.0/node_modules/linter-core/node_modules/.bin/opt-helper 755',
     ],
   },
+  {
+    // Every package hoisted publicly, the commands of all of them in the root's .bin (owners' and no-owner's of one name).
+    label: 'shamefully-hoisted',
+    manifest: {
+      name: 'shamefully-hoisted',
+      version: '4.0.0',
+      dependencies: { a: '1.0.0', b: '1.0.0', c: '1.0.0', bundler: '1.0.0', owners: '1.0.0', 'no-owner': '1.0.0', host: '1.0.0', 'plugin-a': '1.0.0' },
+    },
+    workspace: 'minimumReleaseAge: 0\nshamefullyHoist: true\n',
+    covers: ['node_modules/f -> .pnpm/f@1.0.0/node_modules/f', 'node_modules/.bin/fcmd 755', 'node_modules/.modules.yaml 644 {"hoistedDependencies":'],
+  },
 ]
 
 /** A workspace project below the root: its manifest and its files (text, mode). */
@@ -591,6 +602,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     { label: 'workspace-scripts-off', cwd: '.', from: 'its root with scripts off, projects with scripts of their own', scriptsOff: true, covers: PRIVATELY_HOISTED },
     // Projects hoisted publicly, their commands in the root's .bin; or not hoisted at all.
     { label: 'workspace-public', cwd: '.', from: 'its root, the projects and a hoisted publicly', settings: 'publicHoistPattern:\n  - \'@ws/*\'\n  - a\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },
+    { label: 'workspace-shamefully', cwd: '.', from: 'its root, shamefullyHoist', settings: 'shamefullyHoist: true\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },
     { label: 'workspace-no-hoist', cwd: '.', from: 'its root, hoistWorkspacePackages false', settings: 'hoistWorkspacePackages: false\n', covers: ['node_modules/.pnpm/node_modules/a -> '], absent: ['node_modules/.pnpm/node_modules/@ws/', 'node_modules/.pnpm/node_modules/app '] },
   ]
   /** Whether the pnpm under test is one whose workspace state was checked with several projects (11.28.11). */
@@ -1230,7 +1242,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * pinned `packageManager` is dropped, so pnpm does not switch), the registry stand-in's
    * packages are old enough (`minimumReleaseAge: 0`) and carry no publishing evidence to
    * compare (`trustPolicy` dropped), and scripts are off (their builds are issue 25's). unocss
-   * without its `shamefullyHoist` (a layout the native install leaves to pnpm). tailwindcss with
+   * with its `shamefullyHoist` (every package hoisted publicly). tailwindcss with
    * its patch files and scripts on (pnpm takes patched packages from its side-effects cache only
    * for builds it runs, so a stock install warms the cache first), its patched packages' builds
    * allowed and the builds that need the network or a compiler denied (bun, sharp, tree-sitter).
@@ -1245,7 +1257,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       name: 'unocss',
       why: 'vue',
       projects: 55,
-      drop: ['shamefullyHoist'],
+      drop: [],
       change: {
         project: '.',
         what: '@types/connect removed',

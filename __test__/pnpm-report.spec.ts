@@ -292,7 +292,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
     })
 
     it('left to pnpm: every reason the settings give, each with what would change it', () => {
-      const { code, out } = explainClone(['--config.node-linker=hoisted', '--config.shamefully-hoist=true', '--config.optimistic-repeat-install=false'])
+      const { code, out } = explainClone(['--config.node-linker=hoisted', '--config.dedupe-direct-deps=true', '--config.optimistic-repeat-install=false'])
       expect(code, out).toBe(1)
       expect(out.split('\n').slice(1, 10)).toEqual([
         'left to pnpm, for 4 reasons:',
@@ -300,8 +300,8 @@ describe('what pnpm prints after a native install, with each reporter, against s
         '   To install natively: use nodeLinker: isolated (the default)',
         '2. a setting changes the layout or how pnpm reads it: optimisticRepeatInstall false',
         '   To install natively: use pnpm\'s default for that setting',
-        '3. a setting changes the layout or how pnpm reads it: hoisting settings',
-        '   To install natively: use pnpm\'s default for that setting',
+        '3. the workspace has a layout the native install does not reproduce (dedupeDirectDeps)',
+        '   To install natively: nothing in the project: the native install does not do this yet, and pnpm installs as usual',
         // pnpm derives it from nodeLinker hoisted.
         '4. a setting changes the layout or how pnpm reads it: bin settings',
         '   To install natively: use pnpm\'s default for that setting',

@@ -11,6 +11,10 @@ import type { NativeInstallConfig } from './native-install.js'
 
 type Rule = (config: NativeInstallConfig) => string | undefined
 
+/** Whether the public hoisting pattern is `*` alone (pnpm's config sets it so for `shamefullyHoist`). */
+const hoistsEverythingPublicly = (config: NativeInstallConfig): boolean =>
+  Array.isArray(config.publicHoistPattern) && config.publicHoistPattern.length === 1 && config.publicHoistPattern[0] === '*'
+
 const RULES: Rule[] = [
   (config) => lockfileMode(config, true) == null ? 'pnpm resolves (preferFrozenLockfile false, --fix-lockfile, --update-checksums or no lockfile)' : undefined,
   (config) => layoutUnsupported(config),
@@ -28,7 +32,8 @@ const RULES: Rule[] = [
   (config) => config.injectWorkspacePackages === true ? 'injectWorkspacePackages (projects injected as copies)' : undefined,
   (config) => config.modulesDir != null && config.modulesDir !== 'node_modules' ? 'a modulesDir of its own' : undefined,
   (config) => config.virtualStoreDir != null ? 'a virtualStoreDir of its own' : undefined,
-  (config) => config.hoist === false || config.shamefullyHoist === true ? 'hoisting settings' : undefined,
+  // shamefullyHoist is pnpm's shorthand for publicHoistPattern ['*'], which pnpm's config has made of it by now.
+  (config) => config.hoist === false || (config.shamefullyHoist === true && !hoistsEverythingPublicly(config)) ? 'hoisting settings' : undefined,
   (config) => !Array.isArray(config.hoistPattern) || !Array.isArray(config.publicHoistPattern) ? 'hoist patterns' : undefined,
   (config) => config.extendNodePath === false || config.preferSymlinkedExecutables === true ? 'bin settings' : undefined,
   (config) => config.nodeExperimentalPackageMap === true ? 'nodeExperimentalPackageMap' : undefined,
