@@ -206,6 +206,10 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
   it('shamefullyHoist as pnpm\'s config hands it over (publicHoistPattern [\'*\']): no setting stands in the way', () => {
     expect(configReasons({ ...base, shamefullyHoist: true, publicHoistPattern: ['*'] }, VERIFIED_PNPM)).toEqual([])
   })
+
+  it('extendNodePath false (shims with no NODE_PATH): no setting stands in the way', () => {
+    expect(configReasons({ ...base, extendNodePath: false }, VERIFIED_PNPM)).toEqual([])
+  })
 })
 
 /** A patch file, with CRLF line ends (pnpm hashes them as LF), and its hash as pnpm records it. */

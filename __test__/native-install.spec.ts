@@ -332,6 +332,17 @@ const PROJECTS: Project[] = [
     workspace: 'minimumReleaseAge: 0\nshamefullyHoist: true\n',
     covers: ['node_modules/f -> .pnpm/f@1.0.0/node_modules/f', 'node_modules/.bin/fcmd 755', 'node_modules/.modules.yaml 644 {"hoistedDependencies":'],
   },
+  {
+    // Shims with no NODE_PATH at all (the private hoisting directory no longer added), also those of the build step.
+    label: 'no-node-path',
+    manifest: {
+      name: 'no-node-path',
+      version: '5.0.0',
+      dependencies: { a: '1.0.0', b: '1.0.0', bundler: '1.0.0', owners: '1.0.0', builder: '1.0.0', 'plugin-a': '1.0.0', host: '1.0.0' },
+    },
+    workspace: 'minimumReleaseAge: 0\nextendNodePath: false\nallowBuilds:\n  builder: false\n',
+    covers: ['node_modules/.pnpm/node_modules/.bin/fcmd 755', 'node_modules/.pnpm/builder@1.0.0/node_modules/builder/node_modules/.bin/builder-cli 755', 'node_modules/.bin/acmd 755'],
+  },
 ]
 
 /** A workspace project below the root: its manifest and its files (text, mode). */

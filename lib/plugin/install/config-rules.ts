@@ -35,7 +35,7 @@ const RULES: Rule[] = [
   // shamefullyHoist is pnpm's shorthand for publicHoistPattern ['*'], which pnpm's config has made of it by now.
   (config) => config.hoist === false || (config.shamefullyHoist === true && !hoistsEverythingPublicly(config)) ? 'hoisting settings' : undefined,
   (config) => !Array.isArray(config.hoistPattern) || !Array.isArray(config.publicHoistPattern) ? 'hoist patterns' : undefined,
-  (config) => config.extendNodePath === false || config.preferSymlinkedExecutables === true ? 'bin settings' : undefined,
+  (config) => config.preferSymlinkedExecutables === true ? 'bin settings' : undefined,
   (config) => config.nodeExperimentalPackageMap === true ? 'nodeExperimentalPackageMap' : undefined,
   () => process.platform === 'win32' ? 'Windows (its shims are of other kinds)' : undefined,
   (config) => config.ignorePnpmfile === true ? '--ignore-pnpmfile' : undefined,
