@@ -558,6 +558,15 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   // registry is not asked (it may hash the lockfile), added once the install is done.
   const supplyChainAnswer = supplyChain.registry
   let recordVerdict = supplyChainAnswer == null ? supplyChain.verdict?.() : undefined
+  // The projects' direct dependencies and the hoisting, worked out while the store links too.
+  const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
+  const importers = projects.map((p) => ({ ...importerDependencies(lockfile, p.id, p.dir, (depPath) => dirByDepPath.get(depPath)), modulesDir: path.join(p.dir, 'node_modules') }))
+  const hoistPattern = config.hoistPattern as string[]
+  const publicHoistPattern = config.publicHoistPattern as string[]
+  const workspaceProjects = config.hoistWorkspacePackages === false
+    ? []
+    : projects.flatMap((p) => p.id !== '.' && typeof p.manifest.name === 'string' && p.manifest.name !== '' ? [{ id: p.id, name: p.manifest.name, dir: p.dir }] : [])
+  const hoisted = hoist(lockfile, planned, { importers, hoistPattern, publicHoistPattern, workspaceProjects })
   const virtualStore = await linking
   if ('stopped' in virtualStore) return virtualStore
   const { results, toBuild, rowBuilds } = virtualStore
@@ -570,14 +579,6 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     phase('supply chain')
   }
   // The projects' links and hoisting: only once every package is in place.
-  const dirByDepPath = new Map(planned.map((p) => [p.depPath, p.targetDir]))
-  const importers = projects.map((p) => ({ ...importerDependencies(lockfile, p.id, p.dir, (depPath) => dirByDepPath.get(depPath)), modulesDir: path.join(p.dir, 'node_modules') }))
-  const hoistPattern = config.hoistPattern as string[]
-  const publicHoistPattern = config.publicHoistPattern as string[]
-  const workspaceProjects = config.hoistWorkspacePackages === false
-    ? []
-    : projects.flatMap((p) => p.id !== '.' && typeof p.manifest.name === 'string' && p.manifest.name !== '' ? [{ id: p.id, name: p.manifest.name, dir: p.dir }] : [])
-  const hoisted = hoist(lockfile, planned, { importers, hoistPattern, publicHoistPattern, workspaceProjects })
   await symlinkAllModules({
     deps: [
       ...importers.map((i) => ({ name: '', modules: i.modulesDir, children: i.id === '.' ? { ...i.direct, ...hoisted.publicLinks } : i.direct })),
