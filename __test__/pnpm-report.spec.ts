@@ -236,20 +236,24 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(native.lines).toEqual(expected)
   })
 
-  it('a workspace whose root depends on a project (workspace:*): stock\'s lines, the project listed as `+ a 1.2.3 <- packages/a` as stock lists it', async () => {
-    const setUp = path.join(base, 'setup-workspace')
+  it.each([
+    ['the project listed as `+ a 1.2.3 <- packages/a` as stock lists it', '', true],
+    // pnpm hoists the projects publicly before it links the root's dependencies: that link is found made, and not listed.
+    ['under shamefullyHoist, the project not listed, as stock hoists it first', 'shamefullyHoist: true\n', false],
+  ])('a workspace whose root depends on a project (workspace:*): stock\'s lines, %s', async (_, settings, listed) => {
+    const setUp = path.join(base, `setup-workspace${listed ? '' : '-hoisted'}`)
     fs.cpSync(setUpDir, setUp, { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
     fs.mkdirSync(path.join(setUp, 'packages', 'a'), { recursive: true })
     fs.writeFileSync(path.join(setUp, 'packages', 'a', 'package.json'), JSON.stringify({ name: 'a', version: '1.2.3' }))
     const manifest = JSON.parse(fs.readFileSync(path.join(setUp, 'package.json'), 'utf8'))
     fs.writeFileSync(path.join(setUp, 'package.json'), JSON.stringify({ ...manifest, dependencies: { ...manifest.dependencies, a: 'workspace:*' } }))
-    fs.appendFileSync(path.join(setUp, 'pnpm-workspace.yaml'), '\npackages:\n  - packages/*\n')
-    expectOk(await runPnpm(['install'], { projectDir: setUp, storeDir: store, sandbox: path.join(base, 'setup-workspace-sandbox'), registry: registry.url }))
+    fs.appendFileSync(path.join(setUp, 'pnpm-workspace.yaml'), `\npackages:\n  - packages/*\n${settings}`)
+    expectOk(await runPnpm(['install'], { projectDir: setUp, storeDir: store, sandbox: `${setUp}-sandbox`, registry: registry.url }))
     const stock = await install({ stock: true, setUp })
     const native = await install({ setUp })
     expectOk(stock.run)
     expectOk(native.run)
-    expect(stock.lines).toContain('+ a 1.2.3 <- packages/a')
+    expect(stock.lines.includes('+ a 1.2.3 <- packages/a')).toBe(listed)
     expect(native.lines).toEqual(asNative(stock.lines))
   })
 

@@ -306,4 +306,13 @@ describe('directDependencies: the list pnpm prints after an install', () => {
       { name: 'o', realName: 'o', version: '1.0.0', id: 'o@1.0.0', dependencyType: 'optional' },
     ])
   })
+
+  it('a link: dependency with the project\'s manifest, but not one the hoisting linked first at that name (pnpm finds its link made)', () => {
+    const lockfile = { importers: { '.': { dependencies: { a: 'link:packages/a', b: 'link:packages/b' } } }, packages: {} }
+    const manifests: Record<string, { name: string, version: string }> = { '/ws/packages/a': { name: 'a', version: '1.2.3' }, '/ws/packages/b': { name: 'b', version: '2.0.0' } }
+    // b hoisted publicly at its name, a elsewhere (another project under that name).
+    expect(directDependencies(lockfile, [], '/ws', (dir) => manifests[dir], { b: '/ws/packages/b', a: '/ws/packages/other' })).toEqual([
+      { name: 'a', realName: 'a', version: '1.2.3', linkedFrom: '/ws/packages/a', dependencyType: 'prod' },
+    ])
+  })
 })

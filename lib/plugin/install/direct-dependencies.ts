@@ -28,14 +28,17 @@ export type LinkedManifest = (dir: string) => { name?: string, version?: string 
 /**
  * The root importer's dependencies that were installed (`skipped`: the optional packages pnpm
  * skips here), its `link:` ones too as pnpm's headless install logs them (deps-restorer
- * `getExternalLinkToLink`: the directory's manifest, or the alias at 0.0.0 without one).
+ * `getExternalLinkToLink`: the directory's manifest, or the alias at 0.0.0 without one). pnpm
+ * lists only the links it makes: not a `link:` one its hoisting made first (`hoistedFirst`, the
+ * links the hoisting put in the root's `node_modules`: a workspace project hoisted publicly).
  */
-export function directDependencies (lockfile: LockfileObject, skipped: Iterable<string>, rootDir?: string, manifestAt?: LinkedManifest): DirectDependency[] {
+export function directDependencies (lockfile: LockfileObject, skipped: Iterable<string>, rootDir?: string, manifestAt?: LinkedManifest, hoistedFirst: Record<string, string> = {}): DirectDependency[] {
   const left = new Set(skipped)
   const importer = lockfile.importers['.'] ?? {}
   return DEPENDENCY_GROUPS.flatMap((group) => Object.entries(importer[group] ?? {}).flatMap(([alias, ref]): DirectDependency[] => {
     if (ref.startsWith('link:') && rootDir != null && manifestAt != null) {
       const dir = path.resolve(rootDir, ref.slice('link:'.length))
+      if (Object.hasOwn(hoistedFirst, alias) && path.resolve(hoistedFirst[alias]) === dir) return []
       const manifest = manifestAt(dir) ?? { name: alias, version: '0.0.0' }
       return [{ name: alias, realName: manifest.name!, version: manifest.version, linkedFrom: dir, dependencyType: TYPE_OF[group] }]
     }

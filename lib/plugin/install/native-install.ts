@@ -543,9 +543,10 @@ function reportAdded (results: StoredPackageResult[], reused: number): void {
  * Lays out `plan` and records it last (with the time its validation was recorded at, if any),
  * or says why it stopped, with nothing recorded (pnpm installs over what is there).
  * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
- * before anything but the virtual store.
+ * before anything but the virtual store. `publicLinks` is given the links the hoisting makes in
+ * the root's `node_modules` (alias → directory).
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'verdict'>, phase: (name: string) => void, downloaded: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'verdict'>, phase: (name: string) => void, downloaded: string[], publicLinks: Record<string, string>): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   // pnpm's install lists the project in the store when it opens it, before it links anything.
   try {
@@ -567,6 +568,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     ? []
     : projects.flatMap((p) => p.id !== '.' && typeof p.manifest.name === 'string' && p.manifest.name !== '' ? [{ id: p.id, name: p.manifest.name, dir: p.dir }] : [])
   const hoisted = hoist(lockfile, planned, { importers, hoistPattern, publicHoistPattern, workspaceProjects })
+  Object.assign(publicLinks, hoisted.publicLinks)
   const virtualStore = await linking
   if ('stopped' in virtualStore) return virtualStore
   const { results, toBuild, rowBuilds } = virtualStore
@@ -760,12 +762,13 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   phase('plan')
   progressed('resolved', plan.planned.length)
   try {
-    const laidOut = await layOut(plan, config, importMethod, supplyChain, phase, downloaded)
+    const publicLinks: Record<string, string> = {}
+    const laidOut = await layOut(plan, config, importMethod, supplyChain, phase, downloaded, publicLinks)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
     const layout = {
       storeDir: plan.storeDir,
       virtualStoreDir: plan.virtualStoreDir,
-      direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects)),
+      direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), publicLinks),
       ...(config.workspaceDir != null ? { workspace: { dir: config.workspaceDir, projects: plan.projects.length } } : {}),
     }
     if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.depPath}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
