@@ -23,6 +23,7 @@ const EXPECTED: Record<string, string[]> = {
   'nuxt-devtools': ['not-added'],
   'react-router': ['not-added'],
   rolldown: ['not-added', 'packages'],
+  slidev: ['not-added'],
   'solid-start': ['not-added'],
   starlight: ['not-added'],
   'starter-angular-app': ['not-added'],
@@ -36,6 +37,7 @@ const EXPECTED: Record<string, string[]> = {
   vitest: ['not-added', 'packages'],
   'vue-core': ['not-added'],
   'vue-language-tools': ['not-added', 'packages'],
+  vueuse: ['not-added', 'patches'],
 }
 
 /** Every file below `dir` (relative), sorted. */
