@@ -6,6 +6,7 @@
  * items 4, 6 and 9).
  */
 import { execFile } from 'node:child_process'
+import crypto from 'node:crypto'
 import type { LookupAddress } from 'node:dns'
 import http from 'node:http'
 import net, { type AddressInfo } from 'node:net'
@@ -15,8 +16,9 @@ import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as pnpmfile from '../dist/plugin/pnpmfile.js'
-import { createCachedLookup, downloadToStore, maxTarballBytes, MAX_BODY_BYTES, networkOf, registryGet, registryJson } from '../dist/plugin/registry-fetch.js'
+import { createCachedLookup, downloadToStore, maxTarballBytes, MAX_BIG_TARBALL_BYTES, MAX_BODY_BYTES, networkOf, registryGet, registryJson } from '../dist/plugin/registry-fetch.js'
 import { freshStoreDir } from './helpers/stores.js'
+import { tgz } from './helpers/tar.js'
 
 /** A server on 127.0.0.1 and its base URL; closed (its connections too) after the file's tests. */
 async function listen (server: net.Server): Promise<string> {
@@ -173,8 +175,8 @@ describe('memory (issue 22, item 6)', () => {
     expect(peakRss).toBeLessThan(400 * 1024 * 1024)
   })
 
-  it('a tarball is bounded by what pnpm\'s maxTarballUnpackedSize lets it be, and by what pnpm holds in memory', () => {
-    expect(maxTarballBytes(4 * 1024 ** 3)).toBe(MAX_BODY_BYTES)
+  it('a tarball is bounded by what pnpm\'s maxTarballUnpackedSize lets it be, and by the most the plugin holds of one', () => {
+    expect(maxTarballBytes(4 * 1024 ** 3)).toBe(MAX_BIG_TARBALL_BYTES)
     // The limit, as much again for tar headers, a little for gzip's framing.
     expect(maxTarballBytes(1024 * 1024)).toBeGreaterThan(2 * 1024 * 1024)
     expect(maxTarballBytes(1024 * 1024)).toBeLessThan(4 * 1024 * 1024)
@@ -188,6 +190,20 @@ describe('memory (issue 22, item 6)', () => {
     expect(await downloadToStore(download)).toBeUndefined()
     expect(requests).toBe(1)
   })
+
+  // @iconify/json's tarball is some 100 MB: pnpm downloads such a one, and so does the plugin, when its length is said.
+  it('a tarball past what pnpm holds in memory: stored when the answer says its length, left to pnpm when it does not', async () => {
+    const big = tgz([{ name: 'package/package.json', content: '{"name":"big","version":"1.0.0"}' }, { name: 'package/data.bin', content: crypto.randomBytes(MAX_BODY_BYTES + 1024 * 1024) }])
+    expect(big.length).toBeGreaterThan(MAX_BODY_BYTES)
+    const integrity = `sha512-${crypto.createHash('sha512').update(big).digest('base64')}`
+    const server = await listen(http.createServer((req, res) => {
+      res.writeHead(200, req.url === '/said.tgz' ? { 'content-length': big.length } : {})
+      res.end(big)
+    }))
+    const stored = await downloadToStore({ url: `${server}/said.tgz`, integrity, storeDir: freshStoreDir('big-said'), filesIndexFile: 'k' })
+    expect([...stored!.filesMap.keys()].sort()).toEqual(['data.bin', 'package.json'])
+    expect(await downloadToStore({ url: `${server}/unsaid.tgz`, integrity, storeDir: freshStoreDir('big-unsaid'), filesIndexFile: 'k' })).toBeUndefined()
+  }, 60_000)
 
   it('a tarball whose declared length is past its bound is not read', async () => {
     // Only the start of it ever comes: reading it would wait for the rest.

@@ -12,7 +12,8 @@
  *
  * Every request is bounded as pnpm bounds its own: pnpm's `fetchTimeout` of inactivity, at most
  * `networkConcurrency` connections to a registry (kept alive, its host looked up once), and no
- * body held past what pnpm holds in memory (`MAX_BODY_BYTES`), counted after decoding.
+ * body held past what pnpm holds in memory (`MAX_BODY_BYTES`), counted after decoding, but for
+ * one tarball at a time that says upfront it is bigger (`MAX_BIG_TARBALL_BYTES`).
  *
  * Also what the plugin's requests share: when the registry can be asked from here, which
  * registry a package comes from, and how many requests are in flight at once.
@@ -189,6 +190,27 @@ async function getOnce (url: string, headers: Record<string, string>, signal: Ab
  */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024
 
+/**
+ * The most bytes a tarball may have when its answer says so upfront (`content-length`): pnpm
+ * writes such a download to a temporary file; the native writer holds its compressed bytes
+ * (it checks the integrity over them at the end), so these are read one at a time
+ * (`oneBigAtATime`) and never past the length they declared. The biggest tarballs in use
+ * (`@iconify/json`, some 100 MB) fit; a bigger one is left to pnpm.
+ */
+export const MAX_BIG_TARBALL_BYTES = 512 * 1024 * 1024
+
+/** The end of the queue of big tarballs: each waits for the one before it to be read. */
+let bigQueue: Promise<void> = Promise.resolve()
+
+/** Waits for the big tarballs before it; the function returned lets the next one go. */
+async function oneBigAtATime (): Promise<() => void> {
+  let release!: () => void
+  const before = bigQueue
+  bigQueue = new Promise((resolve) => { release = resolve })
+  await before
+  return release
+}
+
 /** The body, all of it, or `undefined` once it grows past `max` bytes (the rest is not read). */
 async function readBounded (body: Readable, max: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = []
@@ -276,11 +298,12 @@ const DEFAULT_MAX_TARBALL_UNPACKED_SIZE = 4 * 1024 ** 3
  * The most bytes a tarball may have, its files totalling at most `maxUnpackedSize`: the native
  * extractor inflates a tarball to at most the limit plus as much again for tar headers (at
  * least 1 MiB; `extract::inflate_cap`), and a gzip stream is at most its data plus a little
- * (5 bytes a 64 KiB stored block, its header); 1 MiB more covers both. Never past `MAX_BODY_BYTES`.
+ * (5 bytes a 64 KiB stored block, its header); 1 MiB more covers both. Never past
+ * `MAX_BIG_TARBALL_BYTES` (nor past `MAX_BODY_BYTES` for an answer that does not say its length).
  */
 export function maxTarballBytes (maxUnpackedSize: number): number {
   const inflated = maxUnpackedSize + Math.max(maxUnpackedSize, 1024 * 1024)
-  return Math.min(MAX_BODY_BYTES, Math.ceil(inflated * 1.001) + 1024 * 1024)
+  return Math.min(MAX_BIG_TARBALL_BYTES, Math.ceil(inflated * 1.001) + 1024 * 1024)
 }
 
 /**
@@ -305,6 +328,17 @@ export async function downloadToStore (opts: RegistryDownload): Promise<cas.AddF
 }
 
 async function downloadOnce (opts: RegistryDownload): Promise<cas.AddFilesFromTarballResult | undefined> {
+  const big: { next?: () => void } = {}
+  try {
+    return await downloadInto(opts, big)
+  } finally {
+    // Whatever the end, the next big tarball goes.
+    big.next?.()
+  }
+}
+
+/** `downloadOnce`'s work; `big.next` is set while it holds the turn of the big tarballs. */
+async function downloadInto (opts: RegistryDownload, big: { next?: () => void }): Promise<cas.AddFilesFromTarballResult | undefined> {
   const maxUnpackedSize = opts.maxTarballUnpackedSize ?? DEFAULT_MAX_TARBALL_UNPACKED_SIZE
   const maxBytes = maxTarballBytes(maxUnpackedSize)
   let writer: cas.TarballWriter | undefined
@@ -317,6 +351,9 @@ async function downloadOnce (opts: RegistryDownload): Promise<cas.AddFilesFromTa
       else res.body.resume()
       return undefined
     }
+    // Past what pnpm holds in memory only as long as it said it was, and one such at a time.
+    const limit = size != null && size > MAX_BODY_BYTES ? size : Math.min(maxBytes, MAX_BODY_BYTES)
+    if (limit > MAX_BODY_BYTES) big.next = await oneBigAtATime()
     writer = cas.createTarballWriter({
       storeDir: opts.storeDir,
       filesIndexFile: opts.filesIndexFile,
@@ -332,7 +369,7 @@ async function downloadOnce (opts: RegistryDownload): Promise<cas.AddFilesFromTa
     let received = 0
     for await (const chunk of res.body) {
       received += (chunk as Buffer).byteLength
-      if (received > maxBytes) {
+      if (received > limit) {
         res.body.destroy()
         writer.abort()
         return undefined
