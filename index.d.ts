@@ -295,6 +295,8 @@ export interface LinkStoredOptions {
   packageImportMethod: string
   verifyStoreIntegrity: boolean
   strictStorePkgContentCheck: boolean
+  /** Store blobs are linked only with exactly their name's bits (pnpm before 11.28.6). */
+  exactBlobModes?: boolean
   /**
    * `count` packages: their store-index keys, expected names and versions and target
    * directories, each column NUL-joined.

@@ -40,7 +40,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & { shimQuoting: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -49,11 +49,14 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
   const validation = !text.includes('recordedAtNs') ? 'none' : text.includes('// ../workspace/state/lib/localDependencies.js') ? 'local-dependencies' : 'files'
   // eslint-disable-next-line no-template-curly-in-string -- the bundle's source text
   const shimQuoting = text.includes('`"$basedir_abs"/${shSingleQuote(rawTarget)}`') ? 'single' : /`"\$basedir_abs\/\$\{(?:rawTarget|shTarget)\}"`/.test(text) ? 'double' : 'neither'
+  const shimHelpers = text.includes('\nrun_helper() {\n') ? 'run_helper' : text.includes('target=$(command -p readlink "$link")') ? 'command -p' : 'neither'
   // The checks a verdict records: the verifier's policy snapshot's flags, and its cache identities'.
-  const snapshot = /\nfunction snapshotVerifierPolicy\([^)]*\) \{[\s\S]*?\n\}/.exec(text)?.[0] ?? ''
+  // (Before 11.28.3 the snapshot is written inline, the verifier's `policy`.)
+  const snapshot = /\nfunction snapshotVerifierPolicy\([^)]*\) \{[\s\S]*?\n\}/.exec(text)?.[0] ??
+    /\n\s*policy: \{\n[\s\S]*?\n\s*\},\n\s*canTrustPastCheck/.exec(/\nfunction createNpmResolutionVerifier\([^)]*\) \{[\s\S]*?\n\}\n/.exec(text)?.[0] ?? '')?.[0] ?? ''
   const verdictChecks = [...snapshot.matchAll(/^\s*(\w+): true,?$/gm), ...text.matchAll(/\n\s*\w+_CACHE_IDENTITY = \{\n\s*policy: \{ (\w+): true \}/g)].map((m) => m[1]).sort()
   const workspaceBins = text.includes('validation.workspaceBins[importerId] = ')
-  return { settings, more, registryRoutes: picked.includes('registryRoutes'), validation, workspaceBins, shimQuoting, verdictChecks }
+  return { settings, more, registryRoutes: picked.includes('registryRoutes'), validation, workspaceBins, shimQuoting, shimHelpers, verdictChecks }
 }
 
 describe('the table of pnpm releases', () => {
@@ -73,7 +76,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, verdictChecks } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks } = release
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
       settings: [...state.settings],
       more: [...state.more],
@@ -81,6 +84,7 @@ describe('the table of pnpm releases', () => {
       validation: state.validation,
       workspaceBins: state.workspaceBins,
       shimQuoting,
+      shimHelpers,
       verdictChecks: [...verdictChecks].sort(),
     })
     expect(stateFormOf(version)).toBe(state)

@@ -34,7 +34,7 @@ const PNPM_10 = '10.34.5'
  * (alotta-modules, the starter apps), minutes each, which the newest release runs in `npm test`.
  */
 const ENDS_SUBSET = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '-t',
-  'table of pnpm releases|release its state was not checked|a workspace of several projects, installed from|peers-aliases-bins|hoisting-bundled|public-hoist-optional|cold store|minimumReleaseAge|trustPolicy|optional packages|own install|e2e fixture|scripts off']
+  'table of pnpm releases|release its state was not checked|a workspace of several projects, installed from|peers-aliases-bins|hoisting-bundled|public-hoist-optional|cold store|minimumReleaseAge|trustPolicy|optional packages|own install|e2e fixture|scripts off|blobs whose modes drifted']
 /** The specs that run pnpm's CLI with the plugin's native install. */
 const E2E_SPECS = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '__test__/hostile-lockfile.spec.ts']
 

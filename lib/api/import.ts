@@ -304,6 +304,8 @@ export interface LinkStoredPackagesOptions {
   verifyStoreIntegrity?: boolean
   /** A row naming another package leaves it out (default `true`); else it is a warning and also leaves it out. */
   strictStorePkgContentCheck?: boolean
+  /** Store blobs linked only with exactly their name's bits, as pnpm before 11.28.6 (default `false`: a drifted group write is linked too). */
+  exactBlobModes?: boolean
   packages: StoredPackage[]
 }
 
@@ -346,6 +348,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
   checkOptionalEnum('packageImportMethod', opts.packageImportMethod, PACKAGE_IMPORT_METHODS)
   checkOptionalBoolean('verifyStoreIntegrity', opts.verifyStoreIntegrity)
   checkOptionalBoolean('strictStorePkgContentCheck', opts.strictStorePkgContentCheck)
+  checkOptionalBoolean('exactBlobModes', opts.exactBlobModes)
   if (!Array.isArray(opts.packages)) throw invalidArgument('packages', 'an array', opts.packages)
   const deps: SymlinkDep[] = opts.packages.map((p, i) => {
     const name = `packages[${i}]`
@@ -372,6 +375,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     packageImportMethod: opts.packageImportMethod ?? 'auto',
     verifyStoreIntegrity: opts.verifyStoreIntegrity ?? true,
     strictStorePkgContentCheck: opts.strictStorePkgContentCheck ?? true,
+    exactBlobModes: opts.exactBlobModes ?? false,
     count: opts.packages.length,
     filesIndexFiles: opts.packages.map((p) => p.filesIndexFile).join('\0'),
     names: opts.packages.map((p) => p.name).join('\0'),

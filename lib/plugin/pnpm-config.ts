@@ -8,6 +8,8 @@ import type { PackageImportMethod } from '../api/import.js'
 /** The pnpm settings the plugin reads (from `hooks.updateConfig`). */
 export interface PnpmConfig {
   lockfileDir?: string
+  /** `pnpm/<version> …`: the running pnpm. */
+  userAgent?: string
   frozenLockfile?: boolean
   frozenLockfileIfExists?: boolean
   preferFrozenLockfile?: boolean

@@ -305,6 +305,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                 method,
                 packages,
                 symlinks,
+                exact_blob_modes: false,
             };
             let stats = Stats::default();
             let outcome = link::link_batch(req, &stats);

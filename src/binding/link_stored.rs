@@ -26,6 +26,8 @@ pub struct LinkStoredOptions {
     pub package_import_method: String,
     pub verify_store_integrity: bool,
     pub strict_store_pkg_content_check: bool,
+    /// Store blobs are linked only with exactly their name's bits (pnpm before 11.28.6).
+    pub exact_blob_modes: Option<bool>,
     /// `count` packages: their store-index keys, expected names and versions and target
     /// directories, each column NUL-joined.
     pub count: u32,
@@ -148,6 +150,7 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
         method: ImportMethod::parse(&opts.package_import_method)?,
         verify_store_integrity: opts.verify_store_integrity,
         strict_store_pkg_content_check: opts.strict_store_pkg_content_check,
+        exact_blob_modes: opts.exact_blob_modes.unwrap_or(false),
         packages,
     })
 }

@@ -25,6 +25,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { chmodOwnCopy, temporaryIn, writeAtomically } from './atomic-write.js'
 import { runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting } from './bin-shim.js'
+import type { ShimHelpers } from './sh-shim-prelude.js'
 import type { Hoisted } from './hoist.js'
 import { compareVersions } from './semver-range.js'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
@@ -53,6 +54,8 @@ export interface BinLinkOptions {
   throughBuildStep: Set<string>
   /** How the running pnpm release quotes paths in its shims (the newest's when not said). */
   shimQuoting?: ShimQuoting
+  /** How its shims' prelude runs the system helpers (the newest's when not said). */
+  shimHelpers?: ShimHelpers
   /**
    * `false`: the release's build step (before 11.28.10) links a package's own commands without
    * `NODE_PATH`, after its dependencies' (a name in both is left to pnpm).
@@ -196,7 +199,7 @@ class BinWriter {
    * @param dry only checks that every shim can be written as pnpm writes it (throws
    *   `UnsupportedShim` where not): nothing is written, no target made runnable
    */
-  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single', private readonly dry = false) {}
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single', private readonly helpers: ShimHelpers = 'run_helper', private readonly dry = false) {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -239,7 +242,7 @@ class BinWriter {
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
       const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
-      const shim = shShim(cmd.target, shimDir, this.runtime(cmd, binsDir), nodePath, this.quoting)
+      const shim = shShim(cmd.target, shimDir, this.runtime(cmd, binsDir), nodePath, this.quoting, this.helpers)
       if (!this.dry) writeShim(file, shim)
     }
     return chosen.map((c) => c.name)
@@ -392,7 +395,7 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
 
 /** What writes the layout's shims (`dry`: only checks them). */
 function binWriter (opts: BinLinkOptions, dry = false): BinWriter {
-  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting, dry)
+  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting, opts.shimHelpers, dry)
 }
 
 /**

@@ -6,7 +6,7 @@
  * pnpm's source.
  */
 import path from 'node:path'
-import { SH_SHIM_PRELUDE } from './sh-shim-prelude.js'
+import { shShimPrelude, type ShimHelpers } from './sh-shim-prelude.js'
 
 /** A shebang: `#!prog args` or `#!/usr/bin/env [-S] prog args`. */
 const SHEBANG = /^#!\s*(?:\/usr\/bin\/env(?:\s+-S)?\s*)?([^ \t]+)(.*)$/
@@ -79,15 +79,15 @@ fi
 /**
  * The shim in a `.bin` directory whose real path is `shimDir`, for `target` (absolute, as pnpm
  * names it: through the links it was found by), which runs with `runtime`. `nodePath`: the
- * directories its `NODE_PATH` lists, or none. `quoting`: the release's (`ShimQuoting`).
+ * directories its `NODE_PATH` lists, or none. `quoting` and `helpers`: the release's (`ShimQuoting`, `ShimHelpers`).
  */
-export function shShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined, quoting: ShimQuoting = 'single'): string {
+export function shShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined, quoting: ShimQuoting = 'single', helpers: ShimHelpers = 'run_helper'): string {
   const relativeTarget = path.relative(shimDir, target)
   if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${shimDir}`)
   // The double-quoting releases turn a backslash in the target into a slash.
   if (quoting === 'double' && relativeTarget.includes('\\')) throw new UnsupportedShim(`${target}: a backslash in a shim's target`)
   const { program, args } = runtime
-  let sh = SH_SHIM_PRELUDE
+  let sh = shShimPrelude(helpers)
   if (nodePath != null && nodePath.length > 0) sh += nodePathLines(nodePath, quoting)
   sh += execBlock(program, args, relativeTarget, quoting)
   // pnpm marks a shim written before its target exists, to write it again once it does.

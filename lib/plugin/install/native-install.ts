@@ -35,7 +35,7 @@ import { removeLeftovers } from './leftovers.js'
 import { registerProject } from './project-registry.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
-import { nativeRelease, PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
+import { exactBlobModes, nativeRelease, PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
 import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
@@ -468,6 +468,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     packageImportMethod: method,
     verifyStoreIntegrity: config.verifyStoreIntegrity ?? true,
     strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
+    exactBlobModes: exactBlobModes(plan.release.version),
     packages: some,
   })).results
   // pnpm fetches a package once, whatever its peers' variants: it counts it once as found in the
@@ -598,6 +599,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     extendsNodePath: config.extendNodePath !== false && hoistPattern.length > 0,
     autoInstallPeers: config.autoInstallPeers !== false,
     shimQuoting: plan.release.shimQuoting,
+    shimHelpers: plan.release.shimHelpers,
     buildStepNodePath: plan.release.buildStepNodePath,
     // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
     throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),

@@ -19,7 +19,8 @@
  * The lockfile verifier's recorded verdicts carry other checks before 11.28.7 (`verdictChecks`),
  * and 11.28.4 keeps its metadata cache in another place and format (not read: the registry is
  * asked instead).
- * And the shims: paths in double quotes before 11.28.11, and before 11.28.10 the frozen install's
+ * And the shims: paths in double quotes before 11.28.11, their helpers called as `command -p`
+ * in 11.28.1 and 11.28.2 (`run_helper` from 11.28.3), and before 11.28.10 the frozen install's
  * build step (a package whose build pnpm denies) links the package's own commands without
  * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
  * hoisting) is the same in all of them for the installs the native install takes.
@@ -27,6 +28,8 @@
 
 import type { ProjectLinkForm } from './project-registry.js'
 import type { ShimQuoting } from './bin-shim.js'
+import type { ShimHelpers } from './sh-shim-prelude.js'
+import { compareVersions, isSemver } from './semver-range.js'
 
 /** The settings every pnpm 11 release from 11.19.0 records in the workspace state, in its order. */
 const BASE_SETTINGS = [
@@ -91,6 +94,8 @@ export interface PnpmRelease {
   state: StateForm
   /** How its shims quote the target and `NODE_PATH`. */
   shimQuoting: ShimQuoting
+  /** How its shims' prelude runs the system helpers. */
+  shimHelpers: ShimHelpers
   /** Whether its frozen install's build step gives the shims it writes a `NODE_PATH` (from 11.28.10). */
   buildStepNodePath: boolean
   /**
@@ -118,7 +123,7 @@ const VERDICT_CHECKS_11_28_5 = [...VERDICT_CHECKS_11_28_4, 'variationResolutions
 /** From 11.28.7: no revision history check. */
 const VERDICT_CHECKS_11_28_7 = VERDICT_CHECKS_11_28_5.filter((check) => check !== 'revisionHistoryBinding')
 const verdictChecksOf = (version: string): readonly string[] =>
-  version === '11.28.4' ? VERDICT_CHECKS_11_28_4 : ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
+  compareVersions(version, '11.28.4') <= 0 ? VERDICT_CHECKS_11_28_4 : ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
 
 const BEFORE_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: [], registryRoutes: false, validation: 'none', workspaceBins: false }
 const FIRST_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: ['autoDedupe'], registryRoutes: false, validation: 'files', workspaceBins: false }
@@ -127,20 +132,23 @@ const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-de
 const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTINGS_11_28_11 }
 
 /** The releases whose frozen install's build step writes shims without `NODE_PATH`. */
-const BUILD_STEP_WITHOUT_NODE_PATH = new Set(['11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8', '11.28.9'])
+const BUILD_STEP_WITHOUT_NODE_PATH = new Set(['11.28.1', '11.28.2', '11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8', '11.28.9'])
 
 /** The releases whose install lists the project in the store by a relative link (`symlink-dir`). */
-const RELATIVE_PROJECT_LINK = new Set(['11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8'])
+const RELATIVE_PROJECT_LINK = new Set(['11.28.1', '11.28.2', '11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8'])
+
+/** The releases whose shims run their helpers as `command -p <helper>` (no `run_helper`). */
+const COMMAND_P_HELPERS = new Set(['11.28.1', '11.28.2'])
 
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
-  ({ version, native: true, state, shimQuoting, buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version), verdictChecks: verdictChecksOf(version), workspaces, projectLink: RELATIVE_PROJECT_LINK.has(version) ? 'relative' : 'absolute' })
+  ({ version, native: true, state, shimQuoting, shimHelpers: COMMAND_P_HELPERS.has(version) ? 'command -p' : 'run_helper', buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version), verdictChecks: verdictChecksOf(version), workspaces, projectLink: RELATIVE_PROJECT_LINK.has(version) ? 'relative' : 'absolute' })
 
 /**
  * Releases whose files differ from every form above, found by running the e2e specs against
  * them with the native install forced on: left to pnpm (the head start still runs).
  */
 const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
-const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', buildStepNodePath: false, verdictChecks: verdictChecksOf(version), workspaces: false, projectLink: 'relative' })
+const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', shimHelpers: 'command -p', buildStepNodePath: false, verdictChecks: verdictChecksOf(version), workspaces: false, projectLink: 'relative' })
 /** Before 11.27.1, pnpm's shims came from `@zkochan/cmd-shim` (another text altogether), and before 11.27.0 `.package-map.json` was written too. */
 const ZKOCHAN_SHIMS = `${OLDER_SHIMS} (@zkochan/cmd-shim's), and it writes node_modules/.package-map.json`
 /** Up to 11.22.0, `.modules.yaml` records the registries as well. */
@@ -151,8 +159,11 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   ...['11.19.0', '11.20.0', '11.21.0', '11.22.0'].map((v) => left(v, REGISTRIES_RECORDED)),
   ...['11.23.0', '11.24.0', '11.25.0', '11.26.0'].map((v) => left(v, ZKOCHAN_SHIMS)),
   left('11.27.0', `${OLDER_SHIMS} (@zkochan/cmd-shim's)`),
-  // pnpm's own cmd-shim, before it resolved its helpers through `run_helper` (11.28.3).
-  ...['11.27.1', '11.28.0', '11.28.1', '11.28.2'].map((v) => left(v, OLDER_SHIMS)),
+  // pnpm's own cmd-shim, before its shims resolved their directory with `cd -P` (11.28.1).
+  ...['11.27.1', '11.28.0'].map((v) => left(v, OLDER_SHIMS)),
+  // Helpers through `command -p` (`run_helper` from 11.28.3); a workspace's projects hoisted by
+  // the aliases the hoisting graph has only (11.28.4 adds the importers' own): one project only.
+  ...['11.28.1', '11.28.2'].map((v) => release(v, BEFORE_VALIDATION, 'double', false)),
   left('11.28.3', 'it links the optional packages it skips (other platforms\' builds) to ../../../.., which the native install does not'),
   ...['11.28.4', '11.28.5', '11.28.6'].map((v) => release(v, BEFORE_VALIDATION)),
   release('11.28.7', FIRST_VALIDATION),
@@ -170,6 +181,15 @@ export function nativeRelease (version: string | undefined): PnpmRelease | strin
     return `pnpm ${version ?? '(unknown version)'} is not one of the releases checked (${range})`
   }
   return found.native === true ? found : `pnpm ${found.version}: ${found.native}`
+}
+
+/**
+ * Whether pnpm `version` links a store blob only with exactly the bits its name says (before
+ * 11.28.6), or also one whose group write drifted (its `isLinkableStoreMode`): the linker's
+ * rule (`exactBlobModes`). A version not said, or not a release's, is taken for the newest.
+ */
+export function exactBlobModes (version: string | undefined): boolean {
+  return version != null && isSemver(version) && compareVersions(version, '11.28.6') < 0
 }
 
 /** How `version` writes the workspace state (the newest release's form for one not in the table, which never installs natively). */

@@ -87,3 +87,28 @@ esac
 if [ -n "$caller_path_set" ]; then PATH=$caller_path; else unset PATH; fi
 
 `
+
+/**
+ * How a release's prelude runs the system helpers: through its `run_helper` function, which
+ * falls back to PATH where the default path lacks one (from 11.28.3), or `command -p` itself
+ * (11.28.1 and 11.28.2, whose comment says how `command -p` searches on Nix instead).
+ */
+export type ShimHelpers = 'run_helper' | 'command -p'
+
+/** `text` with `from` replaced by `to` once; `from` must be there (this file's prelude is the source). */
+function replacedOnce (text: string, from: string, to: string): string {
+  if (!text.includes(from)) throw new Error(`the shim prelude has no ${JSON.stringify(from)}`)
+  return text.replace(from, to)
+}
+
+const RUN_HELPER_COMMENT = '# A helper the default path lacks, as in a Nix build sandbox, comes from PATH\n# instead, with node_modules and relative entries dropped from it.\n'
+const COMMAND_P_COMMENT = '# Where no default path is compiled in, as on Nix, `command -p` searches PATH\n# instead, so the helpers run with node_modules and relative entries dropped from\n# PATH.\n'
+const RUN_HELPER_FUNCTION = '# A helper comes from PATH only when the default path lacks it and PATH has it.\n# The bash 3.2 that macOS ships as sh answers `command -p -v` from PATH.\nrun_helper() {\n  if command -p -v "$1" >/dev/null 2>&1 || ! command -v "$1" >/dev/null 2>&1; then command -p "$@"; else command "$@"; fi\n}\n'
+
+/** 11.28.1's and 11.28.2's prelude: the newest's without `run_helper`, each helper called as `command -p <helper>`. */
+const COMMAND_P_PRELUDE = replacedOnce(replacedOnce(SH_SHIM_PRELUDE, RUN_HELPER_COMMENT, COMMAND_P_COMMENT), RUN_HELPER_FUNCTION, '').replaceAll('run_helper ', 'command -p ')
+
+/** The prelude of a release whose helpers run as `helpers` says. */
+export function shShimPrelude (helpers: ShimHelpers): string {
+  return helpers === 'run_helper' ? SH_SHIM_PRELUDE : COMMAND_P_PRELUDE
+}

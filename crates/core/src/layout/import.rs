@@ -115,6 +115,8 @@ pub struct ImportRequest {
     pub disable_relink_local_dir_deps: bool,
     pub safe_to_skip: bool,
     pub blob_modes: BlobModes,
+    /// Store blobs are linked only with exactly their name's bits (pnpm before 11.28.6).
+    pub exact_blob_modes: bool,
 }
 
 /// What the caller knows of the bits of the store blobs it imports (docs/store-format.md,
@@ -131,8 +133,9 @@ pub enum BlobModes {
 }
 
 impl BlobModes {
-    /// What is known of `src`'s mode before it is imported.
-    pub fn of(&self, src: &Path) -> SrcMode {
+    /// What is known of `src`'s mode before it is imported, judged `exact`ly or not (see
+    /// [`SrcMode::Blob`]).
+    pub fn of(&self, src: &Path, exact: bool) -> SrcMode {
         let Some(named) = blob_modes::store_entry_mode(src) else {
             return SrcMode::Plain;
         };
@@ -140,7 +143,11 @@ impl BlobModes {
             BlobModes::Unchecked => None,
             BlobModes::Checked(drifted) => Some(drifted.get(src).copied().unwrap_or(named)),
         };
-        SrcMode::Blob { named, actual }
+        SrcMode::Blob {
+            named,
+            actual,
+            exact,
+        }
     }
 }
 
@@ -583,7 +590,10 @@ impl Ctx<'_> {
             .flatten();
         self.make_dirs(dir, dir_fd.as_ref(), entries)?;
         let place = |op: FileOp, e: &Entry| -> Result<(), ImportError> {
-            let mode = op.needs(self.req.blob_modes.of(&e.src), &e.src)?;
+            let mode = op.needs(
+                self.req.blob_modes.of(&e.src, self.req.exact_blob_modes),
+                &e.src,
+            )?;
             if let Some(fd) = dir_fd.as_ref().filter(|_| mode.linkable()) {
                 match file_ops::at::link(&e.src, fd, &e.rel) {
                     Ok(()) => {
@@ -777,7 +787,7 @@ impl Ctx<'_> {
                     continue;
                 }
                 let tmp = temp_sibling(&dest);
-                let mode = self.req.blob_modes.of(&e.src);
+                let mode = self.req.blob_modes.of(&e.src, self.req.exact_blob_modes);
                 let placed = ops.file.apply(&e.src, &tmp, mode).and_then(|done| {
                     if fs::symlink_metadata(&dest).is_ok_and(|m| m.is_dir()) {
                         let _ = fs::remove_dir_all(&dest);

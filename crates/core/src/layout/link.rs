@@ -85,6 +85,8 @@ pub struct BatchRequest {
     pub method: ImportMethod,
     pub packages: Vec<BatchPackage>,
     pub symlinks: Vec<SymlinkDep>,
+    /// See [`ImportRequest::exact_blob_modes`].
+    pub exact_blob_modes: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -112,6 +114,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
         method,
         packages,
         symlinks: dep_links,
+        exact_blob_modes,
     } = req;
     let keyed = packages
         .iter()
@@ -130,7 +133,14 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
         .zip(rows.into_par_iter())
         .map(|(pkg, row)| match (&pkg.source, &rows_error) {
             (FilesSource::IndexKey(_), Some(e)) => Err(e.clone()),
-            _ => prepare(pkg, row, store.as_deref(), &store_dir_text, method),
+            _ => prepare(
+                pkg,
+                row,
+                store.as_deref(),
+                &store_dir_text,
+                method,
+                exact_blob_modes,
+            ),
         })
         .collect();
     let packages = import_all(&prepared, &store_dir, method, stats);
@@ -196,6 +206,7 @@ fn prepare(
     store: Option<&store_handles::Store>,
     store_dir_text: &str,
     method: ImportMethod,
+    exact_blob_modes: bool,
 ) -> Result<Prepared, ImportError> {
     let (files, diff, symlinks) = match pkg.source {
         FilesSource::Map {
@@ -236,6 +247,7 @@ fn prepare(
         disable_relink_local_dir_deps: pkg.disable_relink_local_dir_deps,
         safe_to_skip: pkg.safe_to_skip,
         blob_modes: pkg.blob_modes,
+        exact_blob_modes,
     };
     Ok(Prepared {
         request,

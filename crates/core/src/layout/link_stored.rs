@@ -58,6 +58,8 @@ pub struct StoredRequest {
     pub method: ImportMethod,
     pub verify_store_integrity: bool,
     pub strict_store_pkg_content_check: bool,
+    /// See [`crate::import::ImportRequest::exact_blob_modes`].
+    pub exact_blob_modes: bool,
     pub packages: Vec<StoredPackage>,
 }
 
@@ -183,6 +185,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         method: req.method,
         packages: ready,
         symlinks: vec![],
+        exact_blob_modes: req.exact_blob_modes,
     };
     let imported = link::link_batch(batch, stats);
     let mut built = Vec::new();

@@ -38,9 +38,19 @@ pub fn store_entry_mode(path: &Path) -> Option<u32> {
 
 const EXEC_SUFFIX: &[u8] = b"-exec";
 
-/// Whether bits `actual` may stand for `expected` in a hard link (pnpm's `isLinkableStoreMode`):
-/// every bit equal but group and other write; group write may differ either way (umasks
-/// differ in it), other write may only be missing.
+/// Whether bits `actual` may stand for `expected` in a hard link (pnpm's `isLinkableStoreMode`,
+/// from 11.28.6): every bit equal but group and other write; group write may differ either way
+/// (umasks differ in it), other write may only be missing. Before 11.28.6 pnpm links a blob
+/// only when its bits are exactly `expected` (`exact`).
+pub fn is_linkable_as(actual: u32, expected: u32, exact: bool) -> bool {
+    if exact {
+        actual & 0o777 == expected & 0o777
+    } else {
+        is_linkable(actual, expected)
+    }
+}
+
+/// [`is_linkable_as`] under pnpm 11.28.6's rule and later.
 pub fn is_linkable(actual: u32, expected: u32) -> bool {
     const GROUP_OTHER_WRITE: u32 = 0o022;
     (actual ^ expected) & 0o777 & !GROUP_OTHER_WRITE == 0 && actual & !expected & 0o002 == 0

@@ -8,7 +8,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::blob_modes::is_linkable;
+use crate::blob_modes::is_linkable_as;
 use crate::error_code::ErrorCode;
 use crate::{os_error, platform};
 
@@ -205,8 +205,13 @@ pub enum SrcMode {
     /// its copies keep its mode.
     Plain,
     /// A store blob: `named` is the mode its name says (the umask applied), `actual` its
-    /// permission bits when they are known.
-    Blob { named: u32, actual: Option<u32> },
+    /// permission bits when they are known; `exact`: linked only with exactly `named`'s bits
+    /// (the running pnpm's rule: [`crate::blob_modes::is_linkable_as`]).
+    Blob {
+        named: u32,
+        actual: Option<u32>,
+        exact: bool,
+    },
 }
 
 impl SrcMode {
@@ -216,11 +221,13 @@ impl SrcMode {
             SrcMode::Blob {
                 named,
                 actual: None,
+                exact,
             } => {
                 let meta = fs::metadata(src).map_err(|e| ImportError::os(&e, "stat", src, None))?;
                 Ok(SrcMode::Blob {
                     named,
                     actual: Some(platform::permission_bits(&meta) & 0o777),
+                    exact,
                 })
             }
             known => Ok(known),
@@ -231,7 +238,11 @@ impl SrcMode {
     pub fn linkable(self) -> bool {
         match self {
             SrcMode::Plain => true,
-            SrcMode::Blob { named, actual } => actual.is_some_and(|a| is_linkable(a, named)),
+            SrcMode::Blob {
+                named,
+                actual,
+                exact,
+            } => actual.is_some_and(|a| is_linkable_as(a, named, exact)),
         }
     }
 
@@ -247,7 +258,7 @@ impl SrcMode {
     /// its source already.
     fn to_set(self) -> Option<u32> {
         match self {
-            SrcMode::Blob { named, actual } if actual != Some(named) => Some(named),
+            SrcMode::Blob { named, actual, .. } if actual != Some(named) => Some(named),
             _ => None,
         }
     }

@@ -45,6 +45,25 @@ fn linkable_tolerates_group_write_either_way_and_other_write_only_missing() {
 }
 
 #[test]
+fn before_pnpm_11_28_6_only_the_exact_bits_are_linkable() {
+    for (actual, expected, linkable) in [
+        (0o644, 0o644, true),
+        (0o100755, 0o755, true),
+        // What the later rule lets through.
+        (0o664, 0o644, false),
+        (0o644, 0o664, false),
+        (0o644, 0o666, false),
+    ] {
+        assert_eq!(
+            is_linkable_as(actual, expected, true),
+            linkable,
+            "{actual:o} for {expected:o}"
+        );
+    }
+    assert!(is_linkable_as(0o664, 0o644, false));
+}
+
+#[test]
 fn only_paths_shaped_like_blobs_are_store_blobs() {
     for (path, blob) in [
         (format!("/s/v11/files/ab/{HEX40}"), true),
