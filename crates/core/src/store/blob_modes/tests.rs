@@ -15,29 +15,37 @@ fn a_name_means_0o755_or_0o666_less_the_umask() {
 
 #[test]
 fn linkable_tolerates_group_write_either_way_and_other_write_only_missing() {
-    for (actual, expected, linkable) in [
-        (0o644, 0o644, true),
-        (0o755, 0o755, true),
-        (0o755, 0o644, false),
-        (0o644, 0o755, false),
-        // Group write, either way.
-        (0o664, 0o644, true),
-        (0o644, 0o664, true),
-        (0o775, 0o755, true),
-        // Other write: missing is fine, extra is not.
-        (0o664, 0o666, true),
-        (0o646, 0o644, false),
-        (0o666, 0o644, false),
-        // Any other bit.
-        (0o600, 0o644, false),
-        (0o744, 0o644, false),
-        (0o645, 0o644, false),
-        // Only the permission bits count (a regular file's type bits, setuid).
-        (0o100644, 0o644, true),
-        (0o4644, 0o644, true),
-    ] {
+    assert_linkable(
+        false,
+        &[
+            (0o644, 0o644, true),
+            (0o755, 0o755, true),
+            (0o755, 0o644, false),
+            (0o644, 0o755, false),
+            // Group write, either way.
+            (0o664, 0o644, true),
+            (0o644, 0o664, true),
+            (0o775, 0o755, true),
+            // Other write: missing is fine, extra is not.
+            (0o664, 0o666, true),
+            (0o646, 0o644, false),
+            (0o666, 0o644, false),
+            // Any other bit.
+            (0o600, 0o644, false),
+            (0o744, 0o644, false),
+            (0o645, 0o644, false),
+            // Only the permission bits count (a regular file's type bits, setuid).
+            (0o100644, 0o644, true),
+            (0o4644, 0o644, true),
+        ],
+    );
+}
+
+/// Each `(actual, expected, linkable)` judged by the rule `exact` names.
+fn assert_linkable(exact: bool, cases: &[(u32, u32, bool)]) {
+    for &(actual, expected, linkable) in cases {
         assert_eq!(
-            is_linkable(actual, expected),
+            is_linkable_as(actual, expected, exact),
             linkable,
             "{actual:o} for {expected:o}"
         );
@@ -46,21 +54,17 @@ fn linkable_tolerates_group_write_either_way_and_other_write_only_missing() {
 
 #[test]
 fn before_pnpm_11_28_6_only_the_exact_bits_are_linkable() {
-    for (actual, expected, linkable) in [
-        (0o644, 0o644, true),
-        (0o100755, 0o755, true),
-        // What the later rule lets through.
-        (0o664, 0o644, false),
-        (0o644, 0o664, false),
-        (0o644, 0o666, false),
-    ] {
-        assert_eq!(
-            is_linkable_as(actual, expected, true),
-            linkable,
-            "{actual:o} for {expected:o}"
-        );
-    }
-    assert!(is_linkable_as(0o664, 0o644, false));
+    assert_linkable(
+        true,
+        &[
+            (0o644, 0o644, true),
+            (0o100755, 0o755, true),
+            // What the later rule lets through.
+            (0o664, 0o644, false),
+            (0o644, 0o664, false),
+            (0o644, 0o666, false),
+        ],
+    );
 }
 
 #[test]
