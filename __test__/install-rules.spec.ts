@@ -13,6 +13,7 @@ import util from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { resolveConflicts, type Command } from '../dist/plugin/install/bin-links.js'
 import { runtimeOf, shShim } from '../dist/plugin/install/bin-shim.js'
+import { shShimPrelude, SH_SHIM_PRELUDE } from '../dist/plugin/install/sh-shim-prelude.js'
 import { manifestDigest, signatureOf, type FileSignature } from '../dist/plugin/install/install-state.js'
 import { compareVersions } from '../dist/plugin/install/semver-range.js'
 import { depPathToFilename, refToDepPath } from '../dist/plugin/install/virtual-store.js'
@@ -91,6 +92,17 @@ describe('the shell shim, byte for byte', () => {
     const ours = shShim(target, binsDir, runtimeOf(target, text), nodePath)
     expect(ours).toBe(await pnpmShim(target, text, binsDir, nodePath))
     expect(ours).toContain(`# cmd-shim-target=${target}\n`)
+  })
+
+  it('11.28.1\'s and 11.28.2\'s prelude: each helper through `command -p`, no `run_helper`, the rest as the newest\'s', () => {
+    const prelude = shShimPrelude('command -p')
+    expect(prelude).not.toContain('run_helper')
+    // The line those releases' bin linker looks for to take a shim as its own and current.
+    expect(prelude).toContain('  target=$(command -p readlink "$link")\n')
+    expect(prelude).toContain('case `command -p uname -a` in\n')
+    expect(prelude.startsWith(SH_SHIM_PRELUDE.slice(0, SH_SHIM_PRELUDE.indexOf('# A helper the default path lacks')))).toBe(true)
+    expect(prelude.endsWith(SH_SHIM_PRELUDE.slice(SH_SHIM_PRELUDE.indexOf('  *CYGWIN*|*MINGW*|*MSYS*)')))).toBe(true)
+    expect(shShimPrelude('run_helper')).toBe(SH_SHIM_PRELUDE)
   })
 })
 

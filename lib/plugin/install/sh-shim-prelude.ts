@@ -105,10 +105,12 @@ const RUN_HELPER_COMMENT = '# A helper the default path lacks, as in a Nix build
 const COMMAND_P_COMMENT = '# Where no default path is compiled in, as on Nix, `command -p` searches PATH\n# instead, so the helpers run with node_modules and relative entries dropped from\n# PATH.\n'
 const RUN_HELPER_FUNCTION = '# A helper comes from PATH only when the default path lacks it and PATH has it.\n# The bash 3.2 that macOS ships as sh answers `command -p -v` from PATH.\nrun_helper() {\n  if command -p -v "$1" >/dev/null 2>&1 || ! command -v "$1" >/dev/null 2>&1; then command -p "$@"; else command "$@"; fi\n}\n'
 
-/** 11.28.1's and 11.28.2's prelude: the newest's without `run_helper`, each helper called as `command -p <helper>`. */
-const COMMAND_P_PRELUDE = replacedOnce(replacedOnce(SH_SHIM_PRELUDE, RUN_HELPER_COMMENT, COMMAND_P_COMMENT), RUN_HELPER_FUNCTION, '').replaceAll('run_helper ', 'command -p ')
+/** 11.28.1's and 11.28.2's prelude, made the first time one of their shims is written (never at load). */
+let commandPPrelude: string | undefined
 
-/** The prelude of a release whose helpers run as `helpers` says. */
+/** The prelude of a release whose helpers run as `helpers` says: 11.28.1's and 11.28.2's is the newest's without `run_helper`, each helper called as `command -p <helper>`. */
 export function shShimPrelude (helpers: ShimHelpers): string {
-  return helpers === 'run_helper' ? SH_SHIM_PRELUDE : COMMAND_P_PRELUDE
+  if (helpers === 'run_helper') return SH_SHIM_PRELUDE
+  commandPPrelude ??= replacedOnce(replacedOnce(SH_SHIM_PRELUDE, RUN_HELPER_COMMENT, COMMAND_P_COMMENT), RUN_HELPER_FUNCTION, '').replaceAll('run_helper ', 'command -p ')
+  return commandPPrelude
 }
