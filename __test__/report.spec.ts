@@ -251,6 +251,10 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(why.change).not.toBe('')
   })
 
+  it('node_modules there: a fresh clone is native only if nothing else leaves it to pnpm, which explain tells (slidev with scripts off, session 14)', () => {
+    expect(whyNot('node_modules is not empty').change).toBe('nothing: a fresh clone (or `rm -rf node_modules`) installs natively unless something else leaves it to pnpm, as `cas-native-explain` tells (`pnpm dlx @cas/pnpm-plugin-native`)')
+  })
+
   it('a build or patch the cache lacks: what would change it depends on why it was not run natively (review s9b, item 7)', () => {
     const miss = (why?: string): WhyNot => whyNot(`a@1.0.0: no side effects cached for linux;x64;node24;deps=abc${why != null ? `, and ${why}` : ''}`)
     const cachedNext = 'pnpm builds it this time and caches the result, and the next fresh clone on this store takes it from the cache natively'

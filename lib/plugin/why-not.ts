@@ -97,7 +97,7 @@ function missChange (why: string | undefined): string {
 
 const RULES: Rule[] = [
   // Routine: pnpm's own work, which the native install has no part in.
-  { code: 'modules-exist', match: /^(?:\S+\/)?node_modules is not empty$/, says: () => 'node_modules already exists, so pnpm updates it (the native install only fills an empty one, as in a fresh clone)', change: 'nothing: a fresh clone or `rm -rf node_modules` installs natively', routine: true },
+  { code: 'modules-exist', match: /^(?:\S+\/)?node_modules is not empty$/, says: () => 'node_modules already exists, so pnpm updates it (the native install only fills an empty one, as in a fresh clone)', change: 'nothing: a fresh clone (or `rm -rf node_modules`) installs natively unless something else leaves it to pnpm, as `cas-native-explain` tells (`pnpm dlx @cas/pnpm-plugin-native`)', routine: true },
   { code: 'resolves', match: /^pnpm resolves /, says: () => 'pnpm resolves dependencies in this install (no lockfile, --fix-lockfile, --update-checksums or preferFrozenLockfile false)', change: 'install from a committed, up-to-date lockfile', routine: true },
   { code: 'no-lockfile', match: /^no lockfile$/, says: () => 'there is no pnpm-lock.yaml yet', change: 'commit the lockfile pnpm writes now; the next fresh clone installs natively', routine: true },
   { code: 'outdated-lockfile', match: /^the lockfile is not up to date with package\.json \((.*)\)$/, says: (m) => `the lockfile is not up to date with package.json (${m[1]})`, change: 'run `pnpm install` and commit the lockfile', routine: true },
