@@ -267,6 +267,8 @@ interface Project {
   label: string
   manifest: Record<string, unknown>
   workspace: string
+  /** The project's `.npmrc`, if it has one. */
+  npmrc?: string
   /** Entries stock's tree must have (starts of lines): what makes the comparison worth making. */
   covers: string[]
 }
@@ -333,6 +335,19 @@ const PROJECTS: Project[] = [
     covers: ['node_modules/f -> .pnpm/f@1.0.0/node_modules/f', 'node_modules/.bin/fcmd 755', 'node_modules/.modules.yaml 644 {"hoistedDependencies":'],
   },
   {
+    // The same setting where pnpm 10 projects keep it: pnpm 11 reads no layout setting from
+    // `.npmrc` (only pnpm-workspace.yaml's), so f is hoisted privately, by both.
+    label: 'shamefully-hoisted-npmrc',
+    manifest: {
+      name: 'shamefully-hoisted-npmrc',
+      version: '4.1.0',
+      dependencies: { a: '1.0.0', b: '1.0.0', bundler: '1.0.0', owners: '1.0.0' },
+    },
+    workspace: 'minimumReleaseAge: 0\n',
+    npmrc: 'shamefully-hoist=true\n',
+    covers: ['node_modules/.pnpm/node_modules/f -> ../f@1.0.0/node_modules/f', 'node_modules/.pnpm/node_modules/.bin/fcmd 755'],
+  },
+  {
     // Shims with no NODE_PATH at all (the private hoisting directory no longer added), also those of the build step.
     label: 'no-node-path',
     manifest: {
@@ -369,7 +384,7 @@ const WORKSPACE = {
 }
 
 /** A project's files as a clone has them (and its `patches` directory, if any). */
-const CLONED = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']
+const CLONED = ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', '.npmrc']
 
 describe('the native frozen install with the real pnpm 11 CLI', () => {
   let base: string
@@ -393,7 +408,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   const sandbox = (label: string): string => path.join(base, `${label}-sandbox`)
 
   /** The README's setup: a project with the plugin as its config dependency and a lockfile pnpm resolved. */
-  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string, projects: Record<string, WorkspaceProject> = {}, patches: Record<string, string> = {}): Promise<{ dir: string, store: string }> {
+  async function setUp (label: string, manifest: Record<string, unknown>, workspace: string, projects: Record<string, WorkspaceProject> = {}, patches: Record<string, string> = {}, npmrc?: string): Promise<{ dir: string, store: string }> {
     const dir = path.join(base, label)
     const store = path.join(base, `${label}-store`)
     fs.mkdirSync(dir)
@@ -404,6 +419,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       for (const [file, [text, mode]] of Object.entries(files)) fs.writeFileSync(path.join(dir, project, file), text, { mode })
     }
     fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), workspace)
+    if (npmrc != null) fs.writeFileSync(path.join(dir, '.npmrc'), npmrc)
     for (const [file, text] of Object.entries(patches)) {
       fs.mkdirSync(path.join(dir, 'patches'), { recursive: true })
       fs.writeFileSync(path.join(dir, 'patches', file), text)
@@ -418,7 +434,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   function clone (from: string, label: string): string {
     const dir = path.join(base, label)
     fs.mkdirSync(dir)
-    for (const f of CLONED) fs.copyFileSync(path.join(from, f), path.join(dir, f))
+    for (const f of CLONED) if (fs.existsSync(path.join(from, f))) fs.copyFileSync(path.join(from, f), path.join(dir, f))
     // The projects, the patches, and any other folder (a `link:` dependency's).
     for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
       if (!entry.isDirectory() || entry.name === 'node_modules') continue
@@ -577,7 +593,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
 
   for (const project of PROJECTS) {
     it(`${project.label}: the whole node_modules is stock pnpm's, pnpm finds it up to date; a changed package.json installs on top as stock`, async () => {
-      const { dir, store } = await setUp(project.label, project.manifest, project.workspace)
+      const { dir, store } = await setUp(project.label, project.manifest, project.workspace, {}, {}, project.npmrc)
       const both = await expectSameAsStock(dir, store, project.label, { packages: countSnapshots(dir), why: 'util' })
       for (const entry of project.covers) expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
 
