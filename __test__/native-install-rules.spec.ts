@@ -283,7 +283,6 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['a patch for a version range', { top: 'patchedDependencies:\n  a@^1.0.0: abc\n' }, { patchedDependencies: { 'a@^1.0.0': PATCH_FILE } }, /^a patchedDependencies key with a version range \(a@\^1\.0\.0\)$/],
     ['a patch whose hash is not the lockfile\'s', { top: 'patchedDependencies:\n  a: abc\n' }, { patchedDependencies: { a: PATCH_FILE } }, /^patchedDependencies differ from the lockfile$/],
     ['a patch the lockfile records but its package does not have', { top: `patchedDependencies:\n  a: ${PATCH_HASH}\n` }, { patchedDependencies: { a: PATCH_FILE } }, /^a@1\.0\.0: not the patch pnpm would apply to it$/],
-    ['a patch with scripts off', { top: `patchedDependencies:\n  a: ${PATCH_HASH}\n` }, { patchedDependencies: { a: PATCH_FILE }, ignoreScripts: true }, /^patched dependencies with scripts off$/],
   ] as Array<[string, Parameters<typeof project>[0], Partial<NativeInstallConfig>, RegExp]>)('%s', async (_name, shape, settings, why) => {
     const dir = project(shape)
     const before = fs.readdirSync(dir).sort()

@@ -1846,6 +1846,26 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(sideEffectsRows(cold.stockStore, ['util'])).toEqual([[expect.any(String), [[expect.stringMatching(/;patch=/), expect.anything()]]]])
   })
 
+  it.runIf(buildsNative)('patched packages with scripts off (pnpm patches them in its build step on every install, nothing looked up, no script run): patched natively, the build left pending; stock\'s tree, side effects and state, up to date, warm and cold', async () => {
+    const manifest = { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
+    const settings = `minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n${PATCHED}`
+    const { dir, store } = await setUp('scripts-off-patch', manifest, settings, {}, PATCHES)
+    fs.rmSync(path.join(dir, 'build-log.txt'), { force: true })
+    const args = ['--config.ignore-scripts=true']
+    const warm = await expectSameAsStock(dir, store, 'scripts-off-patch', { packages: countSnapshots(dir), why: 'util', args })
+    for (const d of [warm.stock, warm.native]) {
+      expect(buildLog(d)).toBe('')
+      expect(fs.readFileSync(path.join(d, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
+      expect(fs.readFileSync(path.join(d, 'node_modules', 'logs-build', 'build.js'), 'utf8')).toContain("'patched'")
+    }
+    expect(warm.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"pendingBuilds":["logs-build@1.0.0')
+    const cold = await installCold(dir, 'scripts-off-patch-cold', args)
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('')
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
+    expect(sideEffectsRows(cold.nativeStore, ['util', 'logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['util', 'logs-build']))
+  })
+
   /** The package name of a store index key (`<integrity>\t<name>@<version>`). */
   const nameOfKey = (key: string): string => key.split('\t')[1].replace(/@[^@]*$/, '')
 

@@ -87,8 +87,9 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     included: { dependencies: true, devDependencies: true, optionalDependencies: true },
     injectedDeps: {},
     // pnpm lists builds it left undecided (none here: those installs are left to it), and
-    // only when it looked at builds at all: scripts on, and something to build (or built).
-    ignoredBuilds: config.ignoreScripts !== true && record.requireBuild.length + (record.builtFromCache?.length ?? 0) > 0 ? [] : undefined,
+    // only when its build step had something to take: with scripts on, a package to build (or
+    // built); with scripts off, a package to patch (`builtFromCache` then has only those).
+    ignoredBuilds: (config.ignoreScripts !== true ? record.requireBuild.length : 0) + (record.builtFromCache?.length ?? 0) > 0 ? [] : undefined,
     layoutVersion: 5,
     nodeLinker: 'isolated',
     packageManager: `pnpm@${record.pnpmVersion}`,

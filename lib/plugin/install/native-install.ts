@@ -601,8 +601,9 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     shimQuoting: plan.release.shimQuoting,
     shimHelpers: plan.release.shimHelpers,
     buildStepNodePath: plan.release.buildStepNodePath,
-    // With scripts on, pnpm takes each package with a build through its build step, and denies it there.
-    throughBuildStep: new Set(config.ignoreScripts === true ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),
+    // pnpm takes each package with a build through its build step, and denies it there; with
+    // scripts off it has a build step only when it patches packages (nothing runs in it then).
+    throughBuildStep: new Set(config.ignoreScripts === true && plan.cacheKeys.size === 0 ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),
     // Filled when an optional package's build fails and it is removed.
     removed: new Set(),
   }

@@ -31,10 +31,9 @@ export type PatchHashes = Map<string, string>
  * The configured patches' hashes, when they are what the lockfile records (pnpm refuses or
  * re-resolves a lockfile whose `patchedDependencies` differ), or why the install is left to
  * pnpm: a patch file missing (pnpm fails with ERR_PNPM_PATCH_NOT_FOUND), a key with a version
- * range (pnpm picks among ranges by semver), scripts off (pnpm then patches in its build step
- * and looks nothing up in the cache).
+ * range (pnpm picks among ranges by semver).
  */
-export function patchHashes (configured: Record<string, string> | undefined, locked: Record<string, string> | undefined, rootDir: string, ignoreScripts: boolean): PatchHashes | string {
+export function patchHashes (configured: Record<string, string> | undefined, locked: Record<string, string> | undefined, rootDir: string): PatchHashes | string {
   const hashes: PatchHashes = new Map()
   for (const [key, file] of Object.entries(configured ?? {})) {
     if (!SIMPLE_RULE.test(key)) return `a patchedDependencies key with a version range (${key})`
@@ -42,7 +41,6 @@ export function patchHashes (configured: Record<string, string> | undefined, loc
     if (hash == null) return `the patch file of ${key} cannot be read`
     hashes.set(key, hash)
   }
-  if (hashes.size > 0 && ignoreScripts) return 'patched dependencies with scripts off'
   const lockedKeys = Object.keys(locked ?? {})
   if (lockedKeys.length !== hashes.size || lockedKeys.some((key) => hashes.get(key) !== locked![key])) return 'patchedDependencies differ from the lockfile'
   return hashes
@@ -78,8 +76,8 @@ export function patchHashInDepPath (depPath: string): string | undefined {
  * lockfile's `patchedDependencies`); or why the install is left to pnpm (see `patchHashes`; a
  * package whose dependency path names another patch than the one pnpm would apply, or none).
  */
-export function patchedPackages (locked: unknown, planned: Array<{ depPath: string, name: string, version: string }>, config: { patchedDependencies?: Record<string, string>, ignoreScripts?: boolean }, rootDir: string): Map<string, string> | string {
-  const hashes = patchHashes(config.patchedDependencies, locked as Record<string, string> | undefined, rootDir, config.ignoreScripts === true)
+export function patchedPackages (locked: unknown, planned: Array<{ depPath: string, name: string, version: string }>, config: { patchedDependencies?: Record<string, string> }, rootDir: string): Map<string, string> | string {
+  const hashes = patchHashes(config.patchedDependencies, locked as Record<string, string> | undefined, rootDir)
   if (typeof hashes === 'string') return hashes
   const patched = new Map<string, string>()
   for (const p of planned) {

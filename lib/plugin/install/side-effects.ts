@@ -237,19 +237,23 @@ export interface CacheKeys {
 export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: PlannedPackage[], config: SideEffectsConfig, patches: Map<string, string>): Map<string, CacheKeys> | string {
   const keys = new Map<string, CacheKeys>()
   const engine = engineName()
-  const unread = cacheUnread(config) ?? (engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined)
+  const noEngine = engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined
+  // Scripts off: pnpm looks nothing up, and its build step patches every patched package on every install.
+  const scriptsOff = config.ignoreScripts === true
+  const unread = cacheUnread(config) ?? noEngine
   const verdicts = new Map(planned.map((p) => [p.depPath, buildVerdict(p.name, p.version, config)]))
   const allowed = planned.filter((p) => verdicts.get(p.depPath) === true)
-  const unpatchable = planned.find((p) => patches.has(p.depPath) && (unread != null || verdicts.get(p.depPath) === 'unread'))
-  if (unpatchable != null) return `${unpatchable.depPath}: patched, and pnpm applies the patch itself (${unread ?? 'allowBuilds has rules not read here'})`
-  if (unread != null) return keys
+  const whyUnpatchable = scriptsOff ? noEngine : unread
+  const unpatchable = planned.find((p) => patches.has(p.depPath) && (whyUnpatchable != null || (!scriptsOff && verdicts.get(p.depPath) === 'unread')))
+  if (unpatchable != null) return `${unpatchable.depPath}: patched, and pnpm applies the patch itself (${whyUnpatchable ?? 'allowBuilds has rules not read here'})`
+  if (unread != null && !scriptsOff) return keys
   for (const p of planned) {
     const patch = patches.get(p.depPath)
-    if (patch == null || verdicts.get(p.depPath) === true) continue
+    if (patch == null || (!scriptsOff && verdicts.get(p.depPath) === true)) continue
     const patchKey = `${engine!};${FORMAT};patch=${patch}`
     keys.set(p.depPath, { key: patchKey, patched: patchKey, eachTime: true })
   }
-  if (allowed.length === 0) return keys
+  if (scriptsOff || allowed.length === 0) return keys
   // Only the packages whose builds pnpm allows are looked up: their hashes, not the whole graph's.
   const hashes = graphHashes(plannedGraph(lockfile, planned), allowed.map((p) => p.depPath))
   for (const p of allowed) {
