@@ -1847,8 +1847,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   })
 
   it.runIf(buildsNative)('patched packages with scripts off (pnpm patches them in its build step on every install, nothing looked up, no script run): patched natively, the build left pending; stock\'s tree, side effects and state, up to date, warm and cold', async () => {
-    const manifest = { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
-    const settings = `minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n${PATCHED}`
+    // builder: a build and a command of its own, not patched: through the build step all the same.
+    const manifest = { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0', builder: '1.0.0' } }
+    const settings = `minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  builder: false\n${PATCHED}`
     const { dir, store } = await setUp('scripts-off-patch', manifest, settings, {}, PATCHES)
     fs.rmSync(path.join(dir, 'build-log.txt'), { force: true })
     const args = ['--config.ignore-scripts=true']
@@ -1858,7 +1859,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       expect(fs.readFileSync(path.join(d, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
       expect(fs.readFileSync(path.join(d, 'node_modules', 'logs-build', 'build.js'), 'utf8')).toContain("'patched'")
     }
-    expect(warm.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"pendingBuilds":["logs-build@1.0.0')
+    expect(warm.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toMatch(/"pendingBuilds":\[.*"logs-build@1\.0\.0/)
+    expect(warm.stockTree).toContainEqual(expect.stringMatching(/^node_modules\/\.pnpm\/builder@1\.0\.0\/node_modules\/builder\/node_modules\/\.bin\/builder-cli 755/))
     const cold = await installCold(dir, 'scripts-off-patch-cold', args)
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('')
