@@ -12,11 +12,12 @@ import path from 'node:path'
 import util from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { resolveConflicts, type Command } from '../dist/plugin/install/bin-links.js'
-import { runtimeOf, shShim } from '../dist/plugin/install/bin-shim.js'
+import { cmdShim9ShShim, runtimeOf, shShim } from '../dist/plugin/install/bin-shim.js'
 import { shShimPrelude, SH_SHIM_PRELUDE } from '../dist/plugin/install/sh-shim-prelude.js'
 import { manifestDigest, signatureOf, type FileSignature } from '../dist/plugin/install/install-state.js'
 import { compareVersions } from '../dist/plugin/install/semver-range.js'
 import { depPathToFilename, refToDepPath } from '../dist/plugin/install/virtual-store.js'
+import { fetchPnpm } from '../scripts/pnpm-versions.mjs'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -92,6 +93,33 @@ describe('the shell shim, byte for byte', () => {
     const ours = shShim(target, binsDir, runtimeOf(target, text), nodePath)
     expect(ours).toBe(await pnpmShim(target, text, binsDir, nodePath))
     expect(ours).toContain(`# cmd-shim-target=${target}\n`)
+  })
+
+  it.each<[string, string, string, string[] | undefined]>([
+    ['an env node shebang', 'bin/a.js', '#!/usr/bin/env node\nrequire("../")\n', undefined],
+    ['a NODE_PATH', 'bin/a.js', '#!/usr/bin/env node\n', nodePath],
+    ['env -S with arguments', 'cli.mjs', '#!/usr/bin/env -S node --experimental-vm-modules --no-warnings\n', undefined],
+    ['an absolute program', 'bin/a', '#!/bin/sh\necho a\n', undefined],
+    ['no shebang, a .sh file', 'run.sh', 'echo hi\n', nodePath],
+    ['no shebang, no extension: run as it is', 'bin/tool', 'binary', nodePath],
+    ['a quote in the path', "bin/it's.js", '#!/usr/bin/env node\n', undefined],
+  ])('as pnpm 11.19 to 11.26 write it (@zkochan/cmd-shim 9.0.7, out of 11.22.0\'s bundle): %s', async (_, relative, text, nodePath) => {
+    const cmdShim9 = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { path14: path }, [], fetchPnpm('11.22.0'))
+    const target = path.join(pkgDir, relative)
+    let written: string | undefined
+    const promises = {
+      readFile: async (file: string) => {
+        if (file === target) return text
+        throw Object.assign(new Error(`ENOENT: ${file}`), { code: 'ENOENT' })
+      },
+      writeFile: async (file: string, data: string) => { if (file === path.join(binsDir, 'cmd')) written = data },
+      unlink: async () => {},
+      chmod: async () => {},
+      mkdir: async () => {},
+    }
+    // As 11.22.0's bin linker asks for it on POSIX: no PowerShell shim.
+    await cmdShim9(target, path.join(binsDir, 'cmd'), { fs: { promises }, createPwshFile: false, nodePath })
+    expect(cmdShim9ShShim(target, binsDir, runtimeOf(target, text), nodePath)).toBe(written)
   })
 
   it('11.28.1\'s and 11.28.2\'s prelude: each helper through `command -p`, no `run_helper`, the rest as the newest\'s', () => {

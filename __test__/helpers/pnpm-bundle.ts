@@ -14,10 +14,15 @@ import path from 'node:path'
 import vm from 'node:vm'
 import { referencePnpmDir } from './pnpm-cli.js'
 
-let bundle: string | undefined
-const bundleText = (): string => (bundle ??= fs.readFileSync(path.join(referencePnpmDir, 'dist', 'pnpm.mjs'), 'utf8'))
+const bundles = new Map<string, string>()
+/** The bundle of the pnpm package at `pnpmDir`, read once. */
+function bundleOf (pnpmDir: string): string {
+  let text = bundles.get(pnpmDir)
+  if (text == null) bundles.set(pnpmDir, text = fs.readFileSync(path.join(pnpmDir, 'dist', 'pnpm.mjs'), 'utf8'))
+  return text
+}
 
-/** The end of the statement starting at `from`: the first `;` outside brackets, strings, templates and regexes' classes. */
+/** The end of the statement starting at `from`: the first `;` outside brackets, strings, templates, comments and regexes' classes. */
 function statementEnd (text: string, from: number): number {
   const closers: string[] = []
   for (let i = from; i < text.length; i++) {
@@ -29,7 +34,10 @@ function statementEnd (text: string, from: number): number {
       else if (c === '$' && text[i + 1] === '{') { closers.push('}'); i++ }
       continue
     }
-    if (c === '"' || c === "'") {
+    // A comment (a line comment after white space, not the end of a regex) may hold a lone quote.
+    if (c === '/' && text[i + 1] === '/' && /\s/.test(text[i - 1])) i = text.indexOf('\n', i)
+    else if (c === '/' && text[i + 1] === '*') i = text.indexOf('*/', i) + 1
+    else if (c === '"' || c === "'") {
       for (i++; text[i] !== c; i++) if (text[i] === '\\') i++
     } else if (c === '`') closers.push('`')
     else if (c === '(' || c === '[' || c === '{') closers.push(c === '(' ? ')' : c === '[' ? ']' : '}')
@@ -42,8 +50,8 @@ function statementEnd (text: string, from: number): number {
 const escaped = (name: string): string => name.replace(/\$/g, '\\$')
 
 /** The source that defines `name` in the bundle, as a statement of its own. */
-function definitionOf (name: string): string {
-  const text = bundleText()
+function definitionOf (name: string, pnpmDir: string): string {
+  const text = bundleOf(pnpmDir)
   const fn = new RegExp(`\\n(?:async )?function\\*? ?${escaped(name)}\\(`).exec(text)
   if (fn != null) return text.slice(fn.index + 1, text.indexOf('\n}\n', fn.index) + 2)
   const assignment = new RegExp(`\\n\\s*(?:var |let |const )?${escaped(name)} = `).exec(text)
@@ -78,8 +86,8 @@ for (let pending = ${SET_UP}; pending.length > 0;) {
  * pnpm's function `name`, callable; `imports`: the bundle's imported modules by their names in
  * it (`{ path11: path }`); `uses`: names it uses where a `try` would swallow their absence.
  */
-export function pnpmFunction<F extends (...args: never[]) => unknown> (name: string, imports: Record<string, unknown> = {}, uses: string[] = []): F {
-  const definitions = new Map<string, string>([name, ...uses].map((n) => [n, definitionOf(n)]))
+export function pnpmFunction<F extends (...args: never[]) => unknown> (name: string, imports: Record<string, unknown> = {}, uses: string[] = [], pnpmDir = referencePnpmDir): F {
+  const definitions = new Map<string, string>([name, ...uses].map((n) => [n, definitionOf(n, pnpmDir)]))
   let built: ((...args: unknown[]) => unknown) | undefined
   const build = (): ((...args: unknown[]) => unknown) => {
     const body = `const ${SET_UP} = [];\n${[...definitions.values()].join('\n')}\n${setUp}\nreturn ${name}`
@@ -89,7 +97,7 @@ export function pnpmFunction<F extends (...args: never[]) => unknown> (name: str
   const learn = (err: unknown): void => {
     const missing = err instanceof ReferenceError ? /^(\S+) is not defined$/.exec(err.message)?.[1] : undefined
     if (missing == null || definitions.has(missing) || missing in imports) throw err
-    definitions.set(missing, definitionOf(missing))
+    definitions.set(missing, definitionOf(missing, pnpmDir))
     built = undefined
   }
   const call = (args: unknown[]): unknown => {

@@ -95,6 +95,82 @@ export function shShim (target: string, shimDir: string, runtime: Runtime, nodeP
   return `${sh}# cmd-shim-target=${target}\n`
 }
 
+/** The start of every shell shim `@zkochan/cmd-shim` 9.0.7 writes (pnpm 11.19 to 11.26). */
+const CMD_SHIM_9_PRELUDE = `#!/bin/sh
+# Resolve $0 through symlinks so basedir is the shim's real directory.
+# Cap hops at the kernel's ELOOP limit so a cycle cannot hang the shim.
+link="$0"
+hops=0
+while [ -L "$link" ] && [ "$hops" -lt 40 ]; do
+  hops=$((hops+1))
+  target=$(readlink "$link")
+  case "$target" in
+    /*) link="$target" ;;
+    *)  link="$(dirname "$link")/$target" ;;
+  esac
+done
+basedir=$(dirname "$(echo "$link" | sed -e 's,\\\\,/,g')")
+basedir_win="$basedir"
+exe=""
+msys=""
+
+case \`uname -a\` in
+  *CYGWIN*|*MINGW*|*MSYS*)
+    if command -v cygpath > /dev/null 2>&1; then
+      basedir_win=\`cygpath -w "$basedir"\`
+    fi
+    exe=".exe"
+    msys="true"
+  ;;
+  *WSL2*)
+    if command -v wslpath > /dev/null 2>&1; then
+      basedir_win="$(wslpath -w "$basedir" 2> /dev/null)"
+      if [ $? -ne 0 ] || [ -z "$basedir_win" ]; then
+        basedir_win="$basedir"
+      else
+        exe=".exe"
+      fi
+    fi
+  ;;
+esac
+
+`
+
+/**
+ * The shell shim pnpm 11.19 to 11.26 write for `target` into the `.bin` directory `shimDir`
+ * (`@zkochan/cmd-shim` 9.0.7, which they bundle; on POSIX only this file): its own prelude, the
+ * `NODE_PATH` in double quotes, the target from `$basedir` (the directory the shim was found
+ * in, symlinks resolved by name), and a last line naming the target. A program run through
+ * `cmd` or an `.exe` is not written here.
+ */
+export function cmdShim9ShShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined): string {
+  const relativeTarget = path.relative(shimDir, target).split('\\').join('/')
+  if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${shimDir}`)
+  const { program, args } = runtime
+  let sh = CMD_SHIM_9_PRELUDE
+  if (nodePath != null && nodePath.length > 0) sh += nodePathLines(nodePath, 'double')
+  const quoted = `"$basedir/${relativeTarget}"`
+  if (program == null) sh += `exec ${quoted}   "$@"\nexit $?\n`
+  else if (program === 'cmd' || program === 'cmd.exe' || /\.exe$/i.test(program)) throw new UnsupportedShim(`a shim for ${program}`)
+  else {
+    const prog = program.split('\\').join('/')
+    const quotedWin = `"$basedir_win/${relativeTarget}"`
+    sh += `if [ -n "$exe" ] && [ -x "$basedir/${prog}.exe" ]; then
+  exec "$basedir/${prog}.exe" ${args} ${quotedWin} "$@"
+elif [ -x "$basedir/${prog}" ]; then
+  exec "$basedir/${prog}" ${args} ${quoted} "$@"
+elif command -v ${prog} >/dev/null 2>&1; then
+  exec ${prog} ${args} ${quoted} "$@"
+elif [ -n "$exe" ] && command -v ${prog}.exe >/dev/null 2>&1; then
+  exec ${prog}.exe ${args} ${quotedWin} "$@"
+else
+  exec ${prog} ${args} ${quoted} "$@"
+fi
+`
+  }
+  return `${sh}# cmd-shim-target=${target}\n`
+}
+
 /**
  * What pnpm adds to a shim's `NODE_PATH` for a target in the real directory `dir`: the
  * `node_modules` of the package it is in and the `node_modules` that package sits in, then

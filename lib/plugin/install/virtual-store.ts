@@ -28,6 +28,8 @@ export interface LockfileObject {
 }
 
 export interface PackageSnapshot {
+  /** A package not from a registry names itself (pnpm's `nameVerFromPkgSnapshot`). */
+  name?: string
   resolution?: Record<string, unknown>
   version?: string
   dependencies?: Record<string, string>
@@ -142,8 +144,11 @@ function dependenciesOf (snapshot: PackageSnapshot, opts: LayoutOptions): Record
     : { ...snapshot.dependencies, ...snapshot.optionalDependencies }
 }
 
-/** Every dependency path reachable from the importers through the included groups. */
-function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, boolean>): Set<string> {
+/**
+ * Every dependency path reachable from the importers through the included groups (optional
+ * dependencies only when those are included): the packages of pnpm's filtered lockfile.
+ */
+export function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, boolean>): Set<string> {
   const seen = new Set<string>()
   const stack: string[] = []
   const visit = (deps: Record<string, string> | undefined): void => {
