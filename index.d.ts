@@ -295,8 +295,8 @@ export interface LinkStoredOptions {
   packageImportMethod: string
   verifyStoreIntegrity: boolean
   strictStorePkgContentCheck: boolean
-  /** Store blobs are linked only with exactly their name's bits (pnpm before 11.28.6). */
-  exactBlobModes?: boolean
+  /** The running pnpm's rule for a store blob's bits: `none`, `exact` or `linkable` (the default). */
+  blobModeRule?: string
   /**
    * `count` packages: their store-index keys, expected names and versions and target
    * directories, each column NUL-joined.

@@ -140,6 +140,8 @@ const cases: Record<string, Case[]> = {
     ['linkStoredPackages: version with a NUL', () => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, version: '1\0' }] } as any), 'packages[0].version', VALUE],
     ['linkStoredPackages: a relative child', () => cas.linkStoredPackages({ storeDir, packages: [{ ...stored, children: { b: 'b' } }] } as any), 'packages[0].children["b"]', VALUE],
     ['linkStoredPackages: packageImportMethod unknown', () => cas.linkStoredPackages({ storeDir, packages: [], packageImportMethod: 'symlink' } as any), 'packageImportMethod', VALUE],
+    ['linkStoredPackages: blobModeRule unknown', () => cas.linkStoredPackages({ storeDir, packages: [], blobModeRule: 'loose' } as any), 'blobModeRule', VALUE],
+    ['linkStoredPackages: blobModeRule a boolean', () => cas.linkStoredPackages({ storeDir, packages: [], blobModeRule: true } as any), 'blobModeRule', TYPE],
   ],
   'index.linkPackages': [
     ['linkPackages: no options', () => cas.linkPackages(undefined as any), 'opts', TYPE],

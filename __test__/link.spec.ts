@@ -329,17 +329,17 @@ describe('linkStoredPackages', () => {
     expect(trusted.results[0].linked).toBe(true)
   })
 
-  it('a blob whose group write drifted: linked, or copied with its name\'s mode under exactBlobModes (pnpm before 11.28.6)', async () => {
+  it('a blob whose group write drifted: linked, copied with its name\'s mode under the exact rule (pnpm 11.28.1 to 11.28.5), linked under none (before)', async () => {
     const { storeDir, packages } = await storeFilledByPnpm('stored-group-write')
     const fixture = packages.find((p) => p.name === 'is-docker')!
     const blob = fixture.filesMap.get('cli.js')!
     const named = fs.statSync(blob).mode & 0o777
     fs.chmodSync(blob, named | 0o020)
-    for (const [exactBlobModes, linked] of [[false, true], [true, false]]) {
+    for (const [blobModeRule, linked] of [['linkable', true], ['exact', false], ['none', true], [undefined, true]] as const) {
       for (const verifyStoreIntegrity of [true, false]) {
-        const root = freshDir(`stored-group-write-${String(exactBlobModes)}-${String(verifyStoreIntegrity)}`)
+        const root = freshDir(`stored-group-write-${String(blobModeRule)}-${String(verifyStoreIntegrity)}`)
         const pkg = { filesIndexFile: fixture.key, name: 'is-docker', version: '2.2.1', targetDir: inVirtualStore(root, 'is-docker', fixture.id) }
-        expect((await cas.linkStoredPackages({ storeDir, exactBlobModes, verifyStoreIntegrity, packages: [pkg] })).results[0].linked).toBe(true)
+        expect((await cas.linkStoredPackages({ storeDir, blobModeRule, verifyStoreIntegrity, packages: [pkg] })).results[0].linked).toBe(true)
         const placed = fs.statSync(path.join(pkg.targetDir, 'cli.js'))
         expect([placed.ino === fs.statSync(blob).ino, placed.mode & 0o777]).toEqual(linked ? [true, named | 0o020] : [false, named])
       }

@@ -40,7 +40,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -56,7 +56,22 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     /\n\s*policy: \{\n[\s\S]*?\n\s*\},\n\s*canTrustPastCheck/.exec(/\nfunction createNpmResolutionVerifier\([^)]*\) \{[\s\S]*?\n\}\n/.exec(text)?.[0] ?? '')?.[0] ?? ''
   const verdictChecks = [...snapshot.matchAll(/^\s*(\w+): true,?$/gm), ...text.matchAll(/\n\s*\w+_CACHE_IDENTITY = \{\n\s*policy: \{ (\w+): true \}/g)].map((m) => m[1]).sort()
   const workspaceBins = text.includes('validation.workspaceBins[importerId] = ')
-  return { settings, more, registryRoutes: picked.includes('registryRoutes'), validation, workspaceBins, shimQuoting, shimHelpers, verdictChecks }
+  return {
+    settings,
+    more,
+    registryRoutes: picked.includes('registryRoutes'),
+    validation,
+    workspaceBins,
+    shimQuoting,
+    shimHelpers,
+    verdictChecks,
+    shimWriter: text.includes('/@zkochan/cmd-shim/9.0.7/') ? 'cmd-shim 9' : 'pnpm',
+    // Written on every install, not only under nodeExperimentalPackageMap.
+    packageMap: text.includes('const shouldWritePackageMap = opts3.enableModulesDir !== false'),
+    modulesRegistries: text.includes('      registries: opts3.registries,\n      skipped: Array.from(skipped),'),
+    peerBins: text.includes('\nasync function autoInstalledPeerBinDirs(') || text.includes('\nfunction autoInstalledPeerBinDirs('),
+    verdictMissingTime: snapshot.includes('minimumReleaseAgeIgnoreMissingTime'),
+  }
 }
 
 describe('the table of pnpm releases', () => {
@@ -76,16 +91,23 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime } = release
+    // @zkochan/cmd-shim's shims have neither form of pnpm's own.
+    const ownShims = shimWriter === 'pnpm'
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
       settings: [...state.settings],
       more: [...state.more],
       registryRoutes: state.registryRoutes,
       validation: state.validation,
       workspaceBins: state.workspaceBins,
-      shimQuoting,
-      shimHelpers,
+      shimQuoting: ownShims ? shimQuoting : 'neither',
+      shimHelpers: ownShims ? shimHelpers : 'neither',
       verdictChecks: [...verdictChecks].sort(),
+      shimWriter,
+      packageMap,
+      modulesRegistries,
+      peerBins,
+      verdictMissingTime,
     })
     expect(stateFormOf(version)).toBe(state)
   })

@@ -296,6 +296,10 @@ export interface StoredPackage {
   patchedSideEffectsCacheKey?: string
 }
 
+/** What `linkStoredPackages`' `blobModeRule` may be. */
+export const BLOB_MODE_RULES = ['none', 'exact', 'linkable'] as const
+export type BlobModeRule = typeof BLOB_MODE_RULES[number]
+
 export interface LinkStoredPackagesOptions {
   /** An existing store (absolute path; a missing one is `ERR_PNPM_ENOENT`, never created). */
   storeDir: string
@@ -304,8 +308,13 @@ export interface LinkStoredPackagesOptions {
   verifyStoreIntegrity?: boolean
   /** A row naming another package leaves it out (default `true`); else it is a warning and also leaves it out. */
   strictStorePkgContentCheck?: boolean
-  /** Store blobs linked only with exactly their name's bits, as pnpm before 11.28.6 (default `false`: a drifted group write is linked too). */
-  exactBlobModes?: boolean
+  /**
+   * The running pnpm's rule for a store blob whose bits drifted from its name's mode:
+   * `linkable` (from 11.28.6, the default: a drifted group write is linked too, anything else
+   * copied with its name's mode), `exact` (11.28.1 to 11.28.5: linked only with exactly its
+   * name's bits), `none` (before 11.28.1: every blob linked, and copied, as it is).
+   */
+  blobModeRule?: BlobModeRule
   packages: StoredPackage[]
 }
 
@@ -348,7 +357,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
   checkOptionalEnum('packageImportMethod', opts.packageImportMethod, PACKAGE_IMPORT_METHODS)
   checkOptionalBoolean('verifyStoreIntegrity', opts.verifyStoreIntegrity)
   checkOptionalBoolean('strictStorePkgContentCheck', opts.strictStorePkgContentCheck)
-  checkOptionalBoolean('exactBlobModes', opts.exactBlobModes)
+  checkOptionalEnum('blobModeRule', opts.blobModeRule, BLOB_MODE_RULES)
   if (!Array.isArray(opts.packages)) throw invalidArgument('packages', 'an array', opts.packages)
   const deps: SymlinkDep[] = opts.packages.map((p, i) => {
     const name = `packages[${i}]`
@@ -375,7 +384,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     packageImportMethod: opts.packageImportMethod ?? 'auto',
     verifyStoreIntegrity: opts.verifyStoreIntegrity ?? true,
     strictStorePkgContentCheck: opts.strictStorePkgContentCheck ?? true,
-    exactBlobModes: opts.exactBlobModes ?? false,
+    blobModeRule: opts.blobModeRule,
     count: opts.packages.length,
     filesIndexFiles: opts.packages.map((p) => p.filesIndexFile).join('\0'),
     names: opts.packages.map((p) => p.name).join('\0'),

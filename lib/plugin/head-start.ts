@@ -28,7 +28,7 @@ import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from
 import { layoutUnsupported, lockfileMode, type PnpmConfig } from './pnpm-config.js'
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './install/virtual-store.js'
 import { importerOutOfDate, lockfileConfigMismatch, overriddenManifest, parseOverrides, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
-import { exactBlobModes } from './install/pnpm-releases.js'
+import { blobModeRule } from './install/pnpm-releases.js'
 import { userAgentPnpmVersion } from './config-dependency.js'
 
 /** What pnpm passes to `hooks.preResolution` (pnpm 11). */
@@ -186,7 +186,7 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
     packageImportMethod,
     verifyStoreIntegrity: cfg.verifyStoreIntegrity ?? true,
     strictStorePkgContentCheck: cfg.strictStorePkgContentCheck ?? true,
-    exactBlobModes: exactBlobModes(userAgentPnpmVersion(cfg.userAgent)),
+    blobModeRule: blobModeRule(userAgentPnpmVersion(cfg.userAgent)),
     packages: planned,
   })
   const linked: string[] = []

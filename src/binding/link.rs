@@ -12,6 +12,7 @@ use napi_derive::napi;
 
 use super::error::NativeError;
 use super::task::spawn_settled;
+use cas_native_core::blob_modes::BlobModeRule;
 use cas_native_core::dependency_links::{self, LinkError, SymlinkDep};
 use cas_native_core::import::{
     FilesMap, ImportError, ImportMethod, Imported, ResolvedFrom, SideEffects, Stats,
@@ -305,7 +306,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                 method,
                 packages,
                 symlinks,
-                exact_blob_modes: false,
+                blob_mode_rule: BlobModeRule::default(),
             };
             let stats = Stats::default();
             let outcome = link::link_batch(req, &stats);

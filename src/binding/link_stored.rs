@@ -13,6 +13,7 @@ use super::link::{
     split_n, symlink_deps, take_warnings, ImportMethodUsed, LinkCounts, SymlinkDepsInput,
 };
 use super::task::spawn_settled;
+use cas_native_core::blob_modes::BlobModeRule;
 use cas_native_core::import::{ImportError, ImportMethod, Stats};
 use cas_native_core::link::Counts;
 use cas_native_core::link_stored::{self, LeftOut, StoredPackage, StoredRequest};
@@ -26,8 +27,8 @@ pub struct LinkStoredOptions {
     pub package_import_method: String,
     pub verify_store_integrity: bool,
     pub strict_store_pkg_content_check: bool,
-    /// Store blobs are linked only with exactly their name's bits (pnpm before 11.28.6).
-    pub exact_blob_modes: Option<bool>,
+    /// The running pnpm's rule for a store blob's bits: `none`, `exact` or `linkable` (the default).
+    pub blob_mode_rule: Option<String>,
     /// `count` packages: their store-index keys, expected names and versions and target
     /// directories, each column NUL-joined.
     pub count: u32,
@@ -150,7 +151,13 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
         method: ImportMethod::parse(&opts.package_import_method)?,
         verify_store_integrity: opts.verify_store_integrity,
         strict_store_pkg_content_check: opts.strict_store_pkg_content_check,
-        exact_blob_modes: opts.exact_blob_modes.unwrap_or(false),
+        blob_mode_rule: match opts.blob_mode_rule.as_deref() {
+            None => BlobModeRule::default(),
+            // The JS layer checks it first.
+            Some(text) => BlobModeRule::parse(text).ok_or_else(|| {
+                ImportError::linking_failed(format!("Unknown blob mode rule {text}"))
+            })?,
+        },
         packages,
     })
 }

@@ -24,7 +24,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { chmodOwnCopy, temporaryIn, writeAtomically } from './atomic-write.js'
-import { runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting } from './bin-shim.js'
+import { cmdShim9ShShim, runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting, type ShimWriter } from './bin-shim.js'
 import type { ShimHelpers } from './sh-shim-prelude.js'
 import type { Hoisted } from './hoist.js'
 import { compareVersions } from './semver-range.js'
@@ -47,6 +47,8 @@ export interface BinLinkOptions {
   /** `extendNodePath` and a non-empty `hoistPattern`: shims add the private hoisting dir to `NODE_PATH`. */
   extendsNodePath: boolean
   autoInstallPeers: boolean
+  /** Whether the release links the commands of the auto-installed peers too (from 11.28.1; so when not said). */
+  peerBins?: boolean
   /**
    * Packages pnpm takes through its build step (a build it then does not run, told not to): it
    * links their own commands too into their `node_modules/.bin`, beside their dependencies'.
@@ -56,6 +58,8 @@ export interface BinLinkOptions {
   shimQuoting?: ShimQuoting
   /** How its shims' prelude runs the system helpers (the newest's when not said). */
   shimHelpers?: ShimHelpers
+  /** Whose shims it writes (pnpm's own when not said). */
+  shimWriter?: ShimWriter
   /**
    * `false`: the release's build step (before 11.28.10) links a package's own commands without
    * `NODE_PATH`, after its dependencies' (a name in both is left to pnpm).
@@ -199,7 +203,7 @@ class BinWriter {
    * @param dry only checks that every shim can be written as pnpm writes it (throws
    *   `UnsupportedShim` where not): nothing is written, no target made runnable
    */
-  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single', private readonly helpers: ShimHelpers = 'run_helper', private readonly dry = false) {}
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single', private readonly helpers: ShimHelpers = 'run_helper', private readonly writer: ShimWriter = 'pnpm', private readonly dry = false) {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -242,7 +246,8 @@ class BinWriter {
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
       const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
-      const shim = shShim(cmd.target, shimDir, this.runtime(cmd, binsDir), nodePath, this.quoting, this.helpers)
+      const runtime = this.runtime(cmd, binsDir)
+      const shim = this.writer === 'pnpm' ? shShim(cmd.target, shimDir, runtime, nodePath, this.quoting, this.helpers) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath)
       if (!this.dry) writeShim(file, shim)
     }
     return chosen.map((c) => c.name)
@@ -379,7 +384,7 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
     commands = [...all.filter((c) => c.direct), ...all.filter((c) => !c.direct && !directNames.has(c.name))]
   }
   const linked = new Set(bins.write(binsDir, commands))
-  if (opts.autoInstallPeers) {
+  if (opts.autoInstallPeers && opts.peerBins !== false) {
     const peerDirs = new Set<string>()
     const locked = lockfile.importers[importer.id]
     const refs = { ...locked.dependencies, ...locked.devDependencies, ...locked.optionalDependencies }
@@ -395,7 +400,7 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
 
 /** What writes the layout's shims (`dry`: only checks them). */
 function binWriter (opts: BinLinkOptions, dry = false): BinWriter {
-  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting, opts.shimHelpers, dry)
+  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting, opts.shimHelpers, opts.shimWriter, dry)
 }
 
 /**

@@ -25,6 +25,12 @@ const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
  */
 export type ShimQuoting = 'single' | 'double'
 
+/**
+ * Whose shims a release writes: pnpm's own cmd-shim (from 11.27.1; `ShimQuoting` and
+ * `ShimHelpers` tell its forms), or `@zkochan/cmd-shim` 9.0.7 (11.19 to 11.26).
+ */
+export type ShimWriter = 'pnpm' | 'cmd-shim 9'
+
 /** The target a shim runs, relative to `$basedir_abs` (or `$basedir_win`), quoted as `quoting` does. */
 function quotedTarget (base: string, relativeTarget: string, quoting: ShimQuoting): string {
   return quoting === 'single' ? `"${base}"/${quote(relativeTarget)}` : `"${base}/${relativeTarget}"`
@@ -144,6 +150,8 @@ esac
  * `cmd` or an `.exe` is not written here.
  */
 export function cmdShim9ShShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined): string {
+  // It reads the target first: for one not there yet pnpm warns and writes nothing.
+  if (runtime.missing === true) throw new UnsupportedShim(`${target}: a command whose file is not there yet`)
   const relativeTarget = path.relative(shimDir, target).split('\\').join('/')
   if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${shimDir}`)
   const { program, args } = runtime

@@ -58,6 +58,10 @@ export interface InstallRecord {
   skipped: string[]
   /** The text of `pnpm-lock.yaml`'s own document (the current lockfile of a full install). */
   lockfileText: string
+  /** `.package-map.json`'s text, when the release writes one (`packageMapText`). */
+  packageMap?: string
+  /** The registries, when the release records them in `.modules.yaml`. */
+  registries?: Record<string, unknown>
 }
 
 /** `registriesByScope` without the default registry, scopes sorted. */
@@ -97,6 +101,7 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     pendingBuilds: config.ignoreScripts === true ? [...record.pendingProjects, ...record.requireBuild] : [],
     publicHoistPattern: record.publicHoistPattern,
     prunedAt: new Date().toUTCString(),
+    registries: record.registries,
     // pnpm sorts them as JS sorts strings.
     skipped: [...record.skipped].sort(),
     storeDir: record.storeDir,
@@ -105,6 +110,7 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     allowBuilds: config.allowBuilds,
   }
   writeAtomically(path.join(record.modulesDir, '.pnpm', 'lock.yaml'), record.lockfileText)
+  if (record.packageMap != null) writeAtomically(path.join(record.modulesDir, '.package-map.json'), record.packageMap)
   writeAtomically(path.join(record.modulesDir, '.modules.yaml'), JSON.stringify(modules, null, 2))
 }
 

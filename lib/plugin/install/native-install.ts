@@ -35,7 +35,7 @@ import { removeLeftovers } from './leftovers.js'
 import { registerProject } from './project-registry.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
-import { exactBlobModes, nativeRelease, PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
+import { blobModeRule, nativeRelease, PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
 import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
@@ -44,6 +44,7 @@ import { directDependencies, type DirectDependency } from './direct-dependencies
 import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
+import { packageMapText } from './package-map.js'
 import { buildContext, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
 import { findWorkspaceProjects, readManifestAt, type Manifest, type WorkspaceProject } from './workspace-projects.js'
 import * as binding from '../../../index.js'
@@ -117,6 +118,9 @@ export interface NativeInstallSummary {
 }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
+/** The dependency groups a native install installs: all of them (`--prod` and the like are pnpm's). */
+const ALL_GROUPS = { dependencies: true, devDependencies: true, optionalDependencies: true }
+
 const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs', 'patchedDependencies'])
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not): the first of `configReasons`. */
@@ -413,7 +417,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
     lockfileDir: rootDir,
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
-    include: { dependencies: true, devDependencies: true, optionalDependencies: true },
+    include: ALL_GROUPS,
     engineStrict: config.engineStrict,
     installable: (name, snapshot, optional) => installableHere(name, snapshot, config.supportedArchitectures, optional),
     enginesMet: enginesChecker(nodeVersion),
@@ -433,7 +437,8 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   // A build pnpm runs or a patch it applies comes from its side-effects cache, under pnpm's key.
   const patched = patchedPackages(lockfile.patchedDependencies, planned, config, rootDir)
   if (typeof patched === 'string') return patched
-  const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched)
+  // Releases before 11.28.1 key their cache otherwise (no `format=2`, another graph hash): nothing is looked up for them.
+  const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched, release.sideEffectsKeys ? undefined : `pnpm ${release.version}'s side-effects cache keys (an older form)`)
   if (typeof cacheKeys === 'string') return cacheKeys
   return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, skipped, checked, scripts, cacheKeys, release }
 }
@@ -468,7 +473,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     packageImportMethod: method,
     verifyStoreIntegrity: config.verifyStoreIntegrity ?? true,
     strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
-    exactBlobModes: exactBlobModes(plan.release.version),
+    blobModeRule: blobModeRule(plan.release.version),
     packages: some,
   })).results
   // pnpm fetches a package once, whatever its peers' variants: it counts it once as found in the
@@ -600,6 +605,8 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     autoInstallPeers: config.autoInstallPeers !== false,
     shimQuoting: plan.release.shimQuoting,
     shimHelpers: plan.release.shimHelpers,
+    shimWriter: plan.release.shimWriter,
+    peerBins: plan.release.peerBins,
     buildStepNodePath: plan.release.buildStepNodePath,
     // pnpm takes each package with a build through its build step, and denies it there; with
     // scripts off it has a build step only when it patches packages (nothing runs in it then).
@@ -668,6 +675,10 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     pendingProjects: plan.scripts.pendingProjects,
     skipped: plan.skipped,
     lockfileText: plan.lockfileText,
+    packageMap: plan.release.packageMap
+      ? packageMapText(lockfile, { lockfileDir: rootDir, rootModulesDir: modulesDir, virtualStoreDir, virtualStoreDirMaxLength: config.virtualStoreDirMaxLength as number, importerNames: Object.fromEntries(projects.map((p) => [p.id, p.manifest.name as string | undefined])), include: ALL_GROUPS })
+      : undefined,
+    registries: plan.release.modulesRegistries ? config.registries as Record<string, unknown> | undefined : undefined,
   }
   writeLayoutState(record, config)
   // pnpm's own install, finding the project not up to date, runs the scripts and writes the state.
@@ -760,7 +771,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     : planned
   // pnpm's check of the packages' ages asks the registry while the virtual store is linked, as
   // pnpm's own does while it installs.
-  const supplyChain = checkSupplyChain(checkedLockfile(plan), plan.checked, config, Date.now(), plan.release.verdictChecks)
+  const supplyChain = checkSupplyChain(checkedLockfile(plan), plan.checked, config, Date.now(), plan.release)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
   progressed('resolved', plan.planned.length)

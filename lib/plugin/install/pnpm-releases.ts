@@ -24,12 +24,15 @@
  * build step (a package whose build pnpm denies) links the package's own commands without
  * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
  * hoisting) is the same in all of them for the installs the native install takes.
+ * 11.22.0 (the release most public monorepos pin) writes more otherwise: `@zkochan/cmd-shim`'s
+ * shims, `.package-map.json`, the registries in `.modules.yaml`, and more (`byVersion`).
  */
 
 import type { ProjectLinkForm } from './project-registry.js'
-import type { ShimQuoting } from './bin-shim.js'
+import type { ShimQuoting, ShimWriter } from './bin-shim.js'
 import type { ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
+import type { BlobModeRule } from '../../api/import.js'
 
 /** The settings every pnpm 11 release from 11.19.0 records in the workspace state, in its order. */
 const BASE_SETTINGS = [
@@ -96,6 +99,14 @@ export interface PnpmRelease {
   shimQuoting: ShimQuoting
   /** How its shims' prelude runs the system helpers. */
   shimHelpers: ShimHelpers
+  /** Whose shims it writes: `@zkochan/cmd-shim` 9's (11.19 to 11.26) or pnpm's own. */
+  shimWriter: ShimWriter
+  /** Whether it writes `node_modules/.package-map.json` (11.19 to 11.26). */
+  packageMap: boolean
+  /** Whether `.modules.yaml` records the registries (to 11.22.0). */
+  modulesRegistries: boolean
+  /** Whether a project's `.bin` has the commands of its dependencies' auto-installed peers (from 11.28.1). */
+  peerBins: boolean
   /** Whether its frozen install's build step gives the shims it writes a `NODE_PATH` (from 11.28.10). */
   buildStepNodePath: boolean
   /**
@@ -103,6 +114,10 @@ export interface PnpmRelease {
    * its check of the lockfile (`canTrustPastCheck` of its verifiers).
    */
   verdictChecks: readonly string[]
+  /** Whether it keys its side-effects cache as the native install does (`format=2`, from 11.28.1). */
+  sideEffectsKeys: boolean
+  /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
+  verdictMissingTime: boolean
   /**
    * Whether a workspace of several projects is installed natively under it: the generated
    * workspace's end-to-end tests (and the real monorepos') pass under it. Each release from
@@ -122,8 +137,12 @@ const VERDICT_CHECKS_11_28_4 = ['tarballUrlBinding', 'revisionHistoryBinding', '
 const VERDICT_CHECKS_11_28_5 = [...VERDICT_CHECKS_11_28_4, 'variationResolutionsVerified', 'variationResolutionCheck']
 /** From 11.28.7: no revision history check. */
 const VERDICT_CHECKS_11_28_7 = VERDICT_CHECKS_11_28_5.filter((check) => check !== 'revisionHistoryBinding')
+/** Before 11.25.0: 11.28.4's without the revision history check. */
+const VERDICT_CHECKS_11_24 = VERDICT_CHECKS_11_28_4.filter((check) => check !== 'revisionHistoryBinding')
 const verdictChecksOf = (version: string): readonly string[] =>
-  compareVersions(version, '11.28.4') <= 0 ? VERDICT_CHECKS_11_28_4 : ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
+  compareVersions(version, '11.25.0') < 0
+    ? VERDICT_CHECKS_11_24
+    : compareVersions(version, '11.28.4') <= 0 ? VERDICT_CHECKS_11_28_4 : ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
 
 const BEFORE_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: [], registryRoutes: false, validation: 'none', workspaceBins: false }
 const FIRST_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: ['autoDedupe'], registryRoutes: false, validation: 'files', workspaceBins: false }
@@ -131,24 +150,37 @@ const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedu
 const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-dependencies' }
 const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTINGS_11_28_11 }
 
-/** The releases whose frozen install's build step writes shims without `NODE_PATH`. */
-const BUILD_STEP_WITHOUT_NODE_PATH = new Set(['11.28.1', '11.28.2', '11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8', '11.28.9'])
-
-/** The releases whose install lists the project in the store by a relative link (`symlink-dir`). */
-const RELATIVE_PROJECT_LINK = new Set(['11.28.1', '11.28.2', '11.28.4', '11.28.5', '11.28.6', '11.28.7', '11.28.8'])
-
 /** The releases whose shims run their helpers as `command -p <helper>` (no `run_helper`). */
 const COMMAND_P_HELPERS = new Set(['11.28.1', '11.28.2'])
 
+/**
+ * What differs by version alone: the shims' writer (pnpm's own from 11.27.1), `.package-map.json`
+ * (to 11.26), the registries in `.modules.yaml` (to 11.22.0), the auto-installed peers' commands
+ * in a project's `.bin` (from 11.28.1), the build step's shims with a `NODE_PATH` (from
+ * 11.28.10), the store's list of projects by relative links (to 11.28.8), the checks of a
+ * recorded verdict.
+ */
+const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime'> => ({
+  shimWriter: compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9' : 'pnpm',
+  packageMap: compareVersions(version, '11.27.0') < 0,
+  modulesRegistries: compareVersions(version, '11.22.0') <= 0,
+  peerBins: compareVersions(version, '11.28.1') >= 0,
+  buildStepNodePath: compareVersions(version, '11.28.10') >= 0,
+  projectLink: compareVersions(version, '11.28.9') < 0 ? 'relative' : 'absolute',
+  sideEffectsKeys: compareVersions(version, '11.28.1') >= 0,
+  verdictChecks: verdictChecksOf(version),
+  verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
+})
+
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
-  ({ version, native: true, state, shimQuoting, shimHelpers: COMMAND_P_HELPERS.has(version) ? 'command -p' : 'run_helper', buildStepNodePath: !BUILD_STEP_WITHOUT_NODE_PATH.has(version), verdictChecks: verdictChecksOf(version), workspaces, projectLink: RELATIVE_PROJECT_LINK.has(version) ? 'relative' : 'absolute' })
+  ({ version, native: true, state, shimQuoting, shimHelpers: COMMAND_P_HELPERS.has(version) ? 'command -p' : 'run_helper', workspaces, ...byVersion(version) })
 
 /**
  * Releases whose files differ from every form above, found by running the e2e specs against
  * them with the native install forced on: left to pnpm (the head start still runs).
  */
 const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
-const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', shimHelpers: 'command -p', buildStepNodePath: false, verdictChecks: verdictChecksOf(version), workspaces: false, projectLink: 'relative' })
+const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', shimHelpers: 'command -p', workspaces: false, ...byVersion(version) })
 /** Before 11.27.1, pnpm's shims came from `@zkochan/cmd-shim` (another text altogether), and before 11.27.0 `.package-map.json` was written too. */
 const ZKOCHAN_SHIMS = `${OLDER_SHIMS} (@zkochan/cmd-shim's), and it writes node_modules/.package-map.json`
 /** Up to 11.22.0, `.modules.yaml` records the registries as well. */
@@ -156,7 +188,8 @@ const REGISTRIES_RECORDED = `${ZKOCHAN_SHIMS}, and .modules.yaml records the reg
 
 /** Every release checked, oldest first. */
 export const PNPM_RELEASES: readonly PnpmRelease[] = [
-  ...['11.19.0', '11.20.0', '11.21.0', '11.22.0'].map((v) => left(v, REGISTRIES_RECORDED)),
+  ...['11.19.0', '11.20.0', '11.21.0'].map((v) => left(v, REGISTRIES_RECORDED)),
+  release('11.22.0', BEFORE_VALIDATION, 'double', false),
   ...['11.23.0', '11.24.0', '11.25.0', '11.26.0'].map((v) => left(v, ZKOCHAN_SHIMS)),
   left('11.27.0', `${OLDER_SHIMS} (@zkochan/cmd-shim's)`),
   // pnpm's own cmd-shim, before its shims resolved their directory with `cd -P` (11.28.1).
@@ -184,12 +217,14 @@ export function nativeRelease (version: string | undefined): PnpmRelease | strin
 }
 
 /**
- * Whether pnpm `version` links a store blob only with exactly the bits its name says (before
- * 11.28.6), or also one whose group write drifted (its `isLinkableStoreMode`): the linker's
- * rule (`exactBlobModes`). A version not said, or not a release's, is taken for the newest.
+ * The rule pnpm `version` applies to a store blob's bits before it links the blob (the
+ * linker's `blobModeRule`): none before 11.28.1 (linked as it is), exactly its name's bits to
+ * 11.28.5, `isLinkableStoreMode` from 11.28.6 (a drifted group write linked too). A version
+ * not said, or not a release's, is taken for the newest.
  */
-export function exactBlobModes (version: string | undefined): boolean {
-  return version != null && isSemver(version) && compareVersions(version, '11.28.6') < 0
+export function blobModeRule (version: string | undefined): BlobModeRule {
+  if (version == null || !isSemver(version) || compareVersions(version, '11.28.6') >= 0) return 'linkable'
+  return compareVersions(version, '11.28.1') < 0 ? 'none' : 'exact'
 }
 
 /** How `version` writes the workspace state (the newest release's form for one not in the table, which never installs natively). */

@@ -232,18 +232,20 @@ export interface CacheKeys {
  * that builds is then left to pnpm. `patches`: the patched packages' patch hashes by dependency
  * path. A patched package whose build pnpm does not allow is patched by pnpm's build step on
  * every install (`eachTime`); one pnpm would not look up for another reason (the cache not read,
- * rules not read here): then why the install is left to pnpm.
+ * rules not read here): then why the install is left to pnpm. `olderKeys`: why the running
+ * release's keys are not made here (it keys its cache otherwise), when they are not.
  */
-export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: PlannedPackage[], config: SideEffectsConfig, patches: Map<string, string>): Map<string, CacheKeys> | string {
+export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: PlannedPackage[], config: SideEffectsConfig, patches: Map<string, string>, olderKeys?: string): Map<string, CacheKeys> | string {
   const keys = new Map<string, CacheKeys>()
   const engine = engineName()
-  const noEngine = engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined
+  // Why no key can be made as pnpm makes it.
+  const unkeyed = olderKeys ?? (engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined)
   // Scripts off: pnpm looks nothing up, and its build step patches every patched package on every install.
   const scriptsOff = config.ignoreScripts === true
-  const unread = cacheUnread(config) ?? noEngine
+  const unread = cacheUnread(config) ?? unkeyed
   const verdicts = new Map(planned.map((p) => [p.depPath, buildVerdict(p.name, p.version, config)]))
   const allowed = planned.filter((p) => verdicts.get(p.depPath) === true)
-  const whyUnpatchable = scriptsOff ? noEngine : unread
+  const whyUnpatchable = scriptsOff ? unkeyed : unread
   const unpatchable = planned.find((p) => patches.has(p.depPath) && (whyUnpatchable != null || (!scriptsOff && verdicts.get(p.depPath) === 'unread')))
   if (unpatchable != null) return `${unpatchable.depPath}: patched, and pnpm applies the patch itself (${whyUnpatchable ?? 'allowBuilds has rules not read here'})`
   if (unread != null && !scriptsOff) return keys

@@ -33,7 +33,7 @@ import { cachedAges } from './metadata-cache.js'
 import { fetchUnsupported, networkConcurrencyOf, networkOf, registryJson, registryOf } from '../registry-fetch.js'
 import { trustNotShown, type TrustPolicy } from './trust-policy.js'
 import { excludes, versionPolicy, type VersionPolicy } from './version-policy.js'
-import { PNPM_RELEASES } from './pnpm-releases.js'
+import { PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
 import { appendVerdict, appendVerdictForPath, lockfileStat, readVerdicts, VERDICT_FILE, type LockfileStat, type Verdict } from './verdict-file.js'
 
 /** pnpm's settings the check reads. */
@@ -52,8 +52,11 @@ export interface SupplyChainConfig {
 /** pnpm's built-in named registries (`gh:`, `npmjs:`), which its verdicts are keyed by. */
 const BUILTIN_REGISTRIES_BY_PREFIX = { gh: 'https://npm.pkg.github.com/', npmjs: 'https://registry.npmjs.org/' }
 
-/** What the newest release requires of a verdict. */
-const NEWEST_VERDICT_CHECKS = PNPM_RELEASES.at(-1)!.verdictChecks
+/** What a release requires of a verdict, and how it records its policy. */
+export type VerdictForm = Pick<PnpmRelease, 'verdictChecks' | 'verdictMissingTime'>
+
+/** The newest release's verdicts. */
+const NEWEST: VerdictForm = PNPM_RELEASES.at(-1)!
 
 /** pnpm's digest of the named registries a verdict was made under: the native install leaves registries by prefix to pnpm, so only the built-in ones. */
 const namedRegistriesRouting = (): string => createHash('sha256').update(JSON.stringify(BUILTIN_REGISTRIES_BY_PREFIX)).digest('hex')
@@ -62,17 +65,17 @@ const sortedUnique = (patterns: string[] | undefined): string[] => [...new Set(p
 const sameList = (cached: unknown, current: string[]): boolean => JSON.stringify(Array.isArray(cached) ? cached : []) === JSON.stringify(current)
 
 /** Whether a policy pnpm recorded with a verdict covers today's, by pnpm's rules. */
-function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig, verdictChecks: readonly string[]): boolean {
+function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig, form: VerdictForm): boolean {
   const routing = namedRegistriesRouting()
   const numberOr = <T>(value: unknown, otherwise: T): number | T => typeof value === 'number' ? value : otherwise
-  return verdictChecks.every((check) => cached[check] === true) &&
+  return form.verdictChecks.every((check) => cached[check] === true) &&
     cached.namedRegistriesRouting === routing &&
     numberOr(cached.minimumReleaseAge, 0) >= (config.minimumReleaseAge ?? 0) &&
     sameList(cached.minimumReleaseAgeExclude, sortedUnique(config.minimumReleaseAgeExclude)) &&
     (cached.trustPolicy ?? null) === (config.trustPolicy ?? null) &&
     sameList(cached.trustPolicyExclude, sortedUnique(config.trustPolicyExclude)) &&
     numberOr(cached.trustPolicyIgnoreAfter, null) === (config.trustPolicyIgnoreAfter ?? null) &&
-    !(cached.minimumReleaseAgeIgnoreMissingTime === true && config.minimumReleaseAgeIgnoreMissingTime !== true)
+    !(form.verdictMissingTime && cached.minimumReleaseAgeIgnoreMissingTime === true && config.minimumReleaseAgeIgnoreMissingTime !== true)
 }
 
 /** The lockfile pnpm's verdicts are looked up for: where it is, and pnpm's content hash of it (`lockfile-hash.ts`; `undefined`: none). */
@@ -99,12 +102,12 @@ export interface RecordedVerdict { recordForPath?: () => void }
 
 /**
  * pnpm's verdict on the lockfile under today's policies, with every check the running pnpm
- * release requires of a verdict (`verdictChecks`), looked up as pnpm looks it up: the verdict for
+ * release requires of a verdict (`form`), looked up as pnpm looks it up: the verdict for
  * its path when the file is the one recorded there (same size, mtime and inode), and only that
  * one; otherwise the verdict for its content hash (a fresh clone of a lockfile verified here
  * before). Reads only.
  */
-export function recordedVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): RecordedVerdict | undefined {
+export function recordedVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, form: VerdictForm = NEWEST): RecordedVerdict | undefined {
   const { cacheDir } = config
   if (cacheDir == null) return undefined
   let text: string
@@ -117,7 +120,7 @@ export function recordedVerdict (lockfile: CheckedLockfile, config: SupplyChainC
   }
   const { byPath, byHash } = readVerdicts(text)
   const covers = (verdict: Verdict): boolean =>
-    typeof verdict.policy === 'object' && verdict.policy != null && coversToday(verdict.policy as Record<string, unknown>, config, verdictChecks)
+    typeof verdict.policy === 'object' && verdict.policy != null && coversToday(verdict.policy as Record<string, unknown>, config, form)
   const atPath = byPath.get(lockfile.path)
   if (atPath != null && atPath.lockfile.size === stat.size && atPath.lockfile.mtimeNs === stat.mtimeNs && atPath.lockfile.inode === stat.inode) {
     return covers(atPath) ? {} : undefined
@@ -132,11 +135,11 @@ export function recordedVerdict (lockfile: CheckedLockfile, config: SupplyChainC
 
 /**
  * The policy pnpm records with a verdict of its own check under `config`: its npm verifier's
- * snapshot (the checks it enforces, `verdictChecks` telling which of them the running release
+ * snapshot (the checks it enforces, `form` telling which of them the running release
  * has, the named registries' digest, the age and trust settings), then the offline checks'.
  */
-function pnpmPolicy (config: SupplyChainConfig, verdictChecks: readonly string[]): Record<string, unknown> {
-  const flag = (check: string): Record<string, true> => verdictChecks.includes(check) ? { [check]: true } : {}
+function pnpmPolicy (config: SupplyChainConfig, form: VerdictForm): Record<string, unknown> {
+  const flag = (check: string): Record<string, true> => form.verdictChecks.includes(check) ? { [check]: true } : {}
   return {
     tarballUrlBinding: true,
     ...flag('revisionHistoryBinding'),
@@ -148,7 +151,7 @@ function pnpmPolicy (config: SupplyChainConfig, verdictChecks: readonly string[]
     trustPolicy: config.trustPolicy ?? null,
     trustPolicyExclude: sortedUnique(config.trustPolicyExclude),
     trustPolicyIgnoreAfter: config.trustPolicyIgnoreAfter ?? null,
-    minimumReleaseAgeIgnoreMissingTime: config.minimumReleaseAgeIgnoreMissingTime === true,
+    ...(form.verdictMissingTime ? { minimumReleaseAgeIgnoreMissingTime: config.minimumReleaseAgeIgnoreMissingTime === true } : {}),
     resolutionShapeCheck: true,
     dependencyAliasCheck: true,
     ...flag('variationResolutionCheck'),
@@ -161,7 +164,7 @@ function pnpmPolicy (config: SupplyChainConfig, verdictChecks: readonly string[]
  * worked out now (the lockfile hashed) and added by the function returned. Nothing without the
  * content hash (a lockfile `lockfile-hash.ts` does not rebuild; pnpm would record it).
  */
-function newVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[]): (() => void) | undefined {
+function newVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, form: VerdictForm): (() => void) | undefined {
   const { cacheDir } = config
   if (cacheDir == null) return undefined
   let stat: LockfileStat
@@ -172,14 +175,14 @@ function newVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, verdi
   }
   const hash = hashOf(lockfile)
   if (hash == null) return undefined
-  const policy = pnpmPolicy(config, verdictChecks)
+  const policy = pnpmPolicy(config, form)
   return () => appendVerdict(cacheDir, { lockfile: { hash, path: lockfile.path, ...stat }, verifiedAt: new Date().toISOString(), policy })
 }
 
 /** pnpm's line for the check that passed: the verdict it took by content hash copied for the path, or a new one; none for a verdict of the path itself. */
-function verdictAsPnpm (lockfile: CheckedLockfile, config: SupplyChainConfig, verdictChecks: readonly string[]): (() => void) | undefined {
-  const verdict = recordedVerdict(lockfile, config, verdictChecks)
-  return verdict == null ? newVerdict(lockfile, config, verdictChecks) : verdict.recordForPath
+function verdictAsPnpm (lockfile: CheckedLockfile, config: SupplyChainConfig, form: VerdictForm): (() => void) | undefined {
+  const verdict = recordedVerdict(lockfile, config, form)
+  return verdict == null ? newVerdict(lockfile, config, form) : verdict.recordForPath
 }
 
 /** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
@@ -234,17 +237,17 @@ function exclusions (patterns: string[] | undefined, setting: string): VersionPo
  * Whether the native install can stand in for pnpm's check of these packages: no check applies,
  * pnpm's verdict covers the lockfile, or every version passes pnpm's tests of the registry's
  * metadata, which are started here and answered by `registry`. `now`: when the age is measured
- * from; `verdictChecks`: what the running release requires of a verdict.
+ * from; `form`: what the running release requires of a verdict, and how it records one.
  */
-export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now(), verdictChecks: readonly string[] = NEWEST_VERDICT_CHECKS): SupplyChainCheck {
+export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now(), form: VerdictForm = NEWEST): SupplyChainCheck {
   const cancel = (): void => {}
   const ageMinutes = config.minimumReleaseAge ?? 0
   const trust = config.trustPolicy === 'no-downgrade'
   if (config.trustLockfile === true) return { cancel }
   // No policy: pnpm's check is its offline one (which the native install's plan stands in for),
   // and its verdict file is all that is left to do.
-  if (ageMinutes === 0 && !trust) return { cancel, verdict: () => verdictAsPnpm(lockfile, config, verdictChecks) }
-  const recorded = recordedVerdict(lockfile, config, verdictChecks)
+  if (ageMinutes === 0 && !trust) return { cancel, verdict: () => verdictAsPnpm(lockfile, config, form) }
+  const recorded = recordedVerdict(lockfile, config, form)
   if (recorded != null) return { cancel, verdict: () => recorded.recordForPath }
   const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
   const trustExclude = exclusions(config.trustPolicyExclude, 'trustPolicyExclude')
@@ -259,7 +262,7 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   const controller = new AbortController()
   const warnings: string[] = []
   const warn = (message: string): void => { if (!warnings.includes(message)) warnings.push(message) }
-  return { registry: askRegistry(packages, config, tests, controller.signal, warn), cancel: () => controller.abort(), warnings, verdict: () => newVerdict(lockfile, config, verdictChecks) }
+  return { registry: askRegistry(packages, config, tests, controller.signal, warn), cancel: () => controller.abort(), warnings, verdict: () => newVerdict(lockfile, config, form) }
 }
 
 /**

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use crate::blob_modes::BlobModeRule;
 use crate::{blob_modes, os_error, platform};
 
 pub use file_ops::{random_hex8, temp_sibling, Done, FileOp, ImportError, Os, SrcMode};
@@ -115,8 +116,8 @@ pub struct ImportRequest {
     pub disable_relink_local_dir_deps: bool,
     pub safe_to_skip: bool,
     pub blob_modes: BlobModes,
-    /// Store blobs are linked only with exactly their name's bits (pnpm before 11.28.6).
-    pub exact_blob_modes: bool,
+    /// The running pnpm's rule for a store blob's bits (see [`BlobModeRule`]).
+    pub blob_mode_rule: BlobModeRule,
 }
 
 /// What the caller knows of the bits of the store blobs it imports (docs/store-format.md,
@@ -133,12 +134,14 @@ pub enum BlobModes {
 }
 
 impl BlobModes {
-    /// What is known of `src`'s mode before it is imported, judged `exact`ly or not (see
-    /// [`SrcMode::Blob`]).
-    pub fn of(&self, src: &Path, exact: bool) -> SrcMode {
-        let Some(named) = blob_modes::store_entry_mode(src) else {
-            return SrcMode::Plain;
+    /// What is known of `src`'s mode before it is imported, judged under `rule` (see
+    /// [`SrcMode::Blob`]): a plain file's where the rule is none.
+    pub fn of(&self, src: &Path, rule: BlobModeRule) -> SrcMode {
+        let named = match blob_modes::store_entry_mode(src) {
+            Some(named) if rule != BlobModeRule::None => named,
+            _ => return SrcMode::Plain,
         };
+        let exact = rule == BlobModeRule::Exact;
         let actual = match self {
             BlobModes::Unchecked => None,
             BlobModes::Checked(drifted) => Some(drifted.get(src).copied().unwrap_or(named)),
@@ -591,7 +594,7 @@ impl Ctx<'_> {
         self.make_dirs(dir, dir_fd.as_ref(), entries)?;
         let place = |op: FileOp, e: &Entry| -> Result<(), ImportError> {
             let mode = op.needs(
-                self.req.blob_modes.of(&e.src, self.req.exact_blob_modes),
+                self.req.blob_modes.of(&e.src, self.req.blob_mode_rule),
                 &e.src,
             )?;
             if let Some(fd) = dir_fd.as_ref().filter(|_| mode.linkable()) {
@@ -787,7 +790,7 @@ impl Ctx<'_> {
                     continue;
                 }
                 let tmp = temp_sibling(&dest);
-                let mode = self.req.blob_modes.of(&e.src, self.req.exact_blob_modes);
+                let mode = self.req.blob_modes.of(&e.src, self.req.blob_mode_rule);
                 let placed = ops.file.apply(&e.src, &tmp, mode).and_then(|done| {
                     if fs::symlink_metadata(&dest).is_ok_and(|m| m.is_dir()) {
                         let _ = fs::remove_dir_all(&dest);

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::blob_modes::BlobModeRule;
 use crate::dependency_links::{symlink_all_modules, LinkError, SymlinkDep};
 use crate::import::{
     self, apply_side_effects, BlobModes, FilesMap, ImportError, ImportMethod, ImportRequest,
@@ -85,8 +86,8 @@ pub struct BatchRequest {
     pub method: ImportMethod,
     pub packages: Vec<BatchPackage>,
     pub symlinks: Vec<SymlinkDep>,
-    /// See [`ImportRequest::exact_blob_modes`].
-    pub exact_blob_modes: bool,
+    /// See [`ImportRequest::blob_mode_rule`].
+    pub blob_mode_rule: BlobModeRule,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +115,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
         method,
         packages,
         symlinks: dep_links,
-        exact_blob_modes,
+        blob_mode_rule,
     } = req;
     let keyed = packages
         .iter()
@@ -139,7 +140,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
                 store.as_deref(),
                 &store_dir_text,
                 method,
-                exact_blob_modes,
+                blob_mode_rule,
             ),
         })
         .collect();
@@ -206,7 +207,7 @@ fn prepare(
     store: Option<&store_handles::Store>,
     store_dir_text: &str,
     method: ImportMethod,
-    exact_blob_modes: bool,
+    blob_mode_rule: BlobModeRule,
 ) -> Result<Prepared, ImportError> {
     let (files, diff, symlinks) = match pkg.source {
         FilesSource::Map {
@@ -247,7 +248,7 @@ fn prepare(
         disable_relink_local_dir_deps: pkg.disable_relink_local_dir_deps,
         safe_to_skip: pkg.safe_to_skip,
         blob_modes: pkg.blob_modes,
-        exact_blob_modes,
+        blob_mode_rule,
     };
     Ok(Prepared {
         request,

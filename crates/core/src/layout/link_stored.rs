@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::blob_modes::BlobModeRule;
 use crate::dependency_links::{self, SymlinkDep};
 use crate::import::{BlobModes, FilesMap, ImportError, ImportMethod, Imported, SideEffects, Stats};
 use crate::index_row::PackageFileInfo;
@@ -58,8 +59,8 @@ pub struct StoredRequest {
     pub method: ImportMethod,
     pub verify_store_integrity: bool,
     pub strict_store_pkg_content_check: bool,
-    /// See [`crate::import::ImportRequest::exact_blob_modes`].
-    pub exact_blob_modes: bool,
+    /// See [`crate::import::ImportRequest::blob_mode_rule`].
+    pub blob_mode_rule: BlobModeRule,
     pub packages: Vec<StoredPackage>,
 }
 
@@ -185,7 +186,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         method: req.method,
         packages: ready,
         symlinks: vec![],
-        exact_blob_modes: req.exact_blob_modes,
+        blob_mode_rule: req.blob_mode_rule,
     };
     let imported = link::link_batch(batch, stats);
     let mut built = Vec::new();

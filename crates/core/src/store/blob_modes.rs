@@ -38,6 +38,30 @@ pub fn store_entry_mode(path: &Path) -> Option<u32> {
 
 const EXEC_SUFFIX: &[u8] = b"-exec";
 
+/// The rule the running pnpm applies to a store blob's bits before it links the blob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BlobModeRule {
+    /// None (pnpm before 11.28.1): every blob is linked whatever its bits, and a copy keeps them.
+    None,
+    /// Linked only with exactly its name's bits (11.28.1 to 11.28.5).
+    Exact,
+    /// [`is_linkable`] (pnpm's `isLinkableStoreMode`, from 11.28.6).
+    #[default]
+    Linkable,
+}
+
+impl BlobModeRule {
+    /// `none`, `exact` or `linkable`.
+    pub fn parse(text: &str) -> Option<BlobModeRule> {
+        match text {
+            "none" => Some(BlobModeRule::None),
+            "exact" => Some(BlobModeRule::Exact),
+            "linkable" => Some(BlobModeRule::Linkable),
+            _ => None,
+        }
+    }
+}
+
 /// Whether bits `actual` may stand for `expected` in a hard link (pnpm's `isLinkableStoreMode`,
 /// from 11.28.6): every bit equal but group and other write; group write may differ either way
 /// (umasks differ in it), other write may only be missing. Before 11.28.6 pnpm links a blob

@@ -59,7 +59,7 @@ impl Fixture {
             disable_relink_local_dir_deps: false,
             safe_to_skip: false,
             blob_modes: BlobModes::Unchecked,
-            exact_blob_modes: false,
+            blob_mode_rule: BlobModeRule::default(),
         }
     }
 
@@ -559,6 +559,8 @@ fn named(executable: bool) -> u32 {
     blob_modes::name_mode(executable).unwrap()
 }
 
+const LINKABLE: BlobModeRule = BlobModeRule::Linkable;
+
 #[test]
 fn what_is_known_of_a_sources_mode() {
     let fx = Fixture::new();
@@ -567,34 +569,37 @@ fn what_is_known_of_a_sources_mode() {
     let other = fx.blob("not-a-blob-name", "x", 0o755);
     let unchecked = BlobModes::Unchecked;
     let checked = BlobModes::Checked([(blob.clone(), 0o755)].into());
-    assert_eq!(unchecked.of(&other, false), SrcMode::Plain);
-    assert_eq!(checked.of(&other, false), SrcMode::Plain);
+    assert_eq!(unchecked.of(&other, LINKABLE), SrcMode::Plain);
+    assert_eq!(checked.of(&other, LINKABLE), SrcMode::Plain);
     match blob_modes::name_mode(false).zip(blob_modes::name_mode(true)) {
         // Windows: no mode rule.
-        None => assert_eq!(unchecked.of(&blob, false), SrcMode::Plain),
+        None => assert_eq!(unchecked.of(&blob, LINKABLE), SrcMode::Plain),
         Some((file, executable)) => {
             let blob_mode = |named, actual| SrcMode::Blob {
                 named,
                 actual,
                 exact: false,
             };
-            assert_eq!(unchecked.of(&blob, false), blob_mode(file, None));
-            assert_eq!(unchecked.of(&exec, false), blob_mode(executable, None));
-            assert_eq!(checked.of(&blob, false), blob_mode(file, Some(0o755)));
+            assert_eq!(unchecked.of(&blob, LINKABLE), blob_mode(file, None));
+            assert_eq!(unchecked.of(&exec, LINKABLE), blob_mode(executable, None));
+            assert_eq!(checked.of(&blob, LINKABLE), blob_mode(file, Some(0o755)));
             // Checked and not listed: it has its name's mode.
             assert_eq!(
-                checked.of(&exec, false),
+                checked.of(&exec, LINKABLE),
                 blob_mode(executable, Some(executable))
             );
             // The rule of pnpm before 11.28.6 travels with it.
             assert_eq!(
-                checked.of(&blob, true),
+                checked.of(&blob, BlobModeRule::Exact),
                 SrcMode::Blob {
                     named: file,
                     actual: Some(0o755),
                     exact: true
                 }
             );
+            // Before 11.28.1 pnpm has no rule: a blob is a file like any other.
+            assert_eq!(checked.of(&blob, BlobModeRule::None), SrcMode::Plain);
+            assert_eq!(unchecked.of(&exec, BlobModeRule::None), SrcMode::Plain);
         }
     }
 }

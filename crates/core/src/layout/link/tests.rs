@@ -46,7 +46,7 @@ fn batch_links_packages_then_their_symlinks() {
         method: ImportMethod::Hardlink,
         packages,
         symlinks,
-        exact_blob_modes: false,
+        blob_mode_rule: BlobModeRule::default(),
     };
     let stats = Stats::default();
     let out = link_batch(req.clone(), &stats);
@@ -182,7 +182,7 @@ fn link_side_effects(store_dir: &Path, target: &Path) -> PackageOutcome {
         method: ImportMethod::Copy,
         packages: vec![pkg],
         symlinks: vec![],
-        exact_blob_modes: false,
+        blob_mode_rule: BlobModeRule::default(),
     };
     let mut out = link_batch(req, &Stats::default());
     out.packages.pop().unwrap().unwrap()
@@ -313,7 +313,7 @@ fn link_map_with_symlinks(
         method: ImportMethod::Copy,
         packages: vec![package],
         symlinks: vec![],
-        exact_blob_modes: false,
+        blob_mode_rule: BlobModeRule::default(),
     };
     link_batch(req, &Stats::default()).packages.pop().unwrap()
 }

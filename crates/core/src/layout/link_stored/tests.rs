@@ -90,7 +90,7 @@ fn request(store_dir: &Path, packages: Vec<StoredPackage>) -> StoredRequest {
         method: ImportMethod::Hardlink,
         verify_store_integrity: true,
         strict_store_pkg_content_check: true,
-        exact_blob_modes: false,
+        blob_mode_rule: BlobModeRule::default(),
         packages,
     }
 }
