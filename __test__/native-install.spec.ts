@@ -478,11 +478,14 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
           delete state.prunedAt
           delete state.lastValidatedTimestamp
           if (state.validation != null) state.validation = { ...state.validation, recordedAtNs: undefined, files: Object.keys(state.validation.files) }
-          state.pendingBuilds?.sort()
           lines.push(`${r} ${(st.mode & 0o777).toString(8)} ${normalize(JSON.stringify(state))}`)
         } else {
           const text = normalize(fs.readFileSync(abs, 'latin1'))
-          lines.push(`${r} ${(st.mode & 0o777).toString(8)} ${crypto.createHash('sha256').update(text, 'latin1').digest('hex')}`)
+          // Shared with the store (a hard link) or a file of its own (a copy, a build's output, a
+          // state file). Not told for an executable: a command's target made executable is the
+          // store's blob chmodded by pnpm, a copy of its own here (docs/native-install.md, bins).
+          const own = st.nlink === 1 && (st.mode & 0o111) === 0 ? ' own' : ''
+          lines.push(`${r} ${(st.mode & 0o777).toString(8)} ${crypto.createHash('sha256').update(text, 'latin1').digest('hex')}${own}`)
         }
       }
     }
@@ -1011,6 +1014,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const modules = both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))!
     expect(modules).toContain('"pendingBuilds":["builder@1.0.0"]')
     expect(modules).not.toContain('ignoredBuilds')
+    // A package whose row requires a build, imported unbuilt, has files of its own (pnpm's `needsPrivateFiles`); the others are the store's.
+    expect(both.stockTree).toContainEqual(expect.stringMatching(/^node_modules\/\.pnpm\/builder@1\.0\.0\/node_modules\/builder\/package\.json 644 \S+ own$/))
+    expect(both.stockTree).toContainEqual(expect.stringMatching(/^node_modules\/\.pnpm\/[^/]+\/node_modules\/[^/]+\/package\.json 644 \S+$/))
+  })
+
+  it('with scripts off, the builds pending in the order pnpm walks the lockfile (breadth-first from the project, not the lockfile\'s), as stock', async () => {
+    const { dir, store } = await setUp('pending-order', { name: 'pending-order', version: '1.0.0', dependencies: { builder: '1.0.0', 'native-build': '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  builder: false\n  native-build: false\n  logs-build: false\n')
+    const both = await expectSameAsStock(dir, store, 'pending-order', { packages: countSnapshots(dir), why: 'builder', args: ['--config.ignore-scripts=true'] })
+    // native-build's dependency logs-build comes after it, though the lockfile lists it first.
+    expect(both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"pendingBuilds":["builder@1.0.0","native-build@1.0.0","logs-build@1.0.0"]')
   })
 
   /** Root scripts that log their stage, the last one its whole environment. */

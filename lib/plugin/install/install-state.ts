@@ -46,7 +46,7 @@ export interface InstallRecord {
   hoistedDependencies: Record<string, Record<string, 'private' | 'public'>>
   hoistPattern?: string[]
   publicHoistPattern?: string[]
-  /** Packages whose row requires a build, in lockfile order (pnpm ran none of them). */
+  /** Packages whose row requires a build, in pnpm's walk order (pnpm ran none of them). */
   requireBuild: string[]
   /** Packages imported with their build's side effects from pnpm's cache (pnpm's `isBuilt`). */
   builtFromCache?: string[]
@@ -97,7 +97,7 @@ export function writeLayoutState (record: InstallRecord, config: PnpmConfig & Re
     layoutVersion: 5,
     nodeLinker: 'isolated',
     packageManager: `pnpm@${record.pnpmVersion}`,
-    // With scripts off, every build is pending (pnpm's order depends on its own timing).
+    // With scripts off, every build is pending: the projects', then the packages' in pnpm's walk order.
     pendingBuilds: config.ignoreScripts === true ? [...record.pendingProjects, ...record.requireBuild] : [],
     publicHoistPattern: record.publicHoistPattern,
     prunedAt: new Date().toUTCString(),

@@ -331,6 +331,8 @@ export interface InstallPlan {
   scripts: ProjectScripts & { native?: NativeProjectScripts, pnpmRuns: string[], whyPnpmRuns?: string }
   /** The side-effects cache keys of the packages pnpm builds or patches (see side-effects.ts). */
   cacheKeys: Map<string, CacheKeys>
+  /** The planned packages in pnpm's walk order (`WholePlan.installOrder`). */
+  installOrder: string[]
   /** The pnpm release whose files are written. */
   release: PnpmRelease
 }
@@ -413,7 +415,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
     const ownEngines = projectEnginesRefused(manifest.engines, release.version, nodeVersion, config.engineStrict === true)
     if (ownEngines != null) return ownEngines
   }
-  const { refused, planned, notPlanned, leftToPnpm, skipped } = planVirtualStore(lockfile, {
+  const { refused, planned, notPlanned, leftToPnpm, skipped, installOrder } = planVirtualStore(lockfile, {
     lockfileDir: rootDir,
     virtualStoreDir,
     virtualStoreDirMaxLength: config.virtualStoreDirMaxLength,
@@ -440,7 +442,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   // Releases before 11.28.1 key their cache otherwise (no `format=2`, another graph hash): nothing is looked up for them.
   const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched, release.sideEffectsKeys ? undefined : `pnpm ${release.version}'s side-effects cache keys (an older form)`)
   if (typeof cacheKeys === 'string') return cacheKeys
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, skipped, checked, scripts, cacheKeys, release }
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, installOrder: installOrder!, skipped, checked, scripts, cacheKeys, release }
 }
 
 /**
@@ -629,7 +631,9 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   }
 
   phase('bins')
-  const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath)
+  // In pnpm's walk order, which its `pendingBuilds` lists them in.
+  const walkIndex = new Map(plan.installOrder.map((depPath, i) => [depPath, i]))
+  const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath).sort((a, b) => walkIndex.get(a)! - walkIndex.get(b)!)
   // Recorded as pnpm records them: those from its cache, and those built here (below).
   const builtFromCache = planned.filter((_, i) => results[i].built === true || building.has(planned[i].depPath)).map((p) => p.depPath)
   // pnpm's own install over a complete layout takes no package through its build step, so it

@@ -316,6 +316,11 @@ export interface WholePlan {
   leftToPnpm?: Map<string, PackageLeftToPnpm>
   /** Dependency paths of the packages pnpm skips here (`installable`): optional ones and what only they reach. */
   skipped: string[]
+  /**
+   * The installed packages in the order pnpm's filter of the lockfile walks them (breadth-first
+   * from the importers), which its dependency graph and so its `pendingBuilds` follow.
+   */
+  installOrder?: string[]
 }
 
 /**
@@ -385,5 +390,5 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
       children,
     })
   }
-  return { planned, notPlanned, leftToPnpm, skipped: [...skipped] }
+  return { planned, notPlanned, leftToPnpm, skipped: [...skipped], installOrder: [...installed] }
 }

@@ -146,14 +146,18 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
                 if requires_build {
                     builds_ignored.push(i);
                 }
-                BatchPackage::from_store(
+                let mut pkg = BatchPackage::from_store(
                     target_dir,
                     FilesSource::Map {
                         files,
                         side_effects: vec![],
                         symlinks: vec![],
                     },
-                )
+                );
+                // pnpm gives a package whose row requires a build, imported unbuilt, files of
+                // its own (`needsPrivateFiles`), whether its build then runs or not.
+                pkg.requires_build = requires_build;
+                pkg
             }
             Ready::Built {
                 files,

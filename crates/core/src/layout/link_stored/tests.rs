@@ -196,7 +196,7 @@ fn a_failed_dependency_link_leaves_its_package_out_entirely() {
 }
 
 #[test]
-fn a_package_whose_build_pnpm_ignores_is_linked_and_reported() {
+fn a_package_whose_build_pnpm_ignores_gets_files_of_its_own_and_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let store_dir = dir.path().join("store");
     let project = dir.path().join("project");
@@ -208,8 +208,22 @@ fn a_package_whose_build_pnpm_ignores_is_linked_and_reported() {
     plain.build_ignored = true;
     let req = request(&store_dir, vec![plain, ignored]);
     let outcome = link_stored(&req, &Stats::default()).unwrap();
-    assert_eq!(outcome.packages[1], Ok(Some(Imported::Hardlink)));
-    assert!(req.packages[1].target_dir.join("package.json").exists());
+    // pnpm's `needsPrivateFiles`: its row requires a build and it is imported unbuilt.
+    assert!(matches!(
+        outcome.packages[1],
+        Ok(Some(Imported::Copy | Imported::Clone))
+    ));
+    assert_eq!(outcome.packages[0], Ok(Some(Imported::Hardlink)));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let links = |i: usize| {
+            fs::metadata(req.packages[i].target_dir.join("package.json"))
+                .unwrap()
+                .nlink()
+        };
+        assert_eq!((links(0), links(1)), (2, 1));
+    }
     assert_eq!(outcome.builds_ignored, [1]);
 }
 
