@@ -792,6 +792,9 @@ fn hard_links_from_many_shards_hold_one_handle_per_store() {
         assert_eq!(ino(&fx.target("p").join(k)), ino(blob), "{k}");
     }
     let held = open_dir_handles_under(&fx.store());
-    assert!(held.len() <= 1, "{held:?}");
+    // One per store, not one per shard (80 here). Another test running at the same time may
+    // empty the shared map of handles (it keeps 16 stores) while a thread still holds this
+    // store's, so that another thread opens a second one: a few, never a shard's worth.
+    assert!(held.len() <= 4, "{held:?}");
     assert!(held.iter().all(|d| d.ends_with("files")), "{held:?}");
 }
