@@ -55,8 +55,11 @@ describe('bin-name conflicts: one command per name in a .bin directory', () => {
 describe('the shell shim, byte for byte', () => {
   const cmdShim = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { fs6: fs, path11: path, path12: path })
 
-  /** pnpm's shim for `target` (whose text is `text`) in `binsDir`, as its bin linker asks for it on POSIX. */
-  async function pnpmShim (target: string, text: string, binsDir: string, nodePath: string[] | undefined): Promise<string> {
+  /**
+   * pnpm's shim for `target` (whose text is `text`) in `binsDir`, as its bin linker asks for it
+   * on POSIX: by the `cmdShim` given (the reference release's, or an older one's) with `options`.
+   */
+  async function pnpmShim (target: string, text: string, binsDir: string, nodePath: string[] | undefined, shim = cmdShim, options: object = { shShimDir: binsDir, createCmdFile: false }): Promise<string> {
     let written: string | undefined
     const promises = {
       readFile: async (file: string) => {
@@ -68,7 +71,7 @@ describe('the shell shim, byte for byte', () => {
       chmod: async () => {},
       mkdir: async () => {},
     }
-    await cmdShim(target, path.join(binsDir, 'cmd'), { fs: { promises }, shShimDir: binsDir, createPwshFile: false, createCmdFile: false, nodePath })
+    await shim(target, path.join(binsDir, 'cmd'), { fs: { promises }, createPwshFile: false, nodePath, ...options })
     if (written == null) throw new Error('pnpm wrote no shim')
     return written
   }
@@ -77,7 +80,8 @@ describe('the shell shim, byte for byte', () => {
   const binsDir = '/p/node_modules/.bin'
   const nodePath = ['/p/node_modules/.pnpm/a@1.0.0/node_modules/a/node_modules', '/p/node_modules/.pnpm/a@1.0.0/node_modules', '/p/node_modules/.pnpm/node_modules']
 
-  it.each<[string, string, string, string[] | undefined]>([
+  /** Shims of every kind of target: label, target in the package, its text, `NODE_PATH`. */
+  const SHIM_CASES: Array<[string, string, string, string[] | undefined]> = [
     ['an env node shebang', 'bin/a.js', '#!/usr/bin/env node\nrequire("../")\n', undefined],
     ['a NODE_PATH', 'bin/a.js', '#!/usr/bin/env node\n', nodePath],
     ['env -S with arguments', 'cli.mjs', '#!/usr/bin/env -S node --experimental-vm-modules --no-warnings\n', undefined],
@@ -88,37 +92,20 @@ describe('the shell shim, byte for byte', () => {
     ['no shebang, a .sh file', 'run.sh', 'echo hi\n', undefined],
     ['no shebang, no extension: run as it is', 'bin/tool', 'binary', undefined],
     ['a quote in the path', "bin/it's.js", '#!/usr/bin/env node\n', undefined],
-  ])('%s', async (_, relative, text, nodePath) => {
+  ]
+
+  it.each(SHIM_CASES)('%s', async (_, relative, text, nodePath) => {
     const target = path.join(pkgDir, relative)
     const ours = shShim(target, binsDir, runtimeOf(target, text), nodePath)
     expect(ours).toBe(await pnpmShim(target, text, binsDir, nodePath))
     expect(ours).toContain(`# cmd-shim-target=${target}\n`)
   })
 
-  it.each<[string, string, string, string[] | undefined]>([
-    ['an env node shebang', 'bin/a.js', '#!/usr/bin/env node\nrequire("../")\n', undefined],
-    ['a NODE_PATH', 'bin/a.js', '#!/usr/bin/env node\n', nodePath],
-    ['env -S with arguments', 'cli.mjs', '#!/usr/bin/env -S node --experimental-vm-modules --no-warnings\n', undefined],
-    ['an absolute program', 'bin/a', '#!/bin/sh\necho a\n', undefined],
-    ['no shebang, a .sh file', 'run.sh', 'echo hi\n', nodePath],
-    ['no shebang, no extension: run as it is', 'bin/tool', 'binary', nodePath],
-    ['a quote in the path', "bin/it's.js", '#!/usr/bin/env node\n', undefined],
-  ])('as pnpm 11.19 to 11.26 write it (@zkochan/cmd-shim 9.0.7, out of 11.22.0\'s bundle): %s', async (_, relative, text, nodePath) => {
+  it.each(SHIM_CASES)('as pnpm 11.19 to 11.26 write it (@zkochan/cmd-shim 9.0.7, out of 11.22.0\'s bundle): %s', async (_, relative, text, nodePath) => {
     const cmdShim9 = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { path14: path }, [], fetchPnpm('11.22.0'))
     const target = path.join(pkgDir, relative)
-    let written: string | undefined
-    const promises = {
-      readFile: async (file: string) => {
-        if (file === target) return text
-        throw Object.assign(new Error(`ENOENT: ${file}`), { code: 'ENOENT' })
-      },
-      writeFile: async (file: string, data: string) => { if (file === path.join(binsDir, 'cmd')) written = data },
-      unlink: async () => {},
-      chmod: async () => {},
-      mkdir: async () => {},
-    }
     // As 11.22.0's bin linker asks for it on POSIX: no PowerShell shim.
-    await cmdShim9(target, path.join(binsDir, 'cmd'), { fs: { promises }, createPwshFile: false, nodePath })
+    const written = await pnpmShim(target, text, binsDir, nodePath, cmdShim9, {})
     expect(cmdShim9ShShim(target, binsDir, runtimeOf(target, text), nodePath)).toBe(written)
   })
 
