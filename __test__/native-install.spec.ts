@@ -44,7 +44,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isMusl } from '../dist/api/native-platform.js'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { lockedPackages, node24, projectFixture, repoDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
-import { blobModeRule, nativeRelease, stateFormOf, PNPM_RELEASES, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { blobModeRule, stateFormOf, PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { DEPENDENCY_GROUPS } from '../dist/plugin/install/virtual-store.js'
 import { projectLinkPath } from '../dist/plugin/install/project-registry.js'
@@ -640,7 +640,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     { label: 'workspace-no-hoist', cwd: '.', from: 'its root, hoistWorkspacePackages false', settings: 'hoistWorkspacePackages: false\n', covers: ['node_modules/.pnpm/node_modules/a -> '], absent: ['node_modules/.pnpm/node_modules/@ws/', 'node_modules/.pnpm/node_modules/app '] },
   ]
   /** Whether the pnpm under test is one whose workspace state was checked with several projects (11.28.11). */
-  const workspacesNative = (nativeRelease(testedPnpmVersion) as PnpmRelease).workspaces
+  const workspacesNative = TESTED.workspaces
   /** Whether builds the cache lacks run natively under the pnpm tested (they were checked against the newest release only). */
   const buildsNative = testedPnpmVersion === PNPM_RELEASES.at(-1)!.version
   it.skipIf(workspacesNative)('a workspace of several projects under a release its state was not checked against: left to pnpm, stock\'s tree', async () => {

@@ -117,10 +117,10 @@ export interface NativeInstallSummary {
   failed?: Error
 }
 
-/** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
 /** The dependency groups a native install installs: all of them (`--prod` and the like are pnpm's). */
 const ALL_GROUPS = { dependencies: true, devDependencies: true, optionalDependencies: true }
 
+/** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
 const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs', 'patchedDependencies'])
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not): the first of `configReasons`. */
@@ -442,7 +442,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   // Releases before 11.28.1 key their cache otherwise (no `format=2`, another graph hash): nothing is looked up for them.
   const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched, release.sideEffectsKeys ? undefined : `pnpm ${release.version}'s side-effects cache keys (an older form)`)
   if (typeof cacheKeys === 'string') return cacheKeys
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, installOrder: installOrder!, skipped, checked, scripts, cacheKeys, release }
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, installOrder, skipped, checked, scripts, cacheKeys, release }
 }
 
 /**
@@ -611,8 +611,8 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     peerBins: plan.release.peerBins,
     buildStepNodePath: plan.release.buildStepNodePath,
     // pnpm takes each package with a build through its build step, and denies it there; with
-    // scripts off it has a build step only when it patches packages (nothing runs in it then).
-    throughBuildStep: new Set(config.ignoreScripts === true && plan.cacheKeys.size === 0 ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),
+    // scripts off it has a build step only when patches are configured (nothing runs in it then).
+    throughBuildStep: new Set(config.ignoreScripts === true && Object.keys(config.patchedDependencies ?? {}).length === 0 ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),
     // Filled when an optional package's build fails and it is removed.
     removed: new Set(),
   }

@@ -10,7 +10,7 @@
  * module is not published on its own. The e2e specs compare the file with stock's.
  */
 import path from 'node:path'
-import { depPathToFilename, reachable, refToDepPath, type DependencyGroup, type LockfileObject } from './virtual-store.js'
+import { depPathToFilename, parseRegistryDepPath, reachable, refToDepPath, type DependencyGroup, type LockfileObject } from './virtual-store.js'
 
 interface MappedPackage {
   url: string
@@ -78,17 +78,11 @@ export function packageMapText (lockfile: LockfileObject, opts: PackageMapOption
   }
   for (const [depPath, snapshot] of sorted(lockfile.packages)) {
     if (!reached.has(depPath)) continue
-    const name = snapshot.name ?? nameOfDepPath(depPath)
+    const name = snapshot.name ?? parseRegistryDepPath(depPath)?.name ?? depPath
     const dependencies = new Map([[name, depPath]])
     addDependencies(dependencies, snapshot.dependencies, opts.lockfileDir)
     addDependencies(dependencies, snapshot.optionalDependencies, opts.lockfileDir)
     add(depPath, path.join(opts.virtualStoreDir, depPathToFilename(depPath, opts.virtualStoreDirMaxLength), 'node_modules', name), dependencies)
   }
   return `${JSON.stringify({ packages: Object.fromEntries([...packages].sort(([a], [b]) => byCodeUnits(a, b))) })}\n`
-}
-
-/** The name a dependency path starts with (`@scope/name@1.0.0(peer@2.0.0)` → `@scope/name`). */
-function nameOfDepPath (depPath: string): string {
-  const at = depPath.indexOf('@', 1)
-  return at === -1 ? depPath : depPath.slice(0, at)
 }

@@ -320,7 +320,7 @@ export interface WholePlan {
    * The installed packages in the order pnpm's filter of the lockfile walks them (breadth-first
    * from the importers), which its dependency graph and so its `pendingBuilds` follow.
    */
-  installOrder?: string[]
+  installOrder: string[]
 }
 
 /**
@@ -330,7 +330,7 @@ export interface WholePlan {
  */
 export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions): WholePlan {
   const refused = refusedNames(lockfile)
-  if (refused != null) return { refused, planned: [], notPlanned: [], skipped: [] }
+  if (refused != null) return { refused, planned: [], notPlanned: [], skipped: [], installOrder: [] }
   const maxLength = opts.virtualStoreDirMaxLength ?? (process.platform === 'win32' ? 60 : 120)
   // A package is the target of many dependency links: its directory is computed once.
   const dirs = new Map<string, string>()
