@@ -101,12 +101,12 @@ describe('the shell shim, byte for byte', () => {
     expect(ours).toContain(`# cmd-shim-target=${target}\n`)
   })
 
-  it.each(SHIM_CASES)('as pnpm 11.19 to 11.26 write it (@zkochan/cmd-shim 9.0.7, out of 11.22.0\'s bundle): %s', async (_, relative, text, nodePath) => {
-    const cmdShim9 = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { path14: path }, [], fetchPnpm('11.22.0'))
+  // Each `@zkochan/cmd-shim` out of the bundle of a release that has it, asked as its bin linker asks on POSIX (no PowerShell shim).
+  it.each(SHIM_CASES.flatMap((c) => [['cmd-shim 9.0.7', '11.22.0', ...c], ['cmd-shim 9.0.6', '11.20.0', ...c]] as const))('as @zkochan/%s writes it (out of %s\'s bundle): %s', async (writer, release, _, relative, text, nodePath) => {
+    const cmdShim9 = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { path14: path }, [], fetchPnpm(release))
     const target = path.join(pkgDir, relative)
-    // As 11.22.0's bin linker asks for it on POSIX: no PowerShell shim.
     const written = await pnpmShim(target, text, binsDir, nodePath, cmdShim9, {})
-    expect(cmdShim9ShShim(target, binsDir, runtimeOf(target, text), nodePath)).toBe(written)
+    expect(cmdShim9ShShim(target, binsDir, runtimeOf(target, text), nodePath, writer)).toBe(written)
   })
 
   it('11.28.1\'s and 11.28.2\'s prelude: each helper through `command -p`, no `run_helper`, the rest as the newest\'s', () => {

@@ -117,6 +117,31 @@ describe('hoist: pnpm\'s hoist patterns, matched by pnpm\'s own matcher (@pnpm/c
     expect(privateLinks.x).toBe('/p/packages/x')
     expect(privateLinks['@ws/y']).toBeUndefined()
   })
+
+  it('a workspace under a release before 11.28.0: the projects linked after the packages, neither recorded nor reserved (over a package hoisted under the same name, which stays recorded)', () => {
+    const ws = {
+      importers: { '.': { dependencies: { app: '1.0.0' } }, 'packages/x': { dependencies: { eslint: '1.0.0', prettier: '1.0.0' } } },
+      packages: lockfile.packages,
+    }
+    const options = (projects: Array<{ id: string, name: string, dir: string }>): Parameters<typeof hoist>[2] => ({
+      importers: [{ id: '.', direct: { app: dir('app'), '@ws/x': '/p/packages/x' } }, { id: 'packages/x', direct: { eslint: dir('eslint'), prettier: dir('prettier') } }],
+      hoistPattern: ['*'],
+      publicHoistPattern: [],
+      workspaceProjects: projects,
+      projectHoisting: 'linked',
+    })
+    // `prettier` is an importer's dependency, `@ws/x` the root's: neither project is linked.
+    const { record, privateLinks } = hoist(ws, planned, options([{ id: 'packages/x', name: '@ws/x', dir: '/p/packages/x' }, { id: 'packages/y', name: 'y', dir: '/p/packages/y' }, { id: 'packages/z', name: 'prettier', dir: '/p/packages/z' }]))
+    const packagesRecorded = ['eslint@1.0.0', 'prettier@1.0.0', 'eslint-import-resolver-node@1.0.0', 'a?c@1.0.0', 'abc@1.0.0', '@babel/core@1.0.0']
+    expect(Object.keys(record)).toEqual(packagesRecorded)
+    expect(privateLinks.y).toBe('/p/packages/y')
+    expect(privateLinks.prettier).toBe(dir('prettier'))
+    expect(privateLinks['@ws/x']).toBeUndefined()
+    // A project named as app's dependency `abc`, which is hoisted too: pnpm's link of the project stays, the package stays recorded.
+    const clash = hoist(ws, planned, options([{ id: 'packages/y', name: 'abc', dir: '/p/packages/y' }]))
+    expect(clash.privateLinks.abc).toBe('/p/packages/y')
+    expect(Object.keys(clash.record)).toEqual(packagesRecorded)
+  })
 })
 
 describe('installableHere: pnpm\'s platform check', () => {

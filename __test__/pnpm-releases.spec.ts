@@ -40,7 +40,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -65,12 +65,17 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     shimQuoting,
     shimHelpers,
     verdictChecks,
-    shimWriter: text.includes('/@zkochan/cmd-shim/9.0.7/') ? 'cmd-shim 9' : 'pnpm',
+    shimWriter: text.includes('/@zkochan/cmd-shim/9.0.7/') ? 'cmd-shim 9.0.7' : text.includes('/@zkochan/cmd-shim/9.0.6/') ? 'cmd-shim 9.0.6' : 'pnpm',
     // Written on every install, not only under nodeExperimentalPackageMap.
     packageMap: text.includes('const shouldWritePackageMap = opts3.enableModulesDir !== false'),
     modulesRegistries: text.includes('      registries: opts3.registries,\n      skipped: Array.from(skipped),'),
     peerBins: text.includes('\nasync function autoInstalledPeerBinDirs(') || text.includes('\nfunction autoInstalledPeerBinDirs('),
     verdictMissingTime: snapshot.includes('minimumReleaseAgeIgnoreMissingTime'),
+    verdictRouting: snapshot.includes('namedRegistriesRouting'),
+    // Before 11.28.0 the projects are the first children of the hoisting graph's root.
+    projectHoisting: text.includes('hoistedWorkspaceDeps = Object.fromEntries(Object.entries(opts3.hoistedWorkspacePackages') ? 'linked' : 'reserved',
+    catalogResolutions: text.includes('\nfunction catalogResolutionIsStale('),
+    publishLinks: text.includes('const lockfileLinksPublishDirectory = '),
   }
 }
 
@@ -91,7 +96,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = shimWriter === 'pnpm'
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -108,6 +113,10 @@ describe('the table of pnpm releases', () => {
       modulesRegistries,
       peerBins,
       verdictMissingTime,
+      verdictRouting,
+      projectHoisting,
+      catalogResolutions,
+      publishLinks,
     })
     expect(stateFormOf(version)).toBe(state)
   })

@@ -74,6 +74,8 @@ describe('importerOutOfDate: pnpm\'s frozen check of a project against the lockf
     const manifest = { dependencies: { a: '^1.0.0' }, devDependencies: { b: '2.0.0' }, publishConfig: { directory: 'dist', linkDirectory: false } }
     expect(importerOutOfDate(published, manifest, true)).toMatch(/linkDirectory/)
     expect(importerOutOfDate({ ...published, linkDirectory: false }, manifest, true)).toBeUndefined()
+    // Releases before 11.26.0 do not compare it.
+    expect(importerOutOfDate(published, manifest, true, undefined, false)).toBeUndefined()
   })
   it('auto-installed peers are locked as dependencies', () => {
     const withPeer = { specifiers: { a: '^1.0.0', p: '^3' }, dependencies: { a: '1.0.1', p: '3.1.0' } }

@@ -11,6 +11,7 @@ import util from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { firstFailure } from '../dist/plugin/first-failure.js'
 import { checkSupplyChain, recordedVerdict, type SupplyChainCheck } from '../dist/plugin/install/supply-chain.js'
+import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
@@ -76,6 +77,18 @@ describe('verdictRecorded: pnpm\'s record of a lockfile that passed', () => {
   ])('not under %s', (_name, recorded, today) => {
     const { lockfile, cacheDir } = setUp((f) => [pnpmVerdict(f, recorded)])
     expect(verdictRecorded({ path: lockfile }, { ...defaults, ...today, cacheDir })).toBe(false)
+  })
+
+  it('under pnpm 11.19.0, whose verdicts name no registries (nor the newer checks): its own taken, and written without them', () => {
+    const form = PNPM_RELEASES.find((r) => r.version === '11.19.0')!
+    const older = { namedRegistriesRouting: undefined, variationResolutionsVerified: undefined, variationResolutionCheck: undefined, minimumReleaseAgeIgnoreMissingTime: undefined }
+    const { lockfile, cacheDir } = setUp((f) => [pnpmVerdict(f, older)])
+    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir }, form)).toBe(true)
+    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir }, PNPM_RELEASES.find((r) => r.version === '11.20.0'))).toBe(false)
+    fs.writeFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), '')
+    checkSupplyChain({ path: lockfile, contentHash: () => RECORDED_HASH }, [], { minimumReleaseAge: 0, cacheDir }, Date.now(), form).verdict?.()?.()
+    const written = JSON.parse(fs.readFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), 'utf8'))
+    expect(Object.keys(written.policy)).toEqual(['tarballUrlBinding', 'integrityRequired', 'minimumReleaseAge', 'minimumReleaseAgeExclude', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter', 'resolutionShapeCheck', 'dependencyAliasCheck'])
   })
 
   it('not for a lockfile changed since, nor when a later record of the path does not cover today', () => {

@@ -330,7 +330,7 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   // (ndjson: pnpm's own record follows, as stock's does).
   const workspace = summary.layout!.workspace
   if (workspace != null && log.reporter !== 'ndjson') log.write('debug', 'pnpm:scope', { selected: workspace.projects, total: workspace.projects, workspacePrefix: workspace.dir })
-  reportLayout(summary, counts, config, manifest, log, summary.warnings)
+  reportLayout(summary, counts, config, manifest, log, summary.warnings, summary.linkWarnings)
   for (const dep of summary.layout!.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
   // pnpm links the projects' dependencies, then builds, then logs its summary.
   buildLines()
@@ -356,9 +356,10 @@ export function reportBuildFailure (summary: NativeInstallSummary, counts: Progr
 
 /**
  * pnpm's frozen install's records from the start of its import to its end (the store, the
- * counts, the import method), after the `warnings` of its supply-chain check (its `globalWarn`).
+ * counts, the import method), after the `warnings` of its supply-chain check (its `globalWarn`),
+ * and then the `linkWarnings` it gives linking the projects' commands.
  */
-function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = []): void {
+function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = [], linkWarnings: string[] = []): void {
   const prefix = config.dir
   const layout = summary.layout!
   // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
@@ -377,6 +378,7 @@ function reportLayout (summary: NativeInstallSummary, counts: Progress, config: 
   progress(['reused', 'downloaded', 'added'])
   if (counts.method != null) log.write('debug', 'pnpm:package-import-method', { method: counts.method })
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_done' })
+  for (const message of linkWarnings) log.write('warn', 'pnpm:global', { message })
 }
 
 /** The line that says why an install was left to pnpm, and what would change it. */

@@ -67,6 +67,8 @@ export interface BinLinkOptions {
   buildStepNodePath?: boolean
   /** Packages removed since they were laid out (optional ones whose build failed): their own `.bin` is not made again. */
   removed?: Set<string>
+  /** Takes pnpm's warnings, in its words: a command whose file is not there, which `@zkochan/cmd-shim` writes no shim for. */
+  warn?: (message: string) => void
 }
 
 interface Manifest {
@@ -201,9 +203,9 @@ class BinWriter {
    * @param tempDir where a target is copied before it replaces the target (the virtual store:
    *   the same filesystem, and a place the next install looks for leftovers)
    * @param dry only checks that every shim can be written as pnpm writes it (throws
-   *   `UnsupportedShim` where not): nothing is written, no target made runnable
+   *   `UnsupportedShim` where not): nothing is written, no target made runnable, nothing warned
    */
-  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single', private readonly helpers: ShimHelpers = 'run_helper', private readonly writer: ShimWriter = 'pnpm', private readonly dry = false) {}
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single', private readonly helpers: ShimHelpers = 'run_helper', private readonly writer: ShimWriter = 'pnpm', private readonly warn: (message: string) => void = () => {}, private readonly dry = false) {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -241,16 +243,23 @@ class BinWriter {
     if (!this.dry) fs.mkdirSync(binsDir, { recursive: true })
     // (Checking, the directory may not be there yet: where it will be.)
     const shimDir = this.dry ? path.join(this.realpath(path.dirname(binsDir)), path.basename(binsDir)) : this.realpath(binsDir)
+    const written: string[] = []
     for (const cmd of chosen) {
       // pnpm links a package's `node` command as a symlink, not a shim.
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
       const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
       const runtime = this.runtime(cmd, binsDir)
-      const shim = this.writer === 'pnpm' ? shShim(cmd.target, shimDir, runtime, nodePath, this.quoting, this.helpers) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath)
+      if (runtime.missing != null && this.writer !== 'pnpm') {
+        // `@zkochan/cmd-shim` reads the target first: pnpm warns, and writes no shim.
+        if (!this.dry) this.warn(`Failed to create bin at ${file}. ${runtime.missing}`)
+        continue
+      }
+      written.push(cmd.name)
+      const shim = this.writer === 'pnpm' ? shShim(cmd.target, shimDir, runtime, nodePath, this.quoting, this.helpers) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath, this.writer)
       if (!this.dry) writeShim(file, shim)
     }
-    return chosen.map((c) => c.name)
+    return written
   }
 
   /**
@@ -284,7 +293,7 @@ class BinWriter {
       if ((code !== 'ENOENT' && code !== 'ENOTDIR') || path.join(pkgDir, 'node_modules', '.bin') === binsDir) {
         throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
       }
-      runtime = { ...runtimeOf(target, ''), missing: true }
+      runtime = { ...runtimeOf(target, ''), missing: (err as Error).message }
       this.targets.set(real, runtime)
       return runtime
     }
@@ -400,7 +409,7 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
 
 /** What writes the layout's shims (`dry`: only checks them). */
 function binWriter (opts: BinLinkOptions, dry = false): BinWriter {
-  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting, opts.shimHelpers, opts.shimWriter, dry)
+  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting, opts.shimHelpers, opts.shimWriter, opts.warn, dry)
 }
 
 /**

@@ -27,9 +27,13 @@ export type ShimQuoting = 'single' | 'double'
 
 /**
  * Whose shims a release writes: pnpm's own cmd-shim (from 11.27.1; `ShimQuoting` and
- * `ShimHelpers` tell its forms), or `@zkochan/cmd-shim` 9.0.7 (11.19 to 11.26).
+ * `ShimHelpers` tell its forms), or `@zkochan/cmd-shim`: 9.0.7 (11.21.0 to 11.27.0), 9.0.6
+ * (11.19.0 and 11.20.0).
  */
-export type ShimWriter = 'pnpm' | 'cmd-shim 9'
+export type ShimWriter = 'pnpm' | CmdShim9
+
+/** The `@zkochan/cmd-shim` releases pnpm 11 bundled: they differ in how a shim finds its directory. */
+export type CmdShim9 = 'cmd-shim 9.0.6' | 'cmd-shim 9.0.7'
 
 /** The target a shim runs, relative to `$basedir_abs` (or `$basedir_win`), quoted as `quoting` does. */
 function quotedTarget (base: string, relativeTarget: string, quoting: ShimQuoting): string {
@@ -45,9 +49,10 @@ function nodePathLines (nodePath: string[], quoting: ShimQuoting): string {
 
 /**
  * What a shim runs its target with: a program and its arguments, or none (the target itself);
- * `missing` when the target does not exist yet (a workspace project's bin before its build).
+ * `missing` (the error reading it) when the target does not exist yet (a workspace project's
+ * bin before its build).
  */
-export interface Runtime { program: string | null, args: string, missing?: boolean }
+export interface Runtime { program: string | null, args: string, missing?: string }
 
 /** The program a target runs with, and its arguments, as pnpm reads them from its text. */
 export function runtimeOf (target: string, text: string): Runtime {
@@ -97,13 +102,18 @@ export function shShim (target: string, shimDir: string, runtime: Runtime, nodeP
   if (nodePath != null && nodePath.length > 0) sh += nodePathLines(nodePath, quoting)
   sh += execBlock(program, args, relativeTarget, quoting)
   // pnpm marks a shim written before its target exists, to write it again once it does.
-  if (runtime.missing === true) sh += '# cmd-shim-missing-target\n'
+  if (runtime.missing != null) sh += '# cmd-shim-missing-target\n'
   return `${sh}# cmd-shim-target=${target}\n`
 }
 
-/** The start of every shell shim `@zkochan/cmd-shim` 9.0.7 writes (pnpm 11.19 to 11.26). */
-const CMD_SHIM_9_PRELUDE = `#!/bin/sh
-# Resolve $0 through symlinks so basedir is the shim's real directory.
+/**
+ * How a `@zkochan/cmd-shim` shim sets `basedir`: 9.0.6 from `$0` as it is, 9.0.7 from `$0`
+ * resolved through symlinks by name.
+ */
+const CMD_SHIM_9_BASEDIR: Record<CmdShim9, string> = {
+  'cmd-shim 9.0.6': `basedir=$(dirname "$(echo "$0" | sed -e 's,\\\\,/,g')")
+`,
+  'cmd-shim 9.0.7': `# Resolve $0 through symlinks so basedir is the shim's real directory.
 # Cap hops at the kernel's ELOOP limit so a cycle cannot hang the shim.
 link="$0"
 hops=0
@@ -116,7 +126,11 @@ while [ -L "$link" ] && [ "$hops" -lt 40 ]; do
   esac
 done
 basedir=$(dirname "$(echo "$link" | sed -e 's,\\\\,/,g')")
-basedir_win="$basedir"
+`,
+}
+
+/** What every `@zkochan/cmd-shim` 9 shim has after its `basedir` line. */
+const CMD_SHIM_9_PLATFORMS = `basedir_win="$basedir"
 exe=""
 msys=""
 
@@ -143,19 +157,19 @@ esac
 `
 
 /**
- * The shell shim pnpm 11.19 to 11.26 write for `target` into the `.bin` directory `shimDir`
- * (`@zkochan/cmd-shim` 9.0.7, which they bundle; on POSIX only this file): its own prelude, the
+ * The shell shim pnpm 11.19.0 to 11.27.0 write for `target` into the `.bin` directory `shimDir`
+ * (the `@zkochan/cmd-shim` `writer` they bundle; on POSIX only this file): its own prelude, the
  * `NODE_PATH` in double quotes, the target from `$basedir` (the directory the shim was found
- * in, symlinks resolved by name), and a last line naming the target. A program run through
+ * in, from 9.0.7 with symlinks resolved by name), and a last line naming the target. A program run through
  * `cmd` or an `.exe` is not written here.
  */
-export function cmdShim9ShShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined): string {
+export function cmdShim9ShShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined, writer: CmdShim9): string {
   // It reads the target first: for one not there yet pnpm warns and writes nothing.
-  if (runtime.missing === true) throw new UnsupportedShim(`${target}: a command whose file is not there yet`)
+  if (runtime.missing != null) throw new UnsupportedShim(`${target}: a command whose file is not there yet`)
   const relativeTarget = path.relative(shimDir, target).split('\\').join('/')
   if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${shimDir}`)
   const { program, args } = runtime
-  let sh = CMD_SHIM_9_PRELUDE
+  let sh = `#!/bin/sh\n${CMD_SHIM_9_BASEDIR[writer]}${CMD_SHIM_9_PLATFORMS}`
   if (nodePath != null && nodePath.length > 0) sh += nodePathLines(nodePath, 'double')
   const quoted = `"$basedir/${relativeTarget}"`
   if (program == null) sh += `exec ${quoted}   "$@"\nexit $?\n`

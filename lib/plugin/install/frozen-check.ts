@@ -32,11 +32,12 @@ const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? {}) ==
  * Why pnpm's frozen install would find `importer` out of date with `manifest` (`undefined`: it
  * would not). pnpm's rule (`satisfiesPackageManifest`): the lockfile's specifiers are exactly the
  * manifest's dependencies of every group (with `autoInstallPeers`, its peers too), and its
- * `publishDirectory` and `dependenciesMeta` are the manifest's; then its `catalog:` dependencies
- * are locked at their entries in the lockfile's `catalogs` (`lockedCatalogs`). Specifiers pnpm
+ * `publishDirectory` (and whether it is linked, unless `linkDirectory` is false: releases before
+ * 11.26.0) and `dependenciesMeta` are the manifest's; then its `catalog:` dependencies are locked
+ * at their entries in the lockfile's `catalogs` (`lockedCatalogs`, when given). Specifiers pnpm
  * takes as equal though written differently (git URLs) count as different here.
  */
-export function importerOutOfDate (importer: LockedImporter | undefined, manifest: Record<string, unknown>, autoInstallPeers: boolean, lockedCatalogs?: unknown): string | undefined {
+export function importerOutOfDate (importer: LockedImporter | undefined, manifest: Record<string, unknown>, autoInstallPeers: boolean, lockedCatalogs?: unknown, linkDirectory = true): string | undefined {
   if (importer == null) return 'no importer in the lockfile'
   const wanted: Deps = {}
   if (autoInstallPeers && isDeps(manifest.peerDependencies)) Object.assign(wanted, manifest.peerDependencies)
@@ -52,9 +53,9 @@ export function importerOutOfDate (importer: LockedImporter | undefined, manifes
   }
   const publishConfig = (manifest.publishConfig ?? {}) as { directory?: unknown, linkDirectory?: unknown }
   if (importer.publishDirectory !== publishConfig.directory) return 'publishConfig.directory differs from the lockfile'
-  // pnpm 11.28 also compares whether the publish directory is linked (lockfiles of older
-  // releases lack `linkDirectory: false`, and are refused then).
-  if ((importer.publishDirectory != null && importer.linkDirectory !== false) !== (publishConfig.directory != null && publishConfig.linkDirectory !== false)) {
+  // From 11.26.0 pnpm also compares whether the publish directory is linked (`linkDirectory`:
+  // lockfiles of older releases lack `linkDirectory: false`, and are refused then).
+  if (linkDirectory && (importer.publishDirectory != null && importer.linkDirectory !== false) !== (publishConfig.directory != null && publishConfig.linkDirectory !== false)) {
     return 'publishConfig.linkDirectory differs from the lockfile'
   }
   if (!sameJson(importer.dependenciesMeta, manifest.dependenciesMeta)) return 'dependenciesMeta differs from the lockfile'

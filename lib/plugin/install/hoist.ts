@@ -17,7 +17,8 @@
  * - aliases compare case-insensitively;
  * - in a workspace (`hoistWorkspacePackages`), each project but the root is hoisted under its
  *   name too (linked to its directory, recorded under its importer id), unless a dependency of
- *   an importer has that name: its name is reserved before the packages are hoisted.
+ *   an importer has that name: its name is reserved before the packages are hoisted. Releases
+ *   before 11.28.0 link the projects only (`ProjectHoisting`).
  */
 import path from 'node:path'
 import { createMatcher } from '@pnpm/config.matcher'
@@ -37,6 +38,15 @@ export interface HoistedProject {
   dir: string
 }
 
+/**
+ * How a release hoists the workspace's projects: their names reserved before the packages are
+ * hoisted, and recorded (from 11.28.0), or (11.19.0 to 11.27.1) as the first children of the
+ * hoisting graph's root, where the importers' registry dependencies of the same name replace
+ * them: linked, neither recorded nor reserved (a package may be hoisted under a project's name
+ * too, and recorded: the project's link is the one that stays).
+ */
+export type ProjectHoisting = 'reserved' | 'linked'
+
 export interface HoistOptions {
   /** Every importer's dependencies (`importerDependencies`), the root's first. */
   importers: ImporterDependencies[]
@@ -44,6 +54,8 @@ export interface HoistOptions {
   publicHoistPattern: string[]
   /** The workspace's projects but the root, in pnpm's order, when `hoistWorkspacePackages`. */
   workspaceProjects?: HoistedProject[]
+  /** `reserved` when not said. */
+  projectHoisting?: ProjectHoisting
 }
 
 export interface Hoisted {
@@ -143,9 +155,23 @@ export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts
   for (const p of planned) {
     byDir.set(p.targetDir, { depPath: p.depPath, dir: p.targetDir, hasBin: lockfile.packages![p.depPath].hasBin === true, children: p.children ?? {} })
   }
-  // The projects take their names first, unless an importer's registry dependency has it.
   const hoistType = hoistTypeOf(opts)
-  const taken = new Set(opts.importers.flatMap((i) => Object.entries(i.direct).filter(([, dir]) => byDir.has(dir)).map(([alias]) => alias.toLowerCase())))
+  const registryAliases = opts.importers.flatMap((i) => Object.entries(i.direct).filter(([, dir]) => byDir.has(dir)).map(([alias]) => alias))
+  if (opts.projectHoisting === 'linked') {
+    const hoisted = hoistPackages(byDir, opts, new Set())
+    // Only the root's dependencies are taken before them, by their names as they are.
+    const rootAliases = new Set(Object.keys(opts.importers.find((i) => i.id === '.')?.direct ?? {}))
+    for (const project of opts.workspaceProjects ?? []) {
+      const where = hoistType(project.name)
+      if (where == null || rootAliases.has(project.name.toLowerCase()) || registryAliases.includes(project.name)) continue
+      // Over a package hoisted under its name (recorded still): pnpm's link of the project
+      // replaces the package's, or the package's finds it and leaves it (not in the virtual store).
+      ;(where === 'public' ? hoisted.publicLinks : hoisted.privateLinks)[project.name] = project.dir
+    }
+    return hoisted
+  }
+  // The projects take their names first, unless an importer's registry dependency has it.
+  const taken = new Set(registryAliases.map((alias) => alias.toLowerCase()))
   const projects: Array<HoistedProject & { where: 'public' | 'private' }> = []
   for (const project of opts.workspaceProjects ?? []) {
     const where = hoistType(project.name)

@@ -110,6 +110,8 @@ export interface NativeInstallSummary {
   layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[], workspace?: { dir: string, projects: number } }
   /** The warnings pnpm's supply-chain check would have given, in its words (when it installed). */
   warnings?: string[]
+  /** The warnings pnpm would have given linking the projects' commands, after its import (a command's file not there under `@zkochan/cmd-shim`). */
+  linkWarnings?: string[]
   /**
    * A required package's build that failed (`skipped` says so too): the layout stays as pnpm's
    * failed build step leaves it, nothing recorded, and the install is to end with this error.
@@ -145,7 +147,7 @@ function projectsAsChecked (projects: WorkspaceProject[], config: NativeInstallC
 }
 
 /** Why pnpm's frozen check would find `project`'s importer out of date (its manifest as pnpm checks it), or its manifest is one this does not model. */
-function projectUnsupported (lockfile: LockfileFile, project: WorkspaceProject, config: NativeInstallConfig): string | undefined {
+function projectUnsupported (lockfile: LockfileFile, project: WorkspaceProject, config: NativeInstallConfig, release: PnpmRelease): string | undefined {
   const { manifest, id } = project
   const where = id === '.' ? 'package.json' : `${id}/package.json`
   const meta = manifest.dependenciesMeta
@@ -158,7 +160,7 @@ function projectUnsupported (lockfile: LockfileFile, project: WorkspaceProject, 
   if (manifest.pnpm != null || manifest.dependenciesMeta != null || bundles) {
     return `${where} fields this does not model`
   }
-  const outdated = importerOutOfDate(lockfile.importers[id], manifest, config.autoInstallPeers !== false, lockfile.catalogs)
+  const outdated = importerOutOfDate(lockfile.importers[id], manifest, config.autoInstallPeers !== false, release.catalogResolutions ? lockfile.catalogs : undefined, release.publishLinks)
   if (outdated != null) return `the lockfile is not up to date with ${where} (${outdated})`
   return undefined
 }
@@ -198,7 +200,7 @@ function isDirectory (dir: string): boolean {
  * plain one also records today's lockfile settings in the current lockfile. Every project's
  * importer is checked against its manifest, and the projects must be the lockfile's importers.
  */
-function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject[], config: NativeInstallConfig, rootDir: string): string | undefined {
+function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject[], config: NativeInstallConfig, rootDir: string, release: PnpmRelease): string | undefined {
   if (lockfile.lockfileVersion !== '9.0') return `lockfileVersion ${String(lockfile.lockfileVersion)}`
   const unknown = Object.keys(lockfile).find((f) => !KNOWN_LOCKFILE_FIELDS.has(f))
   if (unknown != null) return `the lockfile has ${unknown}`
@@ -226,7 +228,7 @@ function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject
   if (missing != null) return missing
   // The lockfile must be up to date with every package.json, or a frozen install fails (pnpm says why).
   for (const project of checked) {
-    const why = projectUnsupported(lockfile, project, config)
+    const why = projectUnsupported(lockfile, project, config, release)
     if (why != null) return why
   }
   const pruned = workspaceCatalogsPruned(config, projects.map((p) => p.manifest), lockfile.catalogs)
@@ -397,7 +399,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   // What an earlier install left in a project's node_modules is pnpm's to prune or keep.
   const used = projects.find((p) => p.id !== '.' && !modulesDirIsFresh(path.join(p.dir, 'node_modules')))
   if (used != null) return `${used.id}/node_modules is not empty`
-  const stale = lockfileUnsupported(lockfile, projects, config, rootDir)
+  const stale = lockfileUnsupported(lockfile, projects, config, rootDir, release)
   if (stale != null) return stale
   const projectScripts = workspaceScripts(projects, config.ignoreScripts === true)
   if (projectScripts.leftToPnpm != null) return projectScripts.leftToPnpm
@@ -552,9 +554,9 @@ function reportAdded (results: StoredPackageResult[], reused: number): void {
  * or says why it stopped, with nothing recorded (pnpm installs over what is there).
  * `supplyChainAnswer`: the registry's answer to pnpm's check of the packages' ages, awaited
  * before anything but the virtual store. `publicLinks` is given the links the hoisting makes in
- * the root's `node_modules` (alias → directory).
+ * the root's `node_modules` (alias → directory), `linkWarnings` pnpm's warnings linking commands.
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'verdict'>, phase: (name: string) => void, downloaded: string[], publicLinks: Record<string, string>): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'verdict'>, phase: (name: string) => void, downloaded: string[], publicLinks: Record<string, string>, linkWarnings: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   // pnpm's install lists the project in the store when it opens it, before it links anything.
   try {
@@ -575,7 +577,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   const workspaceProjects = config.hoistWorkspacePackages === false
     ? []
     : projects.flatMap((p) => p.id !== '.' && typeof p.manifest.name === 'string' && p.manifest.name !== '' ? [{ id: p.id, name: p.manifest.name, dir: p.dir }] : [])
-  const hoisted = hoist(lockfile, planned, { importers, hoistPattern, publicHoistPattern, workspaceProjects })
+  const hoisted = hoist(lockfile, planned, { importers, hoistPattern, publicHoistPattern, workspaceProjects, projectHoisting: plan.release.projectHoisting })
   Object.assign(publicLinks, hoisted.publicLinks)
   const virtualStore = await linking
   if ('stopped' in virtualStore) return virtualStore
@@ -615,6 +617,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     throughBuildStep: new Set(config.ignoreScripts === true && Object.keys(config.patchedDependencies ?? {}).length === 0 ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),
     // Filled when an optional package's build fails and it is removed.
     removed: new Set(),
+    warn: (message) => linkWarnings.push(message),
   }
   try {
     if (toBuild.length === 0) linkBins(lockfile, planned, binOptions)
@@ -755,7 +758,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'projectScripts' | 'layout' | 'warnings'> = {}): NativeInstallSummary => {
+  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'projectScripts' | 'layout' | 'warnings' | 'linkWarnings'> = {}): NativeInstallSummary => {
     // The plugin's code cache is worth making once the whole native install has run (code-cache.ts).
     if (skipped == null) noteInstalledNatively()
     return { installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more }
@@ -781,7 +784,8 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   progressed('resolved', plan.planned.length)
   try {
     const publicLinks: Record<string, string> = {}
-    const laidOut = await layOut(plan, config, importMethod, supplyChain, phase, downloaded, publicLinks)
+    const linkWarnings: string[] = []
+    const laidOut = await layOut(plan, config, importMethod, supplyChain, phase, downloaded, publicLinks, linkWarnings)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
     const layout = {
       storeDir: plan.storeDir,
@@ -791,7 +795,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     }
     if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.depPath}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
     const warnings = supplyChain.warnings ?? []
-    return done(plan.planned.length, undefined, 'validatedAtNs' in laidOut ? { validatedAtNs: laidOut.validatedAtNs, layout, warnings } : { ...laidOut, layout, warnings })
+    return done(plan.planned.length, undefined, 'validatedAtNs' in laidOut ? { validatedAtNs: laidOut.validatedAtNs, layout, warnings, linkWarnings } : { ...laidOut, layout, warnings, linkWarnings })
   } finally {
     supplyChain.cancel()
   }

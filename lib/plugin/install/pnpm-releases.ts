@@ -29,6 +29,7 @@
  */
 
 import type { ProjectLinkForm } from './project-registry.js'
+import type { ProjectHoisting } from './hoist.js'
 import type { ShimQuoting, ShimWriter } from './bin-shim.js'
 import type { ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
@@ -99,7 +100,7 @@ export interface PnpmRelease {
   shimQuoting: ShimQuoting
   /** How its shims' prelude runs the system helpers. */
   shimHelpers: ShimHelpers
-  /** Whose shims it writes: `@zkochan/cmd-shim` 9's (11.19 to 11.26) or pnpm's own. */
+  /** Whose shims it writes: `@zkochan/cmd-shim` 9's (9.0.6 to 11.20.0, 9.0.7 to 11.27.0) or pnpm's own. */
   shimWriter: ShimWriter
   /** Whether it writes `node_modules/.package-map.json` (11.19 to 11.26). */
   packageMap: boolean
@@ -118,6 +119,14 @@ export interface PnpmRelease {
   sideEffectsKeys: boolean
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
+  /** Whether its frozen check finds an importer out of date whose catalog dependency is locked at another version than the lockfile's catalog entry (from 11.22.0). */
+  catalogResolutions: boolean
+  /** Whether its frozen check compares whether a project's publish directory is linked (`linkDirectory`, from 11.26.0). */
+  publishLinks: boolean
+  /** How it hoists a workspace's projects: linked only (to 11.27.1), or their names reserved and recorded. */
+  projectHoisting: ProjectHoisting
+  /** Whether its verdicts' policy records the named registries' digest (`namedRegistriesRouting`, from 11.20.0). */
+  verdictRouting: boolean
   /**
    * Whether a workspace of several projects is installed natively under it: the generated
    * workspace's end-to-end tests (and the real monorepos') pass under it. Each release from
@@ -158,10 +167,12 @@ const COMMAND_P_HELPERS = new Set(['11.28.1', '11.28.2'])
  * (to 11.26), the registries in `.modules.yaml` (to 11.22.0), the auto-installed peers' commands
  * in a project's `.bin` (from 11.28.1), the build step's shims with a `NODE_PATH` (from
  * 11.28.10), the store's list of projects by relative links (to 11.28.8), the checks of a
- * recorded verdict.
+ * recorded verdict and its policy's fields, how a workspace's projects are hoisted (to 11.27.1),
+ * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
+ * 11.26.0).
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime'> => ({
-  shimWriter: compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9' : 'pnpm',
+const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks'> => ({
+  shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
   packageMap: compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
   peerBins: compareVersions(version, '11.28.1') >= 0,
@@ -170,6 +181,10 @@ const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMa
   sideEffectsKeys: compareVersions(version, '11.28.1') >= 0,
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
+  verdictRouting: compareVersions(version, '11.20.0') >= 0,
+  projectHoisting: compareVersions(version, '11.28.0') < 0 ? 'linked' : 'reserved',
+  catalogResolutions: compareVersions(version, '11.22.0') >= 0,
+  publishLinks: compareVersions(version, '11.26.0') >= 0,
 })
 
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
@@ -181,17 +196,13 @@ const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = '
  */
 const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
 const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', shimHelpers: 'command -p', workspaces: false, ...byVersion(version) })
-/** Before 11.27.1, pnpm's shims came from `@zkochan/cmd-shim` (another text altogether), and before 11.27.0 `.package-map.json` was written too. */
-const ZKOCHAN_SHIMS = `${OLDER_SHIMS} (@zkochan/cmd-shim's), and it writes node_modules/.package-map.json`
-/** Up to 11.22.0, `.modules.yaml` records the registries as well. */
-const REGISTRIES_RECORDED = `${ZKOCHAN_SHIMS}, and .modules.yaml records the registries`
 
 /** Every release checked, oldest first. */
 export const PNPM_RELEASES: readonly PnpmRelease[] = [
-  ...['11.19.0', '11.20.0', '11.21.0'].map((v) => left(v, REGISTRIES_RECORDED)),
-  release('11.22.0', BEFORE_VALIDATION, 'double', false),
-  ...['11.23.0', '11.24.0', '11.25.0', '11.26.0'].map((v) => left(v, ZKOCHAN_SHIMS)),
-  left('11.27.0', `${OLDER_SHIMS} (@zkochan/cmd-shim's)`),
+  // `@zkochan/cmd-shim`'s shims, `.package-map.json`, and more (`byVersion`); a workspace's
+  // projects not hoisted privately, and no shim for a project's command its build makes: one
+  // project only.
+  ...['11.19.0', '11.20.0', '11.21.0', '11.22.0', '11.23.0', '11.24.0', '11.25.0', '11.26.0', '11.27.0'].map((v) => release(v, BEFORE_VALIDATION)),
   // pnpm's own cmd-shim, before its shims resolved their directory with `cd -P` (11.28.1).
   ...['11.27.1', '11.28.0'].map((v) => left(v, OLDER_SHIMS)),
   // Helpers through `command -p` (`run_helper` from 11.28.3); a workspace's projects hoisted by

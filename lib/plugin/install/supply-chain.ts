@@ -53,7 +53,7 @@ export interface SupplyChainConfig {
 const BUILTIN_REGISTRIES_BY_PREFIX = { gh: 'https://npm.pkg.github.com/', npmjs: 'https://registry.npmjs.org/' }
 
 /** What a release requires of a verdict, and how it records its policy. */
-export type VerdictForm = Pick<PnpmRelease, 'verdictChecks' | 'verdictMissingTime'>
+export type VerdictForm = Pick<PnpmRelease, 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting'>
 
 /** The newest release's verdicts. */
 const NEWEST: VerdictForm = PNPM_RELEASES.at(-1)!
@@ -66,10 +66,9 @@ const sameList = (cached: unknown, current: string[]): boolean => JSON.stringify
 
 /** Whether a policy pnpm recorded with a verdict covers today's, by pnpm's rules. */
 function coversToday (cached: Record<string, unknown>, config: SupplyChainConfig, form: VerdictForm): boolean {
-  const routing = namedRegistriesRouting()
   const numberOr = <T>(value: unknown, otherwise: T): number | T => typeof value === 'number' ? value : otherwise
   return form.verdictChecks.every((check) => cached[check] === true) &&
-    cached.namedRegistriesRouting === routing &&
+    (!form.verdictRouting || cached.namedRegistriesRouting === namedRegistriesRouting()) &&
     numberOr(cached.minimumReleaseAge, 0) >= (config.minimumReleaseAge ?? 0) &&
     sameList(cached.minimumReleaseAgeExclude, sortedUnique(config.minimumReleaseAgeExclude)) &&
     (cached.trustPolicy ?? null) === (config.trustPolicy ?? null) &&
@@ -145,7 +144,7 @@ function pnpmPolicy (config: SupplyChainConfig, form: VerdictForm): Record<strin
     ...flag('revisionHistoryBinding'),
     integrityRequired: true,
     ...flag('variationResolutionsVerified'),
-    namedRegistriesRouting: namedRegistriesRouting(),
+    ...(form.verdictRouting ? { namedRegistriesRouting: namedRegistriesRouting() } : {}),
     minimumReleaseAge: config.minimumReleaseAge ?? 0,
     minimumReleaseAgeExclude: sortedUnique(config.minimumReleaseAgeExclude),
     trustPolicy: config.trustPolicy ?? null,
