@@ -11,8 +11,8 @@ import { hoist } from '../dist/plugin/install/hoist.js'
 import { enginesChecker, enginesMet, enginesNodeVersion, installableHere } from '../dist/plugin/install/installable.js'
 import { isMusl } from '../dist/api/native-platform.js'
 import { configReasons } from '../dist/plugin/install/config-rules.js'
-import { installNatively, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
-import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
+import { installNatively, planInstall, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
+import { nativeRelease, PNPM_RELEASES, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
 import { satisfies } from '../dist/plugin/install/semver-range.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -409,5 +409,11 @@ describe('installNatively: workspaces it leaves to pnpm, untouched', () => {
     expect(await install()).toMatch(/^1 packages are not in the store, and --offline$/)
     bundle(path.join(dir, 'package.json'))
     expect(await install()).toMatch(/^package\.json fields this does not model$/)
+  })
+  it('the plan is a fresh clone\'s: a project\'s node_modules an earlier install left is no reason in it (the explain command plans with one there), only for the install', async () => {
+    const dir = withDir('packages/a/node_modules/a')()
+    const plan = planInstall(settings(dir), nativeRelease(VERIFIED_PNPM) as PnpmRelease)
+    expect(typeof plan === 'string' ? plan : 'a plan').not.toMatch(/node_modules is not empty/)
+    expect((await installNatively(settings(dir), VERIFIED_PNPM, 'auto')).skipped).toBe('packages/a/node_modules is not empty')
   })
 })

@@ -396,9 +396,6 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   const projects = projectsOf(config, rootDir)
   if (typeof projects === 'string') return projects
   if (projects.length > 1 && !release.workspaces) return `a workspace of several projects under pnpm ${release.version} (checked against stock under ${PNPM_RELEASES.at(-1)!.version})`
-  // What an earlier install left in a project's node_modules is pnpm's to prune or keep.
-  const used = projects.find((p) => p.id !== '.' && !modulesDirIsFresh(path.join(p.dir, 'node_modules')))
-  if (used != null) return `${used.id}/node_modules is not empty`
   const stale = lockfileUnsupported(lockfile, projects, config, rootDir, release)
   if (stale != null) return stale
   const projectScripts = workspaceScripts(projects, config.ignoreScripts === true)
@@ -772,6 +769,10 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   // configUnsupported took the release: one of the table's native ones.
   const planned = planInstall(config, nativeRelease(pnpmVersion) as PnpmRelease, phase)
   if (typeof planned === 'string') return done(0, planned)
+  // What an earlier install left in a project's node_modules is pnpm's to prune or keep (the
+  // plan is a fresh clone's, which has none: the explain command plans for one).
+  const used = planned.projects.find((p) => p.id !== '.' && !modulesDirIsFresh(path.join(p.dir, 'node_modules')))
+  if (used != null) return done(0, `${used.id}/node_modules is not empty`)
   // A pnpm started otherwise than by its entry script (a single executable) runs the projects' scripts itself.
   const plan = planned.scripts.native != null && pnpmPaths() == null
     ? { ...planned, scripts: { ...planned.scripts, native: undefined, pnpmRuns: planned.scripts.shown, whyPnpmRuns: 'a pnpm not started by its entry script' } }
