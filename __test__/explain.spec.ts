@@ -128,10 +128,10 @@ describe('explain: the verdict from pnpm\'s settings', () => {
 
   it('every settings reason, in the install\'s order, then the project\'s first (one that says the same as a setting\'s once); --offline under minimumReleaseAge is a reason', () => {
     const dir = project()
-    const e = explain(settings(dir, { userAgent: 'pnpm/11.28.0', nodeLinker: 'hoisted', patchedDependencies: { a: 'p.patch' } }))
+    const e = explain(settings(dir, { userAgent: 'pnpm/11.27.1', nodeLinker: 'hoisted', patchedDependencies: { a: 'p.patch' } }))
     expect(e.native).toBe(false)
     expect(e.reasons.map((r) => [r.code, r.reason])).toEqual([
-      ['pnpm-version', 'pnpm 11.28.0: its .bin shims are of an older form, which the native install does not write'],
+      ['pnpm-version', 'pnpm 11.27.1: its .bin shims are of an older form, which the native install does not write'],
       ['node-linker', 'nodeLinker hoisted'],
       ['patches', 'patchedDependencies differ from the lockfile'],
     ])

@@ -109,6 +109,14 @@ describe('the shell shim, byte for byte', () => {
     expect(cmdShim9ShShim(target, binsDir, runtimeOf(target, text), nodePath, writer)).toBe(written)
   })
 
+  it.each(SHIM_CASES)('as pnpm 11.28.0 writes it (its own cmd-shim before `cd -P`, out of its bundle): %s', async (_, relative, text, nodePath) => {
+    const cmdShim1128 = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { path6: path }, [], fetchPnpm('11.28.0'))
+    const target = path.join(pkgDir, relative)
+    // As 11.28.0's bin linker asks for it on POSIX.
+    const written = await pnpmShim(target, text, binsDir, nodePath, cmdShim1128, { createCmdFile: false })
+    expect(shShim(target, binsDir, runtimeOf(target, text), nodePath, 'double', 'command -p', 'basedir')).toBe(written)
+  })
+
   it('11.28.1\'s and 11.28.2\'s prelude: each helper through `command -p`, no `run_helper`, the rest as the newest\'s', () => {
     const prelude = shShimPrelude('command -p')
     expect(prelude).not.toContain('run_helper')

@@ -40,15 +40,17 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'shimBase'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
   // `registryPrefixes` and `defaultRegistry` are recorded only with registries by prefix, which the native install leaves to pnpm.
   const more = picked.filter((k) => k !== 'registryRoutes' && k !== 'registryPrefixes' && k !== 'defaultRegistry')
   const validation = !text.includes('recordedAtNs') ? 'none' : text.includes('// ../workspace/state/lib/localDependencies.js') ? 'local-dependencies' : 'files'
+  const zkochan = /\/@zkochan\/cmd-shim\/9\.0\.[67]\//.test(text)
+  // (`@zkochan/cmd-shim`'s template has `"$basedir/${shTarget}"` too: neither form of pnpm's own.)
   // eslint-disable-next-line no-template-curly-in-string -- the bundle's source text
-  const shimQuoting = text.includes('`"$basedir_abs"/${shSingleQuote(rawTarget)}`') ? 'single' : /`"\$basedir_abs\/\$\{(?:rawTarget|shTarget)\}"`/.test(text) ? 'double' : 'neither'
+  const shimQuoting = zkochan ? 'neither' : text.includes('`"$basedir_abs"/${shSingleQuote(rawTarget)}`') ? 'single' : /`"\$basedir(?:_abs)?\/\$\{(?:rawTarget|shTarget)\}"`/.test(text) ? 'double' : 'neither'
   const shimHelpers = text.includes('\nrun_helper() {\n') ? 'run_helper' : text.includes('target=$(command -p readlink "$link")') ? 'command -p' : 'neither'
   // The checks a verdict records: the verifier's policy snapshot's flags, and its cache identities'.
   // (Before 11.28.3 the snapshot is written inline, the verifier's `policy`.)
@@ -76,6 +78,7 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     projectHoisting: text.includes('hoistedWorkspaceDeps = Object.fromEntries(Object.entries(opts3.hoistedWorkspacePackages') ? 'linked' : 'reserved',
     catalogResolutions: text.includes('\nfunction catalogResolutionIsStale('),
     publishLinks: text.includes('const lockfileLinksPublishDirectory = '),
+    shimBase: text.includes('SH_SHIM_BASEDIR_ABS_PRELUDE') ? 'basedir_abs' : 'basedir',
   }
 }
 
@@ -96,7 +99,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, shimBase } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = shimWriter === 'pnpm'
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -117,6 +120,8 @@ describe('the table of pnpm releases', () => {
       projectHoisting,
       catalogResolutions,
       publishLinks,
+      // (`@zkochan/cmd-shim`'s shims take theirs from `$basedir` too.)
+      shimBase: ownShims ? shimBase : 'basedir',
     })
     expect(stateFormOf(version)).toBe(state)
   })

@@ -12,6 +12,8 @@ export default function setup (): () => Promise<void> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cas-native-tests-'))
   // Read by os.tmpdir() in the test workers and every process they start.
   process.env.TMPDIR = root
+  // Kept, for a look at what a failing test left (CAS_TEST_KEEP_TMP=1).
+  if (process.env.CAS_TEST_KEEP_TMP === '1') return async () => { console.log(`test files kept in ${root}`) }
   // Asynchronous: deleting GBs takes seconds, and a synchronous delete would block vitest's main
   // process while it is still shutting its test workers down.
   return () => fs.promises.rm(root, { recursive: true, force: true, maxRetries: 3 })

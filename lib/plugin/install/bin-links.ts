@@ -25,10 +25,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { chmodOwnCopy, temporaryIn, writeAtomically } from './atomic-write.js'
 import { cmdShim9ShShim, runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting, type ShimWriter } from './bin-shim.js'
-import type { ShimHelpers } from './sh-shim-prelude.js'
+import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import type { Hoisted } from './hoist.js'
 import { compareVersions } from './semver-range.js'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
+
+/** Which shims a release's build step writes with a `NODE_PATH` (`BinLinkOptions.buildStepNodePath`). */
+export type BuildStepNodePath = 'all' | 'dependencies' | 'none'
 
 /** An importer, as its `.bin` is made: its `node_modules` and its dependencies (alias → package directory). */
 export interface BinImporter {
@@ -60,11 +63,15 @@ export interface BinLinkOptions {
   shimHelpers?: ShimHelpers
   /** Whose shims it writes (pnpm's own when not said). */
   shimWriter?: ShimWriter
+  /** Where its own shims take their target from (the newest's when not said). */
+  shimBase?: ShimBase
   /**
-   * `false`: the release's build step (before 11.28.10) links a package's own commands without
-   * `NODE_PATH`, after its dependencies' (a name in both is left to pnpm).
+   * Which shims the release's build step writes with a `NODE_PATH` for a package it takes
+   * through it: all (from 11.28.10: so when not said); its dependencies' only, its own commands
+   * without, after them (11.28.1 to 11.28.9, and the releases that keep the shims the first link
+   * wrote: to 11.27.0); none (11.28.0). A name in both is left to pnpm.
    */
-  buildStepNodePath?: boolean
+  buildStepNodePath?: BuildStepNodePath
   /** Packages removed since they were laid out (optional ones whose build failed): their own `.bin` is not made again. */
   removed?: Set<string>
   /** Takes pnpm's warnings, in its words: a command whose file is not there, which `@zkochan/cmd-shim` writes no shim for. */
@@ -202,10 +209,11 @@ class BinWriter {
    * @param extraNodePath what shims add to `NODE_PATH`
    * @param tempDir where a target is copied before it replaces the target (the virtual store:
    *   the same filesystem, and a place the next install looks for leftovers)
+   * @param form the release's shims (`BinLinkOptions`), and where its warnings go
    * @param dry only checks that every shim can be written as pnpm writes it (throws
    *   `UnsupportedShim` where not): nothing is written, no target made runnable, nothing warned
    */
-  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly quoting: ShimQuoting = 'single', private readonly helpers: ShimHelpers = 'run_helper', private readonly writer: ShimWriter = 'pnpm', private readonly warn: (message: string) => void = () => {}, private readonly dry = false) {}
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly form: Pick<BinLinkOptions, 'shimQuoting' | 'shimHelpers' | 'shimWriter' | 'shimBase' | 'warn'> = {}, private readonly dry = false) {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -241,8 +249,12 @@ class BinWriter {
     if (commands.length === 0) return []
     const chosen = resolveConflicts(commands)
     if (!this.dry) fs.mkdirSync(binsDir, { recursive: true })
-    // (Checking, the directory may not be there yet: where it will be.)
-    const shimDir = this.dry ? path.join(this.realpath(path.dirname(binsDir)), path.basename(binsDir)) : this.realpath(binsDir)
+    const { shimQuoting, shimHelpers, shimWriter = 'pnpm', shimBase = 'basedir_abs', warn } = this.form
+    // (Checking, the directory may not be there yet: where it will be. A shim taking its target
+    // from `$basedir` has it relative to the directory as named.)
+    const shimDir = shimWriter === 'pnpm' && shimBase === 'basedir'
+      ? binsDir
+      : this.dry ? path.join(this.realpath(path.dirname(binsDir)), path.basename(binsDir)) : this.realpath(binsDir)
     const written: string[] = []
     for (const cmd of chosen) {
       // pnpm links a package's `node` command as a symlink, not a shim.
@@ -250,13 +262,13 @@ class BinWriter {
       const file = path.join(binsDir, cmd.name)
       const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
       const runtime = this.runtime(cmd, binsDir)
-      if (runtime.missing != null && this.writer !== 'pnpm') {
+      if (runtime.missing != null && shimWriter !== 'pnpm') {
         // `@zkochan/cmd-shim` reads the target first: pnpm warns, and writes no shim.
-        if (!this.dry) this.warn(`Failed to create bin at ${file}. ${runtime.missing}`)
+        if (!this.dry) warn?.(`Failed to create bin at ${file}. ${runtime.missing}`)
         continue
       }
       written.push(cmd.name)
-      const shim = this.writer === 'pnpm' ? shShim(cmd.target, shimDir, runtime, nodePath, this.quoting, this.helpers) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath, this.writer)
+      const shim = shimWriter === 'pnpm' ? shShim(cmd.target, shimDir, runtime, nodePath, shimQuoting, shimHelpers, shimBase) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath, shimWriter)
       if (!this.dry) writeShim(file, shim)
     }
     return written
@@ -409,7 +421,7 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
 
 /** What writes the layout's shims (`dry`: only checks them). */
 function binWriter (opts: BinLinkOptions, dry = false): BinWriter {
-  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts.shimQuoting, opts.shimHelpers, opts.shimWriter, opts.warn, dry)
+  return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts, dry)
 }
 
 /**
@@ -454,9 +466,9 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
     const withBins = Object.values(children).some((dir) => !depPathByDir.has(dir))
       ? Object.keys(children).map((alias) => path.join(modulesDirOf(pkg.targetDir), alias))
       : Object.values(children).filter((dir) => hasBin(depPathByDir.get(dir)!))
-    if (opts.throughBuildStep.has(pkg.depPath) && opts.buildStepNodePath === false) {
+    if (opts.throughBuildStep.has(pkg.depPath) && opts.buildStepNodePath != null && opts.buildStepNodePath !== 'all') {
       // The build step of a release before 11.28.10 adds the package's own commands without NODE_PATH.
-      const written = withBins.length > 0 ? bins.write(binsDir, bins.commandsAt(withBins)) : []
+      const written = withBins.length > 0 ? bins.write(binsDir, bins.commandsAt(withBins), opts.buildStepNodePath === 'dependencies') : []
       const own = bins.commandsAt([pkg.targetDir])
       const clash = own.find((c) => written.includes(c.name))
       if (clash != null) throw new UnsupportedShim(`${pkg.depPath}: its command ${clash.name} and a dependency's, linked apart by this pnpm's build step`)

@@ -6,7 +6,7 @@
  * pnpm's source.
  */
 import path from 'node:path'
-import { shShimPrelude, type ShimHelpers } from './sh-shim-prelude.js'
+import { shShimPrelude, type ShimBase, type ShimHelpers } from './sh-shim-prelude.js'
 
 /** A shebang: `#!prog args` or `#!/usr/bin/env [-S] prog args`. */
 const SHEBANG = /^#!\s*(?:\/usr\/bin\/env(?:\s+-S)?\s*)?([^ \t]+)(.*)$/
@@ -62,8 +62,8 @@ export function runtimeOf (target: string, text: string): Runtime {
   return { program, args: program === 'cmd' ? '/C' : '' }
 }
 
-function execBlock (program: string | null, args: string, relativeTarget: string, quoting: ShimQuoting): string {
-  const target = quotedTarget('$basedir_abs', relativeTarget, quoting)
+function execBlock (program: string | null, args: string, relativeTarget: string, quoting: ShimQuoting, base: ShimBase): string {
+  const target = quotedTarget(`$${base}`, relativeTarget, quoting)
   // No program: pnpm leaves the argument slots of its exec line empty.
   if (program == null) return `exec ${target}   "$@"\nexit $?\n`
   if (program === 'cmd' || program === 'cmd.exe' || /\.exe$/i.test(program)) throw new UnsupportedShim(`a shim for ${program}`)
@@ -75,9 +75,7 @@ function execBlock (program: string | null, args: string, relativeTarget: string
   exec ${longExe} ${args} ${targetWin} "$@"
 elif [ -x ${long} ]; then
   exec ${long} ${args} ${target} "$@"
-elif [ -n "$msys" ] && command -v ${prog} >/dev/null 2>&1; then
-  exec ${prog} ${args} ${targetWin} "$@"
-elif command -v ${prog} >/dev/null 2>&1; then
+${base === 'basedir_abs' ? `elif [ -n "$msys" ] && command -v ${prog} >/dev/null 2>&1; then\n  exec ${prog} ${args} ${targetWin} "$@"\n` : ''}elif command -v ${prog} >/dev/null 2>&1; then
   exec ${prog} ${args} ${target} "$@"
 elif [ -n "$exe" ] && command -v ${prog}.exe >/dev/null 2>&1; then
   exec ${prog}.exe ${args} ${targetWin} "$@"
@@ -88,19 +86,21 @@ fi
 }
 
 /**
- * The shim in a `.bin` directory whose real path is `shimDir`, for `target` (absolute, as pnpm
+ * The shim in a `.bin` directory whose real path is `shimDir` (the directory as named, for a
+ * release whose shims take their target from `$basedir`), for `target` (absolute, as pnpm
  * names it: through the links it was found by), which runs with `runtime`. `nodePath`: the
- * directories its `NODE_PATH` lists, or none. `quoting` and `helpers`: the release's (`ShimQuoting`, `ShimHelpers`).
+ * directories its `NODE_PATH` lists, or none. `quoting`, `helpers` and `base`: the release's
+ * (`ShimQuoting`, `ShimHelpers`, `ShimBase`).
  */
-export function shShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined, quoting: ShimQuoting = 'single', helpers: ShimHelpers = 'run_helper'): string {
+export function shShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined, quoting: ShimQuoting = 'single', helpers: ShimHelpers = 'run_helper', base: ShimBase = 'basedir_abs'): string {
   const relativeTarget = path.relative(shimDir, target)
   if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${shimDir}`)
   // The double-quoting releases turn a backslash in the target into a slash.
   if (quoting === 'double' && relativeTarget.includes('\\')) throw new UnsupportedShim(`${target}: a backslash in a shim's target`)
   const { program, args } = runtime
-  let sh = shShimPrelude(helpers)
+  let sh = shShimPrelude(helpers, base)
   if (nodePath != null && nodePath.length > 0) sh += nodePathLines(nodePath, quoting)
-  sh += execBlock(program, args, relativeTarget, quoting)
+  sh += execBlock(program, args, relativeTarget, quoting, base)
   // pnpm marks a shim written before its target exists, to write it again once it does.
   if (runtime.missing != null) sh += '# cmd-shim-missing-target\n'
   return `${sh}# cmd-shim-target=${target}\n`

@@ -607,6 +607,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     shimQuoting: plan.release.shimQuoting,
     shimHelpers: plan.release.shimHelpers,
     shimWriter: plan.release.shimWriter,
+    shimBase: plan.release.shimBase,
     peerBins: plan.release.peerBins,
     buildStepNodePath: plan.release.buildStepNodePath,
     // pnpm takes each package with a build through its build step, and denies it there; with

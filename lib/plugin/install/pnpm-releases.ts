@@ -20,7 +20,8 @@
  * and 11.28.4 keeps its metadata cache in another place and format (not read: the registry is
  * asked instead).
  * And the shims: paths in double quotes before 11.28.11, their helpers called as `command -p`
- * in 11.28.1 and 11.28.2 (`run_helper` from 11.28.3), and before 11.28.10 the frozen install's
+ * in 11.28.0 to 11.28.2 (`run_helper` from 11.28.3), their target from `$basedir` in 11.28.0
+ * (`$basedir_abs`, resolved with `cd -P`, from 11.28.1), and before 11.28.10 the frozen install's
  * build step (a package whose build pnpm denies) links the package's own commands without
  * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
  * hoisting) is the same in all of them for the installs the native install takes.
@@ -31,7 +32,8 @@
 import type { ProjectLinkForm } from './project-registry.js'
 import type { ProjectHoisting } from './hoist.js'
 import type { ShimQuoting, ShimWriter } from './bin-shim.js'
-import type { ShimHelpers } from './sh-shim-prelude.js'
+import type { BuildStepNodePath } from './bin-links.js'
+import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
 import type { BlobModeRule } from '../../api/import.js'
 
@@ -100,6 +102,8 @@ export interface PnpmRelease {
   shimQuoting: ShimQuoting
   /** How its shims' prelude runs the system helpers. */
   shimHelpers: ShimHelpers
+  /** Where its own shims take their target from: `$basedir` before 11.28.1, `$basedir_abs` from it. */
+  shimBase: ShimBase
   /** Whose shims it writes: `@zkochan/cmd-shim` 9's (9.0.6 to 11.20.0, 9.0.7 to 11.27.0) or pnpm's own. */
   shimWriter: ShimWriter
   /** Whether it writes `node_modules/.package-map.json` (11.19 to 11.26). */
@@ -108,8 +112,8 @@ export interface PnpmRelease {
   modulesRegistries: boolean
   /** Whether a project's `.bin` has the commands of its dependencies' auto-installed peers (from 11.28.1). */
   peerBins: boolean
-  /** Whether its frozen install's build step gives the shims it writes a `NODE_PATH` (from 11.28.10). */
-  buildStepNodePath: boolean
+  /** Which shims its frozen install's build step gives a `NODE_PATH` (`BuildStepNodePath`: all from 11.28.10, none in 11.28.0). */
+  buildStepNodePath: BuildStepNodePath
   /**
    * The checks a verdict in `lockfile-verified.jsonl` must say it made for this release to skip
    * its check of the lockfile (`canTrustPastCheck` of its verifiers).
@@ -159,8 +163,8 @@ const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedu
 const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-dependencies' }
 const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTINGS_11_28_11 }
 
-/** The releases whose shims run their helpers as `command -p <helper>` (no `run_helper`). */
-const COMMAND_P_HELPERS = new Set(['11.28.1', '11.28.2'])
+/** The releases whose own shims run their helpers as `command -p <helper>` (no `run_helper`). */
+const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
 
 /**
  * What differs by version alone: the shims' writer (pnpm's own from 11.27.1), `.package-map.json`
@@ -171,12 +175,14 @@ const COMMAND_P_HELPERS = new Set(['11.28.1', '11.28.2'])
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
  * 11.26.0).
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'shimBase'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
   packageMap: compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
   peerBins: compareVersions(version, '11.28.1') >= 0,
-  buildStepNodePath: compareVersions(version, '11.28.10') >= 0,
+  // 11.28.0's build step, like the releases before it, is given no extra NODE_PATH, and its own
+  // shims are written again where theirs were kept.
+  buildStepNodePath: compareVersions(version, '11.28.10') >= 0 ? 'all' : version === '11.28.0' ? 'none' : 'dependencies',
   projectLink: compareVersions(version, '11.28.9') < 0 ? 'relative' : 'absolute',
   sideEffectsKeys: compareVersions(version, '11.28.1') >= 0,
   verdictChecks: verdictChecksOf(version),
@@ -185,6 +191,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMa
   projectHoisting: compareVersions(version, '11.28.0') < 0 ? 'linked' : 'reserved',
   catalogResolutions: compareVersions(version, '11.22.0') >= 0,
   publishLinks: compareVersions(version, '11.26.0') >= 0,
+  shimBase: compareVersions(version, '11.28.1') >= 0 ? 'basedir_abs' : 'basedir',
 })
 
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
@@ -203,11 +210,12 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   // projects not hoisted privately, and no shim for a project's command its build makes: one
   // project only.
   ...['11.19.0', '11.20.0', '11.21.0', '11.22.0', '11.23.0', '11.24.0', '11.25.0', '11.26.0', '11.27.0'].map((v) => release(v, BEFORE_VALIDATION)),
-  // pnpm's own cmd-shim, before its shims resolved their directory with `cd -P` (11.28.1).
-  ...['11.27.1', '11.28.0'].map((v) => left(v, OLDER_SHIMS)),
-  // Helpers through `command -p` (`run_helper` from 11.28.3); a workspace's projects hoisted by
-  // the aliases the hoisting graph has only (11.28.4 adds the importers' own): one project only.
-  ...['11.28.1', '11.28.2'].map((v) => release(v, BEFORE_VALIDATION, 'double', false)),
+  // pnpm's own cmd-shim, before its shims had a PATH guard.
+  left('11.27.1', OLDER_SHIMS),
+  // Helpers through `command -p` (`run_helper` from 11.28.3), 11.28.0's shims without `cd -P`
+  // (`shimBase`); a workspace's projects hoisted by the aliases the hoisting graph has only
+  // (11.28.4 adds the importers' own): one project only.
+  ...['11.28.0', '11.28.1', '11.28.2'].map((v) => release(v, BEFORE_VALIDATION, 'double', false)),
   left('11.28.3', 'it links the optional packages it skips (other platforms\' builds) to ../../../.., which the native install does not'),
   ...['11.28.4', '11.28.5', '11.28.6'].map((v) => release(v, BEFORE_VALIDATION)),
   release('11.28.7', FIRST_VALIDATION),

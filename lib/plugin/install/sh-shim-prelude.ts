@@ -105,12 +105,34 @@ const RUN_HELPER_COMMENT = '# A helper the default path lacks, as in a Nix build
 const COMMAND_P_COMMENT = '# Where no default path is compiled in, as on Nix, `command -p` searches PATH\n# instead, so the helpers run with node_modules and relative entries dropped from\n# PATH.\n'
 const RUN_HELPER_FUNCTION = '# A helper comes from PATH only when the default path lacks it and PATH has it.\n# The bash 3.2 that macOS ships as sh answers `command -p -v` from PATH.\nrun_helper() {\n  if command -p -v "$1" >/dev/null 2>&1 || ! command -v "$1" >/dev/null 2>&1; then command -p "$@"; else command "$@"; fi\n}\n'
 
-/** 11.28.1's and 11.28.2's prelude, made the first time one of their shims is written (never at load). */
-let commandPPrelude: string | undefined
+/**
+ * Where a release's shims take their target from: `$basedir_abs`, the shim's directory with
+ * every symlink resolved (`cd -P`, from 11.28.1), or `$basedir` as the prelude found it (11.28.0,
+ * whose shims also have no MSYS branch of their own for a program on PATH).
+ */
+export type ShimBase = 'basedir_abs' | 'basedir'
 
-/** The prelude of a release whose helpers run as `helpers` says: 11.28.1's and 11.28.2's is the newest's without `run_helper`, each helper called as `command -p <helper>`. */
-export function shShimPrelude (helpers: ShimHelpers): string {
-  if (helpers === 'run_helper') return SH_SHIM_PRELUDE
-  commandPPrelude ??= replacedOnce(replacedOnce(SH_SHIM_PRELUDE, RUN_HELPER_COMMENT, COMMAND_P_COMMENT), RUN_HELPER_FUNCTION, '').replaceAll('run_helper ', 'command -p ')
-  return commandPPrelude
+/** The lines that resolve the shim's directory with `cd -P` (from 11.28.1). */
+const BASEDIR_ABS_LINES = 'basedir_abs=$(CDPATH= cd -P -- "$basedir" && pwd -P) || exit $?\nbasedir="$basedir_abs"\n'
+
+/** The older releases' preludes, made the first time one of their shims is written (never at load). */
+const olderPreludes = new Map<string, string>()
+
+/**
+ * The prelude of a release whose helpers run as `helpers` says, its target from `base`: 11.28.1's
+ * and 11.28.2's is the newest's without `run_helper`, each helper called as `command -p <helper>`;
+ * 11.28.0's is theirs without the `cd -P` lines.
+ */
+export function shShimPrelude (helpers: ShimHelpers, base: ShimBase = 'basedir_abs'): string {
+  if (helpers === 'run_helper' && base === 'basedir_abs') return SH_SHIM_PRELUDE
+  const key = `${helpers} ${base}`
+  let prelude = olderPreludes.get(key)
+  if (prelude == null) {
+    prelude = helpers === 'run_helper'
+      ? SH_SHIM_PRELUDE
+      : replacedOnce(replacedOnce(SH_SHIM_PRELUDE, RUN_HELPER_COMMENT, COMMAND_P_COMMENT), RUN_HELPER_FUNCTION, '').replaceAll('run_helper ', 'command -p ')
+    if (base === 'basedir') prelude = replacedOnce(prelude, BASEDIR_ABS_LINES, '')
+    olderPreludes.set(key, prelude)
+  }
+  return prelude
 }
