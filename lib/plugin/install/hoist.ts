@@ -156,14 +156,14 @@ export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts
     byDir.set(p.targetDir, { depPath: p.depPath, dir: p.targetDir, hasBin: lockfile.packages![p.depPath].hasBin === true, children: p.children ?? {} })
   }
   const hoistType = hoistTypeOf(opts)
-  const registryAliases = opts.importers.flatMap((i) => Object.entries(i.direct).filter(([, dir]) => byDir.has(dir)).map(([alias]) => alias))
+  const registryAliases = new Set(opts.importers.flatMap((i) => Object.entries(i.direct).filter(([, dir]) => byDir.has(dir)).map(([alias]) => alias)))
   if (opts.projectHoisting === 'linked') {
     const hoisted = hoistPackages(byDir, opts, new Set())
     // Only the root's dependencies are taken before them, by their names as they are.
     const rootAliases = new Set(Object.keys(opts.importers.find((i) => i.id === '.')?.direct ?? {}))
     for (const project of opts.workspaceProjects ?? []) {
       const where = hoistType(project.name)
-      if (where == null || rootAliases.has(project.name.toLowerCase()) || registryAliases.includes(project.name)) continue
+      if (where == null || rootAliases.has(project.name.toLowerCase()) || registryAliases.has(project.name)) continue
       // Over a package hoisted under its name (recorded still): pnpm's link of the project
       // replaces the package's, or the package's finds it and leaves it (not in the virtual store).
       ;(where === 'public' ? hoisted.publicLinks : hoisted.privateLinks)[project.name] = project.dir
@@ -171,7 +171,7 @@ export function hoist (lockfile: LockfileObject, planned: PlannedPackage[], opts
     return hoisted
   }
   // The projects take their names first, unless an importer's registry dependency has it.
-  const taken = new Set(registryAliases.map((alias) => alias.toLowerCase()))
+  const taken = new Set([...registryAliases].map((alias) => alias.toLowerCase()))
   const projects: Array<HoistedProject & { where: 'public' | 'private' }> = []
   for (const project of opts.workspaceProjects ?? []) {
     const where = hoistType(project.name)
