@@ -132,7 +132,8 @@ describe('hoist: pnpm\'s hoist patterns, matched by pnpm\'s own matcher (@pnpm/c
     })
     // `prettier` is an importer's dependency, `@ws/x` the root's: neither project is linked.
     const { record, privateLinks } = hoist(ws, planned, options([{ id: 'packages/x', name: '@ws/x', dir: '/p/packages/x' }, { id: 'packages/y', name: 'y', dir: '/p/packages/y' }, { id: 'packages/z', name: 'prettier', dir: '/p/packages/z' }]))
-    const packagesRecorded = ['eslint@1.0.0', 'prettier@1.0.0', 'eslint-import-resolver-node@1.0.0', 'a?c@1.0.0', 'abc@1.0.0', '@babel/core@1.0.0']
+    // The dependency named as a project comes first, in the project's place among the root's children (tailwindcss's monorepo).
+    const packagesRecorded = ['prettier@1.0.0', 'eslint@1.0.0', 'eslint-import-resolver-node@1.0.0', 'a?c@1.0.0', 'abc@1.0.0', '@babel/core@1.0.0']
     expect(Object.keys(record)).toEqual(packagesRecorded)
     expect(privateLinks.y).toBe('/p/packages/y')
     expect(privateLinks.prettier).toBe(dir('prettier'))
@@ -140,7 +141,7 @@ describe('hoist: pnpm\'s hoist patterns, matched by pnpm\'s own matcher (@pnpm/c
     // A project named as app's dependency `abc`, which is hoisted too: pnpm's link of the project stays, the package stays recorded.
     const clash = hoist(ws, planned, options([{ id: 'packages/y', name: 'abc', dir: '/p/packages/y' }]))
     expect(clash.privateLinks.abc).toBe('/p/packages/y')
-    expect(Object.keys(clash.record)).toEqual(packagesRecorded)
+    expect(Object.keys(clash.record)).toEqual(['eslint@1.0.0', 'prettier@1.0.0', 'eslint-import-resolver-node@1.0.0', 'a?c@1.0.0', 'abc@1.0.0', '@babel/core@1.0.0'])
   })
 })
 

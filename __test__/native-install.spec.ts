@@ -45,6 +45,7 @@ import { isMusl } from '../dist/api/native-platform.js'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { lockedPackages, node24, projectFixture, repoDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
 import { blobModeRule, stateFormOf, PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
+import { compareVersions } from '../dist/plugin/install/semver-range.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { DEPENDENCY_GROUPS } from '../dist/plugin/install/virtual-store.js'
 import { projectLinkPath } from '../dist/plugin/install/project-registry.js'
@@ -1311,8 +1312,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * @parcel/watcher, which a stock install first puts in the side-effects cache.
    */
   const TAILWIND_BUILDS = 'allowBuilds:\n  \'@napi-rs/cli\': true\n  \'@parcel/watcher\': true\n  bun: false\n  esbuild: true\n  lightningcss: true\n  sharp: false\n  tree-sitter: false\n  tree-sitter-javascript: false\n  tree-sitter-typescript: false\n'
-  /** `cachedBuilds`: its builds come from pnpm's side-effects cache (a release keying it in an older form looks nothing up: left to pnpm). */
-  const MONOREPOS: Array<{ name: string, why: string, projects: number, drop: string[], scriptsOn?: boolean, cachedBuilds?: boolean, settings?: string, change?: ManifestChange }> = [
+  const MONOREPOS: Array<{ name: string, why: string, projects: number, drop: string[], scriptsOn?: boolean, settings?: string, change?: ManifestChange }> = [
     { name: 'vue-core', why: 'vue', projects: 18, drop: [], change: { project: '.', what: 'markdown-table removed', edit: (m) => { delete m.devDependencies['markdown-table'] }, packuments: 'vue-core.txt', raced: ['@tybys/wasm-util@0.10.3'] } },
     {
       name: 'unocss',
@@ -1334,7 +1334,6 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       projects: 30,
       drop: ['allowBuilds'],
       scriptsOn: true,
-      cachedBuilds: true,
       settings: TAILWIND_BUILDS,
       change: { project: '.', what: 'prettier-plugin-embed removed', edit: (m) => { delete m.devDependencies['prettier-plugin-embed'] }, packuments: 'tailwindcss.txt' },
     },
@@ -1345,7 +1344,6 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       projects: 12,
       drop: [],
       scriptsOn: true,
-      cachedBuilds: true,
       change: { project: 'apps/fixtures/bare', what: 'tinyglobby added (the root\'s)', edit: (m) => { m.dependencies.tinyglobby = '^0.2.17' }, packuments: 'solid-start.txt' },
     },
     {
@@ -1449,7 +1447,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   }
   for (const monorepo of MONOREPOS) {
     const changed = monorepo.change == null || testedPnpmVersion !== PACKUMENTS_RECORDED_UNDER ? '' : `; a changed package.json (${monorepo.change.project}: ${monorepo.change.what}) installs on top as stock`
-    it.runIf(workspacesNative && (monorepo.cachedBuilds !== true || TESTED.sideEffectsKeys))(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date${changed}`, async () => {
+    it.runIf(workspacesNative)(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date${changed}`, async () => {
       const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
       const { dir: cache, planned, skipped } = await platformCorpus(fixture, monorepo.name)
       const corpus = downloaded(cache)
@@ -1564,14 +1562,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   /** A clone's build log: the builds that ran in its install (none: `''`). */
   const buildLog = (dir: string): string => fs.existsSync(path.join(dir, 'build-log.txt')) ? fs.readFileSync(path.join(dir, 'build-log.txt'), 'utf8') : ''
 
-  it.skipIf(TESTED.sideEffectsKeys)('builds pnpm runs and a patch it applies, cached by an earlier install, under a release keying its cache in an older form: nothing looked up, left to pnpm, as stock', async () => {
-    const manifest = { name: 'built', version: '1.0.0', dependencies: { builder: '1.0.0', util: '1.0.0' } }
-    const both = await expectLeftToPnpm('older-keys', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  builder: true\n  util: true\npatchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n',
-      new RegExp(`^native install skipped: util@1\\.0\\.0\\(patch_hash=[0-9a-f]+\\): patched, and pnpm applies the patch itself \\(pnpm ${testedPnpmVersion.replaceAll('.', '\\.')}'s side-effects cache keys \\(an older form\\)\\)$`, 'm'), { 'util@1.0.0.patch': PATCHES['util@1.0.0.patch'] })
-    expect(fs.readFileSync(path.join(both.native, 'node_modules', 'builder', 'built.txt'), 'utf8')).toBe('yes')
-  })
-
-  it.runIf(TESTED.sideEffectsKeys)('builds pnpm runs, their side effects cached by an earlier install (a warm store): imported natively with those side effects, no script runs, stock\'s tree, up to date', async () => {
+  it('builds pnpm runs, their side effects cached by an earlier install (a warm store): imported natively with those side effects (under every release: its own key), no script runs, stock\'s tree, up to date', async () => {
     const manifest = { name: 'built', version: '1.0.0', dependencies: { builder: '1.0.0', 'native-build': '1.0.0', util: '1.0.0' } }
     const { dir, store } = await setUp('cached-builds', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  builder: true\n  logs-build: true\n  native-build: true\n')
     // The set-up's install built them, once each, and pnpm recorded what they changed.
@@ -1585,9 +1576,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const modules = both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))!
     expect(modules).toContain('"ignoredBuilds":[]')
     expect(modules).toContain('"pendingBuilds":[]')
-    // pnpm 11.28 records the symlinks a build makes, and restores them.
-    expect(fs.readlinkSync(path.join(built, 'build', 'addon.node'))).toBe('Release/addon.node')
-    for (const entry of ['node_modules/.bin/native-cli 755', 'node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/Release/addon.node 755', 'node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/addon.node -> Release/addon.node']) {
+    // pnpm records the symlinks a build makes from 11.28.1, and restores them; the releases before, the file linked to.
+    const recordsLinks = compareVersions(testedPnpmVersion, '11.28.1') >= 0
+    expect(fs.lstatSync(path.join(built, 'build', 'addon.node')).isSymbolicLink()).toBe(recordsLinks)
+    for (const entry of ['node_modules/.bin/native-cli 755', 'node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/Release/addon.node 755', `node_modules/.pnpm/native-build@1.0.0/node_modules/native-build/build/addon.node ${recordsLinks ? '-> Release/addon.node' : '755'}`]) {
       expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
     }
   })
@@ -1789,7 +1781,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
 
   it.skipIf(buildsNative)('an optional package whose build fails (nothing cached for it), under a release builds were not checked against: left to pnpm before anything runs, which runs it once and skips the package, as stock', async () => {
     const both = await expectLeftToPnpm('failing-build', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' }, optionalDependencies: { 'fails-build': '1.0.0' } },
-      'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', TESTED.sideEffectsKeys ? /^native install skipped: fails-build@1\.0\.0: no side effects cached for /m : /^native install skipped: fails-build@1\.0\.0: requires-build$/m)
+      'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', /^native install skipped: fails-build@1\.0\.0: no side effects cached for /m)
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('fails-build\n')
   })
 
@@ -1849,7 +1841,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   }
   const PATCHED = 'patchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n  logs-build: patches/logs-build.patch\n'
 
-  it.runIf(TESTED.sideEffectsKeys)('patched packages, one that also builds, their builds allowed, the patched files cached by an earlier install: imported natively patched, no script runs, stock\'s tree, up to date', async () => {
+  it('patched packages, one that also builds, their builds allowed, the patched files cached by an earlier install: imported natively patched (under every release: its own key), no script runs, stock\'s tree, up to date', async () => {
     const manifest = { name: 'patched', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
     const { dir, store } = await setUp('cached-patches', manifest, `minimumReleaseAge: 0\nallowBuilds:\n  util: true\n  logs-build: true\n${PATCHED}`, {}, PATCHES)
     expect(buildLog(dir)).toBe('logs-build\n')
@@ -1862,9 +1854,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
 
   it.skipIf(buildsNative)('a patched package whose build is not allowed (pnpm patches it in its build step every time), under a release builds were not checked against: left to pnpm, as stock', async () => {
     const both = await expectLeftToPnpm('unallowed-patch', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' } },
-      'minimumReleaseAge: 0\npatchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n', TESTED.sideEffectsKeys
-        ? /^native install skipped: util@1\.0\.0\(patch_hash=[0-9a-f]+\): patched, and pnpm applies the patch itself \(its build is not allowed\), and builds run under pnpm /m
-        : /^native install skipped: util@1\.0\.0\(patch_hash=[0-9a-f]+\): patched, and pnpm applies the patch itself \(pnpm \S+'s side-effects cache keys \(an older form\)\)$/m, PATCHES)
+      'minimumReleaseAge: 0\npatchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n',
+      /^native install skipped: util@1\.0\.0\(patch_hash=[0-9a-f]+\): patched, and pnpm applies the patch itself \(its build is not allowed\), and builds run under pnpm /m, PATCHES)
     expect(fs.readFileSync(path.join(both.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
   })
 
@@ -1934,10 +1925,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const manifest = { name: 'cold-built', version: '1.0.0', dependencies: { 'native-build': '1.0.0' } }
     const { dir } = await setUp('cold-builds-older', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  native-build: true\n')
     const cold = await installCold(dir, 'cold-builds-older')
-    // (Under a release keying its cache in an older form nothing is looked up: the build is left to pnpm at once.)
-    expect(cold.trace).toMatch(TESTED.sideEffectsKeys
-      ? new RegExp(`^native install skipped: logs-build@1\\.0\\.0: no side effects cached for \\S+, and builds run under pnpm ${testedPnpmVersion.replaceAll('.', '\\.')} `, 'm')
-      : /^native install skipped: logs-build@1\.0\.0: requires-build$/m)
+    expect(cold.trace).toMatch(new RegExp(`^native install skipped: logs-build@1\\.0\\.0: no side effects cached for \\S+, and builds run under pnpm ${testedPnpmVersion.replaceAll('.', '\\.')} `, 'm'))
     for (const d of [cold.stock, cold.native]) expect(buildLog(d).split('\n').sort().join(' ')).toBe(' logs-build native-build')
     expect(tree(cold.native, cold.nativeStore).map((l) => l.split(cold.native).join('<p>'))).toEqual(tree(cold.stock, cold.stockStore).map((l) => l.split(cold.stock).join('<p>')))
   })

@@ -2,17 +2,20 @@
  * The side-effects cache key of a built or patched package (lib/plugin/install/side-effects.ts,
  * patches.ts), checked against pnpm 11.28.11's own functions read out of its bundle: the object
  * hash, the dependency graph's hash (cycles too), the patch file's hash; and the build policy.
+ * The keys of the releases before 11.28.1 (`recursive`) against 11.19.0's and 11.28.0's own.
  */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { buildVerdict, engineName, graphHashes, hashObject, sideEffectsCacheKey, type GraphNode } from '../dist/plugin/install/side-effects.js'
+import { buildVerdict, engineName, graphHashes, hashObject, repeatedIdOnPath, sideEffectsCacheKey, sideEffectsCacheKeys, type GraphNode } from '../dist/plugin/install/side-effects.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { patchFileHash, patchHashInDepPath } from '../dist/plugin/install/patches.js'
-import { refToDepPath } from '../dist/plugin/install/virtual-store.js'
+import { refToDepPath, type LockfileObject, type PlannedPackage } from '../dist/plugin/install/virtual-store.js'
+import { getPkgIdWithPatchHash } from '@pnpm/deps.path'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
+import { fetchPnpm } from '../scripts/pnpm-versions.mjs'
 import { freshDir } from './helpers/stores.js'
 
 const require = createRequire(import.meta.url)
@@ -122,18 +125,103 @@ describe('graphHashes of some roots: the hashes of the nodes they reach, each th
   })
 })
 
+/** The graph of a fixture's lockfile: every package, its children by dependency path. */
+function lockfileGraph (fixture: string): Graph {
+  const read = readLockfileFile(path.join(__dirname, 'fixtures', 'projects', fixture))
+  if (typeof read === 'string') throw new Error(read)
+  const graph: Graph = {}
+  for (const [depPath, snapshot] of Object.entries(read.lockfile.packages ?? {})) {
+    const children = Object.fromEntries(Object.entries({ ...snapshot.dependencies, ...snapshot.optionalDependencies }).map(([alias, ref]) => [alias, refToDepPath(alias, ref)]))
+    graph[depPath] = { fullPkgId: `${getPkgIdWithPatchHash(depPath as Parameters<typeof getPkgIdWithPatchHash>[0])}:${String(snapshot.resolution?.integrity)}`, children }
+  }
+  return graph
+}
+
 describe('graphHashes on real lockfiles: pnpm\'s hashes of every package', () => {
   // Their dependency cycles are real ones (typescript-eslint's, babel's, vitest's, …).
   it.each(['unocss', 'nuxt', 'vitest', 'astro'])('%s', (fixture) => {
-    const read = readLockfileFile(path.join(__dirname, 'fixtures', 'projects', fixture))
-    if (typeof read === 'string') throw new Error(read)
-    const graph: Graph = {}
-    for (const [depPath, snapshot] of Object.entries(read.lockfile.packages ?? {})) {
-      const children = Object.fromEntries(Object.entries({ ...snapshot.dependencies, ...snapshot.optionalDependencies }).map(([alias, ref]) => [alias, refToDepPath(alias, ref)]))
-      graph[depPath] = { fullPkgId: `${depPath}:${String(snapshot.resolution?.integrity)}`, children }
-    }
+    const graph = lockfileGraph(fixture)
     expect(Object.keys(graph).length).toBeGreaterThan(1000)
     expect(ours(graph)).toEqual(pnpmHashes(graph))
+  })
+})
+
+describe('the recursive keys of the releases before 11.28.1: their calcDepState out of 11.19.0\'s and 11.28.0\'s bundles', () => {
+  type CalcDepState = (graph: Graph, cache: object, depPath: string, opts: { includeDepGraphHash: boolean, patchFileHash?: string, nodeVersion: string }) => string
+  const calcDepStateOf = (release: string): CalcDepState =>
+    pnpmFunction<CalcDepState>('calcDepState', imports, ['require_object_hash', 'import_object_hash', 'defaultOptions3', 'withSortingOptions'], fetchPnpm(release))
+  const releases = ['11.19.0', '11.28.0']
+  const engine = engineName()!
+
+  it.each(releases)('%s: the engine, no format marker, the graph hash, the patch hash', (release) => {
+    const calcDepState = calcDepStateOf(release)
+    const graph: Graph = { a: { fullPkgId: 'a@1.0.0:i1', children: { b: 'b' } }, b: { fullPkgId: 'b@1.0.0:i2', children: {} } }
+    const hash = graphHashes(new Map(Object.entries(graph))).get('a')!
+    expect(sideEffectsCacheKey(engine, hash, undefined, 'recursive')).toBe(calcDepState(graph, {}, 'a', { includeDepGraphHash: true, nodeVersion: process.version }))
+    expect(sideEffectsCacheKey(engine, hash, 'P', 'recursive')).toBe(calcDepState(graph, {}, 'a', { includeDepGraphHash: true, patchFileHash: 'P', nodeVersion: process.version }))
+    expect(sideEffectsCacheKey(engine, undefined, 'P', 'recursive')).toBe(calcDepState(graph, {}, 'a', { includeDepGraphHash: false, patchFileHash: 'P', nodeVersion: process.version }))
+    expect(sideEffectsCacheKey(engine, undefined, 'P')).toBe(`${engine};format=2;patch=P`)
+  })
+
+  // The packages of real lockfiles no path from which meets a package id twice: pnpm's hash,
+  // whatever the order it hashes the others in (the cache shared, the order shuffled).
+  it.each(releases.flatMap((release) => ['unocss', 'nuxt', 'vitest', 'astro'].map((fixture) => [release, fixture])))('%s, %s: every package without a repeated id below it', (release, fixture) => {
+    const calcDepState = calcDepStateOf(release)
+    const graph = lockfileGraph(fixture)
+    const map = new Map(Object.entries(graph))
+    const hashes = graphHashes(map)
+    const ids = Object.keys(graph)
+    const clean = ids.filter((id) => repeatedIdOnPath(map, [id]) == null)
+    // Most packages, and some with dependencies.
+    expect(clean.length).toBeGreaterThan(ids.length / 2)
+    expect(clean.filter((id) => Object.keys(graph[id].children).length > 2).length).toBeGreaterThan(20)
+    let seed = 7
+    const shuffled = [...ids].sort(() => (seed = (seed * 48271) % 2147483647) % 3 - 1)
+    const shared = {}
+    const theirs = new Map(shuffled.map((id) => [id, calcDepState(graph, shared, id, { includeDepGraphHash: true, nodeVersion: process.version })]))
+    for (const id of clean) {
+      expect(sideEffectsCacheKey(engine, hashes.get(id)!, undefined, 'recursive'), id).toBe(theirs.get(id))
+    }
+    // Where a path meets an id twice, pnpm's key is another (what the check is for).
+    expect(ids.filter((id) => !clean.includes(id) && sideEffectsCacheKey(engine, hashes.get(id)!, undefined, 'recursive') !== theirs.get(id)).length).toBeGreaterThan(0)
+  })
+
+  it('sideEffectsCacheKeys: each allowed build\'s key in the release\'s form; an allowed build below which a package id repeats leaves the install to pnpm under the recursive form only', () => {
+    const pkg = (depPath: string, children: Record<string, string> = {}): PlannedPackage => {
+      const [name, version] = [depPath.slice(0, depPath.lastIndexOf('@')), depPath.slice(depPath.lastIndexOf('@') + 1)]
+      return { depPath, name, version, filesIndexFile: `i-${name}\t${depPath}`, targetDir: `/vs/${depPath}/node_modules/${name}`, children: Object.fromEntries(Object.entries(children).map(([alias, dep]) => [alias, `/vs/${dep}/node_modules/${alias}`])) }
+    }
+    const planned = [pkg('builds@1.0.0', { a: 'a@1.0.0' }), pkg('a@1.0.0', { b: 'b@1.0.0' }), pkg('b@1.0.0', { a: 'a@1.0.0' }), pkg('leaf@1.0.0')]
+    const lockfile = { lockfileVersion: '9.0', importers: {}, packages: Object.fromEntries(planned.map((p) => [p.depPath, { resolution: { integrity: `sha512-${p.name}` } }])) } as unknown as LockfileObject
+    const config = { sideEffectsCacheRead: true, allowBuilds: { builds: true, leaf: true } }
+    const newest = sideEffectsCacheKeys(lockfile, planned, config, new Map())
+    if (typeof newest === 'string') throw new Error(newest)
+    expect([...newest.keys()]).toEqual(['builds@1.0.0', 'leaf@1.0.0'])
+    expect(newest.get('builds@1.0.0')!.key).toMatch(new RegExp(`^${engine};format=2;deps=\\S+$`))
+    expect(sideEffectsCacheKeys(lockfile, planned, config, new Map(), 'recursive')).toBe('a@1.0.0: met twice on a dependency path of a package whose build pnpm allows, where this pnpm release\'s side-effects cache key depends on the order of the install')
+    const older = sideEffectsCacheKeys(lockfile, planned, { ...config, allowBuilds: { leaf: true } }, new Map([['leaf@1.0.0', 'P']]), 'recursive')
+    if (typeof older === 'string') throw new Error(older)
+    const leafHash = graphHashes(new Map([['leaf@1.0.0', { fullPkgId: 'leaf@1.0.0:sha512-leaf', children: {} }]])).get('leaf@1.0.0')!
+    expect(older.get('leaf@1.0.0')).toEqual({ key: `${engine};deps=${leafHash};patch=P`, patched: `${engine};patch=P` })
+  })
+
+  it('a repeated id: a cycle, two peer variants of one package on a path, none on parallel paths', () => {
+    const graph = new Map(Object.entries<GraphNode>({
+      cycle: { fullPkgId: 'c@1:i', children: { d: 'd' } },
+      d: { fullPkgId: 'd@1:i', children: { c: 'cycle' } },
+      'p(x@1)': { fullPkgId: 'p@1:i', children: { q: 'q' } },
+      q: { fullPkgId: 'q@1:i', children: { p: 'p(x@2)' } },
+      'p(x@2)': { fullPkgId: 'p@1:i', children: {} },
+      top: { fullPkgId: 't@1:i', children: { a: 'r(x@1)', b: 'r(x@2)' } },
+      'r(x@1)': { fullPkgId: 'r@1:i', children: { s: 's' } },
+      'r(x@2)': { fullPkgId: 'r@1:i', children: { s: 's' } },
+      s: { fullPkgId: 's@1:i', children: { gone: 'nowhere' } },
+    }))
+    expect(repeatedIdOnPath(graph, ['d'])).toMatch(/^[cd]@1:i$/)
+    expect(repeatedIdOnPath(graph, ['p(x@1)'])).toBe('p@1:i')
+    expect(repeatedIdOnPath(graph, ['q'])).toBeUndefined()
+    expect(repeatedIdOnPath(graph, ['top', 'q'])).toBeUndefined()
+    expect(repeatedIdOnPath(graph, ['top', 'q', 'p(x@1)'])).toBe('p@1:i')
   })
 })
 

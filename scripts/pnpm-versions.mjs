@@ -30,11 +30,13 @@ const PNPM_10 = '10.34.5'
 /**
  * The e2e tests CI runs against the ends of the table: the generated projects (peers, aliases,
  * bins of every kind, hoisting, optional and platform packages), the generated workspace, a
- * cold store, the supply-chain policies, the project's own scripts, the e2e fixture, the catalog resolution check (which releases differ in). Left out: the big real lockfiles
- * (alotta-modules, the starter apps), minutes each, which the newest release runs in `npm test`.
+ * cold store, the supply-chain policies, the project's own scripts, the e2e fixture, and what
+ * releases differ in: the catalog resolution check, builds and patches from the side-effects
+ * cache. Left out: the big real lockfiles (alotta-modules, the starter apps), minutes each,
+ * which the newest release runs in `npm test`.
  */
 const ENDS_SUBSET = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '-t',
-  'table of pnpm releases|release its state was not checked|a workspace of several projects, installed from|peers-aliases-bins|hoisting-bundled|public-hoist-optional|cold store|minimumReleaseAge|trustPolicy|optional packages|own install|e2e fixture|scripts off|blobs whose modes drifted|catalog entry was resolved']
+  'table of pnpm releases|release its state was not checked|a workspace of several projects, installed from|peers-aliases-bins|hoisting-bundled|public-hoist-optional|cold store|minimumReleaseAge|trustPolicy|optional packages|own install|e2e fixture|scripts off|blobs whose modes drifted|catalog entry was resolved|cached by an earlier install']
 /** The specs that run pnpm's CLI with the plugin's native install. */
 const E2E_SPECS = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '__test__/hostile-lockfile.spec.ts']
 

@@ -42,7 +42,7 @@ export interface HoistedProject {
  * How a release hoists the workspace's projects: their names reserved before the packages are
  * hoisted, and recorded (from 11.28.0), or (11.19.0 to 11.27.1) as the first children of the
  * hoisting graph's root, where the importers' registry dependencies of the same name replace
- * them: linked, neither recorded nor reserved (a package may be hoisted under a project's name
+ * them (in their place, before the other dependencies): linked, neither recorded nor reserved (a package may be hoisted under a project's name
  * too, and recorded: the project's link is the one that stays).
  */
 export type ProjectHoisting = 'reserved' | 'linked'
@@ -125,9 +125,16 @@ function hoistPackages (byDir: Map<string, Node>, opts: HoistOptions, reserved: 
   walk(0, makeStep(importers.flatMap((i) => Object.values(i.direct).filter((dir) => byDir.has(dir)))))
   depths.sort((a, b) => a.depth - b.depth || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0))
   // Before them all, the importers' own dependencies: the first importer naming an alias gives it its package.
-  const direct: Record<string, string> = {}
+  // Before 11.28.0 the projects' names come first among them, and a dependency of a project's
+  // name takes the project's place (pnpm spreads the importers' dependencies over the projects).
+  const firstDirs = new Map<string, string>()
   for (const importer of importers) {
-    for (const [alias, dir] of Object.entries(importer.direct)) if (byDir.has(dir) && !Object.hasOwn(direct, alias)) direct[alias] = dir
+    for (const [alias, dir] of Object.entries(importer.direct)) if (byDir.has(dir) && !firstDirs.has(alias)) firstDirs.set(alias, dir)
+  }
+  const projectNames = opts.projectHoisting === 'linked' ? (opts.workspaceProjects ?? []).map((p) => p.name) : []
+  const direct: Record<string, string> = {}
+  for (const alias of [...projectNames, ...firstDirs.keys()]) {
+    if (firstDirs.has(alias) && !Object.hasOwn(direct, alias)) direct[alias] = firstDirs.get(alias)!
   }
   depths.unshift({ children: direct, dir: '', depth: -1 })
 

@@ -438,8 +438,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   // A build pnpm runs or a patch it applies comes from its side-effects cache, under pnpm's key.
   const patched = patchedPackages(lockfile.patchedDependencies, planned, config, rootDir)
   if (typeof patched === 'string') return patched
-  // Releases before 11.28.1 key their cache otherwise (no `format=2`, another graph hash): nothing is looked up for them.
-  const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched, release.sideEffectsKeys ? undefined : `pnpm ${release.version}'s side-effects cache keys (an older form)`)
+  const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched, release.sideEffectsKeys)
   if (typeof cacheKeys === 'string') return cacheKeys
   return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, installOrder, skipped, checked, scripts, cacheKeys, release }
 }

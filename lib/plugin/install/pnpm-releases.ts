@@ -33,6 +33,7 @@ import type { ProjectLinkForm } from './project-registry.js'
 import type { ProjectHoisting } from './hoist.js'
 import type { ShimQuoting, ShimWriter } from './bin-shim.js'
 import type { BuildStepNodePath } from './bin-links.js'
+import type { SideEffectsKeyForm } from './side-effects.js'
 import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
 import type { BlobModeRule } from '../../api/import.js'
@@ -119,8 +120,8 @@ export interface PnpmRelease {
    * its check of the lockfile (`canTrustPastCheck` of its verifiers).
    */
   verdictChecks: readonly string[]
-  /** Whether it keys its side-effects cache as the native install does (`format=2`, from 11.28.1). */
-  sideEffectsKeys: boolean
+  /** How it keys its side-effects cache (`format=2` from 11.28.1, `recursive` before). */
+  sideEffectsKeys: SideEffectsKeyForm
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
   /** Whether its frozen check finds an importer out of date whose catalog dependency is locked at another version than the lockfile's catalog entry (from 11.22.0). */
@@ -184,7 +185,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMa
   // shims are written again where theirs were kept.
   buildStepNodePath: compareVersions(version, '11.28.10') >= 0 ? 'all' : version === '11.28.0' ? 'none' : 'dependencies',
   projectLink: compareVersions(version, '11.28.9') < 0 ? 'relative' : 'absolute',
-  sideEffectsKeys: compareVersions(version, '11.28.1') >= 0,
+  sideEffectsKeys: compareVersions(version, '11.28.1') >= 0 ? 'format=2' : 'recursive',
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
   verdictRouting: compareVersions(version, '11.20.0') >= 0,

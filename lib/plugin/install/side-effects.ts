@@ -5,8 +5,10 @@
  * imports the package with that diff applied and marks it built, so no script runs again
  * (pnpm 11.28.11: installing/deps-restorer/src/linkAllPkgs.ts `findSideEffectsCacheKey`,
  * building/during-install/src/index.ts `nodeNeedsBuild`). This module computes that key as
- * pnpm 11.28.11 computes it (deps/graph-hasher/src/calcDepState.ts, calcDepGraphHash.ts), and
- * says which packages pnpm would look it up for (building/policy/src/index.ts).
+ * pnpm 11.28.11 computes it (deps/graph-hasher/src/calcDepState.ts, calcDepGraphHash.ts), and as
+ * the releases before 11.28.1 do where their form gives one key whatever the install's order
+ * (`SideEffectsKeyForm`), and says which packages pnpm would look it up for
+ * (building/policy/src/index.ts).
  *
  * Why not `@pnpm/deps.graph-hasher` itself: its only published release (1100.3.0) is older than
  * the one pnpm 11.28.11 bundles, whose keys carry `;format=2` and hash dependency cycles
@@ -17,8 +19,15 @@ import { getPkgIdWithPatchHash } from '@pnpm/deps.path'
 import { enginesNodeVersion } from './installable.js'
 import type { LockfileObject, PlannedPackage } from './virtual-store.js'
 
-/** pnpm's format marker after the engine (deps/graph-hasher `SIDE_EFFECTS_FORMAT_KEY`). */
-const FORMAT = 'format=2'
+/**
+ * How a pnpm release keys its side-effects cache. `format=2` (from 11.28.1): the marker after the
+ * engine, and the graph hash of `graphHashes`. `recursive` (11.19.0 to 11.28.0, read out of their
+ * bundles): no marker, and a recursive hash that cuts a path where it meets a package id already
+ * on it (a cycle, or two peer variants of one package), memoized across the whole install; where
+ * no path from a looked-up package meets an id twice that is `graphHashes`' hash, and elsewhere it
+ * depends on the order the packages' fetches finish in (`repeatedIdOnPath`).
+ */
+export type SideEffectsKeyForm = 'format=2' | 'recursive'
 
 /** A nested object of strings, as the graph hasher hashes them. */
 interface Hashed { [key: string]: string | Hashed }
@@ -158,9 +167,64 @@ export function engineName (): string | undefined {
   return version == null ? undefined : `${process.platform};${process.arch};node${version.replace(/^v/, '').split('.')[0]}`
 }
 
-/** The key pnpm looks a built package up under (`calcDepState` with the dependency graph's hash, and the patch's). */
-export function sideEffectsCacheKey (engine: string, depGraphHash: string, patchHash?: string): string {
-  return `${engine};${FORMAT};deps=${depGraphHash}${patchHash != null ? `;patch=${patchHash}` : ''}`
+/**
+ * The key pnpm looks a package up under (`calcDepState`): the engine, the format marker of the
+ * release's `form`, the dependency graph's hash when the package builds, the patch's hash when
+ * it is patched.
+ */
+export function sideEffectsCacheKey (engine: string, depGraphHash: string | undefined, patchHash?: string, form: SideEffectsKeyForm = 'format=2'): string {
+  return `${engine}${form === 'format=2' ? ';format=2' : ''}${depGraphHash != null ? `;deps=${depGraphHash}` : ''}${patchHash != null ? `;patch=${patchHash}` : ''}`
+}
+
+/**
+ * A package id that some path from `roots` meets twice, if any: there the `recursive` form's hash
+ * is cut, and what it gives depends on the order pnpm hashes the packages in. Looked for as a
+ * cycle among the ids of the nodes the roots reach, which every such path makes (a cycle of ids
+ * that no single path follows is found too: the answer errs on the side of leaving it to pnpm).
+ */
+export function repeatedIdOnPath (graph: Map<string, GraphNode>, roots: Iterable<string>): string | undefined {
+  // The ids the roots reach, each with its nodes' children's ids.
+  const next = new Map<string, Set<string>>()
+  const reached = new Set<string>()
+  const pending = [...roots].filter((root) => graph.has(root))
+  pending.forEach((root) => reached.add(root))
+  for (let id = pending.pop(); id != null; id = pending.pop()) {
+    const node = graph.get(id)!
+    let ids = next.get(node.fullPkgId)
+    if (ids == null) next.set(node.fullPkgId, ids = new Set())
+    for (const child of Object.values(node.children)) {
+      const childNode = graph.get(child)
+      if (childNode == null) continue
+      ids.add(childNode.fullPkgId)
+      if (!reached.has(child)) {
+        reached.add(child)
+        pending.push(child)
+      }
+    }
+  }
+  // A depth-first walk of the ids: one met again while still open closes a cycle.
+  const open = new Set<string>()
+  const done = new Set<string>()
+  for (const start of next.keys()) {
+    if (done.has(start)) continue
+    const frames = [{ id: start, pending: [...next.get(start)!] }]
+    open.add(start)
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1]
+      const child = frame.pending.pop()
+      if (child == null) {
+        frames.pop()
+        open.delete(frame.id)
+        done.add(frame.id)
+      } else if (open.has(child)) {
+        return child
+      } else if (!done.has(child)) {
+        open.add(child)
+        frames.push({ id: child, pending: [...next.get(child)!] })
+      }
+    }
+  }
+  return undefined
 }
 
 /** The settings that decide which builds pnpm runs. */
@@ -232,14 +296,14 @@ export interface CacheKeys {
  * that builds is then left to pnpm. `patches`: the patched packages' patch hashes by dependency
  * path. A patched package whose build pnpm does not allow is patched by pnpm's build step on
  * every install (`eachTime`); one pnpm would not look up for another reason (the cache not read,
- * rules not read here): then why the install is left to pnpm. `olderKeys`: why the running
- * release's keys are not made here (it keys its cache otherwise), when they are not.
+ * rules not read here): then why the install is left to pnpm. `form`: how the running release
+ * keys its cache.
  */
-export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: PlannedPackage[], config: SideEffectsConfig, patches: Map<string, string>, olderKeys?: string): Map<string, CacheKeys> | string {
+export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: PlannedPackage[], config: SideEffectsConfig, patches: Map<string, string>, form: SideEffectsKeyForm = 'format=2'): Map<string, CacheKeys> | string {
   const keys = new Map<string, CacheKeys>()
   const engine = engineName()
   // Why no key can be made as pnpm makes it.
-  const unkeyed = olderKeys ?? (engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined)
+  const unkeyed = engine == null ? 'a pnpm that asks the node on PATH for its version' : undefined
   // Scripts off: pnpm looks nothing up, and its build step patches every patched package on every install.
   const scriptsOff = config.ignoreScripts === true
   const unread = cacheUnread(config) ?? unkeyed
@@ -252,17 +316,21 @@ export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: Planned
   for (const p of planned) {
     const patch = patches.get(p.depPath)
     if (patch == null || (!scriptsOff && verdicts.get(p.depPath) === true)) continue
-    const patchKey = `${engine!};${FORMAT};patch=${patch}`
+    const patchKey = sideEffectsCacheKey(engine!, undefined, patch, form)
     keys.set(p.depPath, { key: patchKey, patched: patchKey, eachTime: true })
   }
   if (scriptsOff || allowed.length === 0) return keys
   // Only the packages whose builds pnpm allows are looked up: their hashes, not the whole graph's.
-  const hashes = graphHashes(plannedGraph(lockfile, planned), allowed.map((p) => p.depPath))
+  const graph = plannedGraph(lockfile, planned)
+  const roots = allowed.map((p) => p.depPath)
+  const repeated = form === 'recursive' ? repeatedIdOnPath(graph, roots) : undefined
+  if (repeated != null) return `${repeated.slice(0, repeated.lastIndexOf(':'))}: met twice on a dependency path of a package whose build pnpm allows, where this pnpm release's side-effects cache key depends on the order of the install`
+  const hashes = graphHashes(graph, roots)
   for (const p of allowed) {
     const patch = patches.get(p.depPath)
     keys.set(p.depPath, {
-      key: sideEffectsCacheKey(engine!, hashes.get(p.depPath)!, patch),
-      ...(patch != null ? { patched: `${engine!};${FORMAT};patch=${patch}` } : {}),
+      key: sideEffectsCacheKey(engine!, hashes.get(p.depPath)!, patch, form),
+      ...(patch != null ? { patched: sideEffectsCacheKey(engine!, undefined, patch, form) } : {}),
     })
   }
   return keys
