@@ -1288,7 +1288,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     it(`the ${starter.name} fixture (real npm packages, platform packages with dependencies of their own): stock pnpm's node_modules, up to date`, async () => {
       const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', starter.name)
       // Only what this machine installs is fetched (the other platforms' binaries weigh hundreds of MB).
-      const { dir: cache, planned, skipped } = await platformCorpus(fixture, starter.name)
+      const { dir: cache, planned, skipped } = await platformCorpus(fixture, starter.name, undefined, TESTED.skipRule)
       expect(skipped.length).toBeGreaterThan(0)
       const corpus = downloaded(cache)
       const dir = await withPlugin(starter.name, fixture)
@@ -1449,7 +1449,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const changed = monorepo.change == null || testedPnpmVersion !== PACKUMENTS_RECORDED_UNDER ? '' : `; a changed package.json (${monorepo.change.project}: ${monorepo.change.what}) installs on top as stock`
     it.runIf(workspacesNative)(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date${changed}`, async () => {
       const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
-      const { dir: cache, planned, skipped } = await platformCorpus(fixture, monorepo.name)
+      const { dir: cache, planned, skipped } = await platformCorpus(fixture, monorepo.name, undefined, TESTED.skipRule)
       const corpus = downloaded(cache)
       const dir = await withPlugin(monorepo.name, fixture, {
         rootManifest: ({ packageManager: _, ...manifest }) => manifest,

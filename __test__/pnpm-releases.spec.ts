@@ -40,7 +40,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'shimBase' | 'sideEffectsKeys'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'shimBase' | 'sideEffectsKeys' | 'skipRule'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -80,6 +80,7 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     publishLinks: text.includes('const lockfileLinksPublishDirectory = '),
     shimBase: text.includes('SH_SHIM_BASEDIR_ABS_PRELUDE') ? 'basedir_abs' : 'basedir',
     // The format marker; before it, the recursive hash that cuts a path where an id repeats.
+    skipRule: text.includes('\nfunction classifyDeps(ctx, depEdges,') ? 'edges' : text.includes('\nfunction pickPkgsWithAllDeps(lockfile, depPaths, importerIdSet,') ? 'first-reach' : 'neither' as never,
     sideEffectsKeys: text.includes('SIDE_EFFECTS_FORMAT_KEY = "format=2"') ? 'format=2' : /Object\.keys\(node\.children\)\.length && !parents\.has\((?:node\.)?fullPkgId\)/.test(text) ? 'recursive' : 'neither' as never,
   }
 }
@@ -101,7 +102,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, shimBase, sideEffectsKeys } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, shimBase, sideEffectsKeys, skipRule } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = shimWriter === 'pnpm'
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -125,6 +126,7 @@ describe('the table of pnpm releases', () => {
       // (`@zkochan/cmd-shim`'s shims take theirs from `$basedir` too.)
       shimBase: ownShims ? shimBase : 'basedir',
       sideEffectsKeys,
+      skipRule,
     })
     expect(stateFormOf(version)).toBe(state)
   })

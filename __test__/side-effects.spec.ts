@@ -2,7 +2,7 @@
  * The side-effects cache key of a built or patched package (lib/plugin/install/side-effects.ts,
  * patches.ts), checked against pnpm 11.28.11's own functions read out of its bundle: the object
  * hash, the dependency graph's hash (cycles too), the patch file's hash; and the build policy.
- * The keys of the releases before 11.28.1 (`recursive`) against 11.19.0's and 11.28.0's own.
+ * The keys of the releases before 11.28.1 (`recursive`) against 11.17.0's, 11.19.0's and 11.28.0's own.
  */
 import crypto from 'node:crypto'
 import fs from 'node:fs'
@@ -146,11 +146,11 @@ describe('graphHashes on real lockfiles: pnpm\'s hashes of every package', () =>
   })
 })
 
-describe('the recursive keys of the releases before 11.28.1: their calcDepState out of 11.19.0\'s and 11.28.0\'s bundles', () => {
+describe('the recursive keys of the releases before 11.28.1: their calcDepState out of 11.17.0\'s, 11.19.0\'s and 11.28.0\'s bundles', () => {
   type CalcDepState = (graph: Graph, cache: object, depPath: string, opts: { includeDepGraphHash: boolean, patchFileHash?: string, nodeVersion: string }) => string
   const calcDepStateOf = (release: string): CalcDepState =>
     pnpmFunction<CalcDepState>('calcDepState', imports, ['require_object_hash', 'import_object_hash', 'defaultOptions3', 'withSortingOptions'], fetchPnpm(release))
-  const releases = ['11.19.0', '11.28.0']
+  const releases = ['11.17.0', '11.19.0', '11.28.0']
   const engine = engineName()!
 
   it.each(releases)('%s: the engine, no format marker, the graph hash, the patch hash', (release) => {

@@ -185,6 +185,59 @@ describe('planVirtualStore for the native install: what pnpm skips', () => {
     expect(walk(lockfile)).toEqual({ planned: { 'x-aix-ppc64@1.0.0': [], 'b@1.0.0': ['c'], 'c@1.0.0': ['x-aix-ppc64'] }, notPlanned: [], skipped: [] })
   })
 
+  it('before 11.19.0 (`first-reach`): the first path to a package decides, depth first; below a package that is not installable what the lockfile marks optional is skipped, fit or not', () => {
+    const firstReach = { skipRule: 'first-reach' }
+    const lockfile: LockfileObject = {
+      importers: { '.': { dependencies: { core: '1.0.0', later: '1.0.0' } } },
+      packages: {
+        // Its platform binding for another os is met first…
+        'core@1.0.0': { resolution: integrity, optionalDependencies: { 'bin-aix-ppc64': '1.0.0' } },
+        'bin-aix-ppc64@1.0.0': { resolution: integrity, optional: true, dependencies: { runtime: '1.0.0', plain: '1.0.0' } },
+        // …so the runtime it needs is skipped, though a package installed later asks for it through an optional edge.
+        'runtime@1.0.0': { resolution: integrity, optional: true },
+        'later@1.0.0': { resolution: integrity, optionalDependencies: { runtime: '1.0.0' }, dependencies: { plain: '1.0.0' } },
+        // Not marked optional: installed (linked from `later`), and what the lockfile marks optional below it is skipped, fit or not.
+        'plain@1.0.0': { resolution: integrity, optionalDependencies: { [`bin-${here}`]: '1.0.0' } },
+        [`bin-${here}@1.0.0`]: { resolution: integrity, optional: true },
+      },
+    }
+    expect(walk(lockfile, firstReach)).toEqual({
+      planned: { 'core@1.0.0': [], 'later@1.0.0': ['plain'], 'plain@1.0.0': [] },
+      notPlanned: [],
+      skipped: ['bin-aix-ppc64@1.0.0', `bin-${here}@1.0.0`, 'runtime@1.0.0'],
+    })
+    // From 11.19.0 the edges decide: the runtime `later` asks for is installed, and the binding `plain` asks for.
+    expect(walk(lockfile)).toEqual({
+      planned: { 'core@1.0.0': [], 'later@1.0.0': ['plain', 'runtime'], 'runtime@1.0.0': [], 'plain@1.0.0': [`bin-${here}`], [`bin-${here}@1.0.0`]: [] },
+      notPlanned: [],
+      skipped: ['bin-aix-ppc64@1.0.0'],
+    })
+    // `plain` reached only below the skipped binding: laid out unlinked by pnpm, left to it.
+    const unlinked = structuredClone(lockfile)
+    delete unlinked.packages!['later@1.0.0'].dependencies
+    expect(walk(unlinked, firstReach).notPlanned).toEqual(['plain@1.0.0'])
+    // The required edge of the newer walk does not install a package the lockfile marks optional that does not fit.
+    const required: LockfileObject = {
+      importers: { '.': { dependencies: { core: '1.0.0' } } },
+      packages: {
+        'core@1.0.0': { resolution: integrity, optionalDependencies: { opt: '1.0.0' } },
+        'opt@1.0.0': { resolution: integrity, optional: true, dependencies: { 'opt-mac': '1.0.0' } },
+        'opt-mac@1.0.0': { resolution: integrity, optional: true, os: 'aix' },
+      },
+    }
+    expect(walk(required, firstReach)).toEqual({ planned: { 'core@1.0.0': ['opt'], 'opt@1.0.0': [] }, notPlanned: [], skipped: ['opt-mac@1.0.0'] })
+    // Engines: an optional one's unread engines left to pnpm; under engineStrict a required one that does not fit.
+    const engines: LockfileObject = {
+      importers: { '.': { dependencies: { strict: '1.0.0' }, optionalDependencies: { unread: '1.0.0' } } },
+      packages: {
+        'strict@1.0.0': { resolution: integrity, engines: { node: '<1' } },
+        'unread@1.0.0': { resolution: integrity, optional: true, engines: { node: '>=1.0.0-rc.1' } },
+      },
+    }
+    expect(walk(engines, firstReach).notPlanned).toEqual(['unread@1.0.0'])
+    expect(walk(engines, { ...firstReach, engineStrict: true }).notPlanned.sort()).toEqual(['strict@1.0.0', 'unread@1.0.0'])
+  })
+
   it('a required package declaring another platform: installed (pnpm only warns), refused under engineStrict unless the lockfile marks it optional', () => {
     const lockfile: LockfileObject = {
       importers: { '.': { dependencies: { mac: '1.0.0', core: '1.0.0' } } },

@@ -54,9 +54,11 @@ export function ensureDownloaded (lockfile, out) {
  * that THIS machine installs, in `benchmark/.cache/<name>-<platform>-<arch>` (downloaded on first
  * use): only what the lockfile plans here, because the optional binaries of the other platforms
  * weigh hundreds of MB. The plan is the plugin's own (`distDir`: a compiled dist/ of this
- * package). Returns {dir, planned, skipped} (skipped: the lockfile's depPaths not installed here).
+ * package), by `skipRule` (a pnpm release's: the newest's when not said; the tarballs are
+ * downloaded once, for the first plan asked for). Returns {dir, planned, skipped} (skipped: the
+ * lockfile's depPaths not installed here).
  */
-export async function platformCorpus (fixtureDir, name, distDir = join(dirname(benchmarkDir), 'dist')) {
+export async function platformCorpus (fixtureDir, name, distDir = join(dirname(benchmarkDir), 'dist'), skipRule = 'edges') {
   const { readLockfileFile } = await import(join(distDir, 'plugin', 'install', 'lockfile-file.js'))
   const { planVirtualStore } = await import(join(distDir, 'plugin', 'install', 'virtual-store.js'))
   const { enginesMet, installableHere } = await import(join(distDir, 'plugin', 'install', 'installable.js'))
@@ -70,6 +72,7 @@ export async function platformCorpus (fixtureDir, name, distDir = join(dirname(b
     patched: true,
     installable: (pkgName, snapshot, optional) => installableHere(pkgName, snapshot, undefined, optional),
     enginesMet: (snapshot) => enginesMet(snapshot, process.version),
+    skipRule,
   })
   const dir = join(benchmarkDir, '.cache', `${name}-${process.platform}-${process.arch}`)
   if (!existsSync(join(dir, 'manifest.json'))) downloadLocked(read.lockfile, planned.map((p) => p.depPath), dir)

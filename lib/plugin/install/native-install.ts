@@ -423,6 +423,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
     installable: (name, snapshot, optional) => installableHere(name, snapshot, config.supportedArchitectures, optional),
     enginesMet: enginesChecker(nodeVersion),
     patched: true,
+    skipRule: release.skipRule,
   })
   if (refused != null) return refused
   if (notPlanned.length > 0) return packagesNeedPnpm(leftToPnpm!)

@@ -26,7 +26,9 @@
  * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
  * hoisting) is the same in all of them for the installs the native install takes.
  * 11.22.0 (the release most public monorepos pin) writes more otherwise: `@zkochan/cmd-shim`'s
- * shims, `.package-map.json`, the registries in `.modules.yaml`, and more (`byVersion`).
+ * shims, `.package-map.json`, the registries in `.modules.yaml`, and more (`byVersion`): among
+ * them the side-effects cache's keys before 11.28.1 (`sideEffectsKeys`), and, before 11.19.0,
+ * which optional packages a frozen install skips (`skipRule`).
  */
 
 import type { ProjectLinkForm } from './project-registry.js'
@@ -34,6 +36,7 @@ import type { ProjectHoisting } from './hoist.js'
 import type { ShimQuoting, ShimWriter } from './bin-shim.js'
 import type { BuildStepNodePath } from './bin-links.js'
 import type { SideEffectsKeyForm } from './side-effects.js'
+import type { SkipRule } from './virtual-store.js'
 import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
 import type { BlobModeRule } from '../../api/import.js'
@@ -122,6 +125,8 @@ export interface PnpmRelease {
   verdictChecks: readonly string[]
   /** How it keys its side-effects cache (`format=2` from 11.28.1, `recursive` before). */
   sideEffectsKeys: SideEffectsKeyForm
+  /** How its lockfile filter decides what is skipped (`edges` from 11.19.0, `first-reach` before). */
+  skipRule: SkipRule
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
   /** Whether its frozen check finds an importer out of date whose catalog dependency is locked at another version than the lockfile's catalog entry (from 11.22.0). */
@@ -176,7 +181,7 @@ const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
  * 11.26.0).
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'shimBase'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'shimBase' | 'skipRule'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
   packageMap: compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -186,6 +191,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMa
   buildStepNodePath: compareVersions(version, '11.28.10') >= 0 ? 'all' : version === '11.28.0' ? 'none' : 'dependencies',
   projectLink: compareVersions(version, '11.28.9') < 0 ? 'relative' : 'absolute',
   sideEffectsKeys: compareVersions(version, '11.28.1') >= 0 ? 'format=2' : 'recursive',
+  skipRule: compareVersions(version, '11.19.0') >= 0 ? 'edges' : 'first-reach',
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
   verdictRouting: compareVersions(version, '11.20.0') >= 0,
@@ -210,6 +216,8 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   // `@zkochan/cmd-shim`'s shims, `.package-map.json`, and more (`byVersion`); a workspace's
   // projects not hoisted privately, and no shim for a project's command its build makes: one
   // project only.
+  // Before 11.19.0 the lockfile filter skips by the first path to a package (`skipRule`).
+  release('11.17.0', BEFORE_VALIDATION),
   ...['11.19.0', '11.20.0', '11.21.0', '11.22.0', '11.23.0', '11.24.0', '11.25.0', '11.26.0', '11.27.0'].map((v) => release(v, BEFORE_VALIDATION)),
   // pnpm's own cmd-shim, before its shims had a PATH guard.
   left('11.27.1', OLDER_SHIMS),

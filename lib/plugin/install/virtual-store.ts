@@ -82,6 +82,8 @@ export interface LayoutOptions {
   enginesMet?: (snapshot: PackageSnapshot) => boolean | undefined
   /** Patched packages are planned too (the native install takes them from pnpm's side-effects cache). */
   patched?: boolean
+  /** With `installable`: the running release's rule (`edges` when not said). */
+  skipRule?: SkipRule
 }
 
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
@@ -267,6 +269,72 @@ function skipWalk (lockfile: LockfileObject, reached: Set<string>, opts: LayoutO
 }
 
 /**
+ * How a release's lockfile filter decides what a frozen install skips: by required and optional
+ * edges, breadth first (`skipWalk`, from 11.19.0), or by the first path that reaches each
+ * package, depth first (`firstReachWalk`, before).
+ */
+export type SkipRule = 'edges' | 'first-reach'
+
+/**
+ * The walk of the releases before 11.19.0 (their `filterLockfileByImportersAndEngine`): depth
+ * first from the importers (each one's dependencies, devDependencies and optional ones spread
+ * into one object), a package's dependencies then its optional ones, and the first path to reach
+ * a package decides for it and everything first reached through it. Below a package that is not
+ * installable nothing is (what the lockfile marks optional there is skipped, whether or not it
+ * fits); elsewhere a package the lockfile marks optional is skipped when it does not fit here,
+ * and any other is installed (pnpm warns of one that does not fit; under `engineStrict` it
+ * refuses it: left to pnpm). The installed packages come in the walk's order, which pnpm's
+ * dependency graph follows. One installed that no path of installed packages reaches would be
+ * laid out unlinked: left to pnpm.
+ */
+function firstReachWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
+  const packages = lockfile.packages ?? {}
+  const walk: SkipWalk = { installed: new Set(), required: new Set(), skipped: new Set(), undecided: new Map() }
+  const picked = new Set<string>()
+  const entriesOf = (groups: Array<Record<string, string> | undefined>): Array<[string, string]> =>
+    Object.entries(Object.assign({}, ...groups.filter((g) => g != null)) as Record<string, string>).filter(([, ref]) => !ref.startsWith('link:'))
+  const visit = (deps: Array<[string, string]>, parentInstallable: boolean): void => {
+    for (const [alias, ref] of deps) {
+      const depPath = refToDepPath(alias, ref)
+      const snapshot = packages[depPath]
+      if (picked.has(depPath) || snapshot == null) continue
+      picked.add(depPath)
+      let installable = parentInstallable
+      if (snapshot.optional === true) {
+        const name = parseRegistryDepPath(depPath)?.name
+        const engines = snapshot.engines == null ? true : opts.enginesMet?.(snapshot)
+        if (parentInstallable && engines === undefined) walk.undecided.set(depPath, 'engines-unread')
+        installable = parentInstallable && (name == null || opts.installable!(name, snapshot, true)) && engines !== false
+        if (!installable) walk.skipped.add(depPath)
+      } else if (parentInstallable && opts.engineStrict === true) {
+        const name = parseRegistryDepPath(depPath)?.name
+        const fits = (snapshot.engines == null || opts.enginesMet?.(snapshot) === true) && (name == null || opts.installable!(name, snapshot, false))
+        if (!fits) walk.undecided.set(depPath, 'engine-strict')
+      }
+      if (!walk.skipped.has(depPath)) walk.installed.add(depPath)
+      visit(entriesOf([snapshot.dependencies, opts.include.optionalDependencies ? snapshot.optionalDependencies : undefined]), installable)
+    }
+  }
+  const importers = Object.values(lockfile.importers ?? {})
+  visit(importers.flatMap((importer) => entriesOf([
+    opts.include.dependencies ? importer.dependencies : undefined,
+    opts.include.devDependencies ? importer.devDependencies : undefined,
+    opts.include.optionalDependencies ? importer.optionalDependencies : undefined,
+  ])), true)
+  // What paths of installed packages reach: the rest is laid out unlinked.
+  const linked = new Set<string>()
+  const pending = importers.flatMap((importer) => DEPENDENCY_GROUPS.filter((g) => opts.include[g]).flatMap((g) => entriesOf([importer[g]]))).map(([alias, ref]) => refToDepPath(alias, ref))
+  for (let depPath = pending.pop(); depPath != null; depPath = pending.pop()) {
+    if (linked.has(depPath) || !walk.installed.has(depPath)) continue
+    linked.add(depPath)
+    const snapshot = packages[depPath]
+    pending.push(...entriesOf([snapshot.dependencies, opts.include.optionalDependencies ? snapshot.optionalDependencies : undefined]).map(([alias, ref]) => refToDepPath(alias, ref)))
+  }
+  for (const depPath of walk.installed) if (!linked.has(depPath)) walk.undecided.set(depPath, 'unmarked-under-skipped')
+  return walk
+}
+
+/**
  * Why pnpm refuses this lockfile's names (`undefined`: it does not): a dependency alias of an
  * importer or a package that is not a valid package name (pnpm's lockfile verification), or a
  * package whose name, read from its dependency path, is not one (pnpm's placement check in the
@@ -347,7 +415,7 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
   const notPlanned: string[] = [...reached].filter((depPath) => lockfile.packages?.[depPath] == null)
   const leftToPnpm = new Map<string, PackageLeftToPnpm>(notPlanned.map((depPath) => [depPath, 'not-in-lockfile']))
   const walk = opts.installable != null
-    ? skipWalk(lockfile, reached, opts)
+    ? (opts.skipRule === 'first-reach' ? firstReachWalk(lockfile, opts) : skipWalk(lockfile, reached, opts))
     : { installed: reached, skipped: new Set<string>(), undecided: new Map<string, PackageLeftToPnpm>() }
   const { installed, skipped } = walk
   for (const [depPath, snapshot] of Object.entries(lockfile.packages ?? {})) {
