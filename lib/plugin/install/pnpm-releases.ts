@@ -54,6 +54,9 @@ const BASE_SETTINGS = [
   'workspacePackagePatterns',
 ] as const
 
+/** Before 11.17.0: without `supportedArchitectures`. */
+const SETTINGS_11_13 = BASE_SETTINGS.filter((setting) => setting !== 'supportedArchitectures')
+
 /** 11.28.9's list: the store location, builds allowed wholesale, `trustLockfile`, the virtual store's. */
 const SETTINGS_11_28_9 = [
   'enableGlobalVirtualStore', 'allowBuilds', 'autoInstallPeers', 'catalogs', 'dangerouslyAllowAllBuilds',
@@ -164,6 +167,7 @@ const verdictChecksOf = (version: string): readonly string[] =>
     : compareVersions(version, '11.28.4') <= 0 ? VERDICT_CHECKS_11_28_4 : ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
 
 const BEFORE_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: [], registryRoutes: false, validation: 'none', workspaceBins: false }
+const WITHOUT_ARCHITECTURES: StateForm = { ...BEFORE_VALIDATION, settings: SETTINGS_11_13 }
 const FIRST_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: ['autoDedupe'], registryRoutes: false, validation: 'files', workspaceBins: false }
 const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedupe'], registryRoutes: true, validation: 'files', workspaceBins: true }
 const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-dependencies' }
@@ -217,6 +221,7 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   // projects not hoisted privately, and no shim for a project's command its build makes: one
   // project only.
   // Before 11.19.0 the lockfile filter skips by the first path to a package (`skipRule`).
+  release('11.13.1', WITHOUT_ARCHITECTURES),
   release('11.17.0', BEFORE_VALIDATION),
   ...['11.19.0', '11.20.0', '11.21.0', '11.22.0', '11.23.0', '11.24.0', '11.25.0', '11.26.0', '11.27.0'].map((v) => release(v, BEFORE_VALIDATION)),
   // pnpm's own cmd-shim, before its shims had a PATH guard.
