@@ -246,7 +246,7 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
     expect(broken).toEqual([])
   })
 
-  it('packs the main package with only the loader, typings, dist/ and its documents, under 200 kB', () => {
+  it('packs the main package with only the loader, typings, dist/ and its documents, under 400 kB packed', () => {
     const files = main.files.map((f) => f.path).sort()
     expect(files).toEqual(expect.arrayContaining(['package.json', 'index.js', 'index.d.ts', 'dist/api/index.js', 'dist/api/index.d.ts', 'dist/api/binding.js', 'dist/worker/index.js', 'dist/worker/index.d.ts']))
     for (const file of files) {
@@ -259,9 +259,9 @@ describe.skipIf(!isLinuxX64Gnu)('packed and installed without Rust (linux-x64-gn
       .map((p) => path.posix.normalize(p))
     expect(pointedAt.filter((p) => !files.includes(p))).toEqual([])
     // A budget that catches a binary, a source tree or a map packed by mistake (the package is
-    // ~210 kB with workspaces, builds from the side-effects cache and the report; a .node alone
-    // is megabytes, a source map of dist/ about as much again as dist/).
-    expect(main.size).toBeLessThan(300_000)
+    // ~300 kB packed, 1 MB unpacked, with the release table and its forms; a .node alone is
+    // megabytes, a source map of dist/ about as much again as dist/).
+    expect(main.size).toBeLessThan(400_000)
     expect(statSync(main.filename).size).toBe(main.size)
   })
 
