@@ -267,7 +267,7 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     // pnpm fails on the patch too.
     expect(miss('its patch failed (hunk #1 FAILED at 1)').change).toMatch(/^fix the patch .*pnpm cannot apply it either, and its install fails$/)
     // Cached next time; built natively under the release checked only.
-    expect(miss('builds run under pnpm 11.28.4 (checked against stock under 11.28.11)')).toMatchObject({ code: 'side-effects-miss', change: `nothing: ${cachedNext}; the builds the cache lacks are run natively under pnpm 11.28.11 only (packageManager in package.json)` })
+    expect(miss('builds run under pnpm 11.28.4 (checked against stock under 11.28.11)')).toMatchObject({ code: 'side-effects-miss', change: `nothing: ${cachedNext}; under this pnpm, pnpm runs the builds the cache lacks itself (natively only under pnpm 11.28.11)` })
     expect(miss('a pnpm not started by its entry script').change).toMatch(new RegExp(`^nothing: ${cachedNext}; the builds the cache lacks are run natively only by a pnpm started by its entry script`))
     // The release alone, as no install gives it, is no rule's.
     expect(whyNot('builds run under pnpm 11.28.4 (checked against stock under 11.28.11)').code).toBe('other')

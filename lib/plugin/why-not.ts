@@ -90,7 +90,7 @@ function missChange (why: string | undefined): string {
   if (why?.startsWith('its patch failed (') === true) return 'fix the patch (`pnpm patch`, then `pnpm patch-commit`): pnpm cannot apply it either, and its install fails'
   if (why?.startsWith('a scriptShell that is not there (') === true) return 'point scriptShell at a shell that is there, or unset it: pnpm cannot run the build either (ERR_PNPM_SCRIPT_SHELL_NOT_FOUND)'
   const version = why == null ? null : /^builds run under pnpm \S+ \(checked against stock under (\S+)\)$/.exec(why)
-  if (version != null) return `nothing: ${CACHED_NEXT}; the builds the cache lacks are run natively under pnpm ${version[1]} only (packageManager in package.json)`
+  if (version != null) return `nothing: ${CACHED_NEXT}; under this pnpm, pnpm runs the builds the cache lacks itself (natively only under pnpm ${version[1]})`
   if (why === 'a pnpm not started by its entry script') return `nothing: ${CACHED_NEXT}; the builds the cache lacks are run natively only by a pnpm started by its entry script (pnpm.mjs), not a single executable`
   return `nothing: ${CACHED_NEXT}`
 }
