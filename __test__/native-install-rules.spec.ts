@@ -142,6 +142,9 @@ describe('hoist: pnpm\'s hoist patterns, matched by pnpm\'s own matcher (@pnpm/c
     const clash = hoist(ws, planned, options([{ id: 'packages/y', name: 'abc', dir: '/p/packages/y' }]))
     expect(clash.privateLinks.abc).toBe('/p/packages/y')
     expect(Object.keys(clash.record)).toEqual(['eslint@1.0.0', 'prettier@1.0.0', 'eslint-import-resolver-node@1.0.0', 'a?c@1.0.0', 'abc@1.0.0', '@babel/core@1.0.0'])
+    // Two dependencies named as projects: in the projects' order, ahead of the importers' own.
+    const two = hoist(ws, planned, options([{ id: 'packages/p', name: 'prettier', dir: '/p/packages/p' }, { id: 'packages/e', name: 'eslint', dir: '/p/packages/e' }]))
+    expect(Object.keys(two.record).slice(0, 2)).toEqual(['prettier@1.0.0', 'eslint@1.0.0'])
   })
 })
 

@@ -183,12 +183,22 @@ export function reachable (lockfile: LockfileObject, include: Record<DependencyG
 interface SkipWalk {
   /** Laid out: reached through edges from the importers and from installed packages only. */
   installed: Set<string>
-  /** Reached by an edge that is not an optional dependency's, from an importer or an installed package. */
-  required: Set<string>
   /** Not laid out, and listed in `.modules.yaml`'s `skipped`. */
   skipped: Set<string>
   /** Those whose fate this cannot tell or pnpm refuses: left to pnpm, each with why. */
   undecided: Map<string, PackageLeftToPnpm>
+}
+
+/**
+ * Whether `depPath` fits here as pnpm's `packageIsInstallable` asks (`optional`: as an optional
+ * package, whose platform its name may say), with its engines' verdict (`undefined`: they could
+ * not be read). A name not read from a registry path fits, so that it is installed and left to
+ * pnpm.
+ */
+function fitOf (depPath: string, snapshot: PackageSnapshot, optional: boolean, opts: LayoutOptions): { fits: boolean, engines: boolean | undefined } {
+  const name = parseRegistryDepPath(depPath)?.name
+  const engines = snapshot.engines == null ? true : opts.enginesMet?.(snapshot)
+  return { fits: (name == null || opts.installable!(name, snapshot, optional)) && engines !== false, engines }
 }
 
 /**
@@ -206,19 +216,14 @@ interface SkipWalk {
  */
 function skipWalk (lockfile: LockfileObject, reached: Set<string>, opts: LayoutOptions): SkipWalk {
   const packages = lockfile.packages ?? {}
-  const walk: SkipWalk = { installed: new Set(), required: new Set(), skipped: new Set(), undecided: new Map() }
-  const nameOf = (depPath: string): string | undefined => parseRegistryDepPath(depPath)?.name
+  const walk: SkipWalk = { installed: new Set(), skipped: new Set(), undecided: new Map() }
+  /** Reached by an edge that is not an optional dependency's, from an importer or an installed package. */
+  const required = new Set<string>()
   /** Each package's verdict, once: whether it fits as an optional package, and its engines'. */
   const verdicts = new Map<string, { fits: boolean, engines: boolean | undefined }>()
   const verdictOf = (depPath: string, snapshot: PackageSnapshot): { fits: boolean, engines: boolean | undefined } => {
     let verdict = verdicts.get(depPath)
-    if (verdict == null) {
-      // A name not read from a registry path: fits, so that it is installed, and left to pnpm.
-      const name = nameOf(depPath)
-      const engines = snapshot.engines == null ? true : opts.enginesMet?.(snapshot)
-      verdict = { fits: (name == null || opts.installable!(name, snapshot, true)) && engines !== false, engines }
-      verdicts.set(depPath, verdict)
-    }
+    if (verdict == null) verdicts.set(depPath, verdict = fitOf(depPath, snapshot, true, opts))
     return verdict
   }
   const queue: Array<{ depPath: string, optional: boolean }> = []
@@ -236,7 +241,7 @@ function skipWalk (lockfile: LockfileObject, reached: Set<string>, opts: LayoutO
   }
   for (let next = 0; next < queue.length; next++) {
     const { depPath, optional } = queue[next]
-    if (!optional) walk.required.add(depPath)
+    if (!optional) required.add(depPath)
     const snapshot = packages[depPath]
     if (walk.installed.has(depPath) || snapshot == null) continue
     if (optional && !verdictOf(depPath, snapshot).fits) continue
@@ -253,17 +258,15 @@ function skipWalk (lockfile: LockfileObject, reached: Set<string>, opts: LayoutO
   }
   for (const depPath of walk.installed) {
     const snapshot = packages[depPath]
-    if (!walk.required.has(depPath)) {
+    if (!required.has(depPath)) {
       // Installed through optional edges only (its verdict is in): it fits, unless its engines could not be read.
       if (verdictOf(depPath, snapshot).engines === undefined) walk.undecided.set(depPath, 'engines-unread')
       continue
     }
     // A required package's fit matters only where pnpm refuses one that does not fit.
     if (opts.engineStrict !== true || snapshot.optional === true) continue
-    const { engines } = verdictOf(depPath, snapshot)
-    const name = nameOf(depPath)
-    const fitsRequired = engines === true && (name == null || opts.installable!(name, snapshot, false))
-    if (!fitsRequired) walk.undecided.set(depPath, 'engine-strict')
+    const { fits, engines } = fitOf(depPath, snapshot, false, opts)
+    if (!fits || engines !== true) walk.undecided.set(depPath, 'engine-strict')
   }
   return walk
 }
@@ -289,7 +292,7 @@ export type SkipRule = 'edges' | 'first-reach'
  */
 function firstReachWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWalk {
   const packages = lockfile.packages ?? {}
-  const walk: SkipWalk = { installed: new Set(), required: new Set(), skipped: new Set(), undecided: new Map() }
+  const walk: SkipWalk = { installed: new Set(), skipped: new Set(), undecided: new Map() }
   const picked = new Set<string>()
   const entriesOf = (groups: Array<Record<string, string> | undefined>): Array<[string, string]> =>
     Object.entries(Object.assign({}, ...groups.filter((g) => g != null)) as Record<string, string>).filter(([, ref]) => !ref.startsWith('link:'))
@@ -301,15 +304,13 @@ function firstReachWalk (lockfile: LockfileObject, opts: LayoutOptions): SkipWal
       picked.add(depPath)
       let installable = parentInstallable
       if (snapshot.optional === true) {
-        const name = parseRegistryDepPath(depPath)?.name
-        const engines = snapshot.engines == null ? true : opts.enginesMet?.(snapshot)
+        const { fits, engines } = fitOf(depPath, snapshot, true, opts)
         if (parentInstallable && engines === undefined) walk.undecided.set(depPath, 'engines-unread')
-        installable = parentInstallable && (name == null || opts.installable!(name, snapshot, true)) && engines !== false
+        installable = parentInstallable && fits
         if (!installable) walk.skipped.add(depPath)
       } else if (parentInstallable && opts.engineStrict === true) {
-        const name = parseRegistryDepPath(depPath)?.name
-        const fits = (snapshot.engines == null || opts.enginesMet?.(snapshot) === true) && (name == null || opts.installable!(name, snapshot, false))
-        if (!fits) walk.undecided.set(depPath, 'engine-strict')
+        const { fits, engines } = fitOf(depPath, snapshot, false, opts)
+        if (!fits || engines !== true) walk.undecided.set(depPath, 'engine-strict')
       }
       if (!walk.skipped.has(depPath)) walk.installed.add(depPath)
       visit(entriesOf([snapshot.dependencies, opts.include.optionalDependencies ? snapshot.optionalDependencies : undefined]), installable)
