@@ -182,6 +182,24 @@ describe('fetchers[0]', () => {
     expect(fs.existsSync(storeDir)).toBe(false)
     cas.closeStores()
   })
+
+  it('calls pnpm\'s own tarball fetcher itself under a pnpm that takes no delegation (before 11.12.0)', async () => {
+    const resolution = { tarball: `${registry}missing.tgz`, integrity: fixtures[0].integrity }
+    const storeDir = freshStoreDir('fetch-builtin')
+    const calls: unknown[][] = []
+    const builtins = { remoteTarball: async (...args: unknown[]) => { calls.push(args); return { filesMap: new Map() } } }
+    try {
+      await pnpmfile.hooks.updateConfig({ userAgent: 'pnpm/11.11.0 npm/? node/v24.9.0 linux x64' })
+      const opts = { filesIndexFile: 'k' }
+      expect(await fetcher.fetch({ storeDir }, resolution, opts, builtins)).toEqual({ filesMap: new Map() })
+      expect(calls).toEqual([[{ storeDir }, resolution, opts]])
+      await pnpmfile.hooks.updateConfig({ userAgent: 'pnpm/11.12.0 npm/? node/v24.9.0 linux x64' })
+      expect(await fetcher.fetch({ storeDir }, resolution, opts, builtins)).toEqual({ delegate: resolution })
+      expect(calls).toHaveLength(1)
+    } finally {
+      await pnpmfile.hooks.updateConfig({})
+    }
+  })
 })
 
 describe('fetchers[0], a big tarball piped while it downloads (issue 16)', () => {

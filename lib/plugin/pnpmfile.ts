@@ -28,6 +28,7 @@ import { checkAbsolutePath, checkObject } from '../api/args.js'
 import { invalidArgument } from '../api/errors.js'
 import * as cas from '../api/index.js'
 import { installNatively, type NativeInstallConfig, type NativeInstallSummary } from './install/native-install.js'
+import { takesFetcherDelegation } from './install/pnpm-releases.js'
 import { downloadToStore, fetchUnsupported, networkOf } from './registry-fetch.js'
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
@@ -210,8 +211,19 @@ function isRegistryTarball (resolution: TarballResolution): boolean {
   return (url.protocol === 'https:' || url.protocol === 'http:') && !GIT_HOSTS.has(url.hostname.toLowerCase())
 }
 
-function delegate (resolution: TarballResolution, url?: string): { delegate: TarballResolution } {
+/** pnpm's own fetchers, which pnpm passes a custom fetcher as the fetch's fourth argument. */
+interface BuiltinFetchers {
+  remoteTarball?: (cafs: unknown, resolution: TarballResolution, opts: FetchOptions) => Promise<unknown>
+}
+
+/**
+ * The download handed back to pnpm's tarball fetcher: by pnpm itself where it takes a
+ * `{ delegate }` answer, else (before pnpm 11.12.0) called here, as pnpm would call it.
+ */
+function delegate (resolution: TarballResolution, url?: string, call?: { cafs: unknown, opts: FetchOptions, builtins?: BuiltinFetchers }): { delegate: TarballResolution } | Promise<unknown> {
   trace(`delegate ${url ?? resolution.tarball}`)
+  const remoteTarball = call?.builtins?.remoteTarball
+  if (remoteTarball != null && !takesFetcherDelegation(userAgentPnpmVersion(pnpmConfig?.userAgent))) return remoteTarball(call!.cafs, resolution, call!.opts)
   return { delegate: resolution }
 }
 
@@ -222,7 +234,7 @@ export const registryTarballFetcher = {
     return process.env.CAS_NATIVE_PNPMFILE_FETCHER !== '0' && isRegistryTarball(resolution) &&
       fetchUnsupported((pnpmConfig ?? {}) as Record<string, unknown>) == null
   },
-  async fetch (cafs: { storeDir: string } | null, resolution: TarballResolution, opts: FetchOptions) {
+  async fetch (cafs: { storeDir: string } | null, resolution: TarballResolution, opts: FetchOptions, builtins?: BuiltinFetchers) {
     // pnpm 12 calls pnpmfile fetchers without a store; delegation is all it understands.
     if (cafs == null) return delegate(resolution)
     const url = resolution.tarball!
@@ -239,7 +251,7 @@ export const registryTarballFetcher = {
       network: networkOf((pnpmConfig ?? {}) as Record<string, unknown>),
     })
     // pnpm's fetcher downloads again, retries, and reports the error its own way.
-    if (result == null) return delegate(resolution, url)
+    if (result == null) return await delegate(resolution, url, { cafs, opts, builtins })
     trace(`fetch ${url}`)
     return { filesMap: result.filesMap, manifest: result.manifest, requiresBuild: result.requiresBuild, integrity: result.integrity }
   },

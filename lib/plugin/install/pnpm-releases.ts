@@ -260,6 +260,15 @@ export function blobModeRule (version: string | undefined): BlobModeRule {
   return compareVersions(version, '11.28.1') < 0 ? 'none' : 'exact'
 }
 
+/**
+ * Whether pnpm `version` takes a custom fetcher's `{ delegate }` answer (from 11.12.0): before,
+ * it takes any answer for the fetched package, and its built-in fetchers, passed as the fetch's
+ * fourth argument, are called by the fetcher itself. A version not said is taken for the newest.
+ */
+export function takesFetcherDelegation (version: string | undefined): boolean {
+  return version == null || !isSemver(version) || compareVersions(version, '11.12.0') >= 0
+}
+
 /** How `version` writes the workspace state (the newest release's form for one not in the table, which never installs natively). */
 export function stateFormOf (version: string): StateForm {
   return (PNPM_RELEASES.find((r) => r.version === version) ?? PNPM_RELEASES.at(-1)!).state
