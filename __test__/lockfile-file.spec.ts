@@ -6,7 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadYaml, mainLockfileDocument, readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
+import { currentLockfileText, loadYaml, mainLockfileDocument, readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { prelinkVirtualStore } from '../dist/plugin/head-start.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -61,6 +61,19 @@ describe('readLockfileFile: the lockfile as pnpm reads it', () => {
       dependencies: { b: '1.0.0' },
       optional: true,
     })
+  })
+
+  it('an importer\'s publish directory kept as the file has it (pnpm spreads the importer); other fields, or other types, refused', () => {
+    const publishing = (fields: string): string => `lockfileVersion: '9.0'\n\nimporters:\n\n  .:\n    dependencies:\n      a:\n        specifier: 1.0.0\n        version: 1.0.0\n${fields}\npackages:\n\n  a@1.0.0:\n    resolution: {integrity: sha512-A}\n\nsnapshots:\n\n  a@1.0.0: {}\n`
+    expect(lockfileOf(publishing('    publishDirectory: dist\n    linkDirectory: false\n')).importers['.']).toEqual({ specifiers: { a: '1.0.0' }, dependencies: { a: '1.0.0' }, publishDirectory: 'dist', linkDirectory: false })
+    expect(read(publishing('    dependenciesMeta:\n      a: {injected: true}\n'))).toBe('the lockfile\'s importer "." has dependenciesMeta')
+    expect(read(publishing('    publishDirectory: [dist]\n'))).toMatch(/importers\["\."\]\.publishDirectory is not a string$/)
+  })
+
+  it('the current lockfile before 11.28.0: the importers\' publish directory fields dropped, nothing else', () => {
+    const text = "lockfileVersion: '9.0'\n\nimporters:\n\n  .:\n    dependencies:\n      publishDirectory:\n        specifier: 1.0.0\n        version: 1.0.0\n    publishDirectory: dist\n    linkDirectory: false\n\n  p:\n    publishDirectory: out\n\npackages:\n\n  publishDirectory@1.0.0:\n    resolution: {integrity: sha512-A}\n"
+    expect(currentLockfileText(text, true)).toBe(text)
+    expect(currentLockfileText(text, false)).toBe(text.replace('    publishDirectory: dist\n    linkDirectory: false\n', '').replace('  p:\n    publishDirectory: out\n', '  p: {}\n'))
   })
 
   it('a package id is its dependency path without the trailing (…) groups', () => {

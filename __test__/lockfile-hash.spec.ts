@@ -71,8 +71,9 @@ describe('lockfileContentHash: the hash stock pnpm files its verdict under', () 
   }
 
   // The e2e project, starters (one project each), monorepos with catalogs, overrides, peers and
-  // platform packages, sveltekit's directory dependencies and tailwindcss's patched dependencies.
-  it.each(['e2e-project', ...['starter-vite-react-ts', 'starter-express-ts', 'vue-core', 'vue-language-tools', 'unocss', 'sveltekit', 'tailwindcss'].map((p) => `projects/${p}`)])('%s: the same as stock\'s', async (fixture) => {
+  // platform packages, sveltekit's directory dependencies, tailwindcss's patched dependencies and
+  // tanstack-query's publish directory (`publishDirectory` in an importer).
+  it.each(['e2e-project', ...['starter-vite-react-ts', 'starter-express-ts', 'vue-core', 'vue-language-tools', 'unocss', 'sveltekit', 'tailwindcss', 'tanstack-query'].map((p) => `projects/${p}`)])('%s: the same as stock\'s', async (fixture) => {
     const { dir, hash } = await stockHash(fixture)
     expect(ourHash(dir)).toBe(hash)
   })
@@ -109,12 +110,16 @@ describe('lockfileContentHash: no hash where pnpm\'s object is not rebuilt exact
     expect(ourHash(lockfileIn('hash-unresolved', `${head}packages:\n\n  a@1.0.0: {}\n\nsnapshots:\n\n  a@1.0.0: {}\n`))).toBeUndefined()
   })
 
-  it('an importer with fields besides its specifiers and groups (which pnpm\'s object keeps; the reader refuses the ones it knows, e.g. dependenciesMeta): no hash', () => {
+  it('an importer with fields besides its specifiers, groups and publish directory (which pnpm\'s object keeps; the reader refuses the ones it knows, e.g. dependenciesMeta): no hash', () => {
     const rest = 'packages:\n\n  a@1.0.0:\n    resolution: {integrity: sha512-AAAA}\n\nsnapshots:\n\n  a@1.0.0: {}\n'
     const read = readLockfileFile(lockfileIn('hash-importer-field', `${head}${rest}`))
     if (typeof read === 'string') throw new Error(read)
+    const plain = lockfileContentHash(read.lockfile, read.text)
+    expect(plain).toMatch(/^[A-Za-z0-9+/]{43}=$/)
+    Object.assign(read.lockfile.importers['.'], { publishDirectory: 'dist', linkDirectory: false })
     expect(lockfileContentHash(read.lockfile, read.text)).toMatch(/^[A-Za-z0-9+/]{43}=$/)
-    Object.assign(read.lockfile.importers['.'], { publishDirectory: 'dist' })
+    expect(lockfileContentHash(read.lockfile, read.text)).not.toBe(plain)
+    Object.assign(read.lockfile.importers['.'], { dependenciesMeta: { a: { injected: true } } })
     expect(lockfileContentHash(read.lockfile, read.text)).toBeUndefined()
   })
 })

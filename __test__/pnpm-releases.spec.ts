@@ -40,7 +40,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'shimBase' | 'sideEffectsKeys' | 'skipRule'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'sideEffectsKeys' | 'skipRule'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -78,6 +78,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     projectHoisting: text.includes('hoistedWorkspaceDeps = Object.fromEntries(Object.entries(opts3.hoistedWorkspacePackages') ? 'linked' : 'reserved',
     catalogResolutions: text.includes('\nfunction catalogResolutionIsStale('),
     publishLinks: text.includes('const lockfileLinksPublishDirectory = '),
+    // The importers' filter (the current lockfile is written from it) keeps the publish directory.
+    currentLockfilePublish: /\nfunction filterImporter\([^)]*\) \{[\s\S]*?\n\}/.exec(text)?.[0].includes('publishDirectory: importer.publishDirectory') === true,
     shimBase: text.includes('SH_SHIM_BASEDIR_ABS_PRELUDE') ? 'basedir_abs' : 'basedir',
     // The format marker; before it, the recursive hash that cuts a path where an id repeats.
     skipRule: text.includes('\nfunction classifyDeps(ctx, depEdges,') ? 'edges' : text.includes('\nfunction pickPkgsWithAllDeps(lockfile, depPaths, importerIdSet,') ? 'first-reach' : 'neither' as never,
@@ -102,7 +104,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, shimBase, sideEffectsKeys, skipRule } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = shimWriter === 'pnpm'
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -123,6 +125,7 @@ describe('the table of pnpm releases', () => {
       projectHoisting,
       catalogResolutions,
       publishLinks,
+      currentLockfilePublish,
       // (`@zkochan/cmd-shim`'s shims take theirs from `$basedir` too.)
       shimBase: ownShims ? shimBase : 'basedir',
       sideEffectsKeys,

@@ -287,6 +287,22 @@ describe('prelinkVirtualStore', () => {
     }
   })
 
+  it('checks the manifests as the running release does: whether a publish directory is linked from 11.26.0 only', async () => {
+    const lockfileDir = freshDir('prelink-publish-directory')
+    fs.writeFileSync(path.join(lockfileDir, 'package.json'), JSON.stringify({ dependencies: { a: '1.0.0' }, publishConfig: { directory: 'dist', linkDirectory: false } }))
+    // As pnpm before 11.26.0 writes it: no `linkDirectory: false`.
+    const wantedLockfile = {
+      importers: { '.': { specifiers: { a: '1.0.0' }, dependencies: { a: '1.0.0' }, publishDirectory: 'dist' } },
+      packages: { 'a@1.0.0': { resolution: { integrity: 'sha512-x' } } },
+    } as LockfileObject
+    const under = async (version: string): Promise<string | undefined> => {
+      const ctx = { wantedLockfile, currentLockfile: { importers: {} }, existsNonEmptyWantedLockfile: true, lockfileDir, storeDir: path.join(lockfileDir, 'store') }
+      return (await prelinkVirtualStore(ctx, { frozenLockfile: true, hoistPattern: ['*'], peersSuffixMaxLength: 1000, userAgent: `pnpm/${version} npm/? node/v24.9.0 linux x64` }, 'auto')).skipped
+    }
+    expect(await under('11.28.11')).toMatch(/publishConfig\.linkDirectory differs from the lockfile\): pnpm refuses a frozen install$/)
+    expect(await under('11.25.0')).toBeUndefined()
+  })
+
   it('counts an install as frozen as pnpm 11 does: --frozen-lockfile, or CI with a lockfile', () => {
     expect(installsFrozen({ frozenLockfile: true }, false)).toBe(true)
     expect(installsFrozen({ ci: true }, true)).toBe(true)

@@ -27,8 +27,8 @@ import path from 'node:path'
 import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from '../api/import.js'
 import { layoutUnsupported, lockfileMode, type PnpmConfig } from './pnpm-config.js'
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './install/virtual-store.js'
-import { importerOutOfDate, lockfileConfigMismatch, overriddenManifest, parseOverrides, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
-import { blobModeRule } from './install/pnpm-releases.js'
+import { importerOutOfDateUnder, lockfileConfigMismatch, overriddenManifest, parseOverrides, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
+import { blobModeRule, frozenCheckRules } from './install/pnpm-releases.js'
 import { userAgentPnpmVersion } from './config-dependency.js'
 
 /** What pnpm passes to `hooks.preResolution` (pnpm 11). */
@@ -131,6 +131,8 @@ function frozenRefusal (config: PnpmConfig & FrozenCheckConfig, ctx: PreResoluti
   if (mismatch != null) return mismatch
   const overrides = parseOverrides(config.overrides, config.catalogs)
   if (typeof overrides === 'string') return overrides
+  // The running release's check: the head start runs under any.
+  const rules = frozenCheckRules(userAgentPnpmVersion(config.userAgent))
   for (const [id, importer] of Object.entries(lockfile.importers ?? {})) {
     let read: Record<string, unknown>
     try {
@@ -141,7 +143,7 @@ function frozenRefusal (config: PnpmConfig & FrozenCheckConfig, ctx: PreResoluti
     // pnpm checks each project's manifest with the overrides applied.
     const manifest = overriddenManifest(read, overrides, ctx.lockfileDir, path.join(ctx.lockfileDir, id))
     if (typeof manifest === 'string') return `${id}'s package.json: ${manifest}`
-    const outdated = importerOutOfDate(importer as LockedImporter, manifest, config.autoInstallPeers !== false, lockfile.catalogs)
+    const outdated = importerOutOfDateUnder(rules, importer as LockedImporter, manifest, config.autoInstallPeers !== false, lockfile.catalogs)
     if (outdated != null) return `the lockfile is not up to date with ${id}'s package.json (${outdated}): pnpm refuses a frozen install`
   }
   return undefined

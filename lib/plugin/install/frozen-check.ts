@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import { DEPENDENCY_GROUPS } from './virtual-store.js'
 import { catalogOf, catalogResolutionStale, catalogsOutOfDate, type ConfiguredCatalogs } from './catalogs.js'
 import { isRange, rangesIntersect, satisfiesLoosely, satisfiesStrictly } from './semver-range.js'
+import type { FrozenCheckRules } from './pnpm-releases.js'
 
 type Deps = Record<string, string>
 
@@ -27,6 +28,11 @@ export interface LockedImporter {
 
 const isDeps = (value: unknown): value is Deps => value != null && typeof value === 'object'
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {})
+
+/** `importerOutOfDate` as a release's frozen check has it (`rules`: the catalogs' and the publish directory's checks). */
+export function importerOutOfDateUnder (rules: FrozenCheckRules, importer: LockedImporter | undefined, manifest: Record<string, unknown>, autoInstallPeers: boolean, lockedCatalogs: unknown): string | undefined {
+  return importerOutOfDate(importer, manifest, autoInstallPeers, rules.catalogResolutions ? lockedCatalogs : undefined, rules.publishLinks)
+}
 
 /**
  * Why pnpm's frozen install would find `importer` out of date with `manifest` (`undefined`: it

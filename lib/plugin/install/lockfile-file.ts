@@ -15,12 +15,43 @@ import { DEPENDENCY_GROUPS } from './virtual-store.js'
 
 /** The parts of a lockfile file the native install reads, besides the merged graph. */
 export interface LockfileFile extends LockfileObject {
-  importers: Record<string, Partial<Record<'specifiers' | DependencyGroup, Record<string, string>>>>
+  importers: Record<string, LockfileImporter>
   lockfileVersion?: unknown
   settings?: Record<string, unknown>
   pnpmfileChecksum?: string
   /** Every other top-level field, by name (overrides, catalogs, patchedDependencies, …). */
   [field: string]: unknown
+}
+
+/**
+ * An importer as pnpm holds it: `specifiers`, each group alias → version, and where a project
+ * publishes from (`publishConfig.directory`; `linkDirectory: false` when it is not linked in the
+ * project's place), kept as the file has them.
+ */
+export type LockfileImporter = Partial<Record<'specifiers' | DependencyGroup, Record<string, string>>> & { publishDirectory?: string, linkDirectory?: boolean }
+
+/** The importer fields besides the groups, and the type of value read (others are left to pnpm). */
+const PUBLISH_FIELDS: Record<'publishDirectory' | 'linkDirectory', { type: string, is: (value: unknown) => boolean }> = {
+  publishDirectory: { type: 'string', is: (value) => typeof value === 'string' },
+  linkDirectory: { type: 'boolean', is: (value) => typeof value === 'boolean' },
+}
+
+/**
+ * The current lockfile (`node_modules/.pnpm/lock.yaml`) pnpm writes after installing all of the
+ * main document `text`: `text` itself, but that before 11.28.0 (`keepsPublishFields` false) its
+ * filter of the importers drops their publish directory fields (`publishDirectory`,
+ * `linkDirectory`: an importer's fields are the lines four spaces in), an importer left without
+ * fields written `{}`.
+ */
+export function currentLockfileText (text: string, keepsPublishFields: boolean): string {
+  const start = text.indexOf('\nimporters:\n')
+  if (keepsPublishFields || start === -1) return text
+  const next = text.slice(start + 1).search(/\n\S/)
+  const end = next === -1 ? text.length : start + 1 + next
+  const importers = text.slice(start, end).replace(/^ {4}(?:publishDirectory|linkDirectory): .*\n/gm, '')
+    // An importer left with no field is written as an empty mapping.
+    .replace(/^( {2}\S.*):\n(?! {4})/gm, '$1: {}\n')
+  return text.slice(0, start) + importers + text.slice(end)
 }
 
 /**
@@ -120,19 +151,26 @@ function mergePackages (packages: unknown, snapshots: unknown): Record<string, P
 const malformed = (what: string): string => `pnpm-lock.yaml is malformed (left to pnpm, which reads it its way or reports it): ${what}`
 
 /**
- * Importers as pnpm holds them in memory: `specifiers`, and each group alias → version; or why
- * they are left to pnpm (fields besides the dependency groups are not laid out here).
+ * Importers as pnpm holds them in memory: `specifiers`, each group alias → version, the publish
+ * directory's fields; or why they are left to pnpm (other fields are not laid out here).
  */
 function readImporters (importers: unknown): LockfileFile['importers'] | string {
   if (!isMapping(importers)) return malformed('importers is not a mapping')
   const read: LockfileFile['importers'] = {}
   for (const [id, importer] of Object.entries(importers)) {
     if (!isMapping(importer)) return malformed(`importers[${JSON.stringify(id)}] is not a mapping`)
-    const other = Object.keys(importer).find((field) => !DEPENDENCY_GROUPS.includes(field as DependencyGroup))
+    const other = Object.keys(importer).find((field) => !DEPENDENCY_GROUPS.includes(field as DependencyGroup) && !Object.hasOwn(PUBLISH_FIELDS, field))
     if (other != null) return `the lockfile's importer ${JSON.stringify(id)} has ${other}`
+    const publish: Pick<LockfileImporter, keyof typeof PUBLISH_FIELDS> = {}
+    for (const [field, { type, is }] of Object.entries(PUBLISH_FIELDS)) {
+      if (!Object.hasOwn(importer, field)) continue
+      if (!is(importer[field])) return malformed(`importers[${JSON.stringify(id)}].${field} is not a ${type}`)
+      Object.assign(publish, { [field]: importer[field] })
+    }
     const specifiers: Record<string, string> = {}
     const snapshot: Record<string, Record<string, string>> = { specifiers }
     for (const [group, deps] of Object.entries(importer)) {
+      if (Object.hasOwn(PUBLISH_FIELDS, group)) continue
       if (!isMapping(deps) || !Object.values(deps).every((d) => isMapping(d) && typeof d.specifier === 'string' && typeof d.version === 'string')) {
         return malformed(`importers[${JSON.stringify(id)}].${group} is not a mapping of specifiers and versions`)
       }
@@ -142,7 +180,7 @@ function readImporters (importers: unknown): LockfileFile['importers'] | string 
         snapshot[group][alias] = version
       }
     }
-    read[id] = snapshot
+    read[id] = { ...snapshot, ...publish }
   }
   return read
 }

@@ -65,7 +65,7 @@ function patchHashes (patched: unknown): Record<string, unknown> | undefined | n
 }
 
 /** The importer fields rebuilt as pnpm's reader gives them. */
-const IMPORTER_FIELDS = new Set(['specifiers', 'dependencies', 'devDependencies', 'optionalDependencies'])
+const IMPORTER_FIELDS = new Set(['specifiers', 'dependencies', 'devDependencies', 'optionalDependencies', 'publishDirectory', 'linkDirectory'])
 
 /**
  * pnpm's content hash of the lockfile read from `text` (its main document) as `lockfile`, or
@@ -78,11 +78,12 @@ export function lockfileContentHash (lockfile: LockfileFile, text: string): stri
   if (patchedDependencies === null) return undefined
   const importers: Record<string, unknown> = {}
   for (const [id, importer] of Object.entries(lockfile.importers)) {
-    // pnpm's importer keeps its other fields too (dependenciesMeta, publishDirectory): not rebuilt here.
+    // pnpm's importer keeps its other fields too (dependenciesMeta): not rebuilt here.
     if (Object.keys(importer).some((key) => !IMPORTER_FIELDS.has(key))) return undefined
-    // pnpm's importer: its specifiers, and each group, `undefined` where the file has none.
-    const { specifiers, dependencies, devDependencies, optionalDependencies } = importer
-    importers[id] = { specifiers, dependencies, devDependencies, optionalDependencies }
+    // pnpm's importer: the file's other fields as they are (the publish directory's), its
+    // specifiers, and each group, `undefined` where the file has none.
+    const { specifiers, dependencies, devDependencies, optionalDependencies, ...publish } = importer
+    importers[id] = { ...publish, specifiers, dependencies, devDependencies, optionalDependencies }
   }
   return hashObject({ ...lockfile, patchedDependencies, packages: lockfile.packages ?? {}, importers })
 }

@@ -17,7 +17,7 @@ import path from 'node:path'
 import { linkStoredPackages, symlinkAllModules, type PackageImportMethod, type StoredPackageResult } from '../../api/import.js'
 import { enginesChecker, enginesNodeVersion, installableHere, projectEnginesRefused, type SupportedArchitectures } from './installable.js'
 import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './install-state.js'
-import { readLockfileFile, type LockfileFile } from './lockfile-file.js'
+import { currentLockfileText, readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
 import { firstFailure } from '../first-failure.js'
 import { checkSupplyChain, type CheckedLockfile, type SupplyChainCheck, type SupplyChainConfig } from './supply-chain.js'
@@ -28,7 +28,7 @@ import { hoist, importerDependencies } from './hoist.js'
 import { runProjectScripts, workspaceScripts, type ProjectScripts } from './project-scripts.js'
 import { projectsGraph } from './projects-graph.js'
 import { buildConcurrency } from './build-schedule.js'
-import { importerOutOfDate, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
+import { importerOutOfDateUnder, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { checkProjectBins, linkBins, linkImporterBinsOnce } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
@@ -160,8 +160,11 @@ function projectUnsupported (lockfile: LockfileFile, project: WorkspaceProject, 
   if (manifest.pnpm != null || manifest.dependenciesMeta != null || bundles) {
     return `${where} fields this does not model`
   }
-  const outdated = importerOutOfDate(lockfile.importers[id], manifest, config.autoInstallPeers !== false, release.catalogResolutions ? lockfile.catalogs : undefined, release.publishLinks)
+  const outdated = importerOutOfDateUnder(release, lockfile.importers[id], manifest, config.autoInstallPeers !== false, lockfile.catalogs)
   if (outdated != null) return `the lockfile is not up to date with ${where} (${outdated})`
+  // Not linked (`linkDirectory: false`), a publish directory changes nothing pnpm lays out.
+  const publishConfig = manifest.publishConfig as { directory?: unknown, linkDirectory?: unknown } | undefined
+  if (publishConfig?.directory != null && publishConfig.linkDirectory !== false) return `${where}: a publish directory (publishConfig.directory) pnpm links in the project's place`
   return undefined
 }
 
@@ -679,7 +682,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     patchFiles: Object.values(config.patchedDependencies ?? {}).map((file) => path.resolve(rootDir, file)),
     pendingProjects: plan.scripts.pendingProjects,
     skipped: plan.skipped,
-    lockfileText: plan.lockfileText,
+    lockfileText: currentLockfileText(plan.lockfileText, plan.release.currentLockfilePublish),
     packageMap: plan.release.packageMap
       ? packageMapText(lockfile, { lockfileDir: rootDir, rootModulesDir: modulesDir, virtualStoreDir, virtualStoreDirMaxLength: config.virtualStoreDirMaxLength as number, importerNames: Object.fromEntries(projects.map((p) => [p.id, p.manifest.name as string | undefined])), include: ALL_GROUPS })
       : undefined,

@@ -136,6 +136,8 @@ export interface PnpmRelease {
   catalogResolutions: boolean
   /** Whether its frozen check compares whether a project's publish directory is linked (`linkDirectory`, from 11.26.0). */
   publishLinks: boolean
+  /** Whether its current lockfile keeps the importers' publish directory fields (from 11.28.0: `currentLockfileText`). */
+  currentLockfilePublish: boolean
   /** How it hoists a workspace's projects: linked only (to 11.27.1), or their names reserved and recorded. */
   projectHoisting: ProjectHoisting
   /** Whether its verdicts' policy records the named registries' digest (`namedRegistriesRouting`, from 11.20.0). */
@@ -185,7 +187,7 @@ const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
  * 11.26.0).
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'shimBase' | 'skipRule'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
   packageMap: compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -202,6 +204,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMa
   projectHoisting: compareVersions(version, '11.28.0') < 0 ? 'linked' : 'reserved',
   catalogResolutions: compareVersions(version, '11.22.0') >= 0,
   publishLinks: compareVersions(version, '11.26.0') >= 0,
+  currentLockfilePublish: compareVersions(version, '11.28.0') >= 0,
   shimBase: compareVersions(version, '11.28.1') >= 0 ? 'basedir_abs' : 'basedir',
 })
 
@@ -258,6 +261,18 @@ export function nativeRelease (version: string | undefined): PnpmRelease | strin
 export function blobModeRule (version: string | undefined): BlobModeRule {
   if (version == null || !isSemver(version) || compareVersions(version, '11.28.6') >= 0) return 'linkable'
   return compareVersions(version, '11.28.1') < 0 ? 'none' : 'exact'
+}
+
+/** What a release's frozen check compares besides the specifiers (`catalogResolutions`, `publishLinks`). */
+export type FrozenCheckRules = Pick<PnpmRelease, 'catalogResolutions' | 'publishLinks'>
+
+/**
+ * The frozen check of pnpm `version`, in the table or not (the head start runs under any
+ * release): by its version, the newest's for a version not said.
+ */
+export function frozenCheckRules (version: string | undefined): FrozenCheckRules {
+  const { catalogResolutions, publishLinks } = byVersion(version != null && isSemver(version) ? version : PNPM_RELEASES.at(-1)!.version)
+  return { catalogResolutions, publishLinks }
 }
 
 /**
