@@ -32,7 +32,7 @@ const EXPECTED: Record<string, string[]> = {
   'starter-vite-react-ts': ['not-added'],
   sveltekit: ['not-added', 'packages'],
   tailwindcss: ['not-added'],
-  'tanstack-query': ['not-added', 'lockfile-shape'],
+  'tanstack-query': ['not-added', 'outdated-lockfile'],
   unocss: ['not-added'],
   vitest: ['not-added', 'packages'],
   'vue-core': ['not-added'],

@@ -203,6 +203,7 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     ['node_modules is not empty', 'modules-exist', true],
     ['pnpm resolves (preferFrozenLockfile false, --fix-lockfile, --update-checksums or no lockfile)', 'resolves', true],
     ['the lockfile is not up to date with package.json (a: package.json wants "^1.0.0", the lockfile has "1.0.0")', 'outdated-lockfile', true],
+    ['the lockfile is not up to date with packages/a/package.json (publishConfig.linkDirectory differs from the lockfile)', 'outdated-lockfile', true],
     ['--filter', 'nothing-to-write', true],
     ['pnpm 11.99.0 is not one of the releases checked (11.13.1 to 11.28.11)', 'pnpm-version', false],
     ['pnpm 11.27.0: its .bin shims are of an older form, which the native install does not write', 'pnpm-version', false],
@@ -248,6 +249,13 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(why.routine).toBe(routine)
     expect(why.says).not.toBe('')
     expect(why.change).not.toBe('')
+  })
+
+  it('a patched package whose build is not allowed, under a release whose builds are pnpm\'s: allow its build, or run the newest (user try, tailwindcss under 11.9.0)', () => {
+    const why = whyNot('@napi-rs/cli@3.7.4(patch_hash=abc)(x@1.0.0): patched, and pnpm applies the patch itself (its build is not allowed), and builds run under pnpm 11.9.0 (checked against stock under 11.28.11)')
+    expect(why.code).toBe('patches')
+    expect(why.says).toMatch(/^@napi-rs\/cli@3\.7\.4\(patch_hash=abc\)\(x@1\.0\.0\) is patched and its build is not allowed, .* under pnpm 11\.28\.11 only$/)
+    expect(why.change).toBe('allow @napi-rs/cli\'s build (allowBuilds: pnpm then caches it patched, and the native install takes it from the cache), or run pnpm 11.28.11')
   })
 
   it('node_modules there: a fresh clone is native only if nothing else leaves it to pnpm, which explain tells (slidev with scripts off, session 14)', () => {

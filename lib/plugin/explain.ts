@@ -76,6 +76,9 @@ export function explain (config: NativeInstallConfig): Explanation {
       if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm (${plan.scripts.whyPnpmRuns!})`)
       else if (plan.scripts.shown.length > 0) notes.push(`the project's ${plan.scripts.shown.join(', ')}: run natively after the layout, as pnpm runs them`)
       const unbuildable = buildSettingsReason(config, plan.release.version)
+      // A patched package whose build pnpm does not allow is patched on every install: no cache to take it from.
+      const eachTime = plan.planned.find((p) => plan.cacheKeys.get(p.depPath)?.eachTime === true)
+      if (unbuildable != null && eachTime != null) reasons.push(`${eachTime.depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${unbuildable}`)
       notes.push(unbuildable == null
         ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
         : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm (${unbuildable})`)
