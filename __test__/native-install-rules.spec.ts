@@ -206,7 +206,7 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
   const dir = freshDir('native-rules')
   const base = baseConfig(dir)
   it.each([
-    [{}, '11.18.0', /^pnpm 11\.18\.0 is not one of the releases checked \(11\.13\.1 to /],
+    [{}, '11.6.0', /^pnpm 11\.6\.0 is not one of the releases checked \(11\.7\.0 to /],
     [{}, '11.29.0', /^pnpm 11\.29\.0 is not one of the releases checked /],
     [{}, '11.28.11-rc.0', /^pnpm 11\.28\.11-rc\.0 is not one of the releases checked /],
     [{}, undefined, /^pnpm \(unknown version\) is not one of the releases checked /],

@@ -91,6 +91,18 @@ describe('verdictRecorded: pnpm\'s record of a lockfile that passed', () => {
     expect(Object.keys(written.policy)).toEqual(['tarballUrlBinding', 'integrityRequired', 'minimumReleaseAge', 'minimumReleaseAgeExclude', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter', 'resolutionShapeCheck', 'dependencyAliasCheck'])
   })
 
+  it('under pnpm 11.8.0, whose verdicts record no required integrity either: its own taken, and written without it', () => {
+    const form = PNPM_RELEASES.find((r) => r.version === '11.8.0')!
+    const older = { namedRegistriesRouting: undefined, variationResolutionsVerified: undefined, variationResolutionCheck: undefined, minimumReleaseAgeIgnoreMissingTime: undefined, integrityRequired: undefined }
+    const { lockfile, cacheDir } = setUp((f) => [pnpmVerdict(f, older)])
+    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir }, form)).toBe(true)
+    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir }, PNPM_RELEASES.find((r) => r.version === '11.9.0'))).toBe(false)
+    fs.writeFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), '')
+    checkSupplyChain({ path: lockfile, contentHash: () => RECORDED_HASH }, [], { minimumReleaseAge: 0, cacheDir }, Date.now(), form).verdict?.()?.()
+    const written = JSON.parse(fs.readFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), 'utf8'))
+    expect(Object.keys(written.policy)).toEqual(['tarballUrlBinding', 'minimumReleaseAge', 'minimumReleaseAgeExclude', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter', 'resolutionShapeCheck', 'dependencyAliasCheck'])
+  })
+
   it('not for a lockfile changed since, nor when a later record of the path does not cover today', () => {
     const changed = setUp((f) => [pnpmVerdict(f)])
     fs.appendFileSync(changed.lockfile, '\n')

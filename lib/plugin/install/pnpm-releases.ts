@@ -27,8 +27,9 @@
  * hoisting) is the same in all of them for the installs the native install takes.
  * 11.22.0 (the release most public monorepos pin) writes more otherwise: `@zkochan/cmd-shim`'s
  * shims, `.package-map.json`, the registries in `.modules.yaml`, and more (`byVersion`): among
- * them the side-effects cache's keys before 11.28.1 (`sideEffectsKeys`), and, before 11.19.0,
- * which optional packages a frozen install skips (`skipRule`).
+ * them the side-effects cache's keys before 11.28.1 (`sideEffectsKeys`), and, before 11.18.0,
+ * which optional packages a frozen install skips (`skipRule`). Releases before 11.7.0 record
+ * other settings and no lockfile verdicts, and write pnpm's own shims: not checked.
  */
 
 import type { ProjectLinkForm } from './project-registry.js'
@@ -41,7 +42,7 @@ import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
 import type { BlobModeRule } from '../../api/import.js'
 
-/** The settings every pnpm 11 release from 11.19.0 records in the workspace state, in its order. */
+/** The settings every pnpm 11 release from 11.15.1 records in the workspace state, in its order. */
 const BASE_SETTINGS = [
   'enableGlobalVirtualStore', 'allowBuilds', 'autoInstallPeers', 'catalogs',
   'dedupeDirectDeps', 'dedupeInjectedDeps', 'dedupePeerDependents', 'dedupePeers', 'dev',
@@ -54,8 +55,8 @@ const BASE_SETTINGS = [
   'workspacePackagePatterns',
 ] as const
 
-/** Before 11.17.0: without `supportedArchitectures`. */
-const SETTINGS_11_13 = BASE_SETTINGS.filter((setting) => setting !== 'supportedArchitectures')
+/** Before 11.15.1: without `supportedArchitectures`. */
+const SETTINGS_11_15_0 = BASE_SETTINGS.filter((setting) => setting !== 'supportedArchitectures')
 
 /** 11.28.9's list: the store location, builds allowed wholesale, `trustLockfile`, the virtual store's. */
 const SETTINGS_11_28_9 = [
@@ -113,7 +114,7 @@ export interface PnpmRelease {
   shimBase: ShimBase
   /** Whose shims it writes: `@zkochan/cmd-shim` 9's (9.0.6 to 11.20.0, 9.0.7 to 11.27.0) or pnpm's own. */
   shimWriter: ShimWriter
-  /** Whether it writes `node_modules/.package-map.json` (11.19 to 11.26). */
+  /** Whether it writes `node_modules/.package-map.json` (11.8 to 11.26). */
   packageMap: boolean
   /** Whether `.modules.yaml` records the registries (to 11.22.0). */
   modulesRegistries: boolean
@@ -128,7 +129,7 @@ export interface PnpmRelease {
   verdictChecks: readonly string[]
   /** How it keys its side-effects cache (`format=2` from 11.28.1, `recursive` before). */
   sideEffectsKeys: SideEffectsKeyForm
-  /** How its lockfile filter decides what is skipped (`edges` from 11.19.0, `first-reach` before). */
+  /** How its lockfile filter decides what is skipped (`edges` from 11.18.0, `first-reach` before). */
   skipRule: SkipRule
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
@@ -163,13 +164,17 @@ const VERDICT_CHECKS_11_28_5 = [...VERDICT_CHECKS_11_28_4, 'variationResolutions
 const VERDICT_CHECKS_11_28_7 = VERDICT_CHECKS_11_28_5.filter((check) => check !== 'revisionHistoryBinding')
 /** Before 11.25.0: 11.28.4's without the revision history check. */
 const VERDICT_CHECKS_11_24 = VERDICT_CHECKS_11_28_4.filter((check) => check !== 'revisionHistoryBinding')
-const verdictChecksOf = (version: string): readonly string[] =>
-  compareVersions(version, '11.25.0') < 0
-    ? VERDICT_CHECKS_11_24
-    : compareVersions(version, '11.28.4') <= 0 ? VERDICT_CHECKS_11_28_4 : ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
+/** Before 11.9.0: without the required integrity either. */
+const VERDICT_CHECKS_11_8 = VERDICT_CHECKS_11_24.filter((check) => check !== 'integrityRequired')
+function verdictChecksOf (version: string): readonly string[] {
+  if (compareVersions(version, '11.9.0') < 0) return VERDICT_CHECKS_11_8
+  if (compareVersions(version, '11.25.0') < 0) return VERDICT_CHECKS_11_24
+  if (compareVersions(version, '11.28.4') <= 0) return VERDICT_CHECKS_11_28_4
+  return ['11.28.5', '11.28.6'].includes(version) ? VERDICT_CHECKS_11_28_5 : VERDICT_CHECKS_11_28_7
+}
 
 const BEFORE_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: [], registryRoutes: false, validation: 'none', workspaceBins: false }
-const WITHOUT_ARCHITECTURES: StateForm = { ...BEFORE_VALIDATION, settings: SETTINGS_11_13 }
+const WITHOUT_ARCHITECTURES: StateForm = { ...BEFORE_VALIDATION, settings: SETTINGS_11_15_0 }
 const FIRST_VALIDATION: StateForm = { settings: BASE_SETTINGS, more: ['autoDedupe'], registryRoutes: false, validation: 'files', workspaceBins: false }
 const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedupe'], registryRoutes: true, validation: 'files', workspaceBins: true }
 const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-dependencies' }
@@ -189,7 +194,7 @@ const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
  */
 const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
-  packageMap: compareVersions(version, '11.27.0') < 0,
+  packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
   peerBins: compareVersions(version, '11.28.1') >= 0,
   // 11.28.0's build step, like the releases before it, is given no extra NODE_PATH, and its own
@@ -197,7 +202,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMa
   buildStepNodePath: compareVersions(version, '11.28.10') >= 0 ? 'all' : version === '11.28.0' ? 'none' : 'dependencies',
   projectLink: compareVersions(version, '11.28.9') < 0 ? 'relative' : 'absolute',
   sideEffectsKeys: compareVersions(version, '11.28.1') >= 0 ? 'format=2' : 'recursive',
-  skipRule: compareVersions(version, '11.19.0') >= 0 ? 'edges' : 'first-reach',
+  skipRule: compareVersions(version, '11.18.0') >= 0 ? 'edges' : 'first-reach',
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
   verdictRouting: compareVersions(version, '11.20.0') >= 0,
@@ -220,19 +225,19 @@ const left = (version: string, why: string): PnpmRelease => ({ version, native: 
 
 /** Every release checked, oldest first. */
 export const PNPM_RELEASES: readonly PnpmRelease[] = [
-  // `@zkochan/cmd-shim`'s shims, `.package-map.json`, and more (`byVersion`); a workspace's
-  // projects not hoisted privately, and no shim for a project's command its build makes: one
-  // project only.
-  // Before 11.19.0 the lockfile filter skips by the first path to a package (`skipRule`).
-  release('11.13.1', WITHOUT_ARCHITECTURES),
-  release('11.17.0', BEFORE_VALIDATION),
-  ...['11.19.0', '11.20.0', '11.21.0', '11.22.0', '11.23.0', '11.24.0', '11.25.0', '11.26.0', '11.27.0'].map((v) => release(v, BEFORE_VALIDATION)),
+  // `@zkochan/cmd-shim`'s shims, `.package-map.json` (from 11.8.0), and more (`byVersion`).
+  // Before 11.15.1 no `supportedArchitectures` in the state; before 11.18.0 the lockfile filter
+  // skips by the first path to a package (`skipRule`).
+  ...['11.7.0', '11.8.0', '11.9.0', '11.10.0', '11.11.0', '11.12.0', '11.13.0', '11.13.1', '11.14.0', '11.15.0'].map((v) => release(v, WITHOUT_ARCHITECTURES)),
+  ...['11.15.1', '11.16.0', '11.17.0', '11.18.0', '11.19.0', '11.20.0', '11.21.0', '11.22.0', '11.23.0', '11.24.0', '11.25.0', '11.26.0', '11.27.0'].map((v) => release(v, BEFORE_VALIDATION)),
   // pnpm's own cmd-shim, before its shims had a PATH guard.
   left('11.27.1', OLDER_SHIMS),
   // Helpers through `command -p` (`run_helper` from 11.28.3), 11.28.0's shims without `cd -P`
-  // (`shimBase`); a workspace's projects hoisted by the aliases the hoisting graph has only
-  // (11.28.4 adds the importers' own): one project only.
-  ...['11.28.0', '11.28.1', '11.28.2'].map((v) => release(v, BEFORE_VALIDATION, 'double', false)),
+  // (`shimBase`). 11.28.0 keeps, in a workspace, the `NODE_PATH` of the shims of a denied
+  // build's dependencies that its build step writes without (the tailwindcss and react-router
+  // monorepos' sharp): one project only.
+  release('11.28.0', BEFORE_VALIDATION, 'double', false),
+  ...['11.28.1', '11.28.2'].map((v) => release(v, BEFORE_VALIDATION)),
   left('11.28.3', 'it links the optional packages it skips (other platforms\' builds) to ../../../.., which the native install does not'),
   ...['11.28.4', '11.28.5', '11.28.6'].map((v) => release(v, BEFORE_VALIDATION)),
   release('11.28.7', FIRST_VALIDATION),

@@ -142,7 +142,7 @@ function pnpmPolicy (config: SupplyChainConfig, form: VerdictForm): Record<strin
   return {
     tarballUrlBinding: true,
     ...flag('revisionHistoryBinding'),
-    integrityRequired: true,
+    ...flag('integrityRequired'),
     ...flag('variationResolutionsVerified'),
     ...(form.verdictRouting ? { namedRegistriesRouting: namedRegistriesRouting() } : {}),
     minimumReleaseAge: config.minimumReleaseAge ?? 0,
