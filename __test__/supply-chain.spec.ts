@@ -79,28 +79,20 @@ describe('verdictRecorded: pnpm\'s record of a lockfile that passed', () => {
     expect(verdictRecorded({ path: lockfile }, { ...defaults, ...today, cacheDir })).toBe(false)
   })
 
-  it('under pnpm 11.19.0, whose verdicts name no registries (nor the newer checks): its own taken, and written without them', () => {
-    const form = PNPM_RELEASES.find((r) => r.version === '11.19.0')!
-    const older = { namedRegistriesRouting: undefined, variationResolutionsVerified: undefined, variationResolutionCheck: undefined, minimumReleaseAgeIgnoreMissingTime: undefined }
+  const NEWER_CHECKS = { namedRegistriesRouting: undefined, variationResolutionsVerified: undefined, variationResolutionCheck: undefined, minimumReleaseAgeIgnoreMissingTime: undefined }
+  const AS_WRITTEN = ['tarballUrlBinding', 'integrityRequired', 'minimumReleaseAge', 'minimumReleaseAgeExclude', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter', 'resolutionShapeCheck', 'dependencyAliasCheck']
+  it.each([
+    ['11.19.0', 'name no registries (nor the newer checks)', NEWER_CHECKS, '11.20.0'],
+    ['11.8.0', 'record no required integrity either', { ...NEWER_CHECKS, integrityRequired: undefined }, '11.9.0'],
+  ])('under pnpm %s, whose verdicts %s: its own taken, and written without them', (version, _what, older, next) => {
+    const form = PNPM_RELEASES.find((r) => r.version === version)!
     const { lockfile, cacheDir } = setUp((f) => [pnpmVerdict(f, older)])
     expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir }, form)).toBe(true)
-    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir }, PNPM_RELEASES.find((r) => r.version === '11.20.0'))).toBe(false)
+    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir }, PNPM_RELEASES.find((r) => r.version === next))).toBe(false)
     fs.writeFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), '')
     checkSupplyChain({ path: lockfile, contentHash: () => RECORDED_HASH }, [], { minimumReleaseAge: 0, cacheDir }, Date.now(), form).verdict?.()?.()
     const written = JSON.parse(fs.readFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), 'utf8'))
-    expect(Object.keys(written.policy)).toEqual(['tarballUrlBinding', 'integrityRequired', 'minimumReleaseAge', 'minimumReleaseAgeExclude', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter', 'resolutionShapeCheck', 'dependencyAliasCheck'])
-  })
-
-  it('under pnpm 11.8.0, whose verdicts record no required integrity either: its own taken, and written without it', () => {
-    const form = PNPM_RELEASES.find((r) => r.version === '11.8.0')!
-    const older = { namedRegistriesRouting: undefined, variationResolutionsVerified: undefined, variationResolutionCheck: undefined, minimumReleaseAgeIgnoreMissingTime: undefined, integrityRequired: undefined }
-    const { lockfile, cacheDir } = setUp((f) => [pnpmVerdict(f, older)])
-    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir }, form)).toBe(true)
-    expect(verdictRecorded({ path: lockfile }, { ...defaults, cacheDir }, PNPM_RELEASES.find((r) => r.version === '11.9.0'))).toBe(false)
-    fs.writeFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), '')
-    checkSupplyChain({ path: lockfile, contentHash: () => RECORDED_HASH }, [], { minimumReleaseAge: 0, cacheDir }, Date.now(), form).verdict?.()?.()
-    const written = JSON.parse(fs.readFileSync(path.join(cacheDir, 'lockfile-verified.jsonl'), 'utf8'))
-    expect(Object.keys(written.policy)).toEqual(['tarballUrlBinding', 'minimumReleaseAge', 'minimumReleaseAgeExclude', 'trustPolicy', 'trustPolicyExclude', 'trustPolicyIgnoreAfter', 'resolutionShapeCheck', 'dependencyAliasCheck'])
+    expect(Object.keys(written.policy)).toEqual(AS_WRITTEN.filter((key) => !Object.hasOwn(older, key)))
   })
 
   it('not for a lockfile changed since, nor when a later record of the path does not cover today', () => {
