@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import semver from 'semver'
 import { describe, expect, it } from 'vitest'
-import { nativeRelease, PNPM_RELEASES, stateFormOf, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { blobModeRule, frozenCheckRules, nativeRelease, PNPM_RELEASES, stateFormOf, takesFetcherDelegation, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
 import { pnpmPackageDir, referencePnpmDir, repoDir, testedPnpmVersion } from './helpers/pnpm-cli.js'
 
 /** The bundles at hand: the one under test, the reference, and the fetched ones. */
@@ -95,6 +95,14 @@ describe('the table of pnpm releases', () => {
     const reference = JSON.parse(fs.readFileSync(path.join(referencePnpmDir, 'package.json'), 'utf8')).version
     expect(versions.at(-1)).toBe(reference)
     expect(typeof nativeRelease(reference)).toBe('object')
+  })
+
+  it('the rules by version alone (the head start runs under any release) take a version not said for the newest', () => {
+    for (const unsaid of [undefined, 'not-a-version']) {
+      expect([blobModeRule(unsaid), takesFetcherDelegation(unsaid), frozenCheckRules(unsaid)]).toEqual(['linkable', true, { catalogResolutions: true, publishLinks: true }])
+    }
+    expect([blobModeRule('11.9.0'), takesFetcherDelegation('11.11.0'), frozenCheckRules('11.21.0')]).toEqual(['none', false, { catalogResolutions: false, publishLinks: false }])
+    expect([blobModeRule('11.28.5'), takesFetcherDelegation('11.12.0'), frozenCheckRules('11.25.0')]).toEqual(['exact', true, { catalogResolutions: true, publishLinks: false }])
   })
 
   it('the pnpm under test is one the native install runs under, or the e2e specs have nothing to compare', () => {

@@ -257,6 +257,9 @@ export function nativeRelease (version: string | undefined): PnpmRelease | strin
   return found.native === true ? found : `pnpm ${found.version}: ${found.native}`
 }
 
+/** `version`, or the newest release's for a version not said or not a release's (the rules below by version take it for the newest). */
+const orNewest = (version: string | undefined): string => version != null && isSemver(version) ? version : PNPM_RELEASES.at(-1)!.version
+
 /**
  * The rule pnpm `version` applies to a store blob's bits before it links the blob (the
  * linker's `blobModeRule`): none before 11.28.1 (linked as it is), exactly its name's bits to
@@ -264,8 +267,9 @@ export function nativeRelease (version: string | undefined): PnpmRelease | strin
  * not said, or not a release's, is taken for the newest.
  */
 export function blobModeRule (version: string | undefined): BlobModeRule {
-  if (version == null || !isSemver(version) || compareVersions(version, '11.28.6') >= 0) return 'linkable'
-  return compareVersions(version, '11.28.1') < 0 ? 'none' : 'exact'
+  const known = orNewest(version)
+  if (compareVersions(known, '11.28.6') >= 0) return 'linkable'
+  return compareVersions(known, '11.28.1') < 0 ? 'none' : 'exact'
 }
 
 /** What a release's frozen check compares besides the specifiers (`catalogResolutions`, `publishLinks`). */
@@ -276,7 +280,7 @@ export type FrozenCheckRules = Pick<PnpmRelease, 'catalogResolutions' | 'publish
  * release): by its version, the newest's for a version not said.
  */
 export function frozenCheckRules (version: string | undefined): FrozenCheckRules {
-  const { catalogResolutions, publishLinks } = byVersion(version != null && isSemver(version) ? version : PNPM_RELEASES.at(-1)!.version)
+  const { catalogResolutions, publishLinks } = byVersion(orNewest(version))
   return { catalogResolutions, publishLinks }
 }
 
@@ -286,7 +290,7 @@ export function frozenCheckRules (version: string | undefined): FrozenCheckRules
  * fourth argument, are called by the fetcher itself. A version not said is taken for the newest.
  */
 export function takesFetcherDelegation (version: string | undefined): boolean {
-  return version == null || !isSemver(version) || compareVersions(version, '11.12.0') >= 0
+  return compareVersions(orNewest(version), '11.12.0') >= 0
 }
 
 /** How `version` writes the workspace state (the newest release's form for one not in the table, which never installs natively). */
