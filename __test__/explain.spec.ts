@@ -9,8 +9,9 @@ import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { explainMain, pnpmSettings } from '../dist/plugin/explain-cli.js'
 import { explain, formatExplanation } from '../dist/plugin/explain.js'
-import { type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
-import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
+import { planInstall, type NativeInstallConfig } from '../dist/plugin/install/native-install.js'
+import { nativeRelease, PNPM_RELEASES, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { StoreIndex } from '@pnpm/store.index'
 import { pnpmEnv, pnpmLauncher } from './helpers/pnpm-cli.js'
 import { fixturesDir, freshDir } from './helpers/stores.js'
 
@@ -74,21 +75,21 @@ describe('cas-native-explain on the fixture projects', () => {
   })
 
   for (const [fixture, codes] of Object.entries(EXPECTED)) {
-    it(`${fixture}: ${codes.join(', ')}; nothing written`, () => {
+    it(`${fixture}: ${codes.join(', ')}; nothing written`, async () => {
       const dir = path.join(base, fixture)
       fs.cpSync(path.join(fixturesDir, 'projects', fixture), dir, { recursive: true })
       const before = files(dir)
       let out = ''
       // The version a fixture pins is not downloaded: pnpm 11.28.11 answers.
       const env = pnpmEnv(path.join(base, `${fixture}-sandbox`))
-      const code = explainMain(['--pnpm', pnpm, dir, '--', '--config.pm-on-fail=ignore'], { out: (t) => { out += t }, env })
+      const code = await explainMain(['--pnpm', pnpm, dir, '--', '--config.pm-on-fail=ignore'], { out: (t) => { out += t }, env })
       expect(code, out).toBe(1)
       const listed = [...out.matchAll(/^\d+\. (.*)\n {3}To install natively: (.*)$/gm)]
       expect(listed, out).toHaveLength(codes.length)
       expect(out).toMatch(/^1\. @cas\/pnpm-plugin-native is not in this project's configDependencies$/m)
       expect(out).toContain(`left to pnpm, for ${codes.length} ${codes.length === 1 ? 'reason' : 'reasons'}:`)
       let json = ''
-      expect(explainMain(['--json', '--pnpm', pnpm, dir, '--', '--config.pm-on-fail=ignore'], { out: (t) => { json += t }, env })).toBe(1)
+      expect(await explainMain(['--json', '--pnpm', pnpm, dir, '--', '--config.pm-on-fail=ignore'], { out: (t) => { json += t }, env })).toBe(1)
       const explanation = JSON.parse(json)
       expect(explanation.reasons.map((r: { code: string }) => r.code)).toEqual(codes)
       expect(explanation.pnpmVersion).toBe('11.28.11')
@@ -118,30 +119,48 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     ...more,
   })
 
-  it('native: the packages it would lay out; under minimumReleaseAge, what the registry is asked at install time is a note', () => {
+  it('native: the packages it would lay out; under minimumReleaseAge, what the registry is asked at install time is a note', async () => {
     const dir = project()
-    const e = explain(settings(dir, { minimumReleaseAge: 1440 }))
+    const e = await explain(settings(dir, { minimumReleaseAge: 1440 }))
     expect(e).toMatchObject({ native: true, packages: 9, reasons: [] })
     expect(e.notes[0]).toMatch(/^minimumReleaseAge: at install time the native install asks the registry for the release dates of the 9 packages/)
     expect(formatExplanation(e, '<dir>')).toMatch(/^native: @cas\/pnpm-plugin-native would lay out all 9 packages/m)
   })
 
-  it('every settings reason, in the install\'s order, then the project\'s first (one that says the same as a setting\'s once); --offline under minimumReleaseAge is a reason', () => {
+  it('every settings reason, in the install\'s order, then the project\'s first (one that says the same as a setting\'s once); --offline under minimumReleaseAge is a reason', async () => {
     const dir = project()
-    const e = explain(settings(dir, { userAgent: 'pnpm/11.27.1', nodeLinker: 'hoisted', patchedDependencies: { a: 'p.patch' } }))
+    const e = await explain(settings(dir, { userAgent: 'pnpm/11.27.1', nodeLinker: 'hoisted', patchedDependencies: { a: 'p.patch' } }))
     expect(e.native).toBe(false)
     expect(e.reasons.map((r) => [r.code, r.reason])).toEqual([
       ['pnpm-version', 'pnpm 11.27.1: its .bin shims are of an older form, which the native install does not write'],
       ['node-linker', 'nodeLinker hoisted'],
       ['patches', 'patchedDependencies differ from the lockfile'],
     ])
-    expect(explain(settings(dir, { offline: true, minimumReleaseAge: 1440 })).reasons.map((r) => r.code)).toEqual(['release-age-registry'])
+    expect((await explain(settings(dir, { offline: true, minimumReleaseAge: 1440 }))).reasons.map((r) => r.code)).toEqual(['release-age-registry'])
   })
 
-  it('without the plugin: says to add it; another pnpmfile then counts, and a project without pnpm-workspace.yaml gets one from `pnpm add --config`', () => {
+  it('a build pnpm runs on every install (the store records it as changing no file), under a release whose builds are pnpm\'s: a reason, read from the store; under the newest, which runs it natively, none', async () => {
+    const dir = project()
+    const older = settings(dir, { userAgent: 'pnpm/11.22.0 npm/? node/v24.9.0 linux x64', allowBuilds: { mkdirp: true }, sideEffectsCacheRead: true })
+    const plan = planInstall(older, nativeRelease('11.22.0') as PnpmRelease)
+    if (typeof plan === 'string') throw new Error(plan)
+    // The fixture's mkdirp does not require a build; its row says it does, and the build left nothing changed.
+    const mkdirp = plan.planned.find((p) => p.name === 'mkdirp')!
+    expect((await explain(older)).native).toBe(true)
+    fs.mkdirSync(plan.storeDir, { recursive: true })
+    const index = new StoreIndex(plan.storeDir)
+    index.set(mkdirp.filesIndexFile, { algo: 'sha512', requiresBuild: true, files: new Map(), sideEffects: new Map([[plan.cacheKeys.get(mkdirp.depPath)!.key, {}]]) })
+    index.close()
+    const e = await explain(older)
+    expect(e.reasons.map((r) => r.code)).toEqual(['build-every-install'])
+    expect(e.reasons[0].reason).toBe(`${mkdirp.depPath}: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and builds run under pnpm 11.22.0 (checked against stock under ${PNPM_RELEASES.at(-1)!.version})`)
+    expect((await explain({ ...older, userAgent: settings(dir).userAgent })).native).toBe(true)
+  })
+
+  it('without the plugin: says to add it; another pnpmfile then counts, and a project without pnpm-workspace.yaml gets one from `pnpm add --config`', async () => {
     const dir = project()
     fs.writeFileSync(path.join(dir, '.pnpmfile.cjs'), 'module.exports = { hooks: {} }\n')
-    const e = explain(settings(dir, { configDependencies: {}, pnpmfile: [path.join(dir, '.pnpmfile.cjs')], lockfileDir: undefined, workspaceDir: undefined }))
+    const e = await explain(settings(dir, { configDependencies: {}, pnpmfile: [path.join(dir, '.pnpmfile.cjs')], lockfileDir: undefined, workspaceDir: undefined }))
     expect(e.reasons.map((r) => r.code)).toEqual(['not-added', 'other-pnpmfiles', 'pnpmfile-checksum'])
   })
 })

@@ -49,6 +49,7 @@ import { blobModeRule, stateFormOf, PNPM_RELEASES } from '../dist/plugin/install
 import { compareVersions } from '../dist/plugin/install/semver-range.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { DEPENDENCY_GROUPS } from '../dist/plugin/install/virtual-store.js'
+import { BUILD_UNCHANGED } from '../dist/plugin/install/side-effects.js'
 import { projectLinkPath } from '../dist/plugin/install/project-registry.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
@@ -192,7 +193,8 @@ const generated: ServedPackage[] = [
     'prebuilt.txt': 'removed by the build\n',
     'build.js': BUILD_LOG + "fs.mkdirSync('build/Release', { recursive: true }); fs.writeFileSync('build/Release/addon.node', 'binary'); fs.chmodSync('build/Release/addon.node', 0o755); fs.symlinkSync('Release/addon.node', 'build/addon.node'); fs.rmSync('prebuilt.txt')\n",
   }),
-  // A build that changes nothing in its package: pnpm records no side effects for it, and runs it again each time.
+  // A build that changes nothing in its package: pnpm records an empty diff for it, which it never
+  // takes back (its verified read drops it), and runs it again each time.
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
   // A build that fails: pnpm records nothing for it, and skips it when it is optional.
   pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(3)\n' }),
@@ -1593,6 +1595,15 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('uncached-build', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n')
     const both = await expectSameAsStock(dir, store, 'uncached-build', { packages: countSnapshots(dir), why: 'util' })
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+  })
+
+  it.skipIf(buildsNative)('a build that changed nothing in its package, under a release whose builds are pnpm\'s: pnpm recorded it but never takes it from its cache (it builds it on every install), so every clone is left to pnpm, saying so; stock\'s tree', async () => {
+    const { dir, store } = await setUp('unchanged-build-older', { name: 'u', version: '1.0.0', dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n')
+    const both = await installBoth(dir, store, 'unchanged-build-older')
+    const said = `native install skipped: log-only-build@1.0.0: ${BUILD_UNCHANGED}, and builds run under pnpm ${testedPnpmVersion} `
+    expect(both.trace.split('\n').some((l) => l.startsWith(said)), both.trace).toBe(true)
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+    expect(relativeTree(both.native, store)).toEqual(relativeTree(both.stock, store))
   })
 
   it.runIf(buildsNative)('a required build that fails before a patched package\'s turn: that package left unpatched (pnpm applies a patch when its turn comes), the project\'s commands not linked nor their targets made executable (pnpm links them after its build step); stock\'s tree and status', async () => {

@@ -271,19 +271,19 @@ describe('what pnpm prints after a native install, with each reporter, against s
 
   describe('cas-native-explain, the project with the plugin', () => {
     /** The explain command on a fresh clone of the set-up project: its exit code and output; the clone's files after it. */
-    function explainClone (pnpmArgs: string[]): { code: number, out: string, written: string[] } {
+    async function explainClone (pnpmArgs: string[]): Promise<{ code: number, out: string, written: string[] }> {
       const dir = path.join(base, `explain-${n++}`)
       fs.mkdirSync(dir)
       for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
       const pnpm = pnpmLauncher(base)
       let out = ''
-      const code = explainMain(['--pnpm', pnpm, dir, '--', `--config.registry=${registry.url}`, `--store-dir=${store}`, ...pnpmArgs], { out: (t) => { out += t }, env: pnpmEnv(path.join(base, `sandbox-${n}`)) })
+      const code = await explainMain(['--pnpm', pnpm, dir, '--', `--config.registry=${registry.url}`, `--store-dir=${store}`, ...pnpmArgs], { out: (t) => { out += t }, env: pnpmEnv(path.join(base, `sandbox-${n}`)) })
       const written = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => !['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml'].includes(f) && !f.startsWith('node_modules/.pnpm-config') && f !== 'node_modules')
       return { code, out: out.split(dir).join('<project>'), written }
     }
 
-    it('native: says so, with the number of packages; nothing installed (but pnpm\'s config dependencies)', () => {
-      const { code, out, written } = explainClone([])
+    it('native: says so, with the number of packages; nothing installed (but pnpm\'s config dependencies)', async () => {
+      const { code, out, written } = await explainClone([])
       expect(code, out).toBe(0)
       expect(out).toBe([
         'A fresh clone\'s `pnpm install --frozen-lockfile` in <project> (pnpm 11.28.11, its settings there):',
@@ -295,8 +295,8 @@ describe('what pnpm prints after a native install, with each reporter, against s
       expect(written).toEqual([])
     })
 
-    it('left to pnpm: every reason the settings give, each with what would change it', () => {
-      const { code, out } = explainClone(['--config.node-linker=hoisted', '--config.dedupe-direct-deps=true', '--config.optimistic-repeat-install=false'])
+    it('left to pnpm: every reason the settings give, each with what would change it', async () => {
+      const { code, out } = await explainClone(['--config.node-linker=hoisted', '--config.dedupe-direct-deps=true', '--config.optimistic-repeat-install=false'])
       expect(code, out).toBe(1)
       expect(out.split('\n').slice(1, 10)).toEqual([
         'left to pnpm, for 4 reasons:',

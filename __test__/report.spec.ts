@@ -8,6 +8,7 @@ import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { dropRecords, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js'
+import { BUILD_UNCHANGED } from '../dist/plugin/install/side-effects.js'
 import { createRequire } from 'node:module'
 import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
 
@@ -256,6 +257,14 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(why.code).toBe('patches')
     expect(why.says).toMatch(/^@napi-rs\/cli@3\.7\.4\(patch_hash=abc\)\(x@1\.0\.0\) is patched and its build is not allowed, .* under pnpm 11\.28\.11 only$/)
     expect(why.change).toBe('allow @napi-rs/cli\'s build (allowBuilds: pnpm then caches it patched, and the native install takes it from the cache), or run pnpm 11.28.11')
+  })
+
+  it('a build pnpm runs on every install (it changes no file: its cache never gives it back), under a release whose builds are pnpm\'s: run the newest, or deny the build; no promise of a native next clone (user try, nx under 11.9.0 in TanStack/query)', () => {
+    const why = whyNot(`@scope/nx@22.1.3(@swc/core@1.0.0): ${BUILD_UNCHANGED}, and builds run under pnpm 11.9.0 (checked against stock under 11.28.11)`)
+    expect(why.code).toBe('build-every-install')
+    expect(why.says).toBe('pnpm builds @scope/nx@22.1.3(@swc/core@1.0.0) on every install: its build changes no file, and pnpm never takes such a build from its side-effects cache; the native install does not build it as pnpm would here (builds run under pnpm 11.9.0 (checked against stock under 11.28.11))')
+    expect(why.change).toBe('run pnpm 11.28.11, where the native install runs such a build itself, or deny @scope/nx\'s build (allowBuilds: @scope/nx: false) if the project does not need it')
+    expect(whyNot(`a@1.0.0: ${BUILD_UNCHANGED}, and the project's postinstall (it runs after pnpm's own install)`).change).toBe('deny a\'s build (allowBuilds: a: false) if the project does not need it')
   })
 
   it('node_modules there: a fresh clone is native only if nothing else leaves it to pnpm, which explain tells (slidev with scripts off, session 14)', () => {

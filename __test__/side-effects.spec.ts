@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { buildVerdict, engineName, graphHashes, hashObject, repeatedIdOnPath, sideEffectsCacheKey, sideEffectsCacheKeys, type GraphNode } from '../dist/plugin/install/side-effects.js'
+import { buildsRecordedUnchanged, buildVerdict, engineName, graphHashes, hashObject, repeatedIdOnPath, sideEffectsCacheKey, sideEffectsCacheKeys, type GraphNode } from '../dist/plugin/install/side-effects.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { patchFileHash, patchHashInDepPath } from '../dist/plugin/install/patches.js'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from '../dist/plugin/install/virtual-store.js'
@@ -17,6 +17,7 @@ import { getPkgIdWithPatchHash } from '@pnpm/deps.path'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { fetchPnpm } from '../scripts/pnpm-versions.mjs'
 import { freshDir } from './helpers/stores.js'
+import { StoreIndex } from '@pnpm/store.index'
 
 const require = createRequire(import.meta.url)
 /** esbuild's CommonJS wrapper, enough for object-hash. */
@@ -292,5 +293,21 @@ describe('buildVerdict: pnpm\'s allowBuild for a registry package', () => {
   ]
   it.each(cases)('%j, dangerouslyAllowAllBuilds %j: %s@%s', (allowBuilds, dangerouslyAllowAllBuilds, name, version, verdict) => {
     expect(buildVerdict(name, version, { allowBuilds, dangerouslyAllowAllBuilds })).toBe(verdict)
+  })
+})
+
+describe('buildsRecordedUnchanged: the builds pnpm runs on every install', () => {
+  it('a key whose entry is an empty diff (a build that changed nothing, which pnpm\'s verified read drops); not one with files added or deleted, another key, another row, or a store that is not there', async () => {
+    const storeDir = path.join(freshDir('unchanged-builds'), 'v11')
+    fs.mkdirSync(storeDir, { recursive: true })
+    const row = 'sha512-x\tp@1.0.0'
+    const file = { digest: 'a'.repeat(128), mode: 0o644, size: 1 }
+    const index = new StoreIndex(storeDir)
+    index.set(row, { algo: 'sha512', files: new Map([['package.json', file]]), sideEffects: new Map<string, object>([['empty', {}], ['added', { added: new Map([['b', file]]) }], ['deleted', { deleted: ['package.json'] }]]) })
+    index.close()
+    const asked = [['empty'], ['added'], ['deleted'], ['other'], ['other', 'empty']].map((keys) => ({ filesIndexFile: row, keys }))
+    expect(await buildsRecordedUnchanged(storeDir, [...asked, { filesIndexFile: 'sha512-y\tq@1.0.0', keys: ['empty'] }])).toEqual([true, false, false, false, true, false])
+    expect(await buildsRecordedUnchanged(path.join(storeDir, 'none'), asked.slice(0, 1))).toEqual([false])
+    expect(await buildsRecordedUnchanged(storeDir, [])).toEqual([])
   })
 })

@@ -156,8 +156,8 @@ export function createPlugin (opts: PluginOptions): PnpmfileModule {
 }
 
 /** The explain command, the package's bin (`explain.cjs`): its code is loaded only when it runs. */
-export function explainCommand (argv: string[]): number {
-  return (require('./explain-cli.js') as typeof import('./explain-cli.js')).explainMain(argv)
+export async function explainCommand (argv: string[]): Promise<number> {
+  return await (require('./explain-cli.js') as typeof import('./explain-cli.js')).explainMain(argv)
 }
 
 /** The plugin as this process gets it: what the package's root `pnpmfile.cjs` exports. */

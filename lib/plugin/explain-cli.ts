@@ -78,7 +78,7 @@ export function pnpmSettings (dir: string, pnpm: string[], pnpmArgs: string[], e
 }
 
 /** Runs the command with `argv` (the arguments after its name), pnpm in `env`; returns its exit code. */
-export function explainMain (argv: string[], opts: { out?: (text: string) => void, env?: NodeJS.ProcessEnv } = {}): number {
+export async function explainMain (argv: string[], opts: { out?: (text: string) => void, env?: NodeJS.ProcessEnv } = {}): Promise<number> {
   const out = opts.out ?? ((text: string) => { process.stdout.write(text) })
   const dash = argv.indexOf('--')
   const own = dash === -1 ? argv : argv.slice(0, dash)
@@ -103,7 +103,7 @@ export function explainMain (argv: string[], opts: { out?: (text: string) => voi
     out(`cas-native-explain: pnpm did not get as far as its settings in ${dir}:\n${config}\n`)
     return 2
   }
-  const explanation = explain(config)
+  const explanation = await explain(config)
   out(json ? `${JSON.stringify(explanation, null, 2)}\n` : formatExplanation(explanation, dir))
   return explanation.native ? 0 : 1
 }

@@ -9,7 +9,7 @@
  * match package.json), but the packages' reason lists every kind of package left to pnpm.
  * Nothing is written and the registry is not asked: what only the install can tell (release
  * ages the registry must confirm, packages whose builds pnpm runs, found in the store) is
- * listed as notes.
+ * listed as notes; the store is only read, for the builds pnpm runs on every install.
  */
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { configReasons } from './install/config-rules.js'
@@ -17,6 +17,7 @@ import { buildSettingsReason } from './install/builds-on-miss.js'
 import { checkedLockfile, planInstall, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
+import { BUILD_UNCHANGED, buildsRecordedUnchanged } from './install/side-effects.js'
 import { whyNot, type WhyNot } from './why-not.js'
 
 export interface Explanation {
@@ -38,7 +39,7 @@ const NOT_ADDED = 'the plugin is not in configDependencies'
  * `pnpmfile` listing the pnpmfiles the install would load). A project without the plugin is
  * judged as if it were added (and says to add it).
  */
-export function explain (config: NativeInstallConfig): Explanation {
+export async function explain (config: NativeInstallConfig): Promise<Explanation> {
   // `pnpm add --config` writes pnpm-workspace.yaml, which makes the project its own workspace root.
   if (config.configDependencies?.[PLUGIN_NAME] == null && config.workspaceDir == null && config.lockfileDir == null && config.dir != null) {
     config = { ...config, lockfileDir: config.dir, workspaceDir: config.dir }
@@ -79,6 +80,11 @@ export function explain (config: NativeInstallConfig): Explanation {
       // A patched package whose build pnpm does not allow is patched on every install: no cache to take it from.
       const eachTime = plan.planned.find((p) => plan.cacheKeys.get(p.depPath)?.eachTime === true)
       if (unbuildable != null && eachTime != null) reasons.push(`${eachTime.depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${unbuildable}`)
+      // A build pnpm runs on every install (its cache keeps none): the store tells which, read only.
+      const looked = unbuildable != null ? plan.planned.filter((p) => plan.cacheKeys.get(p.depPath)?.eachTime == null && plan.cacheKeys.has(p.depPath)) : []
+      const unchanged = await buildsRecordedUnchanged(plan.storeDir, looked.map((p) => ({ filesIndexFile: p.filesIndexFile, keys: [plan.cacheKeys.get(p.depPath)!.key] })))
+      const everyInstall = looked.find((_, i) => unchanged[i])
+      if (everyInstall != null) reasons.push(`${everyInstall.depPath}: ${BUILD_UNCHANGED}, and ${unbuildable!}`)
       notes.push(unbuildable == null
         ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
         : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm (${unbuildable})`)

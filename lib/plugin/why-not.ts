@@ -95,6 +95,15 @@ function missChange (why: string | undefined): string {
   return `nothing: ${CACHED_NEXT}`
 }
 
+/**
+ * What would change a build pnpm runs on every install (one that changes no file, which its
+ * cache never gives back), by why the native install did not run it (`why`).
+ */
+function everyInstallChange (name: string, why: string): string {
+  const version = /^builds run under pnpm \S+ \(checked against stock under (\S+)\)$/.exec(why)
+  return `${version != null ? `run pnpm ${version[1]}, where the native install runs such a build itself, or ` : ''}deny ${name}'s build (allowBuilds: ${name}: false) if the project does not need it`
+}
+
 const RULES: Rule[] = [
   // Routine: pnpm's own work, which the native install has no part in.
   { code: 'modules-exist', match: /^(?:\S+\/)?node_modules is not empty$/, says: () => 'node_modules already exists, so pnpm updates it (the native install only fills an empty one, as in a fresh clone)', change: 'nothing: a fresh clone (or `rm -rf node_modules`) installs natively unless something else leaves it to pnpm, as `cas-native-explain` tells (`pnpm dlx @cas/pnpm-plugin-native`)', routine: true },
@@ -139,6 +148,7 @@ const RULES: Rule[] = [
 
   // Scripts and builds.
   { code: 'preinstall', match: /^the project's (\S+) script, which pnpm runs before it links anything$/, says: (m) => `the project has a ${m[1]} script, which pnpm runs before anything is linked`, change: 'move it to postinstall or prepare (pnpm runs those after a native layout)' },
+  { code: 'build-every-install', match: /^((@?[^@]+)@\S*): its build changes no file, .*?, and (.*)$/, says: (m) => `pnpm builds ${m[1]} on every install: its build changes no file, and pnpm never takes such a build from its side-effects cache; the native install does not build it as pnpm would here (${m[3]})`, change: (m) => everyInstallChange(m[2], m[3]) },
   { code: 'side-effects-miss', match: /^(\S+): no side effects cached for .+?(?:, and (.*))?$/, says: (m) => `the built (or patched) files of ${m[1]} are not in pnpm's side-effects cache yet${m[2] != null ? `, and the native install does not build it as pnpm would here (${m[2]})` : ' (a new store, a new version, or another Node)'}`, change: (m) => missChange(m[2]) },
   { code: 'builds', match: /: requires-build$|builds pnpm denies/, says: (m) => `a dependency has a build script for pnpm to run (${m.input})`, change: 'list it under allowBuilds with false if it needs no build, or keep pnpm installing this project' },
 

@@ -40,6 +40,8 @@ function main (argv: string[]): number {
   }
 }
 
-process.exitCode = process.argv[2] === 'explain'
-  ? (require('../plugin/explain-cli.js') as typeof import('../plugin/explain-cli.js')).explainMain(process.argv.slice(3))
-  : main(process.argv.slice(2))
+if (process.argv[2] === 'explain') {
+  void (require('../plugin/explain-cli.js') as typeof import('../plugin/explain-cli.js')).explainMain(process.argv.slice(3)).then((code) => { process.exitCode = code })
+} else {
+  process.exitCode = main(process.argv.slice(2))
+}

@@ -41,7 +41,7 @@ import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
 import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
-import { sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
+import { BUILD_UNCHANGED, buildsRecordedUnchanged, sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
 import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
 import { packageMapText } from './package-map.js'
@@ -467,11 +467,16 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   // A patched package whose build pnpm does not allow: patched in pnpm's build step on every
   // install, nothing looked up; imported unbuilt with those the cache lacks, below.
   const eachTime = new Set(planned.flatMap((p, i) => plan.cacheKeys.get(p.depPath)?.eachTime === true ? [i] : []))
-  const leftOutWhy = (at: number, result: StoredPackageResult): string => result.leftOut !== 'no-side-effects'
-    ? `${planned[at].depPath}: ${result.leftOut!}${result.reason != null ? ` (${result.reason})` : ''}`
-    : eachTime.has(at)
-      ? `${planned[at].depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${cannotBuild!}`
-      : `${planned[at].depPath}: no side effects cached for ${[packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter(Boolean).join(' or ')}${cannotBuild != null ? `, and ${cannotBuild}` : ''}`
+  const leftOutWhy = async (at: number, result: StoredPackageResult): Promise<string> => {
+    const { depPath } = planned[at]
+    if (result.leftOut !== 'no-side-effects') return `${depPath}: ${result.leftOut!}${result.reason != null ? ` (${result.reason})` : ''}`
+    if (eachTime.has(at)) return `${depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${cannotBuild!}`
+    const keys = [packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter((k): k is string => k != null)
+    // A build pnpm recorded as changing nothing: pnpm runs it again, now and on every install.
+    const [unchanged] = cannotBuild != null ? await buildsRecordedUnchanged(storeDir, [{ filesIndexFile: planned[at].filesIndexFile, keys }]) : [false]
+    if (unchanged) return `${depPath}: ${BUILD_UNCHANGED}, and ${cannotBuild!}`
+    return `${depPath}: no side effects cached for ${keys.join(' or ')}${cannotBuild != null ? `, and ${cannotBuild}` : ''}`
+  }
   const link = async (some: typeof packages, method = importMethod): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,
     packageImportMethod: method,
@@ -494,7 +499,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   looked.forEach((at, k) => { results[at] = first[k] })
   reportAdded(first, reusedOnce(looked.filter((at) => results[at].linked)))
   const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store' && !missed(r))
-  if (cannot !== -1) return { stopped: leftOutWhy(cannot, results[cannot]) }
+  if (cannot !== -1) return { stopped: await leftOutWhy(cannot, results[cannot]) }
   const missing = results.flatMap((r, i) => r.linked || missed(r) ? [] : [i])
   // What was downloaded (pnpm counts the rest as reused), by package.
   for (const at of missing) counted.add(idOf(at))
@@ -509,7 +514,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     const second = await link(missing.map((i) => packages[i]))
     reportAdded(second, 0)
     const notLinked = second.findIndex((r) => !r.linked && !missed(r))
-    if (notLinked !== -1) return { stopped: leftOutWhy(missing[notLinked], second[notLinked]) }
+    if (notLinked !== -1) return { stopped: await leftOutWhy(missing[notLinked], second[notLinked]) }
     missing.forEach((at, k) => { results[at] = second[k] })
   }
   // As pnpm imports a package it will build or patch: unbuilt, with files of its own.
@@ -537,7 +542,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   // pnpm counts a package it found in the store as reused: those imported unbuilt were not counted above.
   reportAdded(unbuilt, reusedOnce(toBuild.filter((_, k) => unbuilt[k].linked)))
   const failed = unbuilt.findIndex((r) => !r.linked)
-  if (failed !== -1) return { stopped: leftOutWhy(toBuild[failed], unbuilt[failed]) }
+  if (failed !== -1) return { stopped: await leftOutWhy(toBuild[failed], unbuilt[failed]) }
   toBuild.forEach((at, k) => { results[at] = { ...unbuilt[k], buildIgnored: eachTime.has(at) && unbuilt[k].buildIgnored === true } })
   return { results, toBuild, rowBuilds: unbuilt.map((r) => r.buildIgnored === true) }
 }

@@ -15,7 +15,9 @@
  * another way; so the rules are written here, and the tests check them against the bundle.
  */
 import { createHash, type Hash } from 'node:crypto'
+import fs from 'node:fs'
 import { getPkgIdWithPatchHash } from '@pnpm/deps.path'
+import { readPkgsFromCafs } from '../../api/read.js'
 import { enginesNodeVersion } from './installable.js'
 import type { LockfileObject, PlannedPackage } from './virtual-store.js'
 
@@ -334,4 +336,32 @@ export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: Planned
     })
   }
   return keys
+}
+
+/** Why such a package (`buildsRecordedUnchanged`) is left to pnpm, after `<depPath>: `. */
+export const BUILD_UNCHANGED = 'its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install)'
+
+/**
+ * Which of `wanted` (a package's index row, and the keys pnpm would import it under) pnpm builds
+ * on every install although its side-effects cache has the key: the build changed no file, so
+ * pnpm recorded an empty diff, which its verified read drops (an entry counts only with files
+ * added or deleted: store/cafs `checkPkgFilesIntegrity`, in every 11.x release); pnpm then builds
+ * the package again and records the same empty diff. The rows are only read (nothing verified or
+ * written); a store that is not there, or cannot be read, records nothing.
+ */
+export async function buildsRecordedUnchanged (storeDir: string, wanted: Array<{ filesIndexFile: string, keys: string[] }>): Promise<boolean[]> {
+  const none = wanted.map(() => false)
+  if (wanted.length === 0 || !fs.existsSync(storeDir)) return none
+  try {
+    const { results } = await readPkgsFromCafs({ storeDir, verifyStoreIntegrity: false }, wanted.map((w) => w.filesIndexFile))
+    return results.map((r, i) => {
+      const entries = 'files' in r ? r.files.sideEffectsMaps : undefined
+      return wanted[i].keys.some((key) => {
+        const entry = entries?.get(key)
+        return entry != null && entry.added == null && entry.deleted == null
+      })
+    })
+  } catch {
+    return none
+  }
 }
