@@ -11,7 +11,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
 import { lineSplitter, runBuildScripts, LifecycleError, shellBody, stageScript } from '../dist/plugin/install/dependency-build.js'
-import { buildContext, buildMissed, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
+import { buildContext, buildMissed, buildSettingsReason, buildSettingsUnsupported, patchSettingsReason, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
@@ -273,7 +273,7 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       return { depPath: `${name}@1.0.0`, dir, filesIndexFile: '', keys: { key: 'k' }, builds: true, optional: false, hasBin: false, ...more }
     }
     const warnings: string[] = []
-    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false, log: (_level: string, _name: string, fields: Record<string, unknown>) => { warnings.push(fields.message as string) }, lockfileDir: '/p', modulesDirs: [], removed: new Set<string>() }
+    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false, log: (_level: string, _name: string, fields: Record<string, unknown>) => { warnings.push(fields.message as string) }, lockfileDir: '/p', modulesDirs: [], removed: new Set<string>(), upload: { compat: 'pnpm@11.28' as const, deniedPatched: false } }
     const inOrder = (...dirs: string[]) => ({ graph: new Map(dirs.map((d, i) => [d, dirs.slice(0, i)])), concurrency: 5 })
 
     it('a required build that fails ends with its error, each package left as it is; no build started after it (an optional one is left to pnpm before anything runs)', async () => {
@@ -510,6 +510,12 @@ describe('buildSettingsUnsupported', () => {
   })
   it('another release than the one checked against stock', () => {
     expect(buildSettingsUnsupported(ok, '11.28.4')).toBe(`builds run under pnpm 11.28.4 (checked against stock under ${NEWEST})`)
+  })
+  it('packages patched on every install (no script runs): under any release whose side-effects upload is written here, with the settings any build needs', () => {
+    const release = (version: string) => PNPM_RELEASES.find((r) => r.version === version)!
+    for (const version of ['11.7.0', '11.9.0', '11.22.0', '11.28.0', NEWEST]) expect(patchSettingsReason(ok, release(version)), version).toBeUndefined()
+    expect(patchSettingsReason(ok, release('11.28.4'))).toBe(`patches applied under pnpm 11.28.4, whose side-effects upload the native install does not write (it does under 11.7.0 to 11.28.0 and ${NEWEST})`)
+    expect(patchSettingsReason({ ...ok, sideEffectsCacheWrite: false }, release('11.9.0'))).toBe('the side-effects cache is not written')
   })
 })
 

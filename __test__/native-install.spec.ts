@@ -650,6 +650,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   const workspacesNative = TESTED.workspaces
   /** Whether builds the cache lacks run natively under the pnpm tested (they were checked against the newest release only). */
   const buildsNative = testedPnpmVersion === PNPM_RELEASES.at(-1)!.version
+  /** Whether packages pnpm patches on every install (their builds not allowed) are patched natively under it (its side-effects upload is one written here). */
+  const patchesNative = TESTED.buildUpload != null
   it.skipIf(workspacesNative)('a workspace of several projects under a release its state was not checked against: left to pnpm, stock\'s tree', async () => {
     const { dir, store } = await setUp('workspace-release', WORKSPACE.root, WORKSPACE.workspace, WORKSPACE.projects)
     const both = await installBoth(dir, store, 'workspace-release')
@@ -1868,14 +1870,14 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree.some((l) => /^node_modules\/\.pnpm\/util@1\.0\.0_patch_hash=[0-9a-f]+\//.test(l))).toBe(true)
   })
 
-  it.skipIf(buildsNative)('a patched package whose build is not allowed (pnpm patches it in its build step every time), under a release builds were not checked against: left to pnpm, as stock', async () => {
+  it.skipIf(patchesNative)('a patched package whose build is not allowed (pnpm patches it in its build step every time), under a release whose side-effects upload is not written here: left to pnpm, as stock', async () => {
     const both = await expectLeftToPnpm('unallowed-patch', { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0' } },
       'minimumReleaseAge: 0\npatchedDependencies:\n  util@1.0.0: patches/util@1.0.0.patch\n',
-      /^native install skipped: util@1\.0\.0\(patch_hash=[0-9a-f]+\): patched, and pnpm applies the patch itself \(its build is not allowed\), and builds run under pnpm /m, PATCHES)
+      /^native install skipped: util@1\.0\.0\(patch_hash=[0-9a-f]+\): patched, and pnpm applies the patch itself \(its build is not allowed\), and patches applied under pnpm /m, PATCHES)
     expect(fs.readFileSync(path.join(both.native, 'node_modules', 'util', 'index.js'), 'utf8')).toBe('module.exports = \'patched\'\n')
   })
 
-  it.runIf(buildsNative)('patched packages whose builds pnpm does not allow (one with no build, one whose build is denied): patched natively on every install as pnpm\'s build step patches them, nothing looked up, the denied script not run; stock\'s tree, side effects and state, up to date, warm and cold', async () => {
+  it.runIf(patchesNative)('patched packages whose builds pnpm does not allow (one with no build, one whose build is denied): patched natively on every install as pnpm\'s build step patches them, nothing looked up, the denied script not run; stock\'s tree, side effects and state, up to date, warm and cold', async () => {
     const manifest = { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0' } }
     const settings = `minimumReleaseAge: 0\nallowBuilds:\n  logs-build: false\n${PATCHED}`
     const { dir, store } = await setUp('unallowed-patch', manifest, settings, {}, PATCHES)
@@ -1893,12 +1895,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('')
     expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
-    // pnpm records util's patched files (no build), and nothing for the denied build.
+    // pnpm records util's patched files (no build), and for the denied build nothing from 11.27.0 (the patched files before).
     expect(sideEffectsRows(cold.nativeStore, ['util', 'logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['util', 'logs-build']))
     expect(sideEffectsRows(cold.stockStore, ['util'])).toEqual([[expect.any(String), [[expect.stringMatching(/;patch=/), expect.anything()]]]])
   })
 
-  it.runIf(buildsNative)('patched packages with scripts off (pnpm patches them in its build step on every install, nothing looked up, no script run): patched natively, the build left pending; stock\'s tree, side effects and state, up to date, warm and cold', async () => {
+  it.runIf(patchesNative)('patched packages with scripts off (pnpm patches them in its build step on every install, nothing looked up, no script run): patched natively, the build left pending; stock\'s tree, side effects and state, up to date, warm and cold', async () => {
     // builder: a build and a command of its own, not patched: through the build step all the same.
     const manifest = { name: 'p', version: '1.0.0', dependencies: { util: '1.0.0', 'logs-build': '1.0.0', builder: '1.0.0' } }
     const settings = `minimumReleaseAge: 0\nallowBuilds:\n  logs-build: true\n  builder: false\n${PATCHED}`

@@ -140,5 +140,22 @@ describe('the table of pnpm releases', () => {
       skipRule,
     })
     expect(stateFormOf(version)).toBe(state)
+    expect(buildUploadOf(fs.readFileSync(file, 'utf8'), fs.readFileSync(path.join(path.dirname(file), 'worker.js'), 'utf8'))).toEqual({ buildUpload: release.buildUpload, uploadsDeniedPatched: release.uploadsDeniedPatched })
   })
 })
+
+/**
+ * A release's side-effects upload, read out of its bundle and worker: whose `addFilesFromDir` it
+ * is (symlinks recorded, and the diff that leaves base files under `node_modules/` out: pnpm
+ * 11.28's; neither: `@pnpm/worker@1100`'s; symlinks with the older diff: none written here), and
+ * whether its build step records a denied patched package (no `buildPending` check).
+ */
+function buildUploadOf (bundle: string, worker: string): Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched'> {
+  const recordsSymlinks = worker.includes('recordSymlinks: sideEffectsCacheKey != null')
+  const newDiff = worker.includes('(file) => !sideEffectsFiles.has(file) && !file.startsWith("node_modules/")')
+  const oldDiff = worker.includes('const allFiles = /* @__PURE__ */ new Set([...baseFiles.keys(), ...sideEffectsFiles.keys()])')
+  return {
+    buildUpload: recordsSymlinks ? (newDiff ? 'pnpm@11.28' : undefined) : oldDiff ? '@pnpm/worker@1100' : 'neither' as never,
+    uploadsDeniedPatched: !bundle.includes('buildPending'),
+  }
+}

@@ -252,10 +252,10 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(why.change).not.toBe('')
   })
 
-  it('a patched package whose build is not allowed, under a release whose builds are pnpm\'s: allow its build, or run the newest (user try, tailwindcss under 11.9.0)', () => {
-    const why = whyNot('@napi-rs/cli@3.7.4(patch_hash=abc)(x@1.0.0): patched, and pnpm applies the patch itself (its build is not allowed), and builds run under pnpm 11.9.0 (checked against stock under 11.28.11)')
+  it('a patched package whose build is not allowed, under a release whose side-effects upload is not written natively: allow its build, or run the newest (user try, tailwindcss under 11.9.0, now native there)', () => {
+    const why = whyNot('@napi-rs/cli@3.7.4(patch_hash=abc)(x@1.0.0): patched, and pnpm applies the patch itself (its build is not allowed), and patches applied under pnpm 11.28.4, whose side-effects upload the native install does not write (it does under 11.7.0 to 11.28.0 and 11.28.11)')
     expect(why.code).toBe('patches')
-    expect(why.says).toMatch(/^@napi-rs\/cli@3\.7\.4\(patch_hash=abc\)\(x@1\.0\.0\) is patched and its build is not allowed, .* under pnpm 11\.28\.11 only$/)
+    expect(why.says).toMatch(/^@napi-rs\/cli@3\.7\.4\(patch_hash=abc\)\(x@1\.0\.0\) is patched and its build is not allowed, .* under pnpm 11\.7\.0 to 11\.28\.0 and 11\.28\.11 only$/)
     expect(why.change).toBe('allow @napi-rs/cli\'s build (allowBuilds: pnpm then caches it patched, and the native install takes it from the cache), or run pnpm 11.28.11')
   })
 

@@ -13,7 +13,7 @@
  */
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { configReasons } from './install/config-rules.js'
-import { buildSettingsReason } from './install/builds-on-miss.js'
+import { buildSettingsReason, patchSettingsReason } from './install/builds-on-miss.js'
 import { checkedLockfile, planInstall, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
@@ -79,7 +79,8 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       const unbuildable = buildSettingsReason(config, plan.release.version)
       // A patched package whose build pnpm does not allow is patched on every install: no cache to take it from.
       const eachTime = plan.planned.find((p) => plan.cacheKeys.get(p.depPath)?.eachTime === true)
-      if (unbuildable != null && eachTime != null) reasons.push(`${eachTime.depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${unbuildable}`)
+      const unpatchable = eachTime != null ? patchSettingsReason(config, plan.release) : undefined
+      if (unpatchable != null) reasons.push(`${eachTime!.depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${unpatchable}`)
       // A build pnpm runs on every install (its cache keeps none): the store tells which, read only.
       const looked = unbuildable != null ? plan.planned.filter((p) => plan.cacheKeys.get(p.depPath)?.eachTime == null && plan.cacheKeys.has(p.depPath)) : []
       const unchanged = await buildsRecordedUnchanged(plan.storeDir, looked.map((p) => ({ filesIndexFile: p.filesIndexFile, keys: [plan.cacheKeys.get(p.depPath)!.key] })))

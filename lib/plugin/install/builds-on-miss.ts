@@ -27,10 +27,10 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import semver from 'semver'
-import { addFilesFromDir } from '../../api/dir.js'
+import { addFilesFromDir, type AddFilesFromDirCompat } from '../../api/dir.js'
 import { buildConcurrency, buildGraph, runScheduled } from './build-schedule.js'
 import { runBuildScripts, type BuildContext } from './dependency-build.js'
-import { PNPM_RELEASES } from './pnpm-releases.js'
+import { PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
 import { PnpmLog, reporterOf, type ReportingConfig } from '../report.js'
 import type { PnpmPaths } from './script-env.js'
 import type { CacheKeys } from './side-effects.js'
@@ -121,6 +121,11 @@ function scriptShellFound (shell: string): boolean {
 export function buildSettingsReason (config: BuildSettings, version: string): string | undefined {
   const checked = PNPM_RELEASES.at(-1)!.version
   if (version !== checked) return `builds run under pnpm ${version} (checked against stock under ${checked})`
+  return settingsReason(config)
+}
+
+/** Why these settings stop any build from being reproduced (`buildSettingsReason` but the release). */
+function settingsReason (config: BuildSettings): string | undefined {
   const scriptShell = scriptShellOf(config)
   if (scriptShell != null && !scriptShellFound(scriptShell)) return `a scriptShell that is not there (${scriptShell})`
   if (config.scriptsPrependNodePath != null && config.scriptsPrependNodePath !== false) return 'scriptsPrependNodePath'
@@ -134,9 +139,36 @@ export function buildSettingsReason (config: BuildSettings, version: string): st
   return undefined
 }
 
+/**
+ * Why pnpm's build step could not be reproduced for the packages it patches on every install
+ * (patched, their builds not allowed) under these settings and `release`: nothing of it runs
+ * but the patch, the `.bin` links and the upload, so any release whose upload is written here
+ * will do (11.7.0 to 11.28.0 and 11.28.11: `buildUpload`), under the settings any build needs.
+ */
+export function patchSettingsReason (config: BuildSettings, release: Pick<PnpmRelease, 'version' | 'buildUpload'>): string | undefined {
+  if (release.buildUpload == null) return `patches applied under pnpm ${release.version}, whose side-effects upload the native install does not write (it does under ${PATCHES_NATIVE})`
+  return settingsReason(config)
+}
+
+/** The releases whose build step the native install reproduces for packages patched on every install. */
+const PATCHES_NATIVE = (() => {
+  const runs = PNPM_RELEASES.filter((r) => r.native === true)
+  const upTo = runs.filter((r) => r.buildUpload === '@pnpm/worker@1100').at(-1)!
+  return `${runs[0].version} to ${upTo.version} and ${runs.at(-1)!.version}`
+})()
+
 /** `buildSettingsReason`, or, inside pnpm, a pnpm started otherwise than by its entry script (a single executable). */
 export function buildSettingsUnsupported (config: BuildSettings, version: string): string | undefined {
-  return buildSettingsReason(config, version) ?? (pnpmPaths() == null ? 'a pnpm not started by its entry script' : undefined)
+  return buildSettingsReason(config, version) ?? entryScriptReason()
+}
+
+/** `patchSettingsReason`, or, inside pnpm, a pnpm started otherwise than by its entry script. */
+export function patchSettingsUnsupported (config: BuildSettings, release: Pick<PnpmRelease, 'version' | 'buildUpload'>): string | undefined {
+  return patchSettingsReason(config, release) ?? entryScriptReason()
+}
+
+function entryScriptReason (): string | undefined {
+  return pnpmPaths() == null ? 'a pnpm not started by its entry script' : undefined
 }
 
 /**
@@ -206,7 +238,7 @@ export interface MissedBuild {
   patchFile?: string
   /** Its row requires a build (its build is allowed: it runs). */
   builds: boolean
-  /** Its row requires a build pnpm does not allow (a package patched on every install): nothing is recorded for it. */
+  /** Its row requires a build pnpm does not allow (a package patched on every install): recorded under the patch's key before 11.27.0 only. */
   pending?: boolean
   optional: boolean
   hasBin: boolean
@@ -226,6 +258,8 @@ export interface MissedBuildsOptions {
   modulesDirs: string[]
   /** Where the directories of the optional packages skipped are added (`relinkBins` leaves them out). */
   removed: Set<string>
+  /** How the running release records a result (`buildUpload`), and whether it records a denied patched package's (`uploadsDeniedPatched`). */
+  upload: { compat: AddFilesFromDirCompat, deniedPatched: boolean }
 }
 
 /**
@@ -325,15 +359,16 @@ async function buildOne (m: MissedBuild, manifest: BuildManifest, opts: MissedBu
   if (m.patchFile != null) applyPatchToDir!({ patchedDir: m.dir, patchFilePath: m.patchFile })
   const ran = m.builds && await runBuildScripts(m.dir, manifest, m.optional ? { ...opts.ctx, optional: true } : opts.ctx)
   if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
-  // pnpm records nothing for a build it leaves pending (its row requires one it does not run).
-  if ((m.patchFile == null && !ran) || m.pending === true) return
+  // From 11.27.0 pnpm records nothing for a build it leaves pending (its row requires one it does
+  // not run); before, it records the patched files under the patch's key.
+  if ((m.patchFile == null && !ran) || (m.pending === true && !opts.upload.deniedPatched)) return
   try {
     await addFilesFromDir({
       storeDir: opts.storeDir,
       dir: m.dir,
       filesIndexFile: m.filesIndexFile,
       sideEffectsCacheKey: ran ? m.keys.key : m.keys.patched!,
-      compat: 'pnpm@11.28',
+      compat: opts.upload.compat,
     })
   } catch (err) {
     opts.log('warn', 'pnpm', { message: `An error occurred while uploading ${m.dir}`, error: { message: (err as Error).message, stack: (err as Error).stack }, prefix: opts.lockfileDir })
@@ -449,6 +484,8 @@ export interface MissedPlan {
   lockfile: LockfileObject
   planned: PlannedPackage[]
   cacheKeys: Map<string, CacheKeys>
+  /** The running release (its upload is written here: see `patchSettingsReason`). */
+  release: Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched'>
 }
 
 /** The patch file pnpm applies to `name@version` (absolute), if any: the exact version's, else the name's. */
@@ -523,5 +560,6 @@ export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings &
     lockfileDir: plan.rootDir,
     modulesDirs: [...input.modulesDirs, path.join(plan.virtualStoreDir, 'node_modules')],
     removed: input.removed,
+    upload: { compat: plan.release.buildUpload!, deniedPatched: plan.release.uploadsDeniedPatched },
   })
 }

@@ -45,7 +45,7 @@ import { BUILD_UNCHANGED, buildsRecordedUnchanged, sideEffectsCacheKeys, type Ca
 import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
 import { packageMapText } from './package-map.js'
-import { buildContext, buildSettingsReason, buildSettingsUnsupported, pnpmPaths, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
+import { buildContext, buildSettingsReason, buildSettingsUnsupported, patchSettingsUnsupported, pnpmPaths, runMissedBuilds, type BuildFailed } from './builds-on-miss.js'
 import { findWorkspaceProjects, readManifestAt, type Manifest, type WorkspaceProject } from './workspace-projects.js'
 import * as binding from '../../../index.js'
 
@@ -462,15 +462,18 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   })
   // A build or patch the cache lacks is run natively, when pnpm's build step can be reproduced
   // (and pnpm's own install does not follow to run the project's scripts: see layOut).
-  const cannotBuild = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')} (${plan.scripts.whyPnpmRuns!})` : buildSettingsUnsupported(config, plan.release.version)
-  const missed = (r: StoredPackageResult): boolean => r.leftOut === 'no-side-effects' && cannotBuild == null
+  const projectScripts = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')} (${plan.scripts.whyPnpmRuns!})` : undefined
+  const cannotBuild = projectScripts ?? buildSettingsUnsupported(config, plan.release.version)
   // A patched package whose build pnpm does not allow: patched in pnpm's build step on every
-  // install, nothing looked up; imported unbuilt with those the cache lacks, below.
+  // install, nothing looked up; imported unbuilt with those the cache lacks, below (no script of
+  // it runs: under more releases than builds).
   const eachTime = new Set(planned.flatMap((p, i) => plan.cacheKeys.get(p.depPath)?.eachTime === true ? [i] : []))
+  const cannotPatch = eachTime.size > 0 ? projectScripts ?? patchSettingsUnsupported(config, plan.release) : undefined
+  const missed = (r: StoredPackageResult, at: number): boolean => r.leftOut === 'no-side-effects' && (eachTime.has(at) ? cannotPatch : cannotBuild) == null
   const leftOutWhy = async (at: number, result: StoredPackageResult): Promise<string> => {
     const { depPath } = planned[at]
     if (result.leftOut !== 'no-side-effects') return `${depPath}: ${result.leftOut!}${result.reason != null ? ` (${result.reason})` : ''}`
-    if (eachTime.has(at)) return `${depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${cannotBuild!}`
+    if (eachTime.has(at)) return `${depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${cannotPatch!}`
     const keys = [packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter((k): k is string => k != null)
     // A build pnpm recorded as changing nothing: pnpm runs it again, now and on every install.
     const [unchanged] = cannotBuild != null ? await buildsRecordedUnchanged(storeDir, [{ filesIndexFile: planned[at].filesIndexFile, keys }]) : [false]
@@ -498,9 +501,9 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   const first = storeExists ? await link(looked.map((i) => packages[i])) : looked.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   looked.forEach((at, k) => { results[at] = first[k] })
   reportAdded(first, reusedOnce(looked.filter((at) => results[at].linked)))
-  const cannot = results.findIndex((r) => !r.linked && r.leftOut !== 'not-in-store' && !missed(r))
+  const cannot = results.findIndex((r, at) => !r.linked && r.leftOut !== 'not-in-store' && !missed(r, at))
   if (cannot !== -1) return { stopped: await leftOutWhy(cannot, results[cannot]) }
-  const missing = results.flatMap((r, i) => r.linked || missed(r) ? [] : [i])
+  const missing = results.flatMap((r, i) => r.linked || missed(r, i) ? [] : [i])
   // What was downloaded (pnpm counts the rest as reused), by package.
   for (const at of missing) counted.add(idOf(at))
   if (missing.length > 0) {
@@ -513,12 +516,12 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
     reportAdded(second, 0)
-    const notLinked = second.findIndex((r) => !r.linked && !missed(r))
+    const notLinked = second.findIndex((r, k) => !r.linked && !missed(r, missing[k]))
     if (notLinked !== -1) return { stopped: await leftOutWhy(missing[notLinked], second[notLinked]) }
     missing.forEach((at, k) => { results[at] = second[k] })
   }
   // As pnpm imports a package it will build or patch: unbuilt, with files of its own.
-  const toBuild = results.flatMap((r, i) => missed(r) ? [i] : [])
+  const toBuild = results.flatMap((r, i) => missed(r, i) ? [i] : [])
   if (toBuild.length === 0) return { results, toBuild, rowBuilds: [] }
   // A build that runs is not ignored; one pnpm denies (a package patched each time) is, as pnpm
   // denies it (an undecided one requires a build pnpm asks about: left to it).

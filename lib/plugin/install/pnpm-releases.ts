@@ -41,6 +41,7 @@ import type { SkipRule } from './virtual-store.js'
 import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
 import type { BlobModeRule } from '../../api/import.js'
+import type { AddFilesFromDirCompat } from '../../api/dir.js'
 
 /** The settings every pnpm 11 release from 11.15.1 records in the workspace state, in its order. */
 const BASE_SETTINGS = [
@@ -154,6 +155,18 @@ export interface PnpmRelease {
    * with `symlink-dir` (to 11.28.8), or an absolute one (from 11.28.9).
    */
   projectLink: ProjectLinkForm
+  /**
+   * Whose `addFilesFromDir` its build step's side-effects upload is (the walk and the diff):
+   * `@pnpm/worker@1100`'s to 11.28.0 (symlinks followed), pnpm 11.28's from 11.28.11 (symlinks
+   * recorded, base files under `node_modules/` not deleted, `added` in walk order); 11.28.1 to
+   * 11.28.10 record symlinks with the older diff, which neither writes (`undefined`).
+   */
+  buildUpload: AddFilesFromDirCompat | undefined
+  /**
+   * Whether its build step records a patched package whose build it denies (its row requires
+   * one) under the patch's key (before 11.27.0); from 11.27.0 it records nothing for it.
+   */
+  uploadsDeniedPatched: boolean
 }
 
 /** What a release's lockfile verifier requires of a recorded verdict: 11.28.4's. */
@@ -190,9 +203,10 @@ const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
  * 11.28.10), the store's list of projects by relative links (to 11.28.8), the checks of a
  * recorded verdict and its policy's fields, how a workspace's projects are hoisted (to 11.27.1),
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
- * 11.26.0).
+ * 11.26.0), the build step's side-effects upload (its walk and diff; what it records of a denied
+ * patched package, to 11.26.0).
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -211,6 +225,8 @@ const byVersion = (version: string): Pick<PnpmRelease, 'shimWriter' | 'packageMa
   publishLinks: compareVersions(version, '11.26.0') >= 0,
   currentLockfilePublish: compareVersions(version, '11.28.0') >= 0,
   shimBase: compareVersions(version, '11.28.1') >= 0 ? 'basedir_abs' : 'basedir',
+  buildUpload: compareVersions(version, '11.28.0') <= 0 ? '@pnpm/worker@1100' : compareVersions(version, '11.28.11') >= 0 ? 'pnpm@11.28' : undefined,
+  uploadsDeniedPatched: compareVersions(version, '11.27.0') < 0,
 })
 
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
