@@ -153,6 +153,20 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     const only = pkg({ install: 'npx only-allow pnpm' })
     expect(await runBuildScripts(only, readBuildManifest(only) as any, ctx)).toBe(false)
   })
+  it('a script that leaves a process running with its output open: read for a while after the shell exits, then cut, as pnpm\'s runner does (the install goes on; that process\'s later output and an unfinished line never logged)', async () => {
+    const dir = pkg({ postinstall: '(sleep 30; echo late) & echo $! > bg.pid; echo built; printf unfinished' })
+    const records: Array<Record<string, unknown>> = []
+    expect(await runBuildScripts(dir, readBuildManifest(dir) as any, { ...ctx, lifecycle: (r: Record<string, unknown>) => records.push(r) })).toBe(true)
+    const pid = Number(fs.readFileSync(path.join(dir, 'bg.pid'), 'utf8'))
+    try {
+      // Still running: the build did not wait for it.
+      expect(() => process.kill(pid, 0)).not.toThrow()
+    } finally {
+      process.kill(pid, 'SIGKILL')
+    }
+    expect(records.filter((r) => r.line != null).map((r) => r.line)).toEqual(['built'])
+    expect(records.at(-1)).toMatchObject({ exitCode: 0, stage: 'postinstall' })
+  })
   /** A directory of pnpm's node-gyp shims whose `node-gyp` records how it was run (in the package: its arguments, stage and script) and says so. */
   const fakeGypShims = (): string => {
     const dir = freshDir('gyp-shims')

@@ -238,6 +238,13 @@ function relaySignals (child: ChildProcess, ownGroup: boolean): () => void {
 const RAISE_GRACE_MS = 1000
 
 /**
+ * How long pnpm's runner reads a script's output after its shell exited (from 11.28.1): then it
+ * stops reading, so that a process the script left running with the output open (a daemon)
+ * does not hold the install.
+ */
+const OUTPUT_DRAIN_AFTER_EXIT_MS = 1000
+
+/**
  * Runs `script` with `sh -c` (after pnpm's interrupt trap), its output logged line by line as
  * pnpm logs it; rejects with pnpm's error when it fails. A script ended by a signal has pnpm's
  * process take that signal first, as pnpm's runner raises it (stock dies by it, the error
@@ -250,9 +257,20 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
   const inherit = ctx.stdio === 'inherit'
   const child = spawn(shell, ['-c', shellBody(shell, script)], { cwd: wd, env, detached: ownGroup, stdio: inherit ? 'inherit' : ['ignore', 'pipe', 'pipe'], ...owner })
   const output = scriptOutput(stage, wd, ctx)
+  // Output still open when the shell exits is read for a while, then cut (a line it leaves
+  // unfinished is never logged, as pnpm's line reader never sees the stream end).
+  let cut = false
   if (!inherit) {
     output.read('stdout', child.stdout!)
     output.read('stderr', child.stderr!)
+    child.once('exit', () => {
+      const drain = setTimeout(() => {
+        cut = true
+        child.stdout!.destroy()
+        child.stderr!.destroy()
+      }, OUTPUT_DRAIN_AFTER_EXIT_MS)
+      child.once('close', () => clearTimeout(drain))
+    })
   }
   const stopRelaying = relaySignals(child, ownGroup)
   return new Promise((resolve, reject) => {
@@ -266,7 +284,7 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
     }
     child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept(), errorEnd(err))))
     child.on('close', (code, signal) => {
-      output.end()
+      if (!cut) output.end()
       // No end is logged for it either: pnpm's runner never sees the shell close.
       if (code === COMMAND_NOT_FOUND) {
         done(new LifecycleError(pkgId, stage, script, 'spawn ENOENT', output.kept(), commandNotFound(shell)))
