@@ -139,9 +139,9 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     expect((await explain(settings(dir, { offline: true, minimumReleaseAge: 1440 }))).reasons.map((r) => r.code)).toEqual(['release-age-registry'])
   })
 
-  it('a build pnpm runs on every install (the store records it as changing no file), under a release whose builds are pnpm\'s: a reason, read from the store; under the newest, which runs it natively, none', async () => {
+  it('a build the side-effects cache lacks, or keeps as changing no file (pnpm builds it on every install), under a release whose builds are pnpm\'s: a reason, as the install gives it, read from the store; under the newest, which runs it natively, none', async () => {
     const dir = project()
-    const older = settings(dir, { userAgent: 'pnpm/11.22.0 npm/? node/v24.9.0 linux x64', allowBuilds: { mkdirp: true }, sideEffectsCacheRead: true })
+    const older = settings(dir, { userAgent: 'pnpm/11.22.0 npm/? node/v24.9.0 linux x64', allowBuilds: { mkdirp: true }, sideEffectsCacheRead: true, sideEffectsCacheWrite: true, unsafePerm: true })
     const plan = planInstall(older, nativeRelease('11.22.0') as PnpmRelease)
     if (typeof plan === 'string') throw new Error(plan)
     // The fixture's mkdirp does not require a build; its row says it does, and the build left nothing changed.
@@ -153,6 +153,12 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     index.close()
     const e = await explain(older)
     expect(e.reasons.map((r) => r.code)).toEqual(['build-every-install'])
+    // Nothing under its key: pnpm builds it this time (and caches the result), as the install says.
+    const other = new StoreIndex(plan.storeDir)
+    other.set(mkdirp.filesIndexFile, { algo: 'sha512', requiresBuild: true, files: new Map(), sideEffects: new Map([['another key', {}]]) })
+    other.close()
+    const missed = await explain(older)
+    expect(missed.reasons.map((r) => [r.code, r.reason])).toEqual([['side-effects-miss', `${mkdirp.depPath}: no side effects cached for ${plan.cacheKeys.get(mkdirp.depPath)!.key}, and builds run under pnpm 11.22.0 (checked against stock under ${PNPM_RELEASES.at(-1)!.version})`]])
     expect(e.reasons[0].reason).toBe(`${mkdirp.depPath}: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and builds run under pnpm 11.22.0 (checked against stock under ${PNPM_RELEASES.at(-1)!.version})`)
     expect((await explain({ ...older, userAgent: settings(dir).userAgent })).native).toBe(true)
   })

@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { buildsRecordedUnchanged, buildVerdict, engineName, graphHashes, hashObject, repeatedIdOnPath, sideEffectsCacheKey, sideEffectsCacheKeys, type GraphNode } from '../dist/plugin/install/side-effects.js'
+import { buildVerdict, recordedBuilds, engineName, graphHashes, hashObject, repeatedIdOnPath, sideEffectsCacheKey, sideEffectsCacheKeys, type GraphNode } from '../dist/plugin/install/side-effects.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { patchFileHash, patchHashInDepPath } from '../dist/plugin/install/patches.js'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from '../dist/plugin/install/virtual-store.js'
@@ -296,18 +296,24 @@ describe('buildVerdict: pnpm\'s allowBuild for a registry package', () => {
   })
 })
 
-describe('buildsRecordedUnchanged: the builds pnpm runs on every install', () => {
-  it('a key whose entry is an empty diff (a build that changed nothing, which pnpm\'s verified read drops); not one with files added or deleted, another key, another row, or a store that is not there', async () => {
-    const storeDir = path.join(freshDir('unchanged-builds'), 'v11')
+describe('recordedBuilds: what the side-effects cache holds of a build pnpm allows', () => {
+  it('under the row\'s key (the build\'s if it requires one, else the patch\'s): a diff, an empty one (a build that changed nothing, which pnpm\'s verified read drops: built on every install), nothing; no key to look up; no row, or no store', async () => {
+    const storeDir = path.join(freshDir('recorded-builds'), 'v11')
     fs.mkdirSync(storeDir, { recursive: true })
-    const row = 'sha512-x\tp@1.0.0'
     const file = { digest: 'a'.repeat(128), mode: 0o644, size: 1 }
+    const entries = new Map<string, object>([['empty', {}], ['added', { added: new Map([['b', file]]) }], ['deleted', { deleted: ['package.json'] }], ['patch', {}]])
     const index = new StoreIndex(storeDir)
-    index.set(row, { algo: 'sha512', files: new Map([['package.json', file]]), sideEffects: new Map<string, object>([['empty', {}], ['added', { added: new Map([['b', file]]) }], ['deleted', { deleted: ['package.json'] }]]) })
+    index.set('sha512-x\tbuilds@1.0.0', { algo: 'sha512', requiresBuild: true, files: new Map([['package.json', file]]), sideEffects: entries })
+    index.set('sha512-y\tplain@1.0.0', { algo: 'sha512', requiresBuild: false, files: new Map([['package.json', file]]), sideEffects: entries })
     index.close()
-    const asked = [['empty'], ['added'], ['deleted'], ['other'], ['other', 'empty']].map((keys) => ({ filesIndexFile: row, keys }))
-    expect(await buildsRecordedUnchanged(storeDir, [...asked, { filesIndexFile: 'sha512-y\tq@1.0.0', keys: ['empty'] }])).toEqual([true, false, false, false, true, false])
-    expect(await buildsRecordedUnchanged(path.join(storeDir, 'none'), asked.slice(0, 1))).toEqual([false])
-    expect(await buildsRecordedUnchanged(storeDir, [])).toEqual([])
+    const builds = (key: string, patched?: string) => ({ filesIndexFile: 'sha512-x\tbuilds@1.0.0', keys: { key, patched } })
+    const plain = (key: string, patched?: string) => ({ filesIndexFile: 'sha512-y\tplain@1.0.0', keys: { key, patched } })
+    expect(await recordedBuilds(storeDir, [
+      builds('empty'), builds('added'), builds('deleted'), builds('other'), builds('other', 'empty'),
+      plain('added'), plain('added', 'patch'), plain('added', 'other'),
+      { filesIndexFile: 'sha512-z\tnone@1.0.0', keys: { key: 'empty' } },
+    ])).toEqual(['unchanged', 'cached', 'cached', 'missing', 'missing', 'not-built', 'unchanged', 'missing', 'not-in-store'])
+    expect(await recordedBuilds(path.join(storeDir, 'none'), [builds('empty')])).toEqual(['not-in-store'])
+    expect(await recordedBuilds(storeDir, [])).toEqual([])
   })
 })

@@ -9,7 +9,8 @@
  * match package.json), but the packages' reason lists every kind of package left to pnpm.
  * Nothing is written and the registry is not asked: what only the install can tell (release
  * ages the registry must confirm, packages whose builds pnpm runs, found in the store) is
- * listed as notes; the store is only read, for the builds pnpm runs on every install.
+ * listed as notes; the store is only read, for what its side-effects cache holds of the builds
+ * pnpm would run where the native install does not run them.
  */
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { configReasons } from './install/config-rules.js'
@@ -17,7 +18,7 @@ import { buildSettingsReason, patchSettingsReason } from './install/builds-on-mi
 import { checkedLockfile, planInstall, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
-import { BUILD_UNCHANGED, buildsRecordedUnchanged } from './install/side-effects.js'
+import { BUILD_UNCHANGED, recordedBuilds } from './install/side-effects.js'
 import { whyNot, type WhyNot } from './why-not.js'
 
 export interface Explanation {
@@ -81,11 +82,17 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       const eachTime = plan.planned.find((p) => plan.cacheKeys.get(p.depPath)?.eachTime === true)
       const unpatchable = eachTime != null ? patchSettingsReason(config, plan.release) : undefined
       if (unpatchable != null) reasons.push(`${eachTime!.depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${unpatchable}`)
-      // A build pnpm runs on every install (its cache keeps none): the store tells which, read only.
-      const looked = unbuildable != null ? plan.planned.filter((p) => plan.cacheKeys.get(p.depPath)?.eachTime == null && plan.cacheKeys.has(p.depPath)) : []
-      const unchanged = await buildsRecordedUnchanged(plan.storeDir, looked.map((p) => ({ filesIndexFile: p.filesIndexFile, keys: [plan.cacheKeys.get(p.depPath)!.key] })))
-      const everyInstall = looked.find((_, i) => unchanged[i])
+      // Where builds are pnpm's, one the cache lacks (or keeps as changing nothing, which pnpm
+      // builds on every install) leaves the install to pnpm: the store says which, read only.
+      const looked = unbuildable != null ? plan.planned.filter((p) => plan.cacheKeys.has(p.depPath) && plan.cacheKeys.get(p.depPath)!.eachTime == null) : []
+      const recorded = await recordedBuilds(plan.storeDir, looked.map((p) => ({ filesIndexFile: p.filesIndexFile, keys: plan.cacheKeys.get(p.depPath)! })))
+      const everyInstall = looked.find((_, i) => recorded[i] === 'unchanged')
       if (everyInstall != null) reasons.push(`${everyInstall.depPath}: ${BUILD_UNCHANGED}, and ${unbuildable!}`)
+      const uncached = looked.findIndex((_, i) => recorded[i] === 'missing')
+      if (uncached !== -1) {
+        const keys = plan.cacheKeys.get(looked[uncached].depPath)!
+        reasons.push(`${looked[uncached].depPath}: no side effects cached for ${[keys.key, keys.patched].filter(Boolean).join(' or ')}, and ${unbuildable!}`)
+      }
       notes.push(unbuildable == null
         ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
         : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm (${unbuildable})`)

@@ -338,28 +338,36 @@ export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: Planned
   return keys
 }
 
-/** Why such a package (`buildsRecordedUnchanged`) is left to pnpm, after `<depPath>: `. */
+/** Why a package whose build `recordedBuilds` finds `unchanged` is left to pnpm, after `<depPath>: `. */
 export const BUILD_UNCHANGED = 'its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install)'
 
 /**
- * Which of `wanted` (a package's index row, and the keys pnpm would import it under) pnpm builds
- * on every install although its side-effects cache has the key: the build changed no file, so
- * pnpm recorded an empty diff, which its verified read drops (an entry counts only with files
- * added or deleted: store/cafs `checkPkgFilesIntegrity`, in every 11.x release); pnpm then builds
- * the package again and records the same empty diff. The rows are only read (nothing verified or
- * written); a store that is not there, or cannot be read, records nothing.
+ * What pnpm's side-effects cache holds for a package whose build pnpm allows, under the key it
+ * would look it up with (its row's: `keys.key` if the row requires a build, else the patch's):
+ * - `cached`: a diff (files added or deleted), which pnpm imports (once its blobs verify);
+ * - `unchanged`: an empty diff: the build changed no file, and pnpm's verified read drops such an
+ *   entry (it counts only with files added or deleted: store/cafs `checkPkgFilesIntegrity`, in
+ *   every 11.x release), so pnpm builds the package again on every install, and records the
+ *   same empty diff;
+ * - `missing`: nothing under the key (pnpm builds it, and caches the result);
+ * - `not-built`: the row requires no build and nothing is patched: nothing is looked up;
+ * - `not-in-store`: no row (a store that is not there, or cannot be read, has none).
+ * The rows are only read: nothing verified or written.
  */
-export async function buildsRecordedUnchanged (storeDir: string, wanted: Array<{ filesIndexFile: string, keys: string[] }>): Promise<boolean[]> {
-  const none = wanted.map(() => false)
+export type RecordedBuild = 'cached' | 'unchanged' | 'missing' | 'not-built' | 'not-in-store'
+
+export async function recordedBuilds (storeDir: string, wanted: Array<{ filesIndexFile: string, keys: CacheKeys }>): Promise<RecordedBuild[]> {
+  const none = wanted.map((): RecordedBuild => 'not-in-store')
   if (wanted.length === 0 || !fs.existsSync(storeDir)) return none
   try {
     const { results } = await readPkgsFromCafs({ storeDir, verifyStoreIntegrity: false }, wanted.map((w) => w.filesIndexFile))
-    return results.map((r, i) => {
-      const entries = 'files' in r ? r.files.sideEffectsMaps : undefined
-      return wanted[i].keys.some((key) => {
-        const entry = entries?.get(key)
-        return entry != null && entry.added == null && entry.deleted == null
-      })
+    return results.map((r, i): RecordedBuild => {
+      if (!('files' in r)) return 'not-in-store'
+      const key = r.files.requiresBuild ? wanted[i].keys.key : wanted[i].keys.patched
+      if (key == null) return 'not-built'
+      const entry = r.files.sideEffectsMaps?.get(key)
+      if (entry == null) return 'missing'
+      return entry.added == null && entry.deleted == null ? 'unchanged' : 'cached'
     })
   } catch {
     return none
