@@ -18,7 +18,7 @@ import { buildSettingsReason, patchSettingsReason } from './install/builds-on-mi
 import { checkedLockfile, planInstall, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
-import { BUILD_UNCHANGED, recordedBuilds } from './install/side-effects.js'
+import { BUILD_UNCHANGED, recordedBuilds, sideEffectsMiss } from './install/side-effects.js'
 import { whyNot, type WhyNot } from './why-not.js'
 
 export interface Explanation {
@@ -88,11 +88,8 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       const recorded = await recordedBuilds(plan.storeDir, looked.map((p) => ({ filesIndexFile: p.filesIndexFile, keys: plan.cacheKeys.get(p.depPath)! })))
       const everyInstall = looked.find((_, i) => recorded[i] === 'unchanged')
       if (everyInstall != null) reasons.push(`${everyInstall.depPath}: ${BUILD_UNCHANGED}, and ${unbuildable!}`)
-      const uncached = looked.findIndex((_, i) => recorded[i] === 'missing')
-      if (uncached !== -1) {
-        const keys = plan.cacheKeys.get(looked[uncached].depPath)!
-        reasons.push(`${looked[uncached].depPath}: no side effects cached for ${[keys.key, keys.patched].filter(Boolean).join(' or ')}, and ${unbuildable!}`)
-      }
+      const uncached = looked.find((_, i) => recorded[i] === 'missing')
+      if (uncached != null) reasons.push(sideEffectsMiss(uncached.depPath, [plan.cacheKeys.get(uncached.depPath)!.key, plan.cacheKeys.get(uncached.depPath)!.patched], unbuildable!))
       notes.push(unbuildable == null
         ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
         : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm (${unbuildable})`)

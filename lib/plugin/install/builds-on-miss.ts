@@ -33,7 +33,7 @@ import { runBuildScripts, type BuildContext } from './dependency-build.js'
 import { PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
 import { PnpmLog, reporterOf, type ReportingConfig } from '../report.js'
 import type { PnpmPaths } from './script-env.js'
-import type { CacheKeys } from './side-effects.js'
+import { sideEffectsMiss, type CacheKeys } from './side-effects.js'
 import type { LockfileObject, PlannedPackage } from './virtual-store.js'
 
 /** The settings that decide how pnpm runs a dependency's build. */
@@ -275,7 +275,7 @@ function removeForPnpm (missed: MissedBuild[]): void {
 
 /** Why the install is left to pnpm, for a package whose build or patch the cache lacks. */
 function missWhy (m: MissedBuild, why: string): string {
-  return `${m.depPath}: no side effects cached for ${m.builds ? m.keys.key : m.keys.patched!}, and ${why}`
+  return sideEffectsMiss(m.depPath, [m.builds ? m.keys.key : m.keys.patched], why)
 }
 
 /** A package manifest as `readBuildManifest` gives it. */

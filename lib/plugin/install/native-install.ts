@@ -41,7 +41,7 @@ import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
 import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
-import { BUILD_UNCHANGED, recordedBuilds, sideEffectsCacheKeys, type CacheKeys } from './side-effects.js'
+import { BUILD_UNCHANGED, recordedBuilds, sideEffectsCacheKeys, sideEffectsMiss, type CacheKeys } from './side-effects.js'
 import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
 import { packageMapText } from './package-map.js'
@@ -474,11 +474,10 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     const { depPath } = planned[at]
     if (result.leftOut !== 'no-side-effects') return `${depPath}: ${result.leftOut!}${result.reason != null ? ` (${result.reason})` : ''}`
     if (eachTime.has(at)) return `${depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${cannotPatch!}`
-    const keys = [packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey].filter((k): k is string => k != null)
     // A build pnpm recorded as changing nothing: pnpm runs it again, now and on every install.
     const [recorded] = cannotBuild != null ? await recordedBuilds(storeDir, [{ filesIndexFile: planned[at].filesIndexFile, keys: plan.cacheKeys.get(depPath)! }]) : []
     if (recorded === 'unchanged') return `${depPath}: ${BUILD_UNCHANGED}, and ${cannotBuild!}`
-    return `${depPath}: no side effects cached for ${keys.join(' or ')}${cannotBuild != null ? `, and ${cannotBuild}` : ''}`
+    return sideEffectsMiss(depPath, [packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey], cannotBuild)
   }
   const link = async (some: typeof packages, method = importMethod): Promise<StoredPackageResult[]> => (await linkStoredPackages({
     storeDir,

@@ -338,6 +338,11 @@ export function sideEffectsCacheKeys (lockfile: LockfileObject, planned: Planned
   return keys
 }
 
+/** Why a package whose build or patch the cache lacks under `keys` is left to pnpm (the install's and the explain command's words), with why the native install does not run it. */
+export function sideEffectsMiss (depPath: string, keys: Array<string | undefined>, why?: string): string {
+  return `${depPath}: no side effects cached for ${keys.filter((k) => k != null).join(' or ')}${why != null ? `, and ${why}` : ''}`
+}
+
 /** Why a package whose build `recordedBuilds` finds `unchanged` is left to pnpm, after `<depPath>: `. */
 export const BUILD_UNCHANGED = 'its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install)'
 
