@@ -68,7 +68,11 @@
  * and pacquet check ages their own way, against metadata the stand-in does not serve. A section
  * of its own too.
  *
- * Usage: node benchmark/e2e.mjs [--project <name> [--without a,b] [--builds a,b]] [--cold | --default-age] [--rounds N] [--only a,b] [--no-write] [--keep]
+ * `--pnpm <version>`: another pnpm 11 release in place of the devDependency (fetched into
+ * .tools/pnpm-versions), as a project pinning it runs; not the swapped worker's variants (the
+ * worker swapped is 11.28.11's). A section of its own.
+ *
+ * Usage: node benchmark/e2e.mjs [--pnpm <version>] [--project <name> [--without a,b] [--builds a,b]] [--cold | --default-age] [--rounds N] [--only a,b] [--no-write] [--keep]
  */
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import crypto from 'node:crypto'
@@ -76,6 +80,7 @@ import http from 'node:http'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
+import { fetchPnpm } from '../scripts/pnpm-versions.mjs'
 import { benchmarkDir, cores, endRun, fmt, loadCorpus, loadLine, machineLine, median, platformCorpus, printReport, sandboxEnv as privateEnv, writeResultsSection } from './corpus.mjs'
 
 const repoDir = dirname(benchmarkDir)
@@ -91,6 +96,7 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
     write: { type: 'boolean', default: true },
     keep: { type: 'boolean', default: false },
+    pnpm: { type: 'string' },
   },
 })
 const rounds = Number.parseInt(opts.rounds, 10)
@@ -102,7 +108,9 @@ if (!(rounds >= 1)) throw new Error(`--rounds must be a positive integer, got ${
 const ALL = ['pnpm11', 'pnpm11+plugin', 'pnpm11+worker', 'pnpm11+both', 'pnpm11+config', 'pnpm12', 'pacquet']
 // pnpm 12 and pacquet check release ages their own way, against metadata the stand-in does not serve.
 const OURS = ALL.filter((v) => v.startsWith('pnpm11'))
-const allowed = opts['default-age'] || opts.builds != null ? OURS : ALL
+// Another pnpm 11 release: the swapped worker is 11.28.11's.
+const SWAPPED = ['pnpm11+worker', 'pnpm11+both']
+const allowed = (opts['default-age'] || opts.builds != null ? OURS : ALL).filter((v) => opts.pnpm == null || !SWAPPED.includes(v))
 const variants = opts.only == null ? allowed : opts.only.split(',')
 for (const v of variants) if (!allowed.includes(v)) throw new Error(`unknown variant ${v}; one of ${allowed.join(', ')}`)
 const log = (...a) => console.error(...a)
@@ -121,7 +129,8 @@ mkdirSync(casDir)
 for (const f of readdirSync(repoDir).filter((n) => n.endsWith('.node') || ['package.json', 'index.js', 'index.d.ts', 'dist'].includes(n))) {
   cpSync(join(repoDir, f), join(casDir, f), { recursive: true })
 }
-const pnpm11Dir = join(repoDir, 'node_modules', 'pnpm')
+// `--pnpm <version>`: that pnpm 11 release (fetched into .tools/pnpm-versions), as a project pinning it runs.
+const pnpm11Dir = opts.pnpm != null ? fetchPnpm(opts.pnpm) : join(repoDir, 'node_modules', 'pnpm')
 const pnpm11Version = JSON.parse(readFileSync(join(pnpm11Dir, 'package.json'), 'utf8')).version
 
 // --- the references installed with npm -------------------------------------------------------
@@ -178,11 +187,13 @@ const manifests = readdirSync(fixtureDir, { recursive: true, encoding: 'utf8' })
   const { packageManager: _, ...root } = JSON.parse(text)
   return { file, text: JSON.stringify(withoutLifecycle(file === 'package.json' ? root : JSON.parse(text)), null, 2) }
 })
+/** The patch files the fixture's patchedDependencies name (its `patches/` folder), as they are. */
+const patchFiles = existsSync(join(fixtureDir, 'patches')) ? readdirSync(join(fixtureDir, 'patches')).map((f) => ({ file: join('patches', f), text: readFileSync(join(fixtureDir, 'patches', f), 'utf8') })) : []
 let projectCounter = 0
 const usesPlugin = (variant) => variant === 'pnpm11+plugin' || variant === 'pnpm11+both'
 function newProject (variant) {
   const dir = join(runDir, 'projects', `${variant.replace('+', '-')}-${projectCounter++}`)
-  for (const { file, text } of manifests) {
+  for (const { file, text } of [...manifests, ...patchFiles]) {
     mkdirSync(dirname(join(dir, file)), { recursive: true })
     writeFileSync(join(dir, file), text)
   }
@@ -486,14 +497,15 @@ const report = printReport(machine, lines, failures)
 
 // A project's section names its variants (--only), so it is written with them too.
 if (opts.write && (opts.only == null || opts.project != null) && failures.length === 0) {
-  const flag = (opts.project == null ? '' : ` --project ${opts.project}${opts.without == null ? '' : ` --without ${opts.without}`}${builds == null ? '' : ` --builds ${builds.join(',')}`}`) + (opts.cold ? ' --cold' : defaultAge ? ' --default-age' : '')
+  const flag = (opts.pnpm == null ? '' : ` --pnpm ${opts.pnpm}`) + (opts.project == null ? '' : ` --project ${opts.project}${opts.without == null ? '' : ` --without ${opts.without}`}${builds == null ? '' : ` --builds ${builds.join(',')}`}`) + (opts.cold ? ' --cold' : defaultAge ? ' --default-age' : '')
+  const under = opts.pnpm == null ? '' : `, pnpm ${opts.pnpm}`
   const command = `node benchmark/e2e.mjs${flag}${opts.only == null ? '' : ` --only ${opts.only}`} --rounds ${rounds}`
   const resultsPath = writeResultsSection(`e2e.mjs${flag}`, [
     opts.cold
-      ? '## End to end: `pnpm install --frozen-lockfile`, cold store (tarballs from a local registry stand-in), fresh node_modules'
+      ? `## End to end: \`pnpm install --frozen-lockfile\`, cold store (tarballs from a local registry stand-in), fresh node_modules${under}`
       : defaultAge
-        ? '## End to end: `pnpm install --frozen-lockfile`, warm store, pnpm\'s default minimumReleaseAge (metadata from a local registry stand-in), fresh node_modules'
-        : `## End to end: \`pnpm install --frozen-lockfile --offline\`, warm store, fresh node_modules${opts.project == null ? '' : `: ${opts.project}`}`,
+        ? `## End to end: \`pnpm install --frozen-lockfile\`, warm store, pnpm's default minimumReleaseAge (metadata from a local registry stand-in), fresh node_modules${under}`
+        : `## End to end: \`pnpm install --frozen-lockfile --offline\`, warm store, fresh node_modules${opts.project == null ? '' : `: ${opts.project}`}${under}`,
     '',
     `- Date: ${new Date().toISOString().replace('T', ' ').slice(0, 16)} UTC`,
     `- Machine: **${machine}**; shared and noisy: compare the side-by-side ratios, not absolute times`,
