@@ -287,7 +287,7 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       return { depPath: `${name}@1.0.0`, dir, filesIndexFile: '', keys: { key: 'k' }, builds: true, optional: false, hasBin: false, ...more }
     }
     const warnings: string[] = []
-    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false, log: (_level: string, _name: string, fields: Record<string, unknown>) => { warnings.push(fields.message as string) }, lockfileDir: '/p', modulesDirs: [], removed: new Set<string>(), upload: { compat: 'pnpm@11.28' as const, deniedPatched: false } }
+    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false, log: (_level: string, _name: string, fields: Record<string, unknown>) => { warnings.push(fields.message as string) }, lockfileDir: '/p', modulesDirs: [], removed: new Set<string>(), release: { buildUpload: 'pnpm@11.28' as const, uploadsDeniedPatched: false } }
     const inOrder = (...dirs: string[]) => ({ graph: new Map(dirs.map((d, i) => [d, dirs.slice(0, i)])), concurrency: 5 })
 
     it('a required build that fails ends with its error, each package left as it is; no build started after it (an optional one is left to pnpm before anything runs)', async () => {

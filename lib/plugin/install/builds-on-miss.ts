@@ -27,7 +27,7 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import semver from 'semver'
-import { addFilesFromDir, type AddFilesFromDirCompat } from '../../api/dir.js'
+import { addFilesFromDir } from '../../api/dir.js'
 import { buildConcurrency, buildGraph, runScheduled } from './build-schedule.js'
 import { runBuildScripts, type BuildContext } from './dependency-build.js'
 import { PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
@@ -146,16 +146,16 @@ function settingsReason (config: BuildSettings): string | undefined {
  * will do (11.7.0 to 11.28.0 and 11.28.11: `buildUpload`), under the settings any build needs.
  */
 export function patchSettingsReason (config: BuildSettings, release: Pick<PnpmRelease, 'version' | 'buildUpload'>): string | undefined {
-  if (release.buildUpload == null) return `patches applied under pnpm ${release.version}, whose side-effects upload the native install does not write (it does under ${PATCHES_NATIVE})`
+  if (release.buildUpload == null) return `patches applied under pnpm ${release.version}, whose side-effects upload the native install does not write (it does under ${patchesNative()})`
   return settingsReason(config)
 }
 
 /** The releases whose build step the native install reproduces for packages patched on every install. */
-const PATCHES_NATIVE = (() => {
+function patchesNative (): string {
   const runs = PNPM_RELEASES.filter((r) => r.native === true)
   const upTo = runs.filter((r) => r.buildUpload === '@pnpm/worker@1100').at(-1)!
   return `${runs[0].version} to ${upTo.version} and ${runs.at(-1)!.version}`
-})()
+}
 
 /** `buildSettingsReason`, or, inside pnpm, a pnpm started otherwise than by its entry script (a single executable). */
 export function buildSettingsUnsupported (config: BuildSettings, version: string): string | undefined {
@@ -258,8 +258,8 @@ export interface MissedBuildsOptions {
   modulesDirs: string[]
   /** Where the directories of the optional packages skipped are added (`relinkBins` leaves them out). */
   removed: Set<string>
-  /** How the running release records a result (`buildUpload`), and whether it records a denied patched package's (`uploadsDeniedPatched`). */
-  upload: { compat: AddFilesFromDirCompat, deniedPatched: boolean }
+  /** How the running release records a result, and whether it records a denied patched package's. */
+  release: Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched'>
 }
 
 /**
@@ -361,14 +361,14 @@ async function buildOne (m: MissedBuild, manifest: BuildManifest, opts: MissedBu
   if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
   // From 11.27.0 pnpm records nothing for a build it leaves pending (its row requires one it does
   // not run); before, it records the patched files under the patch's key.
-  if ((m.patchFile == null && !ran) || (m.pending === true && !opts.upload.deniedPatched)) return
+  if ((m.patchFile == null && !ran) || (m.pending === true && !opts.release.uploadsDeniedPatched)) return
   try {
     await addFilesFromDir({
       storeDir: opts.storeDir,
       dir: m.dir,
       filesIndexFile: m.filesIndexFile,
       sideEffectsCacheKey: ran ? m.keys.key : m.keys.patched!,
-      compat: opts.upload.compat,
+      compat: opts.release.buildUpload!,
     })
   } catch (err) {
     opts.log('warn', 'pnpm', { message: `An error occurred while uploading ${m.dir}`, error: { message: (err as Error).message, stack: (err as Error).stack }, prefix: opts.lockfileDir })
@@ -560,6 +560,6 @@ export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings &
     lockfileDir: plan.rootDir,
     modulesDirs: [...input.modulesDirs, path.join(plan.virtualStoreDir, 'node_modules')],
     removed: input.removed,
-    upload: { compat: plan.release.buildUpload!, deniedPatched: plan.release.uploadsDeniedPatched },
+    release: plan.release,
   })
 }
