@@ -158,8 +158,14 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     other.set(mkdirp.filesIndexFile, { algo: 'sha512', requiresBuild: true, files: new Map(), sideEffects: new Map([['another key', {}]]) })
     other.close()
     const missed = await explain(older)
-    expect(missed.reasons.map((r) => [r.code, r.reason])).toEqual([['side-effects-miss', `${mkdirp.depPath}: no side effects cached for ${plan.cacheKeys.get(mkdirp.depPath)!.key}, and builds run under pnpm 11.22.0 (checked against stock under ${PNPM_RELEASES.at(-1)!.version})`]])
-    expect(e.reasons[0].reason).toBe(`${mkdirp.depPath}: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and builds run under pnpm 11.22.0 (checked against stock under ${PNPM_RELEASES.at(-1)!.version})`)
+    expect(missed.reasons.map((r) => [r.code, r.reason])).toEqual([['side-effects-miss', `${mkdirp.depPath}: no side effects cached for ${plan.cacheKeys.get(mkdirp.depPath)!.key}, and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`]])
+    expect(e.reasons[0].reason).toBe(`${mkdirp.depPath}: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`)
+    // Nothing under its key, an empty diff under another dependency graph's: most likely built on every install too.
+    const key = plan.cacheKeys.get(mkdirp.depPath)!.key
+    const elsewhere = new StoreIndex(plan.storeDir)
+    elsewhere.set(mkdirp.filesIndexFile, { algo: 'sha512', requiresBuild: true, files: new Map(), sideEffects: new Map([[`${key.slice(0, key.indexOf(';deps='))};deps=another`, {}]]) })
+    elsewhere.close()
+    expect((await explain(older)).reasons.map((r) => [r.code, r.reason.split(', which ')[0]])).toEqual([['build-every-install', `${mkdirp.depPath}: its build changes no file (${mkdirp.depPath}: recorded so for another set of dependencies)`]])
     expect((await explain({ ...older, userAgent: settings(dir).userAgent })).native).toBe(true)
   })
 

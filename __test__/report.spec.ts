@@ -8,7 +8,7 @@ import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { dropRecords, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js'
-import { BUILD_UNCHANGED } from '../dist/plugin/install/side-effects.js'
+import { unbuiltReasons, type RecordedBuild } from '../dist/plugin/install/side-effects.js'
 import { createRequire } from 'node:module'
 import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
 
@@ -260,11 +260,25 @@ describe('why-not: every reason the install gives, in words a user can act on', 
   })
 
   it('a build pnpm runs on every install (it changes no file: its cache never gives it back), under a release whose builds are pnpm\'s: run the newest, or deny the build; no promise of a native next clone (user try, nx under 11.9.0 in TanStack/query)', () => {
-    const why = whyNot(`@scope/nx@22.1.3(@swc/core@1.0.0): ${BUILD_UNCHANGED}, and builds run under pnpm 11.9.0 (checked against stock under 11.28.11)`)
+    const release = 'pnpm 11.9.0 runs the builds itself (the native install runs them only under pnpm 11.28.11, whose build step it reproduces)'
+    const why = whyNot(`@scope/nx@22.1.3(@swc/core@1.0.0): its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and ${release}`)
     expect(why.code).toBe('build-every-install')
-    expect(why.says).toBe('pnpm builds @scope/nx@22.1.3(@swc/core@1.0.0) on every install: its build changes no file, and pnpm never takes such a build from its side-effects cache; the native install does not build it as pnpm would here (builds run under pnpm 11.9.0 (checked against stock under 11.28.11))')
-    expect(why.change).toBe('run pnpm 11.28.11, where the native install runs such a build itself, or deny @scope/nx\'s build (allowBuilds: @scope/nx: false) if the project does not need it')
-    expect(whyNot(`a@1.0.0: ${BUILD_UNCHANGED}, and the project's postinstall (it runs after pnpm's own install)`).change).toBe('deny a\'s build (allowBuilds: a: false) if the project does not need it')
+    expect(why.says).toBe('pnpm builds @scope/nx@22.1.3(@swc/core@1.0.0) on every install: its build changes no file, and pnpm never takes such a build from its side-effects cache; under pnpm 11.9.0 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.11)')
+    expect(why.change).toBe('pin pnpm 11.28.11 (packageManager in package.json), under which the native install runs such builds itself, or deny @scope/nx\'s build (allowBuilds: @scope/nx: false) if the project does not need it')
+    expect(whyNot('a@1.0.0: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and the project\'s postinstall (it runs after pnpm\'s own install)').change).toBe('deny a\'s build (allowBuilds: a: false) if the project does not need it')
+  })
+
+  it('every build pnpm runs on every install named at once, those known so from another key only as most likely (user try, tailwindcss under 11.9.0: sharp, then tree-sitter-javascript, then tree-sitter-typescript, one clone each)', () => {
+    const release = 'pnpm 11.9.0 runs the builds itself (the native install runs them only under pnpm 11.28.11, whose build step it reproduces)'
+    const build = (depPath: string, recorded: RecordedBuild) => ({ depPath, keys: { key: `linux;x64;node24;format=2;deps=${depPath}` }, recorded })
+    const { everyInstall, missing } = unbuiltReasons([build('esbuild@0.25.0', 'missing'), build('sharp@0.34.5', 'unchanged'), build('tree-sitter-javascript@0.23.1', 'unchanged-elsewhere'), build('@parcel/watcher@2.5.1', 'cached'), build('tree-sitter-typescript@0.23.2(tree-sitter@0.22.4)', 'unchanged-elsewhere')], release)
+    expect(missing).toBe(`esbuild@0.25.0: no side effects cached for linux;x64;node24;format=2;deps=esbuild@0.25.0, and ${release}`)
+    expect(everyInstall).toBe(`sharp@0.34.5, tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4): their builds change no file (tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4): recorded so for another set of dependencies), which pnpm records in its side-effects cache but never takes from it (it builds them on every install), and ${release}`)
+    const why = whyNot(everyInstall!)
+    expect(why.code).toBe('build-every-install')
+    expect(why.says).toBe('pnpm builds sharp@0.34.5, tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4) on every install (tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4): most likely, as pnpm recorded for another set of dependencies): their builds change no file, and pnpm never takes such a build from its side-effects cache; under pnpm 11.9.0 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.11)')
+    expect(why.change).toBe('pin pnpm 11.28.11 (packageManager in package.json), under which the native install runs such builds itself, or deny their builds (allowBuilds: sharp: false, tree-sitter-javascript: false, tree-sitter-typescript: false) if the project does not need them')
+    expect(unbuiltReasons([build('a@1.0.0', 'cached'), build('b@1.0.0', 'not-built')], release)).toEqual({})
   })
 
   it('node_modules there: a fresh clone is native only if nothing else leaves it to pnpm, which explain tells (slidev with scripts off, session 14)', () => {
@@ -284,10 +298,11 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     // pnpm fails on the patch too.
     expect(miss('its patch failed (hunk #1 FAILED at 1)').change).toMatch(/^fix the patch .*pnpm cannot apply it either, and its install fails$/)
     // Cached next time; built natively under the release checked only.
-    expect(miss('builds run under pnpm 11.28.4 (checked against stock under 11.28.11)')).toMatchObject({ code: 'side-effects-miss', change: `nothing: ${cachedNext}; under this pnpm, pnpm runs the builds the cache lacks itself (natively only under pnpm 11.28.11)` })
+    const release = 'pnpm 11.28.4 runs the builds itself (the native install runs them only under pnpm 11.28.11, whose build step it reproduces)'
+    expect(miss(release)).toMatchObject({ code: 'side-effects-miss', says: 'the built (or patched) files of a@1.0.0 are not in pnpm\'s side-effects cache yet, and under pnpm 11.28.4 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.11)', change: `nothing: ${cachedNext} (to have the builds the cache lacks run natively too: pin pnpm 11.28.11 (packageManager in package.json))` })
     expect(miss('a pnpm not started by its entry script').change).toMatch(new RegExp(`^nothing: ${cachedNext}; the builds the cache lacks are run natively only by a pnpm started by its entry script`))
     // The release alone, as no install gives it, is no rule's.
-    expect(whyNot('builds run under pnpm 11.28.4 (checked against stock under 11.28.11)').code).toBe('other')
+    expect(whyNot(release).code).toBe('other')
   })
 
   it('the pnpmfileChecksum: says to run pnpm install once and commit the lockfile', () => {

@@ -314,6 +314,13 @@ describe('recordedBuilds: what the side-effects cache holds of a build pnpm allo
       { filesIndexFile: 'sha512-z\tnone@1.0.0', keys: { key: 'empty' } },
     ])).toEqual(['unchanged', 'cached', 'cached', 'missing', 'missing', 'not-built', 'unchanged', 'missing', 'not-in-store'])
     expect(await recordedBuilds(path.join(storeDir, 'none'), [builds('empty')])).toEqual(['not-in-store'])
+    // Nothing under the key, an empty diff under another of this engine (another dependency graph): most likely unchanged again.
+    const engine = 'linux;x64;node24;format=2'
+    const keyed = new StoreIndex(storeDir)
+    keyed.set('sha512-w\tkeyed@1.0.0', { algo: 'sha512', requiresBuild: true, files: new Map([['package.json', file]]), sideEffects: new Map<string, object>([[`${engine};deps=old`, {}], ['linux;x64;node22;format=2;deps=b', {}], [`${engine};deps=c`, { deleted: ['a'] }]]) })
+    keyed.close()
+    const keyedBuild = (key: string) => ({ filesIndexFile: 'sha512-w\tkeyed@1.0.0', keys: { key } })
+    expect(await recordedBuilds(storeDir, [keyedBuild(`${engine};deps=new`), keyedBuild('linux;x64;node20;format=2;deps=new'), keyedBuild('linux;x64;node22;format=2;deps=b'), keyedBuild(`${engine};deps=c`)])).toEqual(['unchanged-elsewhere', 'missing', 'unchanged', 'cached'])
     expect(await recordedBuilds(storeDir, [])).toEqual([])
   })
 })

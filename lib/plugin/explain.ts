@@ -18,7 +18,7 @@ import { buildSettingsReason, patchSettingsReason } from './install/builds-on-mi
 import { checkedLockfile, planInstall, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
-import { BUILD_UNCHANGED, recordedBuilds, sideEffectsMiss } from './install/side-effects.js'
+import { lookUpBuilds, unbuiltReasons } from './install/side-effects.js'
 import { whyNot, type WhyNot } from './why-not.js'
 
 export interface Explanation {
@@ -82,14 +82,12 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       const eachTime = plan.planned.find((p) => plan.cacheKeys.get(p.depPath)?.eachTime === true)
       const unpatchable = eachTime != null ? patchSettingsReason(config, plan.release) : undefined
       if (unpatchable != null) reasons.push(`${eachTime!.depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${unpatchable}`)
-      // Where builds are pnpm's, one the cache lacks (or keeps as changing nothing, which pnpm
-      // builds on every install) leaves the install to pnpm: the store says which, read only.
-      const looked = unbuildable != null ? plan.planned.filter((p) => plan.cacheKeys.has(p.depPath) && plan.cacheKeys.get(p.depPath)!.eachTime == null) : []
-      const recorded = await recordedBuilds(plan.storeDir, looked.map((p) => ({ filesIndexFile: p.filesIndexFile, keys: plan.cacheKeys.get(p.depPath)! })))
-      const everyInstall = looked.find((_, i) => recorded[i] === 'unchanged')
-      if (everyInstall != null) reasons.push(`${everyInstall.depPath}: ${BUILD_UNCHANGED}, and ${unbuildable!}`)
-      const uncached = looked.find((_, i) => recorded[i] === 'missing')
-      if (uncached != null) reasons.push(sideEffectsMiss(uncached.depPath, [plan.cacheKeys.get(uncached.depPath)!.key, plan.cacheKeys.get(uncached.depPath)!.patched], unbuildable!))
+      // Where builds are pnpm's, those pnpm runs on every install (recorded as changing nothing)
+      // and one the cache lacks leave the install to pnpm: the store says which, read only.
+      if (unbuildable != null) {
+        const { everyInstall, missing } = unbuiltReasons(await lookUpBuilds(plan.storeDir, plan.planned, plan.cacheKeys), unbuildable)
+        reasons.push(...[everyInstall, missing].filter((r) => r != null))
+      }
       notes.push(unbuildable == null
         ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
         : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm (${unbuildable})`)

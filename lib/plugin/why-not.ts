@@ -79,6 +79,29 @@ function packageChanges (reason: string): string {
 /** What pnpm's own install does when it builds a package this time, and the cache then has it. */
 const CACHED_NEXT = 'pnpm builds it this time and caches the result, and the next fresh clone on this store takes it from the cache natively'
 
+/** The release whose builds the native install runs, when `why` (a reason it did not build) is the running release; else null. */
+function buildingRelease (why: string | undefined): { running: string, native: string } | null {
+  const m = why == null ? null : /^pnpm (\S+) runs the builds itself \(the native install runs them only under pnpm (\S+), whose build step it reproduces\)$/.exec(why)
+  return m == null ? null : { running: m[1], native: m[2] }
+}
+
+/** Why the native install did not build a package (`them`: several) as pnpm would (`why`), as part of a sentence. */
+function notBuiltHere (why: string, them = false): string {
+  const release = buildingRelease(why)
+  if (release != null) return `under pnpm ${release.running} the native install leaves builds to pnpm (it runs them only under pnpm ${release.native})`
+  return `the native install does not build ${them ? 'them' : 'it'} as pnpm would here (${why})`
+}
+
+/** What the reason `everyInstallReason` (side-effects.ts) writes says: the builds, those known so from another key only, and why not native. */
+function everyInstallSays (m: RegExpExecArray): string {
+  const them = m[1].includes(', ')
+  const likely = m[2] != null ? ` (${m[2]}: most likely, as pnpm recorded for another set of dependencies)` : ''
+  return `pnpm builds ${m[1]} on every install${likely}: ${them ? 'their builds change' : 'its build changes'} no file, and pnpm never takes such a build from its side-effects cache; ${notBuiltHere(m[3], them)}`
+}
+
+/** How to move a project to the release whose builds the native install runs. */
+const pin = (version: string): string => `pin pnpm ${version} (packageManager in package.json)`
+
 /**
  * What would change a build or patch the side-effects cache lacks, by why the native install
  * did not run it (`why`: none when it does not run builds at all here): mostly nothing, as pnpm
@@ -89,19 +112,23 @@ function missChange (why: string | undefined): string {
   if (why === 'the side-effects cache is not written') return 'let pnpm write its side-effects cache (sideEffectsCache true or { write: true }, sideEffectsCacheReadonly off): as it is, pnpm builds it on every install and caches nothing for the native install to take'
   if (why?.startsWith('its patch failed (') === true) return 'fix the patch (`pnpm patch`, then `pnpm patch-commit`): pnpm cannot apply it either, and its install fails'
   if (why?.startsWith('a scriptShell that is not there (') === true) return 'point scriptShell at a shell that is there, or unset it: pnpm cannot run the build either (ERR_PNPM_SCRIPT_SHELL_NOT_FOUND)'
-  const version = why == null ? null : /^builds run under pnpm \S+ \(checked against stock under (\S+)\)$/.exec(why)
-  if (version != null) return `nothing: ${CACHED_NEXT}; under this pnpm, pnpm runs the builds the cache lacks itself (natively only under pnpm ${version[1]})`
+  const release = buildingRelease(why)
+  if (release != null) return `nothing: ${CACHED_NEXT} (to have the builds the cache lacks run natively too: ${pin(release.native)})`
   if (why === 'a pnpm not started by its entry script') return `nothing: ${CACHED_NEXT}; the builds the cache lacks are run natively only by a pnpm started by its entry script (pnpm.mjs), not a single executable`
   return `nothing: ${CACHED_NEXT}`
 }
 
 /**
- * What would change a build pnpm runs on every install (one that changes no file, which its
- * cache never gives back), by why the native install did not run it (`why`).
+ * What would change builds pnpm runs on every install (ones that change no file, which its
+ * cache never gives back) of the packages `depPaths`, by why the native install did not run
+ * them (`why`).
  */
-function everyInstallChange (name: string, why: string): string {
-  const version = /^builds run under pnpm \S+ \(checked against stock under (\S+)\)$/.exec(why)
-  return `${version != null ? `run pnpm ${version[1]}, where the native install runs such a build itself, or ` : ''}deny ${name}'s build (allowBuilds: ${name}: false) if the project does not need it`
+function everyInstallChange (depPaths: string[], why: string): string {
+  const release = buildingRelease(why)
+  const names = [...new Set(depPaths.map((depPath) => /^(@?[^@]+)@/.exec(depPath)![1]))]
+  const denied = names.map((name) => `${name}: false`).join(', ')
+  const one = names.length === 1
+  return `${release != null ? `${pin(release.native)}, under which the native install runs such builds itself, or ` : ''}deny ${one ? `${names[0]}'s build` : 'their builds'} (allowBuilds: ${denied}) if the project does not need ${one ? 'it' : 'them'}`
 }
 
 const RULES: Rule[] = [
@@ -148,8 +175,8 @@ const RULES: Rule[] = [
 
   // Scripts and builds.
   { code: 'preinstall', match: /^the project's (\S+) script, which pnpm runs before it links anything$/, says: (m) => `the project has a ${m[1]} script, which pnpm runs before anything is linked`, change: 'move it to postinstall or prepare (pnpm runs those after a native layout)' },
-  { code: 'build-every-install', match: /^((@?[^@]+)@\S*): its build changes no file, .*?, and (.*)$/, says: (m) => `pnpm builds ${m[1]} on every install: its build changes no file, and pnpm never takes such a build from its side-effects cache; the native install does not build it as pnpm would here (${m[3]})`, change: (m) => everyInstallChange(m[2], m[3]) },
-  { code: 'side-effects-miss', match: /^(\S+): no side effects cached for .+?(?:, and (.*))?$/, says: (m) => `the built (or patched) files of ${m[1]} are not in pnpm's side-effects cache yet${m[2] != null ? `, and the native install does not build it as pnpm would here (${m[2]})` : ' (a new store, a new version, or another Node)'}`, change: (m) => missChange(m[2]) },
+  { code: 'build-every-install', match: /^(\S+(?:, \S+)*): (?:its build changes|their builds change) no file(?: \((.+?): recorded so for another set of dependencies\))?, which .*?, and (.*)$/, says: everyInstallSays, change: (m) => everyInstallChange(m[1].split(', '), m[3]) },
+  { code: 'side-effects-miss', match: /^(\S+): no side effects cached for .+?(?:, and (.*))?$/, says: (m) => `the built (or patched) files of ${m[1]} are not in pnpm's side-effects cache yet${m[2] != null ? `, and ${notBuiltHere(m[2])}` : ' (a new store, a new version, or another Node)'}`, change: (m) => missChange(m[2]) },
   { code: 'builds', match: /: requires-build$|builds pnpm denies/, says: (m) => `a dependency has a build script for pnpm to run (${m.input})`, change: 'list it under allowBuilds with false if it needs no build, or keep pnpm installing this project' },
 
   // Packages.

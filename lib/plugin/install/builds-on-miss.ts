@@ -120,7 +120,7 @@ function scriptShellFound (shell: string): boolean {
  */
 export function buildSettingsReason (config: BuildSettings, version: string): string | undefined {
   const checked = PNPM_RELEASES.at(-1)!.version
-  if (version !== checked) return `builds run under pnpm ${version} (checked against stock under ${checked})`
+  if (version !== checked) return `pnpm ${version} runs the builds itself (the native install runs them only under pnpm ${checked}, whose build step it reproduces)`
   return settingsReason(config)
 }
 

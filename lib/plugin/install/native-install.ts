@@ -41,7 +41,7 @@ import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
 import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
-import { BUILD_UNCHANGED, recordedBuilds, sideEffectsCacheKeys, sideEffectsMiss, type CacheKeys } from './side-effects.js'
+import { lookUpBuilds, sideEffectsCacheKeys, sideEffectsMiss, unbuiltReasons, type CacheKeys } from './side-effects.js'
 import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
 import { packageMapText } from './package-map.js'
@@ -474,9 +474,10 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     const { depPath } = planned[at]
     if (result.leftOut !== 'no-side-effects') return `${depPath}: ${result.leftOut!}${result.reason != null ? ` (${result.reason})` : ''}`
     if (eachTime.has(at)) return `${depPath}: patched, and pnpm applies the patch itself (its build is not allowed), and ${cannotPatch!}`
-    // A build pnpm recorded as changing nothing: pnpm runs it again, now and on every install.
-    const [recorded] = cannotBuild != null ? await recordedBuilds(storeDir, [{ filesIndexFile: planned[at].filesIndexFile, keys: plan.cacheKeys.get(depPath)! }]) : []
-    if (recorded === 'unchanged') return `${depPath}: ${BUILD_UNCHANGED}, and ${cannotBuild!}`
+    // Builds pnpm recorded as changing nothing stop every clone (pnpm runs them again each
+    // time): all said first, whichever the cache lacks this time.
+    const { everyInstall } = cannotBuild != null ? unbuiltReasons(await lookUpBuilds(storeDir, planned, plan.cacheKeys), cannotBuild) : {}
+    if (everyInstall != null) return everyInstall
     return sideEffectsMiss(depPath, [packages[at].sideEffectsCacheKey, packages[at].patchedSideEffectsCacheKey], cannotBuild)
   }
   const link = async (some: typeof packages, method = importMethod): Promise<StoredPackageResult[]> => (await linkStoredPackages({

@@ -343,9 +343,6 @@ export function sideEffectsMiss (depPath: string, keys: Array<string | undefined
   return `${depPath}: no side effects cached for ${keys.filter((k) => k != null).join(' or ')}${why != null ? `, and ${why}` : ''}`
 }
 
-/** Why a package whose build `recordedBuilds` finds `unchanged` is left to pnpm, after `<depPath>: `. */
-export const BUILD_UNCHANGED = 'its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install)'
-
 /**
  * What pnpm's side-effects cache holds for a package whose build pnpm allows, under the key it
  * would look it up with (its row's: `keys.key` if the row requires a build, else the patch's):
@@ -354,12 +351,15 @@ export const BUILD_UNCHANGED = 'its build changes no file, which pnpm records in
  *   entry (it counts only with files added or deleted: store/cafs `checkPkgFilesIntegrity`, in
  *   every 11.x release), so pnpm builds the package again on every install, and records the
  *   same empty diff;
+ * - `unchanged-elsewhere`: nothing under the key, but an empty diff under another key of this
+ *   engine (the same package built for another set of dependencies, as a resolving install
+ *   keys it): pnpm builds it now, and most likely finds that it changes nothing again;
  * - `missing`: nothing under the key (pnpm builds it, and caches the result);
  * - `not-built`: the row requires no build and nothing is patched: nothing is looked up;
  * - `not-in-store`: no row (a store that is not there, or cannot be read, has none).
  * The rows are only read: nothing verified or written.
  */
-export type RecordedBuild = 'cached' | 'unchanged' | 'missing' | 'not-built' | 'not-in-store'
+export type RecordedBuild = 'cached' | 'unchanged' | 'unchanged-elsewhere' | 'missing' | 'not-built' | 'not-in-store'
 
 export async function recordedBuilds (storeDir: string, wanted: Array<{ filesIndexFile: string, keys: CacheKeys }>): Promise<RecordedBuild[]> {
   const none = wanted.map((): RecordedBuild => 'not-in-store')
@@ -370,11 +370,62 @@ export async function recordedBuilds (storeDir: string, wanted: Array<{ filesInd
       if (!('files' in r)) return 'not-in-store'
       const key = r.files.requiresBuild ? wanted[i].keys.key : wanted[i].keys.patched
       if (key == null) return 'not-built'
-      const entry = r.files.sideEffectsMaps?.get(key)
-      if (entry == null) return 'missing'
-      return entry.added == null && entry.deleted == null ? 'unchanged' : 'cached'
+      const entries = r.files.sideEffectsMaps ?? new Map<string, SideEffectsDiff>()
+      const entry = entries.get(key)
+      if (entry != null) return isEmptyDiff(entry) ? 'unchanged' : 'cached'
+      const engine = key.indexOf(';deps=')
+      if (engine === -1) return 'missing'
+      const sameEngine = key.slice(0, engine + ';deps='.length)
+      return [...entries].some(([other, diff]) => other.startsWith(sameEngine) && isEmptyDiff(diff)) ? 'unchanged-elsewhere' : 'missing'
     })
   } catch {
     return none
   }
+}
+
+interface SideEffectsDiff { added?: unknown, deleted?: unknown }
+
+const isEmptyDiff = (diff: SideEffectsDiff): boolean => diff.added == null && diff.deleted == null
+
+/** An allowed build of the install, with what the cache holds of it (`recordedBuilds`). */
+export interface LookedUpBuild {
+  depPath: string
+  keys: CacheKeys
+  recorded: RecordedBuild
+}
+
+/**
+ * What the cache holds of each build pnpm allows among `planned` (those with `keys`, but the
+ * patched packages pnpm patches on every install, for which it looks nothing up).
+ */
+export async function lookUpBuilds (storeDir: string, planned: readonly PlannedPackage[], keys: Map<string, CacheKeys>): Promise<LookedUpBuild[]> {
+  const allowed = planned.filter((p) => keys.has(p.depPath) && keys.get(p.depPath)!.eachTime == null)
+  const recorded = await recordedBuilds(storeDir, allowed.map((p) => ({ filesIndexFile: p.filesIndexFile, keys: keys.get(p.depPath)! })))
+  return allowed.map((p, i) => ({ depPath: p.depPath, keys: keys.get(p.depPath)!, recorded: recorded[i] }))
+}
+
+/**
+ * Why the allowed builds `looked` are left to pnpm where the native install does not run
+ * builds (`why`), the lasting reason first: every build pnpm runs on every install, named at
+ * once (`unchanged`, or most likely so: `unchanged-elsewhere`), which no cache will ever give
+ * the native install; then the first one the cache lacks, which pnpm caches this time.
+ */
+export function unbuiltReasons (looked: LookedUpBuild[], why: string): { everyInstall?: string, missing?: string } {
+  const unchanged = looked.filter((b) => b.recorded === 'unchanged' || b.recorded === 'unchanged-elsewhere')
+  const missing = looked.find((b) => b.recorded === 'missing')
+  return {
+    ...(unchanged.length > 0 ? { everyInstall: everyInstallReason(unchanged, why) } : {}),
+    ...(missing != null ? { missing: sideEffectsMiss(missing.depPath, [missing.keys.key, missing.keys.patched], why) } : {}),
+  }
+}
+
+/**
+ * Why builds pnpm runs on every install are left to pnpm (the install's and the explain
+ * command's words): each named, those known so only from another key marked as such.
+ */
+function everyInstallReason (builds: LookedUpBuild[], why: string): string {
+  const one = builds.length === 1
+  const elsewhere = builds.filter((b) => b.recorded === 'unchanged-elsewhere').map((b) => b.depPath)
+  const likely = elsewhere.length > 0 ? ` (${elsewhere.join(', ')}: recorded so for another set of dependencies)` : ''
+  return `${builds.map((b) => b.depPath).join(', ')}: ${one ? 'its build changes' : 'their builds change'} no file${likely}, which pnpm records in its side-effects cache but never takes from it (it builds ${one ? 'it' : 'them'} on every install), and ${why}`
 }
