@@ -264,6 +264,11 @@ export interface LinkPackagesOptions {
   /** Packages with other options (after the compact ones, in the results too). */
   packages: Array<LinkPackageInput>
   symlinks: SymlinkDepsInput
+  /**
+   * A side-effects diff leaves the bundled dependencies in place, as pnpm 11.28.11's reader
+   * does (default: applied whole, as `@pnpm/worker` 1100.x's).
+   */
+  keepBundled?: boolean
 }
 
 export interface LinkPackagesResult {
@@ -297,6 +302,11 @@ export interface LinkStoredOptions {
   strictStorePkgContentCheck: boolean
   /** The running pnpm's rule for a store blob's bits: `none`, `exact` or `linkable` (the default). */
   blobModeRule?: string
+  /**
+   * A side-effects diff leaves the bundled dependencies in place, as pnpm 11.28.11's reader
+   * does (the default); `false`: as the readers before it.
+   */
+  keepBundled?: boolean
   /**
    * `count` packages: their store-index keys, expected names and versions and target
    * directories, each column NUL-joined.

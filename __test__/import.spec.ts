@@ -178,6 +178,28 @@ describe('skip rules, force, side effects', () => {
     expect(fs.existsSync(path.join(root, 'ours-key1/build/out.txt'))).toBe(true)
     expect(fs.existsSync(path.join(root, 'ours-key1/readme.markdown'))).toBe(false)
   })
+
+  it('a diff listing bundled dependencies as deleted (as uploads before pnpm 11.28.11 write it): left out as @pnpm/worker 1100.x does, kept with compat pnpm@11.28 as pnpm 11.28.11 does (its native install checks this against the CLI)', async () => {
+    const blobs = [...pkg().filesMap.values()]
+    const base = new Map([['package.json', blobs[0]], ['node_modules/inner/index.js', blobs[1]], ['gone.js', blobs[2]]])
+    const sideEffectsMaps = new Map([['key1', { added: new Map([['built.txt', blobs[3]]]), deleted: ['gone.js', 'node_modules/inner/index.js'] }]])
+    const root = freshDir('bundled-deleted')
+    const opts = (dir: string, compat?: string): any => ({
+      storeDir: store.storeDir,
+      packageImportMethod: 'hardlink',
+      filesResponse: { resolvedFrom: 'store', filesMap: base, sideEffectsMaps },
+      sideEffectsCacheKey: 'key1',
+      targetDir: path.join(root, dir),
+      force: false,
+      ...(compat != null ? { compat } : {}),
+    })
+    expect(await cas.importPackage(opts('ours'))).toEqual(await pnpm.importPackage(opts('theirs')))
+    expect(snapshotTree(path.join(root, 'ours'))).toEqual(snapshotTree(path.join(root, 'theirs')))
+    expect(fs.existsSync(path.join(root, 'ours/node_modules/inner/index.js'))).toBe(false)
+    expect((await cas.importPackage(opts('newest', 'pnpm@11.28'))).isBuilt).toBe(true)
+    expect(fs.readdirSync(path.join(root, 'newest')).sort()).toEqual(['built.txt', 'node_modules', 'package.json'])
+    expect(fs.existsSync(path.join(root, 'newest/node_modules/inner/index.js'))).toBe(true)
+  })
 })
 
 describe('store and target on different filesystems', () => {

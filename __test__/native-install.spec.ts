@@ -45,7 +45,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isMusl } from '../dist/api/native-platform.js'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { lockedPackages, node24, projectFixture, repoDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
-import { blobModeRule, stateFormOf, PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
+import { blobModeRule, keepsBundled, stateFormOf, PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
 import { compareVersions } from '../dist/plugin/install/semver-range.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { DEPENDENCY_GROUPS } from '../dist/plugin/install/virtual-store.js'
@@ -195,6 +195,12 @@ const generated: ServedPackage[] = [
   // A build that changes nothing in its package: pnpm records an empty diff for it, which it never
   // takes back (its verified read drops it), and runs it again each time.
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
+  // Bundled dependencies and a build: the uploads before pnpm 11.28.11 list the bundled files as deleted.
+  pkg('bundles-build', '1.0.0', { bundledDependencies: ['inner'], scripts: { postinstall: 'node build.js' } }, {
+    'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes')\n",
+    'node_modules/inner/package.json': JSON.stringify({ name: 'inner', version: '1.0.0' }),
+    'node_modules/inner/index.js': 'module.exports = 1\n',
+  }),
   // A build that fails: pnpm records nothing for it, and skips it when it is optional.
   pkg('fails-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG + 'process.exit(3)\n' }),
   // Patched: its turn in pnpm's build step comes after fails-build's, which never ends well.
@@ -1919,6 +1925,20 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('')
     expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
     expect(sideEffectsRows(cold.nativeStore, ['util', 'logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['util', 'logs-build']))
+  })
+
+  it('a built package with bundled dependencies, from a side-effects entry that lists them as deleted (as the uploads before 11.28.11 write it, in a store pnpm releases share): restored as the running release restores it, the bundled files kept from 11.28.11 on; stock\'s tree', async () => {
+    const { dir, store } = await setUp('bundled-built', { name: 'b', version: '1.0.0', dependencies: { 'bundles-build': '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  bundles-build: true\n')
+    const index = new StoreIndex(path.join(store, 'v11'))
+    const key = [...index.keys()].find((k) => nameOfKey(k) === 'bundles-build')!
+    const row = index.get(key) as { sideEffects: Map<string, { deleted?: string[] }> }
+    for (const diff of row.sideEffects.values()) diff.deleted = [...new Set([...diff.deleted ?? [], 'node_modules/inner/index.js', 'node_modules/inner/package.json'])]
+    index.set(key, row)
+    index.close()
+    const both = await expectSameAsStock(dir, store, 'bundled-built', { packages: countSnapshots(dir), why: 'bundles-build' })
+    expect(fs.existsSync(path.join(both.stock, 'node_modules/bundles-build/node_modules/inner/index.js'))).toBe(keepsBundled(testedPnpmVersion))
+    expect(fs.readFileSync(path.join(both.native, 'node_modules/bundles-build/built.txt'), 'utf8')).toBe('yes')
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('')
   })
 
   /** The package name of a store index key (`<integrity>\t<name>@<version>`). */

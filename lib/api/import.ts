@@ -7,6 +7,7 @@
 import * as binding from '../../index.js'
 import { checkAbsolutePath, checkAbsolutePathNamed, checkObject, checkOptionalBoolean, checkOptionalEnum, checkOptionalString, checkString } from './args.js'
 import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
+import { COMPATS, type AddFilesFromDirCompat } from './dir.js'
 import { checkStoreDirExists } from './store-dir.js'
 
 /** pnpm's `packageImportMethod` values; any other is a `TypeError` (`ERR_INVALID_ARG_VALUE`). */
@@ -46,6 +47,13 @@ export interface ImportPackageOptions {
   keepModulesDir?: boolean
   disableRelinkLocalDirDeps?: boolean
   safeToSkip?: boolean
+  /**
+   * Whose reading of the side-effects diff to reproduce. `'@pnpm/worker@1100'` (the default):
+   * every file the diff lists as deleted is left out. `'pnpm@11.28'`: pnpm 11.28.11's worker,
+   * which keeps the package's files under `node_modules/` (its bundled dependencies, which older
+   * writers list as deleted) though the diff lists them.
+   */
+  compat?: AddFilesFromDirCompat
 }
 
 /** How a package was imported, `'clone' | 'hardlink' | 'copy'` (the binding's type). */
@@ -73,6 +81,7 @@ export async function importPackage (opts: ImportPackageOptions): Promise<Import
   checkOptionalEnum('packageImportMethod', opts.packageImportMethod, PACKAGE_IMPORT_METHODS)
   checkOptionalEnum('filesResponse.packageImportMethod', fr.packageImportMethod, PACKAGE_IMPORT_METHODS)
   checkOptionalString('sideEffectsCacheKey', opts.sideEffectsCacheKey)
+  checkOptionalEnum('compat', opts.compat, COMPATS)
   const diff = sideEffectsDiff('filesResponse.sideEffectsMaps', fr.sideEffectsMaps, opts.sideEffectsCacheKey)
   // A batch of one: the same native path as linkPackages.
   const raw = await binding.linkPackages({
@@ -92,6 +101,7 @@ export async function importPackage (opts: ImportPackageOptions): Promise<Import
       safeToSkip: Boolean(opts.safeToSkip),
     }],
     symlinks: NO_SYMLINKS,
+    keepBundled: opts.compat === 'pnpm@11.28',
   })
   if (raw.error != null) throw importError(opts.targetDir, raw.error)
   return { isBuilt: raw.isBuilt[0], importMethod: raw.importMethods[0] ?? undefined }
@@ -315,6 +325,12 @@ export interface LinkStoredPackagesOptions {
    * name's bits), `none` (before 11.28.1: every blob linked, and copied, as it is).
    */
   blobModeRule?: BlobModeRule
+  /**
+   * Whether a side-effects diff leaves the package's files under `node_modules/` (its bundled
+   * dependencies) in place though it lists them as deleted, as pnpm 11.28.11's reader does (the
+   * default); `false`: as the releases before it, which leave them out (older writers list them).
+   */
+  keepBundled?: boolean
   packages: StoredPackage[]
 }
 
@@ -358,6 +374,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
   checkOptionalBoolean('verifyStoreIntegrity', opts.verifyStoreIntegrity)
   checkOptionalBoolean('strictStorePkgContentCheck', opts.strictStorePkgContentCheck)
   checkOptionalEnum('blobModeRule', opts.blobModeRule, BLOB_MODE_RULES)
+  checkOptionalBoolean('keepBundled', opts.keepBundled)
   if (!Array.isArray(opts.packages)) throw invalidArgument('packages', 'an array', opts.packages)
   const deps: SymlinkDep[] = opts.packages.map((p, i) => {
     const name = `packages[${i}]`
@@ -385,6 +402,7 @@ export async function linkStoredPackages (opts: LinkStoredPackagesOptions): Prom
     verifyStoreIntegrity: opts.verifyStoreIntegrity ?? true,
     strictStorePkgContentCheck: opts.strictStorePkgContentCheck ?? true,
     blobModeRule: opts.blobModeRule,
+    keepBundled: opts.keepBundled,
     count: opts.packages.length,
     filesIndexFiles: opts.packages.map((p) => p.filesIndexFile).join('\0'),
     names: opts.packages.map((p) => p.name).join('\0'),

@@ -28,7 +28,7 @@ import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from
 import { layoutUnsupported, lockfileMode, type PnpmConfig } from './pnpm-config.js'
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './install/virtual-store.js'
 import { importerOutOfDateUnder, lockfileConfigMismatch, overriddenManifest, parseOverrides, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
-import { blobModeRule, frozenCheckRules } from './install/pnpm-releases.js'
+import { blobModeRule, frozenCheckRules, keepsBundled } from './install/pnpm-releases.js'
 import { userAgentPnpmVersion } from './config-dependency.js'
 
 /** What pnpm passes to `hooks.preResolution` (pnpm 11). */
@@ -183,12 +183,14 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
   if (planned.length === 0) return done({ linked: [], leftOut: pnpmOnly })
   // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
   if (!fs.existsSync(ctx.storeDir)) return done({ linked: [], leftOut: [...planned.map((p) => ({ depPath: p.depPath, reason: 'not-in-store' as const })), ...pnpmOnly] })
+  const pnpmVersion = userAgentPnpmVersion(cfg.userAgent)
   const { results } = await linkStoredPackages({
     storeDir: ctx.storeDir,
     packageImportMethod,
     verifyStoreIntegrity: cfg.verifyStoreIntegrity ?? true,
     strictStorePkgContentCheck: cfg.strictStorePkgContentCheck ?? true,
-    blobModeRule: blobModeRule(userAgentPnpmVersion(cfg.userAgent)),
+    blobModeRule: blobModeRule(pnpmVersion),
+    keepBundled: keepsBundled(pnpmVersion),
     packages: planned,
   })
   const linked: string[] = []

@@ -189,6 +189,8 @@ async function link (msg: WorkerRequest): Promise<WorkerReply> {
       packageImportMethod: method,
       // Folded into the method above, as pnpm 11.28 does.
       requiresBuild: false,
+      // Its reading of a side-effects diff: bundled dependencies kept.
+      compat: 'pnpm@11.28',
     })
     return { status: 'success', value }
   } catch (err) {

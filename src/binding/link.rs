@@ -128,6 +128,9 @@ pub struct LinkPackagesOptions {
     /// Packages with other options (after the compact ones, in the results too).
     pub packages: Vec<LinkPackageInput>,
     pub symlinks: SymlinkDepsInput,
+    /// A side-effects diff leaves the bundled dependencies in place, as pnpm 11.28.11's reader
+    /// does (default: applied whole, as `@pnpm/worker` 1100.x's).
+    pub keep_bundled: Option<bool>,
 }
 
 #[napi(object)]
@@ -307,6 +310,7 @@ pub fn link_packages(env: &Env, opts: LinkPackagesOptions) -> napi::Result<Objec
                 packages,
                 symlinks,
                 blob_mode_rule: BlobModeRule::default(),
+                keep_bundled: opts.keep_bundled.unwrap_or(false),
             };
             let stats = Stats::default();
             let outcome = link::link_batch(req, &stats);

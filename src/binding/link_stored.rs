@@ -29,6 +29,9 @@ pub struct LinkStoredOptions {
     pub strict_store_pkg_content_check: bool,
     /// The running pnpm's rule for a store blob's bits: `none`, `exact` or `linkable` (the default).
     pub blob_mode_rule: Option<String>,
+    /// A side-effects diff leaves the bundled dependencies in place, as pnpm 11.28.11's reader
+    /// does (the default); `false`: as the readers before it.
+    pub keep_bundled: Option<bool>,
     /// `count` packages: their store-index keys, expected names and versions and target
     /// directories, each column NUL-joined.
     pub count: u32,
@@ -158,6 +161,7 @@ fn request(opts: LinkStoredOptions) -> Result<StoredRequest, ImportError> {
                 ImportError::linking_failed(format!("Unknown blob mode rule {text}"))
             })?,
         },
+        keep_bundled: opts.keep_bundled.unwrap_or(true),
         packages,
     })
 }

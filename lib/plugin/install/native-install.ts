@@ -35,7 +35,7 @@ import { removeLeftovers } from './leftovers.js'
 import { registerProject } from './project-registry.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
-import { blobModeRule, nativeRelease, PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
+import { blobModeRule, keepsBundled, nativeRelease, PNPM_RELEASES, type PnpmRelease } from './pnpm-releases.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
 import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
@@ -486,6 +486,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     verifyStoreIntegrity: config.verifyStoreIntegrity ?? true,
     strictStorePkgContentCheck: config.strictStorePkgContentCheck ?? true,
     blobModeRule: blobModeRule(plan.release.version),
+    keepBundled: keepsBundled(plan.release.version),
     packages: some,
   })).results
   // pnpm fetches a package once, whatever its peers' variants: it counts it once as found in the

@@ -288,6 +288,17 @@ export function blobModeRule (version: string | undefined): BlobModeRule {
   return compareVersions(known, '11.28.1') < 0 ? 'none' : 'exact'
 }
 
+/**
+ * Whether pnpm `version` keeps a built package's bundled dependencies (its files under
+ * `node_modules/`) that the side-effects diff it restores lists as deleted (the linker's
+ * `keepBundled`): from 11.28.11, whose upload no longer lists them; the releases before it
+ * leave them out, as their uploads list them. A version not said, or not a release's, is taken
+ * for the newest.
+ */
+export function keepsBundled (version: string | undefined): boolean {
+  return compareVersions(orNewest(version), '11.28.11') >= 0
+}
+
 /** What a release's frozen check compares besides the specifiers (`catalogResolutions`, `publishLinks`). */
 export type FrozenCheckRules = Pick<PnpmRelease, 'catalogResolutions' | 'publishLinks'>
 

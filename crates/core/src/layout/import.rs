@@ -88,14 +88,19 @@ pub struct SideEffects {
 }
 
 /// pnpm's overlay: the added entries in their order, then the base entries that are neither
-/// deleted nor re-added, in base order.
-pub fn apply_side_effects(base: &FilesMap, diff: &SideEffects) -> FilesMap {
+/// deleted nor re-added, in base order. With `keep_bundled` (pnpm 11.28.11's reader) a base
+/// entry under `node_modules/` stays though the diff lists it as deleted: the bundled
+/// dependencies, which the uploads of older releases (and `@pnpm/worker` 1100.x) list as
+/// deleted because their walk skips them, and which those releases' readers then drop.
+pub fn apply_side_effects(base: &FilesMap, diff: &SideEffects, keep_bundled: bool) -> FilesMap {
     let added: HashSet<&str> = diff.added.iter().map(|(k, _)| k.as_str()).collect();
     let deleted: HashSet<&str> = diff.deleted.iter().map(String::as_str).collect();
+    let is_deleted =
+        |k: &str| deleted.contains(k) && !(keep_bundled && k.starts_with("node_modules/"));
     let mut out = diff.added.clone();
     out.extend(
         base.iter()
-            .filter(|(k, _)| !added.contains(k.as_str()) && !deleted.contains(k.as_str()))
+            .filter(|(k, _)| !added.contains(k.as_str()) && !is_deleted(k))
             .cloned(),
     );
     out

@@ -88,6 +88,9 @@ pub struct BatchRequest {
     pub symlinks: Vec<SymlinkDep>,
     /// See [`ImportRequest::blob_mode_rule`].
     pub blob_mode_rule: BlobModeRule,
+    /// Whether a side-effects diff leaves the bundled dependencies in place (see
+    /// [`apply_side_effects`]): pnpm 11.28.11's reader.
+    pub keep_bundled: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +119,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
         packages,
         symlinks: dep_links,
         blob_mode_rule,
+        keep_bundled,
     } = req;
     let keyed = packages
         .iter()
@@ -141,6 +145,7 @@ pub fn link_batch(req: BatchRequest, stats: &Stats) -> BatchOutcome {
                 &store_dir_text,
                 method,
                 blob_mode_rule,
+                keep_bundled,
             ),
         })
         .collect();
@@ -208,6 +213,7 @@ fn prepare(
     store_dir_text: &str,
     method: ImportMethod,
     blob_mode_rule: BlobModeRule,
+    keep_bundled: bool,
 ) -> Result<Prepared, ImportError> {
     let (files, diff, symlinks) = match pkg.source {
         FilesSource::Map {
@@ -234,7 +240,7 @@ fn prepare(
     };
     let is_built = diff.is_some();
     let files = match &diff {
-        Some(d) => apply_side_effects(&files, d),
+        Some(d) => apply_side_effects(&files, d, keep_bundled),
         None => files,
     };
     let request = ImportRequest {

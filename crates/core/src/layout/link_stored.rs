@@ -61,6 +61,8 @@ pub struct StoredRequest {
     pub strict_store_pkg_content_check: bool,
     /// See [`crate::import::ImportRequest::blob_mode_rule`].
     pub blob_mode_rule: BlobModeRule,
+    /// See [`crate::link::BatchRequest::keep_bundled`].
+    pub keep_bundled: bool,
     pub packages: Vec<StoredPackage>,
 }
 
@@ -191,6 +193,7 @@ pub fn link_stored(req: &StoredRequest, stats: &Stats) -> Result<StoredOutcome, 
         packages: ready,
         symlinks: vec![],
         blob_mode_rule: req.blob_mode_rule,
+        keep_bundled: req.keep_bundled,
     };
     let imported = link::link_batch(batch, stats);
     let mut built = Vec::new();

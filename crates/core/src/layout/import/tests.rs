@@ -391,7 +391,7 @@ fn side_effects_overlay_puts_added_first_and_drops_deleted() {
         ],
         deleted: vec!["b.js".into()],
     };
-    let got = apply_side_effects(&base, &diff);
+    let got = apply_side_effects(&base, &diff, false);
     assert_eq!(
         got,
         vec![
@@ -399,6 +399,32 @@ fn side_effects_overlay_puts_added_first_and_drops_deleted() {
             ("a.js".to_string(), p("/s/a2")),
             ("package.json".to_string(), p("/s/pkg")),
         ]
+    );
+}
+
+#[test]
+fn side_effects_overlay_keeps_bundled_dependencies_listed_as_deleted_under_pnpm_11_28_11() {
+    let p = |s: &str| PathBuf::from(s);
+    let base: FilesMap = vec![
+        ("package.json".into(), p("/s/pkg")),
+        ("gone.js".into(), p("/s/gone")),
+        ("node_modules/dep/index.js".into(), p("/s/dep")),
+    ];
+    // As an older release's upload lists them: its walk skips the package's node_modules.
+    let diff = SideEffects {
+        added: vec![("built.txt".into(), p("/s/built"))],
+        deleted: vec!["gone.js".into(), "node_modules/dep/index.js".into()],
+    };
+    let names = |keep| -> Vec<String> {
+        apply_side_effects(&base, &diff, keep)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    };
+    assert_eq!(names(false), ["built.txt", "package.json"]);
+    assert_eq!(
+        names(true),
+        ["built.txt", "package.json", "node_modules/dep/index.js"]
     );
 }
 

@@ -47,6 +47,7 @@ fn batch_links_packages_then_their_symlinks() {
         packages,
         symlinks,
         blob_mode_rule: BlobModeRule::default(),
+        keep_bundled: false,
     };
     let stats = Stats::default();
     let out = link_batch(req.clone(), &stats);
@@ -183,6 +184,7 @@ fn link_side_effects(store_dir: &Path, target: &Path) -> PackageOutcome {
         packages: vec![pkg],
         symlinks: vec![],
         blob_mode_rule: BlobModeRule::default(),
+        keep_bundled: false,
     };
     let mut out = link_batch(req, &Stats::default());
     out.packages.pop().unwrap().unwrap()
@@ -314,6 +316,7 @@ fn link_map_with_symlinks(
         packages: vec![package],
         symlinks: vec![],
         blob_mode_rule: BlobModeRule::default(),
+        keep_bundled: false,
     };
     link_batch(req, &Stats::default()).packages.pop().unwrap()
 }

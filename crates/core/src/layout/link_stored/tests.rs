@@ -91,6 +91,7 @@ fn request(store_dir: &Path, packages: Vec<StoredPackage>) -> StoredRequest {
         verify_store_integrity: true,
         strict_store_pkg_content_check: true,
         blob_mode_rule: BlobModeRule::default(),
+        keep_bundled: false,
         packages,
     }
 }
