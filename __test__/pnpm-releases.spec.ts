@@ -147,7 +147,7 @@ describe('the table of pnpm releases', () => {
 /**
  * A release's side-effects upload, read out of its bundle and worker: whose `addFilesFromDir` it
  * is (symlinks recorded, and the diff that leaves base files under `node_modules/` out: pnpm
- * 11.28's; neither: `@pnpm/worker@1100`'s; symlinks with the older diff: none written here), and
+ * 11.28's; neither: `@pnpm/worker@1100`'s; symlinks with the older diff: 11.28.10's), and
  * whether its build step records a denied patched package (no `buildPending` check).
  */
 function buildUploadOf (bundle: string, worker: string): Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched'> {
@@ -155,7 +155,7 @@ function buildUploadOf (bundle: string, worker: string): Pick<PnpmRelease, 'buil
   const newDiff = worker.includes('(file) => !sideEffectsFiles.has(file) && !file.startsWith("node_modules/")')
   const oldDiff = worker.includes('const allFiles = /* @__PURE__ */ new Set([...baseFiles.keys(), ...sideEffectsFiles.keys()])')
   return {
-    buildUpload: recordsSymlinks ? (newDiff ? 'pnpm@11.28' : undefined) : oldDiff ? '@pnpm/worker@1100' : 'neither' as never,
+    buildUpload: recordsSymlinks ? (newDiff ? 'pnpm@11.28' : oldDiff ? 'pnpm@11.28.10' : 'neither' as never) : oldDiff ? '@pnpm/worker@1100' : 'neither' as never,
     uploadsDeniedPatched: !bundle.includes('buildPending'),
   }
 }

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { dropRecords, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js'
 import { unbuiltReasons, type RecordedBuild } from '../dist/plugin/install/side-effects.js'
+import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
 import { createRequire } from 'node:module'
 import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
 
@@ -253,10 +254,10 @@ describe('why-not: every reason the install gives, in words a user can act on', 
   })
 
   it('a patched package whose build is not allowed, under a release whose side-effects upload is not written natively: allow its build, or run the newest (user try, tailwindcss under 11.9.0, now native there)', () => {
-    const why = whyNot('@napi-rs/cli@3.7.4(patch_hash=abc)(x@1.0.0): patched, and pnpm applies the patch itself (its build is not allowed), and patches applied under pnpm 11.28.4, whose side-effects upload the native install does not write (it does under 11.7.0 to 11.28.0 and 11.28.11)')
+    const why = whyNot('@napi-rs/cli@3.7.4(patch_hash=abc)(x@1.0.0): patched, and pnpm applies the patch itself (its build is not allowed), and patches applied under pnpm 11.28.4, whose side-effects upload the native install does not write (it does under 11.7.0 to 11.27.0, 11.28.0 to 11.28.11)')
     expect(why.code).toBe('patches')
-    expect(why.says).toMatch(/^@napi-rs\/cli@3\.7\.4\(patch_hash=abc\)\(x@1\.0\.0\) is patched and its build is not allowed, .* under pnpm 11\.7\.0 to 11\.28\.0 and 11\.28\.11 only$/)
-    expect(why.change).toBe('allow @napi-rs/cli\'s build (allowBuilds: pnpm then caches it patched, and the native install takes it from the cache), or run pnpm 11.28.11')
+    expect(why.says).toMatch(/^@napi-rs\/cli@3\.7\.4\(patch_hash=abc\)\(x@1\.0\.0\) is patched and its build is not allowed, .* under pnpm 11\.7\.0 to 11\.27\.0, 11\.28\.0 to 11\.28\.11 only$/)
+    expect(why.change).toBe(`allow @napi-rs/cli's build (allowBuilds: pnpm then caches it patched, and the native install takes it from the cache), or pin pnpm ${PNPM_RELEASES.at(-1)!.version} (packageManager in package.json)`)
   })
 
   it('a build pnpm runs on every install (it changes no file: its cache never gives it back), under a release whose builds are pnpm\'s: run the newest, or deny the build; no promise of a native next clone (user try, nx under 11.9.0 in TanStack/query)', () => {

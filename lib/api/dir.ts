@@ -8,9 +8,12 @@ import { invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir } from './store-dir.js'
 import type { StoredSideEffectsDiff } from './read.js'
 
-/** Whose `addFilesFromDir` the function reproduces (its `compat` option; the tarball and read functions take it too). */
+/** Whose `addFilesFromDir` the function reproduces (its `compat` option; the tarball, read and import functions take the first two too). */
+export const DIR_COMPATS = ['@pnpm/worker@1100', 'pnpm@11.28', 'pnpm@11.28.10'] as const
+export type AddFilesFromDirCompat = typeof DIR_COMPATS[number]
+/** The compats of the tarball, read and import functions: a worker's whole store format. */
 export const COMPATS = ['@pnpm/worker@1100', 'pnpm@11.28'] as const
-export type AddFilesFromDirCompat = typeof COMPATS[number]
+export type StoreCompat = typeof COMPATS[number]
 
 export interface AddFilesFromDirOptions {
   /** The versioned store directory (`…/v11`), an absolute path; created as needed. */
@@ -41,6 +44,9 @@ export interface AddFilesFromDirOptions {
    * Its diff leaves out the stored files under `node_modules/` (bundled dependencies, which
    * the walk skips), lists `added` in the walk's order and, on Windows, compares digests only.
    * Its row keeps the manifest's `gypfile`, as `addFilesFromTarball`'s `compat` says.
+   * `'pnpm@11.28.10'`: pnpm 11.28.1 to 11.28.10's worker's: the walk and upload of
+   * `'pnpm@11.28'` with the diff of `'@pnpm/worker@1100'` (stored files under `node_modules/`
+   * listed as deleted, `added` in the stored order first), but on Windows digests only.
    */
   compat?: AddFilesFromDirCompat
   /** Accepted for pnpm compatibility; the manifest is always read. */
@@ -87,7 +93,7 @@ export async function addFilesFromDir (opts: AddFilesFromDirOptions): Promise<Ad
     throw invalidArgument('files', 'an array of strings', opts.files)
   }
   checkOptionalObject('appendManifest', opts.appendManifest)
-  checkOptionalEnum('compat', opts.compat, COMPATS)
+  checkOptionalEnum('compat', opts.compat, DIR_COMPATS)
   const sideEffectsCacheKey = opts.sideEffectsCacheKey || undefined
   const raw = await binding.addFilesFromDir({
     storeDir: opts.storeDir,

@@ -7,7 +7,7 @@
 import * as binding from '../../index.js'
 import { checkAbsolutePath, checkAbsolutePathNamed, checkObject, checkOptionalBoolean, checkOptionalEnum, checkOptionalString, checkString } from './args.js'
 import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
-import { COMPATS, type AddFilesFromDirCompat } from './dir.js'
+import { COMPATS, type StoreCompat } from './dir.js'
 import { checkStoreDirExists } from './store-dir.js'
 
 /** pnpm's `packageImportMethod` values; any other is a `TypeError` (`ERR_INVALID_ARG_VALUE`). */
@@ -53,7 +53,7 @@ export interface ImportPackageOptions {
    * which keeps the package's files under `node_modules/` (its bundled dependencies, which older
    * writers list as deleted) though the diff lists them.
    */
-  compat?: AddFilesFromDirCompat
+  compat?: StoreCompat
 }
 
 /** How a package was imported, `'clone' | 'hardlink' | 'copy'` (the binding's type). */

@@ -12,7 +12,7 @@ import * as binding from '../../index.js'
 import { invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir } from './store-dir.js'
 import { checkAbsolutePath, checkObject, checkOptionalByteCount, checkOptionalEnum, checkOptionalObject, checkOptionalString, checkString } from './args.js'
-import { COMPATS, type AddFilesFromDirCompat } from './dir.js'
+import { COMPATS, type StoreCompat } from './dir.js'
 
 export { PnpmError, TarballIntegrityError } from './errors.js'
 export * from './dir.js'
@@ -60,7 +60,7 @@ export interface AddFilesFromTarballOptions {
    * `gypfile` in the row and does not count a root `binding.gyp` towards `requiresBuild` when
    * it is `false` (pnpm then builds nothing for it).
    */
-  compat?: AddFilesFromDirCompat
+  compat?: StoreCompat
 }
 
 export interface ExtractTimings {

@@ -5,7 +5,7 @@
  */
 import * as binding from '../../index.js'
 import { checkAbsolutePath, checkObject, checkOptionalBoolean, checkOptionalEnum, checkOptionalObject } from './args.js'
-import { COMPATS, type AddFilesFromDirCompat } from './dir.js'
+import { COMPATS, type StoreCompat } from './dir.js'
 import { PnpmError, invalidArgument, pnpmErrorOf } from './errors.js'
 import { blobDir, checkStoreDirExists } from './store-dir.js'
 
@@ -35,7 +35,7 @@ export interface ReadPkgFromCafsContext {
    * `binding.gyp` explains when the row's manifest has no `gypfile` key (an older writer's row):
    * it asks the package's own `package.json` in the store.
    */
-  compat?: AddFilesFromDirCompat
+  compat?: StoreCompat
 }
 
 export interface ExpectedPkg {

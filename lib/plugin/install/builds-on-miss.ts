@@ -143,18 +143,23 @@ function settingsReason (config: BuildSettings): string | undefined {
  * Why pnpm's build step could not be reproduced for the packages it patches on every install
  * (patched, their builds not allowed) under these settings and `release`: nothing of it runs
  * but the patch, the `.bin` links and the upload, so any release whose upload is written here
- * will do (11.7.0 to 11.28.0 and 11.28.11: `buildUpload`), under the settings any build needs.
+ * will do (`buildUpload`: every native one), under the settings any build needs.
  */
 export function patchSettingsReason (config: BuildSettings, release: Pick<PnpmRelease, 'version' | 'buildUpload'>): string | undefined {
   if (release.buildUpload == null) return `patches applied under pnpm ${release.version}, whose side-effects upload the native install does not write (it does under ${patchesNative()})`
   return settingsReason(config)
 }
 
-/** The releases whose build step the native install reproduces for packages patched on every install. */
+/** The releases whose build step the native install reproduces for packages patched on every install, as ranges of the native ones. */
 function patchesNative (): string {
   const runs = PNPM_RELEASES.filter((r) => r.native === true)
-  const upTo = runs.filter((r) => r.buildUpload === '@pnpm/worker@1100').at(-1)!
-  return `${runs[0].version} to ${upTo.version} and ${runs.at(-1)!.version}`
+  const ranges: string[][] = []
+  runs.forEach((r, i) => {
+    if (r.buildUpload == null) return
+    if (i > 0 && runs[i - 1].buildUpload != null) ranges.at(-1)![1] = r.version
+    else ranges.push([r.version, r.version])
+  })
+  return ranges.map(([from, to]) => from === to ? from : `${from} to ${to}`).join(', ')
 }
 
 /** `buildSettingsReason`, or, inside pnpm, a pnpm started otherwise than by its entry script (a single executable). */

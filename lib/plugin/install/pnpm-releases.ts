@@ -157,9 +157,9 @@ export interface PnpmRelease {
   projectLink: ProjectLinkForm
   /**
    * Whose `addFilesFromDir` its build step's side-effects upload is (the walk and the diff):
-   * `@pnpm/worker@1100`'s to 11.28.0 (symlinks followed), pnpm 11.28's from 11.28.11 (symlinks
-   * recorded, base files under `node_modules/` not deleted, `added` in walk order); 11.28.1 to
-   * 11.28.10 record symlinks with the older diff, which neither writes (`undefined`).
+   * `@pnpm/worker@1100`'s to 11.28.0 (symlinks followed), 11.28.10's from 11.28.1 (symlinks
+   * recorded, the older diff), pnpm 11.28's from 11.28.11 (symlinks recorded, base files under
+   * `node_modules/` not deleted, `added` in walk order); `undefined`: one not written here.
    */
   buildUpload: AddFilesFromDirCompat | undefined
   /**
@@ -225,7 +225,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'uploadsD
   publishLinks: compareVersions(version, '11.26.0') >= 0,
   currentLockfilePublish: compareVersions(version, '11.28.0') >= 0,
   shimBase: compareVersions(version, '11.28.1') >= 0 ? 'basedir_abs' : 'basedir',
-  buildUpload: compareVersions(version, '11.28.0') <= 0 ? '@pnpm/worker@1100' : compareVersions(version, '11.28.11') >= 0 ? 'pnpm@11.28' : undefined,
+  buildUpload: compareVersions(version, '11.28.0') <= 0 ? '@pnpm/worker@1100' : compareVersions(version, '11.28.11') >= 0 ? 'pnpm@11.28' : 'pnpm@11.28.10',
   uploadsDeniedPatched: compareVersions(version, '11.27.0') < 0,
 })
 

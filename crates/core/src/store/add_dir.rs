@@ -29,8 +29,8 @@ pub struct AddDirRequest<'a> {
     pub append_manifest: Option<&'a str>,
     /// Whose `addFilesFromDir` to reproduce (the walk, and the diff of an upload).
     pub compat: Compat,
-    /// The directory is a built package whose side effects are uploaded. With
-    /// [`Compat::Pnpm1128`] a symlink met by the walk is then recorded as an entry (mode
+    /// The directory is a built package whose side effects are uploaded. Under pnpm 11.28
+    /// ([`Compat::Pnpm1128`], [`Compat::Pnpm1128Before11`]) a symlink met by the walk is then recorded as an entry (mode
     /// [`SYMLINK_MODE`], the target text as its blob) instead of followed, when its path and
     /// target pass [`symlink_entry::normalize_target`]. One that does not (and any symlink in a
     /// `files` list) marks the result [`AddedDir::has_unrecorded_symlinks`], so that
@@ -53,7 +53,7 @@ impl<'a> AddDirRequest<'a> {
 
     /// Symlinks are recorded, not followed: pnpm 11.28's side-effects upload.
     fn records_symlinks(&self) -> bool {
-        self.side_effects_upload && self.compat == Compat::Pnpm1128
+        self.side_effects_upload && self.compat.walks_as_pnpm_1128()
     }
 }
 
@@ -65,59 +65,73 @@ impl<'a> AddDirRequest<'a> {
 ///   file (1100.x stores it as that file) — [`Compat::skips_root_node_modules_links`];
 /// - a `files` entry whose real path leaves the package (through a symlinked directory on its
 ///   way) is skipped (1100.x reads it) — [`Compat::keeps_listed_files_inside`];
-/// - the diff leaves out files of the stored row under `node_modules/`, lists `added` in the
-///   built package's order, and on Windows compares digests only — [`Compat::lists_deleted`],
-///   [`Compat::orders_added_as_stored`], [`Compat::compares_modes`].
+/// - the diff compares digests only on Windows — [`Compat::compares_modes`]; from 11.28.11 it
+///   also leaves out files of the stored row under `node_modules/` and lists `added` in the
+///   built package's order — [`Compat::lists_deleted`], [`Compat::orders_added_as_stored`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Compat {
-    /// `@pnpm/worker` 1100.x, and pnpm's worker before 11.28.
+    /// `@pnpm/worker` 1100.x, and the uploads of pnpm's worker before 11.28.1.
     #[default]
     Worker1100,
-    /// pnpm 11.28's own worker.
+    /// pnpm 11.28's own worker (11.28.11's).
     Pnpm1128,
+    /// pnpm 11.28.10's worker: 11.28's walk (symlinks recorded by an upload) with 1100.x's
+    /// diff, as in 11.28.5 to 11.28.10 (11.28.1 to 11.28.4 differ only in not checking a
+    /// listed file's real path, and an upload lists no files).
+    Pnpm1128Before11,
 }
 
 impl Compat {
-    /// The names the JS option takes: `'@pnpm/worker@1100'` and `'pnpm@11.28'`.
+    /// The names the JS option takes: `'@pnpm/worker@1100'`, `'pnpm@11.28'` and
+    /// `'pnpm@11.28.10'`.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
             "@pnpm/worker@1100" => Some(Compat::Worker1100),
             "pnpm@11.28" => Some(Compat::Pnpm1128),
+            "pnpm@11.28.10" => Some(Compat::Pnpm1128Before11),
             _ => None,
         }
     }
 
+    /// pnpm 11.28's walk (and its reading of `gypfile`), in all its releases' workers.
+    fn walks_as_pnpm_1128(self) -> bool {
+        self != Compat::Worker1100
+    }
+
     /// pnpm 11.28 reads `gypfile` (see [`Gypfile`]); 1100.x does not.
     pub fn gypfile(self) -> Gypfile {
-        match self {
-            Compat::Worker1100 => Gypfile::Ignored,
-            Compat::Pnpm1128 => Gypfile::Read,
+        if self.walks_as_pnpm_1128() {
+            Gypfile::Read
+        } else {
+            Gypfile::Ignored
         }
     }
 
     /// pnpm 11.28 leaves a root `node_modules` symlink alone before looking at its target;
     /// 1100.x follows it and skips only a directory there.
     fn skips_root_node_modules_links(self) -> bool {
-        self == Compat::Pnpm1128
+        self.walks_as_pnpm_1128()
     }
 
     /// pnpm 11.28 checks a listed file's real path, not only a listed symlink's.
     fn keeps_listed_files_inside(self) -> bool {
-        self == Compat::Pnpm1128
+        self.walks_as_pnpm_1128()
     }
 
     /// Whether a file of the stored row that the build no longer has counts as deleted. The
-    /// walk skips the root `node_modules`, so under pnpm 11.28 its files (bundled dependencies,
-    /// still in the built package) are not: restoring the entry keeps them. 1100.x lists them,
-    /// and a package restored from its entry loses its bundled dependencies.
+    /// walk skips the root `node_modules`, so under pnpm 11.28.11 its files (bundled
+    /// dependencies, still in the built package) are not: restoring the entry keeps them.
+    /// 1100.x and the releases before 11.28.11 list them, and a package restored from its
+    /// entry by those loses its bundled dependencies.
     fn lists_deleted(self, path: &str) -> bool {
-        self == Compat::Worker1100 || !path.starts_with("node_modules/")
+        self != Compat::Pnpm1128 || !path.starts_with("node_modules/")
     }
 
-    /// 1100.x walks the union of both key sets, the stored row's first, so changed files come
-    /// in the stored order before new ones; pnpm 11.28 lists them in the built package's order.
+    /// 1100.x (and pnpm to 11.28.10) walks the union of both key sets, the stored row's
+    /// first, so changed files come in the stored order before new ones; pnpm 11.28.11 lists
+    /// them in the built package's order.
     fn orders_added_as_stored(self) -> bool {
-        self == Compat::Worker1100
+        self != Compat::Pnpm1128
     }
 
     /// pnpm 11.28 ignores modes on Windows, where the mode read back from disk is not the one
@@ -635,8 +649,10 @@ pub fn add_dir_to_store(
             None => (None, raw_requires_build(&added), None, None),
             Some(stored) => {
                 let upload = upload_side_effects(&stored, key, &added)?;
-                has_unrecorded_symlinks =
-                    (req.compat == Compat::Pnpm1128).then_some(added.has_unrecorded_symlinks);
+                has_unrecorded_symlinks = req
+                    .compat
+                    .walks_as_pnpm_1128()
+                    .then_some(added.has_unrecorded_symlinks);
                 (
                     upload.row,
                     upload.requires_build,

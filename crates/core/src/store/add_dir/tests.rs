@@ -250,6 +250,13 @@ fn recording_symlinks_stores_their_targets_after_the_files() {
 
     let added = add_recording(&cas, &pkg, None);
     assert!(!added.has_unrecorded_symlinks);
+    // pnpm 11.28.1 to 11.28.10 record them alike (their upload differs in its diff only).
+    let early = AddDirRequest {
+        compat: Compat::Pnpm1128Before11,
+        side_effects_upload: true,
+        ..AddDirRequest::new(&pkg)
+    };
+    assert_eq!(keys(&add_dir(&cas, &early).unwrap()), keys(&added));
     assert_eq!(
         keys(&added),
         [
@@ -447,6 +454,15 @@ fn each_compat_lists_the_diff_as_its_worker_does() {
         ),
         "pnpm 11.28: the built order, only the root node_modules/ left out"
     );
+    // pnpm 11.28.1 to 11.28.10: 1100.x's lists, but no modes compared on Windows.
+    let early = diff_files(&base, &built, Compat::Pnpm1128Before11);
+    assert_eq!(diff_paths(&early).0, diff_paths(&worker).0);
+    let early_added = if cfg!(windows) {
+        vec!["a.js", "new.js"]
+    } else {
+        vec!["z.js", "a.js", "new.js"]
+    };
+    assert_eq!(diff_paths(&early).1, early_added);
     let z = pnpm.added.iter().flatten().find(|(p, _)| p == "z.js");
     assert_eq!(z.map(|(_, f)| f.mode), (!cfg!(windows)).then_some(0o755));
 
@@ -581,6 +597,10 @@ fn pnpm_11_28_skips_a_root_node_modules_link_and_listed_files_outside() {
 fn compat_names_are_the_js_option_values() {
     assert_eq!(Compat::parse("pnpm@11.28"), Some(Compat::Pnpm1128));
     assert_eq!(Compat::parse("@pnpm/worker@1100"), Some(Compat::Worker1100));
+    assert_eq!(
+        Compat::parse("pnpm@11.28.10"),
+        Some(Compat::Pnpm1128Before11)
+    );
     assert_eq!(Compat::parse("11.28"), None);
     assert_eq!(Compat::default(), Compat::Worker1100);
 }
