@@ -158,8 +158,8 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     other.set(mkdirp.filesIndexFile, { algo: 'sha512', requiresBuild: true, files: new Map(), sideEffects: new Map([['another key', {}]]) })
     other.close()
     const missed = await explain(older)
-    expect(missed.reasons.map((r) => [r.code, r.reason])).toEqual([['side-effects-miss', `${mkdirp.depPath}: no side effects cached for ${plan.cacheKeys.get(mkdirp.depPath)!.key}, and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`]])
-    expect(e.reasons[0].reason).toBe(`${mkdirp.depPath}: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`)
+    expect(missed.reasons.map((r) => [r.code, r.reason])).toEqual([['side-effects-miss', `${mkdirp.depPath}: no side effects cached for ${plan.cacheKeys.get(mkdirp.depPath)!.key}, and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm 11.28.10 and ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`]])
+    expect(e.reasons[0].reason).toBe(`${mkdirp.depPath}: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm 11.28.10 and ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`)
     // Nothing under its key, an empty diff under another dependency graph's: most likely built on every install too.
     const key = plan.cacheKeys.get(mkdirp.depPath)!.key
     const elsewhere = new StoreIndex(plan.storeDir)

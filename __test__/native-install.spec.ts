@@ -654,7 +654,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   /** Whether the pnpm under test is one whose workspace state was checked with several projects (11.28.11). */
   const workspacesNative = TESTED.workspaces
   /** Whether builds the cache lacks run natively under the pnpm tested (they were checked against the newest release only). */
-  const buildsNative = testedPnpmVersion === PNPM_RELEASES.at(-1)!.version
+  const buildsNative = TESTED.runsBuilds
   /** Whether packages pnpm patches on every install (their builds not allowed) are patched natively under it (its side-effects upload is one written here). */
   const patchesNative = TESTED.buildUpload != null
   it.skipIf(workspacesNative)('a workspace of several projects under a release its state was not checked against: left to pnpm, stock\'s tree', async () => {

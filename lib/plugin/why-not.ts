@@ -79,10 +79,10 @@ function packageChanges (reason: string): string {
 /** What pnpm's own install does when it builds a package this time, and the cache then has it. */
 const CACHED_NEXT = 'pnpm builds it this time and caches the result, and the next fresh clone on this store takes it from the cache natively'
 
-/** The release whose builds the native install runs, when `why` (a reason it did not build) is the running release; else null. */
-function buildingRelease (why: string | undefined): { running: string, native: string } | null {
-  const m = why == null ? null : /^pnpm (\S+) runs the builds itself \(the native install runs them only under pnpm (\S+), whose build step it reproduces\)$/.exec(why)
-  return m == null ? null : { running: m[1], native: m[2] }
+/** The releases whose builds the native install runs (in words, and the newest), when `why` (a reason it did not build) is the running release; else null. */
+function buildingRelease (why: string | undefined): { running: string, native: string, newest: string } | null {
+  const m = why == null ? null : /^pnpm (\S+) runs the builds itself \(the native install runs them only under pnpm (.+), whose build step it reproduces\)$/.exec(why)
+  return m == null ? null : { running: m[1], native: m[2], newest: m[2].split(' ').at(-1)! }
 }
 
 /** Why the native install did not build a package (`them`: several) as pnpm would (`why`), as part of a sentence. */
@@ -113,7 +113,7 @@ function missChange (why: string | undefined): string {
   if (why?.startsWith('its patch failed (') === true) return 'fix the patch (`pnpm patch`, then `pnpm patch-commit`): pnpm cannot apply it either, and its install fails'
   if (why?.startsWith('a scriptShell that is not there (') === true) return 'point scriptShell at a shell that is there, or unset it: pnpm cannot run the build either (ERR_PNPM_SCRIPT_SHELL_NOT_FOUND)'
   const release = buildingRelease(why)
-  if (release != null) return `nothing: ${CACHED_NEXT} (to have the builds the cache lacks run natively too: ${pin(release.native)})`
+  if (release != null) return `nothing: ${CACHED_NEXT} (to have the builds the cache lacks run natively too: ${pin(release.newest)})`
   if (why === 'a pnpm not started by its entry script') return `nothing: ${CACHED_NEXT}; the builds the cache lacks are run natively only by a pnpm started by its entry script (pnpm.mjs), not a single executable`
   return `nothing: ${CACHED_NEXT}`
 }
@@ -128,7 +128,7 @@ function everyInstallChange (depPaths: string[], why: string): string {
   const names = [...new Set(depPaths.map((depPath) => /^(@?[^@]+)@/.exec(depPath)![1]))]
   const denied = names.map((name) => `${name}: false`).join(', ')
   const one = names.length === 1
-  return `${release != null ? `${pin(release.native)}, under which the native install runs such builds itself, or ` : ''}deny ${one ? `${names[0]}'s build` : 'their builds'} (allowBuilds: ${denied}) if the project does not need ${one ? 'it' : 'them'}`
+  return `${release != null ? `${pin(release.newest)}, under which the native install runs such builds itself, or ` : ''}deny ${one ? `${names[0]}'s build` : 'their builds'} (allowBuilds: ${denied}) if the project does not need ${one ? 'it' : 'them'}`
 }
 
 const RULES: Rule[] = [

@@ -113,15 +113,20 @@ function scriptShellFound (shell: string): boolean {
 
 /**
  * Why pnpm's build step could not be reproduced under these settings and pnpm `version`
- * (`undefined`: it can): a release other than the one it was checked against, a `scriptShell`
+ * (`undefined`: it can): a release whose build step is not reproduced (`runsBuilds`), a `scriptShell`
  * that is not there, Node's directory put on `PATH`, the side-effects cache not written
  * (the next install would build again), the global virtual store, an `extraEnv` or
  * `extraBinPaths` not of pnpm's kinds. (The explain command asks this, outside pnpm.)
  */
 export function buildSettingsReason (config: BuildSettings, version: string): string | undefined {
-  const checked = PNPM_RELEASES.at(-1)!.version
-  if (version !== checked) return `pnpm ${version} runs the builds itself (the native install runs them only under pnpm ${checked}, whose build step it reproduces)`
+  if (PNPM_RELEASES.find((r) => r.version === version)?.runsBuilds !== true) return `pnpm ${version} runs the builds itself (the native install runs them only under pnpm ${buildingReleases()}, whose build step it reproduces)`
   return settingsReason(config)
+}
+
+/** The releases whose build step the native install reproduces (`runsBuilds`), in words: `a, b and c`. */
+function buildingReleases (): string {
+  const versions = PNPM_RELEASES.filter((r) => r.native === true && r.runsBuilds).map((r) => r.version)
+  return versions.length === 1 ? versions[0] : `${versions.slice(0, -1).join(', ')} and ${versions.at(-1)!}`
 }
 
 /** Why these settings stop any build from being reproduced (`buildSettingsReason` but the release). */
