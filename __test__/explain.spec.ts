@@ -169,6 +169,28 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     expect((await explain({ ...older, userAgent: settings(dir).userAgent })).native).toBe(true)
   })
 
+  it('the project\'s own scripts under a release whose scripts pnpm runs: a note, but a reason when pnpm\'s build step has a package to record (a denied build, from the store\'s rows), as the install stops (user try: vuejs/router under 11.21.0 was told native)', async () => {
+    const dir = project()
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, scripts: { postinstall: 'echo hi' } }))
+    const older = settings(dir, { userAgent: 'pnpm/11.21.0 npm/? node/v24.9.0 linux x64', allowBuilds: { mkdirp: false }, sideEffectsCacheRead: true, sideEffectsCacheWrite: true, unsafePerm: true })
+    const e = await explain(older)
+    expect(e.native).toBe(true)
+    expect(e.notes[0]).toMatch(/^the project's postinstall: laid out natively, then run by pnpm \(pnpm 11\.21\.0 runs the builds itself/)
+    const plan = planInstall(older, nativeRelease('11.21.0') as PnpmRelease)
+    if (typeof plan === 'string') throw new Error(plan)
+    const mkdirp = plan.planned.find((p) => p.name === 'mkdirp')!
+    fs.mkdirSync(plan.storeDir, { recursive: true })
+    const index = new StoreIndex(plan.storeDir)
+    index.set(mkdirp.filesIndexFile, { algo: 'sha512', requiresBuild: true, files: new Map() })
+    index.close()
+    const denied = await explain(older)
+    expect(denied.reasons.map((r) => [r.code, r.reason])).toEqual([['project-scripts-builds', `the project's postinstall, which pnpm runs after the layout (pnpm 11.21.0 runs the builds itself (the native install runs them only under pnpm 11.28.10 and ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)), and pnpm then records the builds it denies (${mkdirp.depPath}, …) otherwise than stock`]])
+    expect(denied.reasons[0].change).toBe(`pin pnpm ${PNPM_RELEASES.at(-1)!.version} (packageManager in package.json), under which the native install runs the project's postinstall itself, or drop the project's postinstall if an install does not need it`)
+    // The release whose scripts the native install runs: native, the script run natively.
+    expect((await explain({ ...older, userAgent: settings(dir).userAgent })).native).toBe(true)
+  })
+
   it('without the plugin: says to add it; another pnpmfile then counts, and a project without pnpm-workspace.yaml gets one from `pnpm add --config`', async () => {
     const dir = project()
     fs.writeFileSync(path.join(dir, '.pnpmfile.cjs'), 'module.exports = { hooks: {} }\n')

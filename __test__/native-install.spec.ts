@@ -1195,6 +1195,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"allowBuilds":{"builder":false}')
   })
 
+  it.skipIf(buildsNative)('the project\'s scripts and a build pnpm denies, under a release whose scripts pnpm runs: left to pnpm, saying why (its own install over the layout would not record the denied build), as the explain command says; stock\'s tree (user try: vuejs/router under 11.21.0, its simple-git-hooks)', async () => {
+    const said = new RegExp(`^native install skipped: the project's install, postinstall, prepare, which pnpm runs after the layout \\(pnpm ${testedPnpmVersion.replaceAll('.', '\\.')} runs the builds itself .*\\), and pnpm then records the builds it denies \\(builder@1\\.0\\.0, …\\) otherwise than stock$`, 'm')
+    const both = await expectLeftToPnpm('project-scripts-denied-older', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace, said)
+    for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+  })
+
   it('the project\'s scripts with scripts off: installed natively, the project a pending build, as stock', async () => {
     const { dir, store } = await setUp('project-scripts-off', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace)
     const both = await expectSameAsStock(dir, store, 'project-scripts-off', { packages: countSnapshots(dir), why: 'util', args: ['--config.ignore-scripts=true'] })

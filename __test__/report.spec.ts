@@ -282,6 +282,17 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(unbuiltReasons([build('a@1.0.0', 'cached'), build('b@1.0.0', 'not-built')], release)).toEqual({})
   })
 
+  it('the project\'s own scripts, which pnpm runs after the layout, with builds its build step records: says so, and what would change it (user try: "list it under allowBuilds with false" for a build already denied)', () => {
+    const release = 'pnpm 11.21.0 runs the builds itself (the native install runs them only under pnpm 11.28.10 and 11.28.11, whose build step it reproduces)'
+    const why = whyNot(`the project's postinstall, prepare, which pnpm runs after the layout (${release}), and pnpm then records the builds it denies (simple-git-hooks@2.13.1, …) otherwise than stock`)
+    expect(why.code).toBe('project-scripts-builds')
+    expect(why.says).toBe('the project\'s postinstall, prepare are run by pnpm\'s own install after the native layout (under pnpm 11.21.0 the native install leaves them to pnpm: it runs a project\'s scripts only under pnpm 11.28.10 and 11.28.11), and that install would record the builds pnpm denies (simple-git-hooks@2.13.1, …) otherwise than stock does')
+    expect(why.change).toBe('pin pnpm 11.28.11 (packageManager in package.json), under which the native install runs the project\'s postinstall, prepare itself, or drop the project\'s postinstall, prepare if an install does not need it')
+    const other = whyNot('the project\'s prepare, which pnpm runs after the layout (sort: false), and pnpm then records the builds it takes from its cache (esbuild@0.25.0, …) otherwise than stock')
+    expect(other.says).toMatch(/^the project's prepare is run by pnpm's own install after the native layout \(the native install does not run them as pnpm would here: sort: false\)/)
+    expect(other.change).toBe('the native install runs the project\'s prepare itself once this no longer holds: sort: false')
+  })
+
   it('node_modules there: a fresh clone is native only if nothing else leaves it to pnpm, which explain tells (slidev with scripts off, session 14)', () => {
     expect(whyNot('node_modules is not empty').change).toBe('nothing: a fresh clone (or `rm -rf node_modules`) installs natively unless something else leaves it to pnpm, as `cas-native-explain` tells (`pnpm dlx @cas/pnpm-plugin-native`)')
   })

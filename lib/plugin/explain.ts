@@ -15,10 +15,10 @@
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { configReasons } from './install/config-rules.js'
 import { buildSettingsReason, patchSettingsReason } from './install/builds-on-miss.js'
-import { checkedLockfile, planInstall, type NativeInstallConfig } from './install/native-install.js'
+import { buildIgnored, checkedLockfile, planInstall, projectScriptsWithBuilds, type InstallPlan, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
-import { lookUpBuilds, unbuiltReasons } from './install/side-effects.js'
+import { lookUpBuilds, rowsRequireBuild, unbuiltReasons } from './install/side-effects.js'
 import { whyNot, type WhyNot } from './why-not.js'
 
 export interface Explanation {
@@ -75,7 +75,11 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       } else if (supplyChain.leftToPnpm != null) {
         reasons.push(supplyChain.leftToPnpm)
       }
-      if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm (${plan.scripts.whyPnpmRuns!})`)
+      // pnpm's own install, which then runs the project's scripts, would record no build of its
+      // build step: the store's rows say whether there is any (denied, or taken from the cache).
+      const withBuilds = plan.scripts.pnpmRuns.length > 0 && config.ignoreScripts !== true ? await buildStepPackage(plan, config) : undefined
+      if (withBuilds != null) reasons.push(projectScriptsWithBuilds(plan.scripts, withBuilds.builds, withBuilds.depPath))
+      else if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm (${plan.scripts.whyPnpmRuns!})`)
       else if (plan.scripts.shown.length > 0) notes.push(`the project's ${plan.scripts.shown.join(', ')}: run natively after the layout, as pnpm runs them`)
       const unbuildable = buildSettingsReason(config, plan.release.version)
       // A patched package whose build pnpm does not allow is patched on every install: no cache to take it from.
@@ -114,4 +118,17 @@ export function formatExplanation (e: Explanation, dir: string): string {
     : [head, `left to pnpm, for ${e.reasons.length} ${e.reasons.length === 1 ? 'reason' : 'reasons'}:`, ...e.reasons.flatMap((r, i) => [`${i + 1}. ${r.says}`, `   To install natively: ${r.change}`])]
   if (e.notes.length > 0) lines.push('Told only at install time:', ...e.notes.map((n) => `- ${n}`))
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * A package pnpm's build step would record in this install, as the install finds it while it
+ * links: a build it denies (the row requires one), else one it takes from its cache; none:
+ * `undefined`. Read from the store's rows, unverified.
+ */
+async function buildStepPackage (plan: InstallPlan, config: NativeInstallConfig): Promise<{ builds: 'denies' | 'takes from its cache', depPath: string } | undefined> {
+  const requires = await rowsRequireBuild(plan.storeDir, plan.planned.map((p) => p.filesIndexFile))
+  const denied = plan.planned.find((p, i) => requires[i] === true && buildIgnored(p, config))
+  if (denied != null) return { builds: 'denies', depPath: denied.depPath }
+  const cached = (await lookUpBuilds(plan.storeDir, plan.planned, plan.cacheKeys)).find((b) => b.recorded === 'cached')
+  return cached != null ? { builds: 'takes from its cache', depPath: cached.depPath } : undefined
 }

@@ -99,6 +99,27 @@ function everyInstallSays (m: RegExpExecArray): string {
   return `pnpm builds ${m[1]} on every install${likely}: ${them ? 'their builds change' : 'its build changes'} no file, and pnpm never takes such a build from its side-effects cache; ${notBuiltHere(m[3], them)}`
 }
 
+/**
+ * What the reason `projectScriptsWithBuilds` (native-install.ts) writes says: pnpm's install
+ * runs the project's `scripts` after the layout, because of `why`, and would record the builds
+ * (`verb`, `first`) otherwise than stock.
+ */
+function projectScriptsSays (m: RegExpExecArray): string {
+  const [, scripts, why, verb, first] = m
+  const release = buildingRelease(why)
+  const notHere = release != null
+    ? `under pnpm ${release.running} the native install leaves them to pnpm: it runs a project's scripts only under pnpm ${release.native}`
+    : `the native install does not run them as pnpm would here: ${why}`
+  return `the project's ${scripts} ${scripts.includes(', ') ? 'are' : 'is'} run by pnpm's own install after the native layout (${notHere}), and that install would record the builds pnpm ${verb} (${first}, …) otherwise than stock does`
+}
+
+/** What would let the native install run a project's own `scripts` itself, by why it did not (`why`). */
+function projectScriptsChange (scripts: string, why: string): string {
+  const release = buildingRelease(why)
+  if (release != null) return `${pin(release.newest)}, under which the native install runs the project's ${scripts} itself, or drop the project's ${scripts} if an install does not need it`
+  return `the native install runs the project's ${scripts} itself once this no longer holds: ${why}`
+}
+
 /** How to move a project to the release whose builds the native install runs. */
 const pin = (version: string): string => `pin pnpm ${version} (packageManager in package.json)`
 
@@ -177,6 +198,7 @@ const RULES: Rule[] = [
   { code: 'preinstall', match: /^the project's (\S+) script, which pnpm runs before it links anything$/, says: (m) => `the project has a ${m[1]} script, which pnpm runs before anything is linked`, change: 'move it to postinstall or prepare (pnpm runs those after a native layout)' },
   { code: 'build-every-install', match: /^(\S+(?:, \S+)*): (?:its build changes|their builds change) no file(?: \((.+?): recorded so for another set of dependencies\))?, which .*?, and (.*)$/, says: everyInstallSays, change: (m) => everyInstallChange(m[1].split(', '), m[3]) },
   { code: 'side-effects-miss', match: /^(\S+): no side effects cached for .+?(?:, and (.*))?$/, says: (m) => `the built (or patched) files of ${m[1]} are not in pnpm's side-effects cache yet${m[2] != null ? `, and ${notBuiltHere(m[2])}` : ' (a new store, a new version, or another Node)'}`, change: (m) => missChange(m[2]) },
+  { code: 'project-scripts-builds', match: /^the project's (.+?), which pnpm runs after the layout \((.*)\), and pnpm then records the builds it (denies|takes from its cache) \((\S+), …\) otherwise than stock$/, says: projectScriptsSays, change: (m) => projectScriptsChange(m[1], m[2]) },
   { code: 'builds', match: /: requires-build$|builds pnpm denies/, says: (m) => `a dependency has a build script for pnpm to run (${m.input})`, change: 'list it under allowBuilds with false if it needs no build, or keep pnpm installing this project' },
 
   // Packages.

@@ -305,8 +305,19 @@ function modulesDirIsFresh (modulesDir: string): boolean {
   }
 }
 
+/**
+ * Why a project whose own scripts pnpm's install runs after the layout (`scripts.pnpmRuns`) is
+ * left to pnpm when pnpm's build step has packages to record (builds it denies, or takes from
+ * its cache, `first` among them): its install over a complete layout takes none through its
+ * build step, so it would not record them as stock does. (The install's and the explain
+ * command's words.)
+ */
+export function projectScriptsWithBuilds (scripts: { pnpmRuns: string[], whyPnpmRuns?: string }, builds: 'denies' | 'takes from its cache', first: string): string {
+  return `the project's ${scripts.pnpmRuns.join(', ')}, which pnpm runs after the layout (${scripts.whyPnpmRuns!}), and pnpm then records the builds it ${builds} (${first}, …) otherwise than stock`
+}
+
 /** Whether pnpm leaves the build scripts of `pkg` unrun (denied, or scripts off): then its build needs no pnpm. */
-function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolean {
+export function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolean {
   if (config.ignoreScripts === true) return true
   if (config.dangerouslyAllowAllBuilds === true) return false
   const allow = config.allowBuilds ?? {}
@@ -653,7 +664,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   // would not record the denied or cached builds as stock does (`ignoredBuilds: []`).
   const buildStep = [...requireBuild, ...builtFromCache]
   if (plan.scripts.pnpmRuns.length > 0 && buildStep.length > 0 && config.ignoreScripts !== true) {
-    return { stopped: `the project's ${plan.scripts.pnpmRuns.join(', ')} (${plan.scripts.whyPnpmRuns!}) with builds pnpm ${requireBuild.length > 0 ? 'denies' : 'takes from its cache'} (${buildStep[0]}, …)` }
+    return { stopped: projectScriptsWithBuilds(plan.scripts, requireBuild.length > 0 ? 'denies' : 'takes from its cache', buildStep[0]) }
   }
   if (toBuild.length > 0) {
     // Before anything is recorded: a case it does not build as pnpm would leaves the install to

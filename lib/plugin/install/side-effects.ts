@@ -429,3 +429,15 @@ function everyInstallReason (builds: LookedUpBuild[], why: string): string {
   const likely = elsewhere.length > 0 ? ` (${elsewhere.join(', ')}: recorded so for another set of dependencies)` : ''
   return `${builds.map((b) => b.depPath).join(', ')}: ${one ? 'its build changes' : 'their builds change'} no file${likely}, which pnpm records in its side-effects cache but never takes from it (it builds ${one ? 'it' : 'them'} on every install), and ${why}`
 }
+
+/** Whether each row (by its key) requires a build, read unverified as `recordedBuilds` reads them; `undefined`: no row (or no store). */
+export async function rowsRequireBuild (storeDir: string, filesIndexFiles: string[]): Promise<Array<boolean | undefined>> {
+  const none = filesIndexFiles.map(() => undefined)
+  if (filesIndexFiles.length === 0 || !fs.existsSync(storeDir)) return none
+  try {
+    const { results } = await readPkgsFromCafs({ storeDir, verifyStoreIntegrity: false }, filesIndexFiles)
+    return results.map((r) => 'files' in r ? r.files.requiresBuild : undefined)
+  } catch {
+    return none
+  }
+}
