@@ -277,6 +277,8 @@ describe('installNatively: lockfiles it leaves to pnpm, untouched', () => {
     ['a plain install, package.json ahead of the lockfile', { wanted: { a: '^1.0.0' }, importer: '      a:\n        specifier: 1.0.0\n        version: 1.0.0\n' }, { frozenLockfile: false }, /^the lockfile is not up to date with package\.json \(a: package\.json wants "\^1\.0\.0"/],
     ['a plain install, the lockfile\'s settings in another order than pnpm records them', { settings: 'settings:\n  excludeLinksFromLockfile: false\n  autoInstallPeers: true\n' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
     ['a plain install, a lockfile without settings', { settings: '' }, { frozenLockfile: false }, /^pnpm records the lockfile's settings otherwise/],
+    // The install a user runs after adding the plugin: pnpm resolves, and writes the checksum (user try, s20).
+    ['a plain install, a pnpmfileChecksum of pnpmfiles no longer loaded', { top: 'pnpmfileChecksum: sha256-x\n' }, { frozenLockfile: false }, /^a plain install, which resolves: the pnpmfiles changed since the lockfile was written/],
     ['a plain install under --offline (everything else up to date)', {}, { frozenLockfile: false }, /^1 packages are not in the store, and --offline$/],
     // pnpm links a missing directory dangling, with no commands.
     ['a link: dependency on a directory that is not there', { wanted: { a: 'link:../a' } }, {}, /^a@link:\.\.\/a: a link to a directory that is not there$/],

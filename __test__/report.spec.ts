@@ -317,6 +317,11 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(whyNot(release).code).toBe('other')
   })
 
+  it('a plain install that resolves for a lockfile that does not match the settings (the README\'s `pnpm install` after `pnpm add --config`): routine, nothing to change but to commit what pnpm writes (user try, s20: it said to run the command being run)', () => {
+    const why = whyNot('a plain install, which resolves: the pnpmfiles changed since the lockfile was written (run `pnpm install` once and commit the lockfile)')
+    expect(why).toMatchObject({ code: 'plain-resolves', routine: true, change: 'nothing: commit the lockfile pnpm writes now; the next fresh clone installs natively' })
+  })
+
   it('the pnpmfileChecksum: says to run pnpm install once and commit the lockfile', () => {
     expect(whyNot('the pnpmfiles changed since the lockfile was written (run `pnpm install` once and commit the lockfile)').change).toMatch(/^run `pnpm install` once and commit pnpm-lock\.yaml/)
   })

@@ -216,8 +216,9 @@ function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject
   if (importers.every((id) => Object.keys(lockfile.importers[id].specifiers ?? {}).length === 0 && DEPENDENCY_GROUPS.every((group) => Object.keys(lockfile.importers[id][group] ?? {}).length === 0))) {
     return 'a lockfile without dependencies'
   }
+  // A plain install resolves then, and writes the lockfile again: it is its own remedy.
   const mismatch = lockfileConfigMismatch(lockfile, config, rootDir)
-  if (mismatch != null) return mismatch
+  if (mismatch != null) return lockfileMode(config, true) === 'if up to date' ? `a plain install, which resolves: ${mismatch}` : mismatch
   const checked = projectsAsChecked(projects, config, rootDir)
   if (typeof checked === 'string') return checked
   if (lockfileMode(config, true) === 'if up to date') {
