@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { prelinkVirtualStore } from '../dist/plugin/head-start.js'
 import { installsFrozen, lockfileMode } from '../dist/plugin/pnpm-config.js'
 import { planVirtualStore, type LockfileObject, type PackageSnapshot } from '../dist/plugin/install/virtual-store.js'
+import { peerSatisfactionEdges, type PeerEdgeRule } from '../dist/plugin/install/peer-edges.js'
 // @ts-expect-error: plain JS module without types
 import { readLockfile } from '../benchmark/lockfile.mjs'
 import { freshDir, freshStoreDir } from './helpers/stores.js'
@@ -95,6 +96,56 @@ describe('planVirtualStore', () => {
     expect(peer.targetDir).toBe('/p/node_modules/.pnpm/peer@1.0.0_plain@1.0.0/node_modules/peer')
     expect(peer.children).toEqual({ plain: plain.targetDir })
     expect(alias).toMatchObject({ name: 'real', targetDir: '/p/node_modules/.pnpm/real@2.0.0/node_modules/real' })
+  })
+})
+
+describe('planVirtualStore with a dependency group left out: the optional peers pnpm does not follow', () => {
+  const integrity = { integrity: 'sha512-x' }
+  const optionalPeer = { peerDependencies: { types: '*' }, peerDependenciesMeta: { types: { optional: true } } }
+  const packages: LockfileObject['packages'] = {
+    'tool@1.0.0(types@1.0.0)': { resolution: integrity, ...optionalPeer, dependencies: { types: '1.0.0', util: '1.0.0' } },
+    // Its path names no peer.
+    'lone@1.0.0': { resolution: integrity, ...optionalPeer, dependencies: { types: '1.0.0' } },
+    // A required peer is followed whatever provided it.
+    'req@1.0.0(types@1.0.0)': { resolution: integrity, peerDependencies: { types: '*' }, dependencies: { types: '1.0.0' } },
+    'other@1.0.0': { resolution: integrity, dependencies: { tool: '1.0.0(types@1.0.0)' } },
+    'types@1.0.0': { resolution: integrity },
+    'util@1.0.0': { resolution: integrity },
+  }
+  /** The root lists `types` as a devDependency, which resolved its dependencies' peer; `b` reaches `tool` through `other`. */
+  const workspace = (...rootDeps: string[]): LockfileObject => ({
+    importers: {
+      '.': { dependencies: Object.fromEntries(rootDeps.map((d) => [d, d === 'lone' ? '1.0.0' : '1.0.0(types@1.0.0)'])), devDependencies: { types: '1.0.0' } },
+      b: { dependencies: { other: '1.0.0' } },
+    },
+    packages,
+  })
+  const prod = { ...all, devDependencies: false }
+  /** Per planned package under --prod: its dependency links, and its dependencies where pnpm's filter rewrites its snapshot. */
+  const layout = (lockfile: LockfileObject, rule: PeerEdgeRule, fromRoot = true) =>
+    Object.fromEntries(plan(lockfile, { include: prod, skippedPeerEdges: peerSatisfactionEdges(lockfile, rule, fromRoot) })
+      .map((p) => [p.depPath, { links: Object.keys(p.children ?? {}), filtered: p.filteredSnapshot && Object.keys(p.filteredSnapshot.dependencies ?? {}) }]))
+
+  it('a peer the root\'s devDependency provided is neither laid out nor linked to, and the snapshot recorded is the filtered one', () => {
+    expect(layout(workspace('tool'), 'bound-peers')).toEqual({
+      'tool@1.0.0(types@1.0.0)': { links: ['util'], filtered: ['util'] },
+      'util@1.0.0': { links: [], filtered: undefined },
+      'other@1.0.0': { links: ['tool'], filtered: undefined },
+    })
+    // Without resolvePeersFromWorkspaceRoot, `b` (which does not list `types`) reaches `tool`: followed.
+    expect(layout(workspace('tool'), 'bound-peers', false)['tool@1.0.0(types@1.0.0)']).toEqual({ links: ['types', 'util'], filtered: undefined })
+  })
+
+  it('a peer installed through another edge stays linked; a package whose path names no peer, by the release', () => {
+    expect(layout(workspace('tool', 'req'), 'bound-peers')['tool@1.0.0(types@1.0.0)']).toEqual({ links: ['types', 'util'], filtered: undefined })
+    // From 11.28.7 only the peers a package's path names; 11.28.0 to 11.28.6 skip any optional peer's edge.
+    expect(layout(workspace('lone'), 'bound-peers')['lone@1.0.0']).toEqual({ links: ['types'], filtered: undefined })
+    expect(layout(workspace('lone'), 'optional-peers')).toEqual({ 'lone@1.0.0': { links: [], filtered: [] }, 'other@1.0.0': { links: ['tool'], filtered: undefined }, 'tool@1.0.0(types@1.0.0)': { links: ['util'], filtered: ['util'] }, 'util@1.0.0': { links: [], filtered: undefined } })
+  })
+
+  it('without the option (every group installed, or a release before 11.28.0) every edge is followed', () => {
+    expect(peerSatisfactionEdges(workspace('tool'), 'none', true)).toBeUndefined()
+    expect(plan(workspace('tool'), { include: prod }).map((p) => p.depPath)).toContain('types@1.0.0')
   })
 })
 

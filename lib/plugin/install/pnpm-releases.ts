@@ -38,6 +38,7 @@ import type { ShimQuoting, ShimWriter } from './bin-shim.js'
 import type { BuildStepNodePath } from './bin-links.js'
 import type { SideEffectsKeyForm } from './side-effects.js'
 import type { SkipRule } from './virtual-store.js'
+import type { PeerEdgeRule } from './peer-edges.js'
 import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
 import type { BlobModeRule } from '../../api/import.js'
@@ -132,6 +133,12 @@ export interface PnpmRelease {
   sideEffectsKeys: SideEffectsKeyForm
   /** How its lockfile filter decides what is skipped (`edges` from 11.18.0, `first-reach` before). */
   skipRule: SkipRule
+  /**
+   * Which optional peers its lockfile filter does not follow when a dependency group is left
+   * out (`--prod`): none before 11.28.0, any from it, those the package's peer suffix names
+   * from 11.28.7 (`peer-edges.ts`).
+   */
+  peerEdgeRule: PeerEdgeRule
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
   /** Whether its frozen check finds an importer out of date whose catalog dependency is locked at another version than the lockfile's catalog entry (from 11.22.0). */
@@ -210,9 +217,10 @@ const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
  * recorded verdict and its policy's fields, how a workspace's projects are hoisted (to 11.27.1),
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
  * 11.26.0), the build step's side-effects upload (its walk and diff; what it records of a denied
- * patched package, to 11.26.0), the build step reproduced (from 11.28.10).
+ * patched package, to 11.26.0), the build step reproduced (from 11.28.10), the optional peers
+ * its lockfile filter skips when a group is left out (from 11.28.0).
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -223,6 +231,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
   projectLink: compareVersions(version, '11.28.9') < 0 ? 'relative' : 'absolute',
   sideEffectsKeys: compareVersions(version, '11.28.1') >= 0 ? 'format=2' : 'recursive',
   skipRule: compareVersions(version, '11.18.0') >= 0 ? 'edges' : 'first-reach',
+  peerEdgeRule: compareVersions(version, '11.28.0') < 0 ? 'none' : compareVersions(version, '11.28.7') < 0 ? 'optional-peers' : 'bound-peers',
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
   verdictRouting: compareVersions(version, '11.20.0') >= 0,
@@ -316,6 +325,14 @@ export type FrozenCheckRules = Pick<PnpmRelease, 'catalogResolutions' | 'publish
 export function frozenCheckRules (version: string | undefined): FrozenCheckRules {
   const { catalogResolutions, publishLinks } = byVersion(orNewest(version))
   return { catalogResolutions, publishLinks }
+}
+
+/**
+ * Which optional peers pnpm `version`'s lockfile filter does not follow when a group is left out
+ * (the head start runs under any release): by its version, the newest's for a version not said.
+ */
+export function peerEdgeRuleOf (version: string | undefined): PeerEdgeRule {
+  return byVersion(orNewest(version)).peerEdgeRule
 }
 
 /**

@@ -20,6 +20,7 @@ import path from 'node:path'
 import * as binding from '../../../index.js'
 import type { StoredPackage } from '../../api/import.js'
 import { depPathToFilename, refToRelative } from '@pnpm/deps.path'
+import { prunedSnapshot, skipsPeerEdge, type PeerEdges } from './peer-edges.js'
 
 /** The parts of pnpm's in-memory lockfile this reads. */
 export interface LockfileObject {
@@ -84,11 +85,22 @@ export interface LayoutOptions {
   patched?: boolean
   /** With `installable`: the running release's rule (`edges` when not said). */
   skipRule?: SkipRule
+  /**
+   * The optional peers pnpm's lockfile filter does not follow, when the install leaves a group
+   * out (`peerSatisfactionEdges`): not walked, and not linked to unless reached otherwise.
+   * Without it every edge is followed, as pnpm does when every group is installed.
+   */
+  skippedPeerEdges?: PeerEdges
 }
 
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
 export interface PlannedPackage extends StoredPackage {
   depPath: string
+  /**
+   * Its snapshot as pnpm's filtered lockfile has it, where that differs from the lockfile's (a
+   * skipped peer edge dropped, `skippedPeerEdges`): what pnpm compares the current lockfile's with.
+   */
+  filteredSnapshot?: PackageSnapshot
 }
 
 /** pnpm's own rule for a package's directory in the virtual store (`@pnpm/deps.path`, the release pnpm 11.28 bundles). */
@@ -148,17 +160,18 @@ function dependenciesOf (snapshot: PackageSnapshot, opts: LayoutOptions): Record
 
 /**
  * Every dependency path reachable from the importers through the included groups (optional
- * dependencies only when those are included): the packages of pnpm's filtered lockfile.
+ * dependencies only when those are included), not through `skippedPeerEdges`: the packages of
+ * pnpm's filtered lockfile.
  */
-export function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, boolean>): Set<string> {
+export function reachable (lockfile: LockfileObject, include: Record<DependencyGroup, boolean>, skippedPeerEdges?: PeerEdges): Set<string> {
   const seen = new Set<string>()
   const stack: string[] = []
-  const visit = (deps: Record<string, string> | undefined): void => {
+  const visit = (deps: Record<string, string> | undefined, parent?: string): void => {
     if (deps == null) return
     for (const alias in deps) {
       const ref = deps[alias]
       // `link:` ones are projects of the workspace: linked to, not installed.
-      if (ref.startsWith('link:')) continue
+      if (ref.startsWith('link:') || (parent != null && skipsPeerEdge(skippedPeerEdges, parent, alias))) continue
       const depPath = refToDepPath(alias, ref)
       if (!seen.has(depPath)) {
         seen.add(depPath)
@@ -173,8 +186,8 @@ export function reachable (lockfile: LockfileObject, include: Record<DependencyG
   }
   for (let depPath = stack.pop(); depPath != null; depPath = stack.pop()) {
     const snapshot = lockfile.packages?.[depPath]
-    visit(snapshot?.dependencies)
-    if (include.optionalDependencies) visit(snapshot?.optionalDependencies)
+    visit(snapshot?.dependencies, depPath)
+    if (include.optionalDependencies) visit(snapshot?.optionalDependencies, depPath)
   }
   return seen
 }
@@ -227,10 +240,11 @@ function skipWalk (lockfile: LockfileObject, reached: Set<string>, opts: LayoutO
     return verdict
   }
   const queue: Array<{ depPath: string, optional: boolean }> = []
-  const follow = (deps: Record<string, string> | undefined, optional: boolean): void => {
+  const follow = (deps: Record<string, string> | undefined, optional: boolean, parent?: string): void => {
     if (deps == null) return
     for (const alias in deps) {
       const ref = deps[alias]
+      if (parent != null && skipsPeerEdge(opts.skippedPeerEdges, parent, alias)) continue
       if (!ref.startsWith('link:')) queue.push({ depPath: refToDepPath(alias, ref), optional })
     }
   }
@@ -246,8 +260,8 @@ function skipWalk (lockfile: LockfileObject, reached: Set<string>, opts: LayoutO
     if (walk.installed.has(depPath) || snapshot == null) continue
     if (optional && !verdictOf(depPath, snapshot).fits) continue
     walk.installed.add(depPath)
-    follow(snapshot.dependencies, false)
-    if (opts.include.optionalDependencies) follow(snapshot.optionalDependencies, true)
+    follow(snapshot.dependencies, false, depPath)
+    if (opts.include.optionalDependencies) follow(snapshot.optionalDependencies, true, depPath)
   }
   for (const depPath of reached) {
     const snapshot = packages[depPath]
@@ -411,7 +425,7 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
     }
     return dir
   }
-  const reached = reachable(lockfile, opts.include)
+  const reached = reachable(lockfile, opts.include, opts.skippedPeerEdges)
   const planned: PlannedPackage[] = []
   const notPlanned: string[] = [...reached].filter((depPath) => lockfile.packages?.[depPath] == null)
   const leftToPnpm = new Map<string, PackageLeftToPnpm>(notPlanned.map((depPath) => [depPath, 'not-in-lockfile']))
@@ -448,8 +462,9 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
         continue
       }
       const child = refToDepPath(alias, ref)
-      if (!skipped.has(child)) children[alias] = dirOf(child)
+      if (!skipped.has(child) && !(skipsPeerEdge(opts.skippedPeerEdges, depPath, alias) && !reached.has(child))) children[alias] = dirOf(child)
     }
+    const filtered = prunedSnapshot(depPath, snapshot, opts.skippedPeerEdges, reached)
     planned.push({
       depPath,
       name,
@@ -457,6 +472,7 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
       targetDir: dirOf(depPath, name),
       filesIndexFile: `${snapshot.resolution!.integrity as string}\t${name}@${version}`,
       children,
+      ...(filtered !== snapshot ? { filteredSnapshot: filtered } : {}),
     })
   }
   return { planned, notPlanned, leftToPnpm, skipped: [...skipped], installOrder: [...installed] }
