@@ -40,12 +40,22 @@ const all = [app, built, leaf, macOnly, missing]
 /** What the store holds before the install: everything but `gen-missing`. */
 const stored = all.filter((p) => p !== missing)
 
-const lockfile = (pnpmfileChecksum?: string) => `lockfileVersion: '9.0'
+// A peer a devDependency provides: `gen-tool`'s optional peer `gen-types`, which the project
+// lists as a devDependency (as `vite`'s `@types/node`), with a dependency of its own.
+const typesDep = pkg('gen-types-dep', {})
+const types = pkg('gen-types', { dependencies: { 'gen-types-dep': '1.0.0' } })
+const tool = pkg('gen-tool', { dependencies: { '@gen/leaf': '1.0.0' }, peerDependencies: { 'gen-types': '*' }, peerDependenciesMeta: { 'gen-types': { optional: true } } })
+const peerProjectPackages = [leaf, tool, types, typesDep]
+
+/** A lockfile's settings, and the plugin's pnpmfile's checksum when it has it. */
+const lockfileHead = (pnpmfileChecksum?: string) => `lockfileVersion: '9.0'
 
 settings:
   autoInstallPeers: true
   excludeLinksFromLockfile: false
-${pnpmfileChecksum == null ? '' : `\npnpmfileChecksum: ${pnpmfileChecksum}\n`}
+${pnpmfileChecksum == null ? '' : `\npnpmfileChecksum: ${pnpmfileChecksum}\n`}`
+
+const lockfile = (pnpmfileChecksum?: string) => `${lockfileHead(pnpmfileChecksum)}
 importers:
 
   .:
@@ -111,17 +121,67 @@ function modulesState (projectDir: string, storeDir: string): unknown {
   return state
 }
 
+/** As pnpm writes it: the optional peer resolved from the devDependency, in `gen-tool`'s snapshot's optionalDependencies. */
+const peerLockfile = (pnpmfileChecksum?: string) => `${lockfileHead(pnpmfileChecksum)}
+importers:
+
+  .:
+    dependencies:
+      gen-tool:
+        specifier: 1.0.0
+        version: 1.0.0(gen-types@1.0.0)
+    devDependencies:
+      gen-types:
+        specifier: 1.0.0
+        version: 1.0.0
+
+packages:
+
+  '@gen/leaf@1.0.0':
+    resolution: {integrity: ${leaf.integrity}}
+    hasBin: true
+
+  gen-tool@1.0.0:
+    resolution: {integrity: ${tool.integrity}}
+    peerDependencies:
+      gen-types: '*'
+    peerDependenciesMeta:
+      gen-types:
+        optional: true
+
+  gen-types-dep@1.0.0:
+    resolution: {integrity: ${typesDep.integrity}}
+
+  gen-types@1.0.0:
+    resolution: {integrity: ${types.integrity}}
+
+snapshots:
+
+  '@gen/leaf@1.0.0': {}
+
+  gen-tool@1.0.0(gen-types@1.0.0):
+    dependencies:
+      '@gen/leaf': 1.0.0
+    optionalDependencies:
+      gen-types: 1.0.0
+
+  gen-types-dep@1.0.0: {}
+
+  gen-types@1.0.0:
+    dependencies:
+      gen-types-dep: 1.0.0
+`
+
+/** A generated project's dependencies, and its lockfile given the pnpmfile's checksum. */
+interface Shape { dependencies: Record<string, Record<string, string>>, lockfile: (pnpmfileChecksum?: string) => string }
+const GEN_PROJECT: Shape = { dependencies: { dependencies: { 'gen-app': '1.0.0', 'gen-missing': '1.0.0' }, optionalDependencies: { 'gen-mac-only': '1.0.0' } }, lockfile }
+const PEER_PROJECT: Shape = { dependencies: { dependencies: { 'gen-tool': '1.0.0' }, devDependencies: { 'gen-types': '1.0.0' } }, lockfile: peerLockfile }
+
 /** A new project dir; with the plugin's (guarded) pnpmfile and its checksum in the lockfile. */
-function project (label: string, withPnpmfile: boolean, settings = ''): string {
+function project (label: string, withPnpmfile: boolean, settings = '', shape = GEN_PROJECT): string {
   const dir = path.join(base, label)
   fs.mkdirSync(dir)
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({
-    name: 'gen-project',
-    version: '1.0.0',
-    private: true,
-    dependencies: { 'gen-app': '1.0.0', 'gen-missing': '1.0.0' },
-    optionalDependencies: { 'gen-mac-only': '1.0.0' },
-  }))
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'gen-project', version: '1.0.0', private: true, ...shape.dependencies }))
   fs.writeFileSync(path.join(dir, 'pnpm-workspace.yaml'), `minimumReleaseAge: 0\nallowBuilds:\n  gen-built: true\n${settings}`)
   let checksum: string | undefined
   if (withPnpmfile) {
@@ -129,7 +189,7 @@ function project (label: string, withPnpmfile: boolean, settings = ''): string {
     fs.writeFileSync(path.join(dir, '.pnpmfile.cjs'), pnpmfile)
     checksum = `sha256-${crypto.createHash('sha256').update(pnpmfile).digest('base64')}`
   }
-  fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), lockfile(checksum))
+  fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), shape.lockfile(checksum))
   return dir
 }
 
@@ -143,16 +203,17 @@ async function casStore (label: string, packages: Generated[] = stored): Promise
   return storeDir
 }
 
-async function install (projectDir: string, storeDir: string, env: Record<string, string> = {}, extraArgs: string[] = []): Promise<void> {
+async function install (projectDir: string, storeDir: string, env: Record<string, string> = {}, extraArgs: string[] = []): Promise<string> {
   // The head start with the importer hook, the native install off (native-install.spec.ts has it).
   const plugin = env.NODE_PATH != null ? { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_IMPORTER: '1' } : {}
   const run = await pnpmInstall({ projectDir, storeDir, sandbox: `${projectDir}-sandbox`, registry: registry.url, env: { ...plugin, ...env }, extraArgs })
   expect(run.code, `pnpm failed:\n${run.stdout}\n${run.stderr}`).toBe(0)
+  return run.stdout
 }
 
 beforeAll(async () => {
   base = freshDir('prelink-e2e')
-  registry = await serveTarballs(all)
+  registry = await serveTarballs([...all, tool, types, typesDep])
   nodePath = nodePathWithThisPackage(path.join(base, 'node-path'))
   // The reference: pnpm's own worker fills the store, stock pnpm installs (and fetches gen-missing).
   const storeDir = path.join(base, 'pnpm-store')
@@ -260,5 +321,26 @@ describe('the plugin\'s head start, with the pnpm 11 CLI', () => {
     expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^prelink skipped: pnpm would not relink packages found in place/)
     expect(nodeModulesTree(withPlugin, pluginStore)).toEqual(nodeModulesTree(stock, stockStore))
     expect(fs.existsSync(path.join(stock, 'node_modules/.pnpm/node_modules'))).toBe(false)
+  })
+
+  it('--prod with an optional peer a devDependency provides: pnpm does not install it, and the head start does not lay it out', async () => {
+    const stockStore = await casStore('prod-stock-store', peerProjectPackages)
+    const pluginStore = await casStore('prod-plugin-store', peerProjectPackages)
+    const stock = project('prod-stock', false, '', PEER_PROJECT)
+    const stockOut = await install(stock, stockStore, {}, ['--prod'])
+    const withPlugin = project('prod-plugin', true, '', PEER_PROJECT)
+    const traceFile = path.join(base, 'trace-prod.txt')
+    const out = await install(withPlugin, pluginStore, { NODE_PATH: nodePath, CAS_NATIVE_PNPMFILE_TRACE: traceFile }, ['--prod'])
+    // Stock installs neither the peer nor its dependency; pnpm removes nothing the head start laid out.
+    expect(fs.existsSync(path.join(stock, 'node_modules/.pnpm/gen-types@1.0.0'))).toBe(false)
+    const summary = (text: string) => text.split('\n').find((l) => l.startsWith('Packages: '))
+    expect(summary(stockOut)).toBe('Packages: +2')
+    // (What the head start laid out pnpm does not count as added.)
+    expect(summary(out)).toMatch(/^Packages: \+\d+$/)
+    const trace = fs.readFileSync(traceFile, 'utf8')
+    expect(trace).toMatch(/^prelink 1 linked, 1 left to pnpm, \d+ ms$/m)
+    expect(trace).toContain('left pnpm-only gen-tool@1.0.0(gen-types@1.0.0)')
+    expect(nodeModulesTree(withPlugin, pluginStore)).toEqual(nodeModulesTree(stock, stockStore))
+    expect(modulesState(withPlugin, pluginStore)).toEqual(modulesState(stock, stockStore))
   })
 })

@@ -28,7 +28,8 @@ import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from
 import { layoutUnsupported, lockfileMode, type PnpmConfig } from './pnpm-config.js'
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './install/virtual-store.js'
 import { importerOutOfDateUnder, lockfileConfigMismatch, overriddenManifest, parseOverrides, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
-import { blobModeRule, frozenCheckRules, keepsBundled } from './install/pnpm-releases.js'
+import { blobModeRule, frozenCheckRules, keepsBundled, peerEdgeRuleOf } from './install/pnpm-releases.js'
+import { peerSatisfactionEdges, type PeerEdges } from './install/peer-edges.js'
 import { userAgentPnpmVersion } from './config-dependency.js'
 
 /** What pnpm passes to `hooks.preResolution` (pnpm 11). */
@@ -150,6 +151,16 @@ function frozenRefusal (config: PnpmConfig & FrozenCheckConfig, ctx: PreResoluti
 }
 
 /**
+ * The optional peers pnpm's filter does not follow in this install: only when it leaves a
+ * dependency group out (`--prod`, `--dev`, `--no-optional`), by the running release's rule.
+ * Without this, a peer only a devDependency provided would be laid out and then removed by pnpm.
+ */
+function skippedPeerEdges (config: PnpmConfig, include: Record<DependencyGroup, boolean>, lockfile: LockfileObject): PeerEdges | undefined {
+  if (Object.values(include).every(Boolean)) return undefined
+  return peerSatisfactionEdges(lockfile, peerEdgeRuleOf(userAgentPnpmVersion(config.userAgent)), config.resolvePeersFromWorkspaceRoot !== false)
+}
+
+/**
  * Links what it can of `ctx.wantedLockfile`'s virtual store and records it in
  * `ctx.currentLockfile`. `config` is what `hooks.updateConfig` received.
  */
@@ -172,6 +183,7 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
     virtualStoreDirMaxLength: cfg.virtualStoreDirMaxLength,
     include,
     engineStrict: cfg.engineStrict,
+    skippedPeerEdges: skippedPeerEdges(cfg, include, ctx.wantedLockfile),
   })
   // What pnpm refuses, in the order it finds it: the lockfile's names, then the manifests.
   const refused = plan.refused ?? frozenRefusal(cfg as PnpmConfig & FrozenCheckConfig, ctx)
@@ -197,9 +209,10 @@ export async function prelinkVirtualStore (ctx: PreResolutionContext, config: Pn
   const leftOut: PrelinkSummary['leftOut'] = []
   ctx.currentLockfile.packages = current
   results.forEach((r, i) => {
-    const { depPath, targetDir } = planned[i]
+    const { depPath, targetDir, filteredSnapshot } = planned[i]
     if (r.linked) {
-      current[depPath] = ctx.wantedLockfile.packages![depPath]
+      // As pnpm's filtered lockfile has it, which pnpm compares it with to find it in place.
+      current[depPath] = filteredSnapshot ?? ctx.wantedLockfile.packages![depPath]
       linked.push(targetDir)
     } else {
       leftOut.push({ depPath, reason: r.leftOut! })

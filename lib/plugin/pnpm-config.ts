@@ -34,6 +34,8 @@ export interface PnpmConfig {
   production?: boolean
   dev?: boolean
   optional?: boolean
+  /** pnpm's default is `true`: the root project's devDependencies provide peers to every project. */
+  resolvePeersFromWorkspaceRoot?: boolean
   engineStrict?: boolean
   force?: boolean
   lockfileOnly?: boolean
