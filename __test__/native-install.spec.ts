@@ -584,6 +584,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }
     expect(both.nativeRun.stdout).toContain('Already up to date')
     expect(both.nativeRun.stdout).not.toContain(PNPM_INSTALLED)
+    // Where the packages were linked from, only where stock says it (releases before 11.18.0 never do).
+    const storeLines = (run: PnpmRun): boolean => run.stdout.includes(' from the content-addressable store to the virtual store.')
+    expect(storeLines(both.nativeRun)).toBe(storeLines(both.stockRun))
     // No warning of its own: only those pnpm prints for stock too (a workspace project for another platform; pnpm's own, in its words).
     const warnings = (run: PnpmRun, dir: string): string[] => (run.stdout + run.stderr).split('\n').filter((l) => l.includes('WARN')).map((l) => l.split(dir).join('<p>'))
     const stockWarnings = warnings(both.stockRun, both.stock)

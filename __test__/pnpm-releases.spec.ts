@@ -40,7 +40,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'sideEffectsKeys' | 'skipRule' | 'peerEdgeRule'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'sideEffectsKeys' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -85,6 +85,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     skipRule: text.includes('\nfunction classifyDeps(ctx, depEdges,') ? 'edges' : text.includes('\nfunction pickPkgsWithAllDeps(lockfile, depPaths, importerIdSet,') ? 'first-reach' : 'neither' as never,
     sideEffectsKeys: text.includes('SIDE_EFFECTS_FORMAT_KEY = "format=2"') ? 'format=2' : /Object\.keys\(node\.children\)\.length && !parents\.has\((?:node\.)?fullPkgId\)/.test(text) ? 'recursive' : 'neither' as never,
     // The filter's optional peers skipped with a group left out, and whether only those a package's path binds.
+    // The import method logged in pnpm's own thread; before, only in the workers' importer.
+    importMethodLogged: text.includes('\nfunction reportPackageImported('),
     peerEdgeRule: !text.includes('\nfunction getPeerSatisfactionEdgesToSkip(') ? 'none' : /providers\.has\(removePeersSuffix\(\w+\)\)/.test(text) ? 'bound-peers' : 'optional-peers',
   }
 }
@@ -115,7 +117,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = shimWriter === 'pnpm'
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -142,6 +144,7 @@ describe('the table of pnpm releases', () => {
       sideEffectsKeys,
       skipRule,
       peerEdgeRule,
+      importMethodLogged,
     })
     expect(stateFormOf(version)).toBe(state)
     expect(buildUploadOf(fs.readFileSync(file, 'utf8'), fs.readFileSync(path.join(path.dirname(file), 'worker.js'), 'utf8'))).toEqual({ buildUpload: release.buildUpload, uploadsDeniedPatched: release.uploadsDeniedPatched })

@@ -356,8 +356,9 @@ export function reportBuildFailure (summary: NativeInstallSummary, counts: Progr
 
 /**
  * pnpm's frozen install's records from the start of its import to its end (the store, the
- * counts, the import method), after the `warnings` of its supply-chain check (its `globalWarn`),
- * and then the `linkWarnings` it gives linking the projects' commands.
+ * counts, the import method where the release logs it), after the `warnings` of its
+ * supply-chain check (its `globalWarn`), and then the `linkWarnings` it gives linking the
+ * projects' commands.
  */
 function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = [], linkWarnings: string[] = []): void {
   const prefix = config.dir
@@ -376,7 +377,8 @@ function reportLayout (summary: NativeInstallSummary, counts: Progress, config: 
   progress(['resolved'])
   log.write('debug', 'pnpm:stats', { added: summary.packages, prefix })
   progress(['reused', 'downloaded', 'added'])
-  if (counts.method != null) log.write('debug', 'pnpm:package-import-method', { method: counts.method })
+  // (Releases before 11.18.0 log it in their workers only: their reporter prints no store lines.)
+  if (counts.method != null && layout.importMethodLogged) log.write('debug', 'pnpm:package-import-method', { method: counts.method })
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_done' })
   for (const message of linkWarnings) log.write('warn', 'pnpm:global', { message })
 }

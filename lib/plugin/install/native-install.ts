@@ -107,7 +107,14 @@ export interface NativeInstallSummary {
    */
   projectScripts?: { shown: string[], run: () => Promise<{ validatedAtNs: number | undefined } | { failed: Error, id: string }> }
   /** Where it installed, for the report pnpm's reporter prints (when it installed, or a build failed). */
-  layout?: { storeDir: string, virtualStoreDir: string, direct: DirectDependency[], workspace?: { dir: string, projects: number } }
+  layout?: {
+    storeDir: string
+    virtualStoreDir: string
+    direct: DirectDependency[]
+    workspace?: { dir: string, projects: number }
+    /** Whether the release's install logs its import method where its reporter sees it (`importMethodLogged`). */
+    importMethodLogged: boolean
+  }
   /** The warnings pnpm's supply-chain check would have given, in its words (when it installed). */
   warnings?: string[]
   /** The warnings pnpm would have given linking the projects' commands, after its import (a command's file not there under `@zkochan/cmd-shim`). */
@@ -818,6 +825,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
       virtualStoreDir: plan.virtualStoreDir,
       direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), publicLinks),
       ...(config.workspaceDir != null ? { workspace: { dir: config.workspaceDir, projects: plan.projects.length } } : {}),
+      importMethodLogged: plan.release.importMethodLogged,
     }
     if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.depPath}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
     const warnings = supplyChain.warnings ?? []

@@ -139,6 +139,12 @@ export interface PnpmRelease {
    * from 11.28.7 (`peer-edges.ts`).
    */
   peerEdgeRule: PeerEdgeRule
+  /**
+   * Whether its install logs the import method in pnpm's own thread (`reportPackageImported`,
+   * from 11.18.0): before, only the importer in its workers does, so its reporter never has one,
+   * and never prints where the packages were linked from (the store and virtual store lines).
+   */
+  importMethodLogged: boolean
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
   /** Whether its frozen check finds an importer out of date whose catalog dependency is locked at another version than the lockfile's catalog entry (from 11.22.0). */
@@ -218,9 +224,10 @@ const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
  * 11.26.0), the build step's side-effects upload (its walk and diff; what it records of a denied
  * patched package, to 11.26.0), the build step reproduced (from 11.28.10), the optional peers
- * its lockfile filter skips when a group is left out (from 11.28.0).
+ * its lockfile filter skips when a group is left out (from 11.28.0), the import method logged
+ * where its reporter sees it (from 11.18.0).
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -231,6 +238,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
   projectLink: compareVersions(version, '11.28.9') < 0 ? 'relative' : 'absolute',
   sideEffectsKeys: compareVersions(version, '11.28.1') >= 0 ? 'format=2' : 'recursive',
   skipRule: compareVersions(version, '11.18.0') >= 0 ? 'edges' : 'first-reach',
+  importMethodLogged: compareVersions(version, '11.18.0') >= 0,
   peerEdgeRule: compareVersions(version, '11.28.0') < 0 ? 'none' : compareVersions(version, '11.28.7') < 0 ? 'optional-peers' : 'bound-peers',
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
