@@ -19,7 +19,8 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { explainMain } from '../dist/plugin/explain-cli.js'
-import { copyProject, lockedPackages, node24, pnpmEnv, pnpmLauncher, pnpmPackageDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
+import { copyProject, lockedPackages, node24, pnpmEnv, pnpmLauncher, pnpmPackageDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packedPackage, packPlugin, serveTarballs, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { screen } from './helpers/terminal.js'
@@ -28,6 +29,8 @@ import { screen } from './helpers/terminal.js'
 const STOCK = { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_FETCHER: '0' }
 const STOCK_ONLY = [/Verifying lockfile against supply-chain policies/, /Lockfile passes supply-chain policies/, /^Lockfile is up to date, resolution step is skipped$/]
 const OURS = `${PLUGIN_NAME} installed 9 packages natively in <t>; pnpm then finds node_modules complete, hence "Already up to date"`
+/** The release under test, as the plugin's table has it (what it writes differs by release). */
+const TESTED = PNPM_RELEASES.find((r) => r.version === testedPnpmVersion) ?? PNPM_RELEASES.at(-1)!
 
 function expectOk (run: PnpmRun): void {
   expect(run.code, `pnpm failed:\n${run.stdout}\n${run.stderr}`).toBe(0)
@@ -220,13 +223,15 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(ours).toEqual([`${PLUGIN_NAME} left this install to pnpm: the lockfile's pnpmfileChecksum does not match the pnpmfiles loaded now (the plugin was added or updated without a \`pnpm install\`). To install natively: run \`pnpm install\` once and commit pnpm-lock.yaml; until then pnpm refuses --frozen-lockfile (ERR_PNPM_LOCKFILE_CONFIG_MISMATCH)`])
   })
 
-  it('the project\'s own postinstall, run natively after the report: stock\'s lines in stock\'s order (the script\'s after the summary), the plugin\'s line and pnpm\'s "Already up to date"', async () => {
-    const edit = (dir: string): void => {
-      const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
-      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'ran.txt\', \'\')"' } }))
-    }
-    const stock = await install({ stock: true, edit })
-    const native = await install({ edit })
+  /** The clone's package.json with a postinstall that leaves a file. */
+  const withPostinstall = (dir: string): void => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'ran.txt\', \'\')"' } }))
+  }
+
+  it.runIf(TESTED.runsBuilds)('the project\'s own postinstall, run natively after the report: stock\'s lines in stock\'s order (the script\'s after the summary), the plugin\'s line and pnpm\'s "Already up to date"', async () => {
+    const stock = await install({ stock: true, edit: withPostinstall })
+    const native = await install({ edit: withPostinstall })
     expectOk(native.run)
     expect(fs.existsSync(path.join(native.dir, 'ran.txt'))).toBe(true)
     const ours = `${PLUGIN_NAME} installed 9 packages natively in <t>; now the project's postinstall, run as pnpm runs them`
@@ -236,12 +241,27 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(native.lines).toEqual(expected)
   })
 
+  it.skipIf(TESTED.runsBuilds)('the project\'s own postinstall, under a release whose scripts pnpm runs (before 11.28.10): the layout\'s lines as stock\'s, the plugin\'s line, then pnpm\'s own install (its lockfile check, the script, no "Already up to date")', async () => {
+    const stock = await install({ stock: true, edit: withPostinstall })
+    const native = await install({ edit: withPostinstall })
+    expectOk(native.run)
+    expect(fs.existsSync(path.join(native.dir, 'ran.txt'))).toBe(true)
+    const ours = `${PLUGIN_NAME} installed 9 packages natively in <t>; pnpm's own install then finds them in place and runs the project's postinstall`
+    // pnpm's install, after the plugin's line, says what it says before its layout in stock's.
+    const expected = stock.lines.filter((l) => !STOCK_ONLY.some((only) => only.test(l)))
+    expected.splice(expected.findIndex((l) => l.startsWith('. postinstall$')), 0, ours, ...stock.lines.filter((l) => STOCK_ONLY.some((only) => only.test(l))))
+    expect(native.lines).toEqual(expected)
+  })
+
   it.each([
     ['the project listed as `+ a 1.2.3 <- packages/a` as stock lists it', '', true],
-    // pnpm hoists the projects publicly before it links the root's dependencies: that link is found made, and not listed.
-    ['under shamefullyHoist, the project not listed, as stock hoists it first', 'shamefullyHoist: true\n', false],
+    // From 11.28.0 pnpm hoists the projects publicly before it links the root's dependencies:
+    // that link is found made, and not listed. Before, it hoists no project the root depends on.
+    TESTED.projectHoisting === 'reserved'
+      ? ['under shamefullyHoist, the project not listed, as stock hoists it first', 'shamefullyHoist: true\n', false]
+      : ['under shamefullyHoist, the project listed still, as stock hoists no project the root depends on (before 11.28.0)', 'shamefullyHoist: true\n', true],
   ])('a workspace whose root depends on a project (workspace:*): stock\'s lines, %s', async (_, settings, listed) => {
-    const setUp = path.join(base, `setup-workspace${listed ? '' : '-hoisted'}`)
+    const setUp = path.join(base, `setup-workspace${settings === '' ? '' : '-hoisted'}`)
     fs.cpSync(setUpDir, setUp, { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
     fs.mkdirSync(path.join(setUp, 'packages', 'a'), { recursive: true })
     fs.writeFileSync(path.join(setUp, 'packages', 'a', 'package.json'), JSON.stringify({ name: 'a', version: '1.2.3' }))
@@ -285,13 +305,16 @@ describe('what pnpm prints after a native install, with each reporter, against s
     it('native: says so, with the number of packages; nothing installed (but pnpm\'s config dependencies)', async () => {
       const { code, out, written } = await explainClone([])
       expect(code, out).toBe(0)
-      expect(out).toBe([
-        'A fresh clone\'s `pnpm install --frozen-lockfile` in <project> (pnpm 11.28.11, its settings there):',
+      expect(out.split('\n')).toEqual([
+        `A fresh clone's \`pnpm install --frozen-lockfile\` in <project> (pnpm ${testedPnpmVersion}, its settings there):`,
         `native: ${PLUGIN_NAME} would lay out all 9 packages, then pnpm finds node_modules up to date.`,
         'Told only at install time:',
-        '- a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)',
+        TESTED.runsBuilds
+          ? '- a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
+          // A release whose build step the native install does not reproduce: a build missing from the cache is pnpm's.
+          : expect.stringMatching(new RegExp(`^- a build pnpm would run \\(allowBuilds\\) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm \\(pnpm ${testedPnpmVersion.replace(/\./g, '\\.')} runs the builds itself \\(the native install runs them only under pnpm [^)]+, whose build step it reproduces\\)\\)$`)),
         '',
-      ].join('\n'))
+      ])
       expect(written).toEqual([])
     })
 
