@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import semver from 'semver'
 import { describe, expect, it } from 'vitest'
-import { blobModeRule, frozenCheckRules, nativeRelease, peerEdgeRuleOf, PNPM_RELEASES, stateFormOf, takesFetcherDelegation, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { blobModeRule, frozenCheckRules, nativeRelease, peerEdgeRuleOf, PNPM_RELEASES, reporterRedrawOf, stateFormOf, takesFetcherDelegation, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
 import { pnpmPackageDir, referencePnpmDir, repoDir, testedPnpmVersion } from './helpers/pnpm-cli.js'
 
 /** The bundles at hand: the one under test, the reference, and the fetched ones. */
@@ -40,7 +40,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'sideEffectsKeys' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'sideEffectsKeys' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -87,6 +87,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     // The filter's optional peers skipped with a group left out, and whether only those a package's path binds.
     // The import method logged in pnpm's own thread; before, only in the workers' importer.
     importMethodLogged: text.includes('\nfunction reportPackageImported('),
+    // The default reporter's redraw: cursor up by the frame's newlines, or ansi-diff's rows.
+    reporterRedraw: text.includes('\nfunction countRows(frame) {') ? 'newlines' : text.includes('import_ansi_diff.default)(') ? 'rows' : 'neither' as never,
     peerEdgeRule: !text.includes('\nfunction getPeerSatisfactionEdgesToSkip(') ? 'none' : /providers\.has\(removePeersSuffix\(\w+\)\)/.test(text) ? 'bound-peers' : 'optional-peers',
   }
 }
@@ -103,8 +105,9 @@ describe('the table of pnpm releases', () => {
 
   it('the rules by version alone (the head start runs under any release) take a version not said for the newest', () => {
     for (const unsaid of [undefined, 'not-a-version']) {
-      expect([blobModeRule(unsaid), takesFetcherDelegation(unsaid), frozenCheckRules(unsaid), peerEdgeRuleOf(unsaid)]).toEqual(['linkable', true, { catalogResolutions: true, publishLinks: true }, 'bound-peers'])
+      expect([blobModeRule(unsaid), takesFetcherDelegation(unsaid), frozenCheckRules(unsaid), peerEdgeRuleOf(unsaid), reporterRedrawOf(unsaid)]).toEqual(['linkable', true, { catalogResolutions: true, publishLinks: true }, 'bound-peers', 'rows'])
     }
+    expect(['11.7.0', '11.8.0', '11.9.0', '11.9.1', '11.10.0'].map(reporterRedrawOf)).toEqual(['rows', 'newlines', 'newlines', 'newlines', 'rows'])
     expect(['11.27.1', '11.28.0', '11.28.6', '11.28.7'].map(peerEdgeRuleOf)).toEqual(['none', 'optional-peers', 'optional-peers', 'bound-peers'])
     expect([blobModeRule('11.9.0'), takesFetcherDelegation('11.11.0'), frozenCheckRules('11.21.0')]).toEqual(['none', false, { catalogResolutions: false, publishLinks: false }])
     expect([blobModeRule('11.28.5'), takesFetcherDelegation('11.12.0'), frozenCheckRules('11.25.0')]).toEqual(['exact', true, { catalogResolutions: true, publishLinks: false }])
@@ -117,7 +120,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = shimWriter === 'pnpm'
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -145,6 +148,7 @@ describe('the table of pnpm releases', () => {
       skipRule,
       peerEdgeRule,
       importMethodLogged,
+      reporterRedraw,
     })
     expect(stateFormOf(version)).toBe(state)
     expect(buildUploadOf(fs.readFileSync(file, 'utf8'), fs.readFileSync(path.join(path.dirname(file), 'worker.js'), 'utf8'))).toEqual({ buildUpload: release.buildUpload, uploadsDeniedPatched: release.uploadsDeniedPatched })

@@ -39,6 +39,20 @@ function expectOk (run: PnpmRun): void {
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g
 
+/**
+ * A default reporter's screen with the plugin's line whole: under a release whose reporter
+ * redraws by newlines (`reporterRedraw`), the plugin breaks it into rows of pnpm's width
+ * (`columns` less 2, else 80), each checked to fit; they end where pnpm's next line starts.
+ */
+function withOursWhole (lines: string[], columns?: number): string[] {
+  const start = lines.findIndex((l) => l.startsWith(`${PLUGIN_NAME} installed`))
+  if (TESTED.reporterRedraw !== 'newlines' || start === -1) return lines
+  const end = lines.findIndex((l, i) => i > start && /^(Already up to date|\? Verifying|\. )/.test(l))
+  const rows = lines.slice(start, end)
+  for (const row of rows) expect(row.length, row).toBeLessThanOrEqual(columns != null ? columns - 2 : 80)
+  return [...lines.slice(0, start), rows.join(' '), ...lines.slice(end)]
+}
+
 describe('what pnpm prints after a native install, with each reporter, against stock', () => {
   let base: string
   let registry: TarballRegistry
@@ -74,7 +88,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
       projectDir: dir, storeDir, sandbox: path.join(base, `sandbox-${n}`), registry: (opts.from ?? registry).url, reporter: opts.reporter, env: opts.stock === true ? STOCK : {},
     })
     // The default reporter redraws in place: what the screen shows at the end.
-    const lines = (opts.reporter === 'default' ? screen(run.stdout) : run.stdout.replace(ANSI, '').split('\n'))
+    const lines = (opts.reporter === 'default' ? withOursWhole(screen(run.stdout)) : run.stdout.replace(ANSI, '').split('\n'))
       .map((l) => l.split(dir).join('<project>').split(storeDir).join('<store>')
         .replace(/(Done|natively) in [\d.]+m?s/, '$1 in <t>').replace(/\(9 entries in \d+ms\)/, '(9 entries in <t>)'))
     return { run, lines, dir }
@@ -148,7 +162,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
       child.on('error', reject)
       child.on('close', (code) => code === 0 ? resolve(out) : reject(new Error(`pnpm in a terminal exited with ${code}:\n${out}`)))
     })
-    const lines = screen(raw, 120).map((l) => l.split(dir).join('<project>').split(storeDir).join('<store>')
+    const lines = withOursWhole(screen(raw, 120), 120).map((l) => l.split(dir).join('<project>').split(storeDir).join('<store>')
       .replace(/(Done|natively) in [\d.]+m?s/, '$1 in <t>').replace(/\(9 entries in \d+ms\)/, '(9 entries in <t>)'))
     return { raw, lines }
   }

@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { dropRecords, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
+import { dropRecords, fitRows, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js'
 import { unbuiltReasons, type RecordedBuild } from '../dist/plugin/install/side-effects.js'
 import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
@@ -35,8 +35,39 @@ describe('reporterOf: pnpm 11\'s choice of reporter', () => {
   })
 })
 
+describe('fitRows: a message no terminal of the width wraps', () => {
+  it.each([
+    ['short enough', 20, 'short enough'],
+    ['one two three four', 9, 'one two\nthree\nfour'],
+    ['one two three', 7, 'one two\nthree'],
+    ['a:verylongword b', 5, 'a:ver\nylong\nword\nb'],
+    ['first line\nsecond one', 6, 'first\nline\nsecond\none'],
+  ])('%j in %i columns', (text, width, rows) => {
+    expect(fitRows(text, width)).toBe(rows)
+  })
+})
+
 describe('PnpmLog', () => {
   afterEach(() => { delete (globalThis as { $$bole?: unknown }).$$bole })
+
+  it('default reporter, a row width (a release that redraws by newlines): messages in rows that fit, a warning\'s less pnpm\'s tag; other records as they are', () => {
+    const lines = sink()
+    ;(globalThis as { $$bole?: unknown }).$$bole = { debug: [lines], info: [lines], warn: [lines] }
+    // pnpm's reporter has started.
+    const started = Symbol('reporterInitialized')
+    Object.assign(globalThis, { [started]: true })
+    try {
+      const log = new PnpmLog('default', sink(), 12)
+      log.say('twelve chars and more')
+      log.write('warn', 'pnpm:global', { message: 'a warn here' })
+      log.write('debug', 'pnpm:stats', { added: 3 })
+    } finally {
+      delete (globalThis as Record<symbol, unknown>)[started]
+    }
+    expect(lines.text().trim().split('\n').map((l) => JSON.parse(l))).toMatchObject([
+      { name: 'pnpm:global', message: 'twelve chars\nand more' }, { level: 'warn', message: 'a\nwarn\nhere' }, { name: 'pnpm:stats', added: 3 },
+    ])
+  })
 
   it('writes records to bole\'s outputs of their level, as bole does (a JSON line, or the object to an object-mode stream)', () => {
     const lines = sink()

@@ -34,7 +34,7 @@ import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
 import { prelinkVirtualStore, type PreResolutionContext } from './head-start.js'
 import { startedToInstall, type PnpmConfig } from './pnpm-config.js'
-import { dropRecords, holdRecords, PnpmLog, releaseRecords, reportBuildFailure, reporterOf, reportInstalled, reportLeftToPnpm, showProgress, watchLockfileVerification, type Progress } from './report.js'
+import { dropRecords, holdRecords, PnpmLog, pnpmLog, releaseRecords, reportBuildFailure, reportInstalled, reportLeftToPnpm, showProgress, watchLockfileVerification, type Progress } from './report.js'
 import { whyNot } from './why-not.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
@@ -275,13 +275,14 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
   pnpmConfig = config
   if (startedToInstall() && process.env.CAS_NATIVE_INSTALL !== '0') {
     const settings = config as NativeInstallConfig
-    const log = new PnpmLog(reporterOf(settings))
+    const version = userAgentPnpmVersion(settings.userAgent)
+    const log = pnpmLog(settings, version)
     const progress = showProgress(settings, log)
     // Its builds' lines wait until it is known what comes before them.
     holdRecords()
     let outcome: NativeInstallSummary | Error
     try {
-      outcome = await installNatively(settings, userAgentPnpmVersion(settings.userAgent), configuredImportMethod())
+      outcome = await installNatively(settings, version, configuredImportMethod())
     } catch (err) {
       // Nothing recorded: pnpm installs as if it had not run.
       outcome = err as Error

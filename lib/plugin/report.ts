@@ -12,7 +12,9 @@
  * - `append-only`: rendered by pnpm's reporter (its log level applies) from bole's buffer.
  * - `default`: the same, but this reporter drops what was logged before it started (a listener
  *   of its own takes the buffer first: pnpm's own config-dependency lines are lost the same
- *   way), so the records wait until pnpm has started it (`whenReporterRuns`).
+ *   way), so the records wait until pnpm has started it (`whenReporterRuns`). Under a release
+ *   whose reporter redraws by newlines (11.8, 11.9) the plugin's messages are broken into rows
+ *   that fit the terminal (`pnpmLog`).
  * - `ndjson`: pnpm adds stdout to bole's outputs only when its reporter starts, so the records
  *   of a hook would be lost: they are written to stdout here, as bole writes them.
  * - `silent` (or `--loglevel silent`, `--json`, `--parseable`): nothing.
@@ -26,6 +28,7 @@ import { Writable } from 'node:stream'
 import { PLUGIN_NAME } from './config-dependency.js'
 import { whyNot } from './why-not.js'
 import { watchProgress, type ProgressKind } from './install/progress.js'
+import { reporterRedrawOf } from './install/pnpm-releases.js'
 import type { NativeInstallSummary } from './install/native-install.js'
 
 export type ReporterKind = 'default' | 'append-only' | 'ndjson' | 'silent'
@@ -152,11 +155,40 @@ export function releaseRecords (before?: (flush: () => void) => void): void {
   }
 }
 
+/** What pnpm's reporter writes before a warning's message (its `formatWarn`, colors aside). */
+const WARN_TAG = '[WARN] '
+
+/**
+ * `text` broken at spaces into rows of at most `width` characters (a longer word cut at the
+ * width), its own line breaks kept: a message that no terminal of that width wraps.
+ */
+export function fitRows (text: string, width: number): string {
+  return text.split('\n').flatMap((line) => rowsOf(line, Math.max(1, width))).join('\n')
+}
+
+function rowsOf (line: string, width: number): string[] {
+  const rows: string[] = []
+  let row: string | undefined
+  for (const word of line.split(' ')) {
+    if (row != null && [...row].length + 1 + [...word].length <= width) {
+      row += ` ${word}`
+      continue
+    }
+    if (row != null) rows.push(row)
+    let rest = [...word]
+    for (; rest.length > width; rest = rest.slice(width)) rows.push(rest.slice(0, width).join(''))
+    row = rest.join('')
+  }
+  rows.push(row ?? '')
+  return rows
+}
+
 /** Where pnpm's log records go from here, for one `--reporter`. */
 export class PnpmLog {
   private pending: Array<() => void> | undefined
 
-  constructor (readonly reporter: ReporterKind, private readonly out: NodeJS.WritableStream = process.stdout) {}
+  /** `rowWidth`: the default reporter's messages are broken into rows this wide (`fitRows`). */
+  constructor (readonly reporter: ReporterKind, private readonly out: NodeJS.WritableStream = process.stdout, private readonly rowWidth?: number) {}
 
   /** Runs `send` when pnpm's reporter can take it (at once, but for the default reporter before it runs). */
   private whenReady (send: () => void): void {
@@ -191,7 +223,7 @@ export class PnpmLog {
       if (typeof fields.message === 'string') this.out.write(`${fields.message}\n`)
       return
     }
-    const line = boleLine(level, name, fields, time)
+    const line = boleLine(level, name, this.fitted(level, fields), time)
     this.whenReady(() => {
       for (const stream of outputs) {
         const objectMode = (stream as { _writableState?: { objectMode?: boolean } })._writableState?.objectMode === true
@@ -200,10 +232,30 @@ export class PnpmLog {
     })
   }
 
+  /** `fields` with their message in rows of `rowWidth` (less the tag the reporter puts before a warning). */
+  private fitted (level: Level, fields: LogRecord): LogRecord {
+    if (this.rowWidth == null || this.reporter !== 'default' || typeof fields.message !== 'string') return fields
+    return { ...fields, message: fitRows(fields.message, this.rowWidth - (level === 'warn' ? WARN_TAG.length : 0)) }
+  }
+
   /** A line pnpm's reporter prints as it is (`routine`: only under `--loglevel debug`). */
   say (message: string, routine = false): void {
     this.write(routine ? 'debug' : 'info', routine ? 'pnpm' : 'pnpm:global', { message })
   }
+}
+
+/**
+ * pnpm's log for `config` under pnpm `version`. A release whose default reporter redraws by
+ * the newlines it wrote (`reporterRedraw`) goes back too few rows over a line the terminal
+ * wrapped, and every frame after it leaves the lines above it on the screen once more (pnpm's
+ * own lines are short; the plugin's are not): there its messages are broken into rows of the
+ * width pnpm formats to (its `outputMaxWidth`: the terminal's columns less 2, else 80).
+ */
+export function pnpmLog (config: ReportingConfig, version: string | undefined): PnpmLog {
+  const reporter = reporterOf(config)
+  if (reporter !== 'default' || reporterRedrawOf(version) !== 'newlines') return new PnpmLog(reporter)
+  const columns = process.stdout.columns
+  return new PnpmLog(reporter, process.stdout, columns != null && columns > 2 ? columns - 2 : 80)
 }
 
 /** pnpm's way of writing a duration (pretty-ms: `870ms`, `1.2s`). */

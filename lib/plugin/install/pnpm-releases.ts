@@ -145,6 +145,13 @@ export interface PnpmRelease {
    * and never prints where the packages were linked from (the store and virtual store lines).
    */
   importMethodLogged: boolean
+  /**
+   * How its default reporter goes back over the frame it redraws: by the rows the terminal shows
+   * (`ansi-diff`, told the terminal's width), or by the newlines it wrote (11.8.0 and 11.9.0),
+   * which falls a row short for each line the terminal wrapped, so that every redraw after a
+   * line wider than the terminal leaves a copy of the frame's top lines above it.
+   */
+  reporterRedraw: ReporterRedraw
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
   /** Whether its frozen check finds an importer out of date whose catalog dependency is locked at another version than the lockfile's catalog entry (from 11.22.0). */
@@ -188,6 +195,9 @@ export interface PnpmRelease {
   uploadsDeniedPatched: boolean
 }
 
+/** How a release's default reporter moves back to the top of its frame (`reporterRedraw`). */
+export type ReporterRedraw = 'rows' | 'newlines'
+
 /** What a release's lockfile verifier requires of a recorded verdict: 11.28.4's. */
 const VERDICT_CHECKS_11_28_4 = ['tarballUrlBinding', 'revisionHistoryBinding', 'integrityRequired', 'resolutionShapeCheck', 'dependencyAliasCheck']
 /** 11.28.5 and 11.28.6: with the `variations` resolutions'. */
@@ -225,9 +235,9 @@ const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
  * 11.26.0), the build step's side-effects upload (its walk and diff; what it records of a denied
  * patched package, to 11.26.0), the build step reproduced (from 11.28.10), the optional peers
  * its lockfile filter skips when a group is left out (from 11.28.0), the import method logged
- * where its reporter sees it (from 11.18.0).
+ * where its reporter sees it (from 11.18.0), its default reporter's redraw by newlines (11.8 and 11.9).
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -239,6 +249,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
   sideEffectsKeys: compareVersions(version, '11.28.1') >= 0 ? 'format=2' : 'recursive',
   skipRule: compareVersions(version, '11.18.0') >= 0 ? 'edges' : 'first-reach',
   importMethodLogged: compareVersions(version, '11.18.0') >= 0,
+  reporterRedraw: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.10.0') < 0 ? 'newlines' : 'rows',
   peerEdgeRule: compareVersions(version, '11.28.0') < 0 ? 'none' : compareVersions(version, '11.28.7') < 0 ? 'optional-peers' : 'bound-peers',
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
@@ -341,6 +352,14 @@ export function frozenCheckRules (version: string | undefined): FrozenCheckRules
  */
 export function peerEdgeRuleOf (version: string | undefined): PeerEdgeRule {
   return byVersion(orNewest(version)).peerEdgeRule
+}
+
+/**
+ * How pnpm `version`'s default reporter redraws (the plugin's lines go through it under any
+ * release): by its version, the newest's for a version not said.
+ */
+export function reporterRedrawOf (version: string | undefined): ReporterRedraw {
+  return byVersion(orNewest(version)).reporterRedraw
 }
 
 /**
