@@ -37,8 +37,11 @@ const PNPM_10 = '10.34.5'
  */
 const ENDS_SUBSET = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '-t',
   'table of pnpm releases|release its state was not checked|a workspace of several projects, installed from|peers-aliases-bins|hoisting-bundled|public-hoist-optional|cold store|minimumReleaseAge|trustPolicy|optional packages|own install|e2e fixture|scripts off|blobs whose modes drifted|catalog entry was resolved|cached by an earlier install']
-/** The specs that run pnpm's CLI with the plugin's native install. */
-const E2E_SPECS = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '__test__/hostile-lockfile.spec.ts']
+/**
+ * The specs that run pnpm's CLI with the plugin's native install (pnpm-report.spec: what each
+ * reporter prints, against the release's own output; under a minute a release).
+ */
+const E2E_SPECS = ['__test__/pnpm-releases.spec.ts', '__test__/native-install.spec.ts', '__test__/hostile-lockfile.spec.ts', '__test__/pnpm-report.spec.ts']
 
 /** `<toolsDir>/<version>/package`, fetched with `npm pack` and unpacked when it is not there yet. */
 export function fetchPnpm (version) {
