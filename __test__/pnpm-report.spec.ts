@@ -327,7 +327,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
         TESTED.runsBuilds
           ? '- a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
           // A release whose build step the native install does not reproduce: a build missing from the cache is pnpm's.
-          : expect.stringMatching(new RegExp(`^- a build pnpm would run \\(allowBuilds\\) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm \\(pnpm ${testedPnpmVersion.replace(/\./g, '\\.')} runs the builds itself \\(the native install runs them only under pnpm [^)]+, whose build step it reproduces\\)\\)$`)),
+          : expect.stringMatching(new RegExp(`^- a build pnpm would run \\(allowBuilds\\) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm: under pnpm ${testedPnpmVersion.replace(/\./g, '\\.')} the native install leaves builds to pnpm \\(it runs them only under pnpm [^)]+\\)$`)),
         '',
       ])
       expect(written).toEqual([])

@@ -19,7 +19,7 @@ import { buildIgnored, checkedLockfile, planInstall, projectScriptsWithBuilds, t
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
 import { lookUpBuilds, rowsRequireBuild, unbuiltReasons } from './install/side-effects.js'
-import { whyNot, type WhyNot } from './why-not.js'
+import { notBuiltHere, whyNot, type WhyNot } from './why-not.js'
 
 export interface Explanation {
   /** The pnpm version whose settings these are. */
@@ -94,7 +94,7 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       }
       notes.push(unbuildable == null
         ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
-        : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm (${unbuildable})`)
+        : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm: ${notBuiltHere(unbuildable, true)}`)
     }
   }
   const explained = reasons.map((reason): WhyNot & { reason: string } => reason === NOT_ADDED

@@ -86,7 +86,7 @@ function buildingRelease (why: string | undefined): { running: string, native: s
 }
 
 /** Why the native install did not build a package (`them`: several) as pnpm would (`why`), as part of a sentence. */
-function notBuiltHere (why: string, them = false): string {
+export function notBuiltHere (why: string, them = false): string {
   const release = buildingRelease(why)
   if (release != null) return `under pnpm ${release.running} the native install leaves builds to pnpm (it runs them only under pnpm ${release.native})`
   return `the native install does not build ${them ? 'them' : 'it'} as pnpm would here (${why})`
@@ -164,7 +164,7 @@ const RULES: Rule[] = [
 
   // The pnpm that runs.
   { code: 'pnpm-version', match: /^pnpm (\S+) is not one of the releases checked \((\S+) to (\S+)\)$/, says: (m) => `this is pnpm ${m[1]}, which the native install has not been checked against (it knows ${m[2]} to ${m[3]})`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json), or a release of the plugin that knows pnpm's newer ones` },
-  { code: 'pnpm-version', match: /^a workspace of several projects under pnpm (\S+) \(checked against stock under (\S+)\)$/, says: (m) => `a workspace of several projects under pnpm ${m[1]}: the native install was checked against stock for that under ${m[2]} only`, change: (m) => `run pnpm ${m[2]} (packageManager in package.json)` },
+  { code: 'pnpm-version', match: /^a workspace of several projects under pnpm (\S+), whose layout of it the native install does not reproduce/, says: (m) => `a workspace of several projects under pnpm ${m[1]}: the native install does not reproduce that release's layout of a workspace (it does under the other releases it runs under, ${nativeReleases()})`, change: () => pin(PNPM_RELEASES.at(-1)!.version) },
   { code: 'pnpm-version', match: /^pnpm (\d+\.\d+\.\d+\S*): (.*)$/, says: (m) => `under pnpm ${m[1]} the native install does not run: ${m[2]}`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json)` },
   { code: 'windows', match: /^Windows/, says: () => 'pnpm runs on Windows, whose command shims the native install does not write', change: 'none on Windows; Linux and macOS install natively' },
 
