@@ -12,7 +12,7 @@ import path from 'node:path'
 import util from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { resolveConflicts, type Command } from '../dist/plugin/install/bin-links.js'
-import { cmdShim9ShShim, runtimeOf, shShim } from '../dist/plugin/install/bin-shim.js'
+import { cmdShim9ShShim, runtimeOf, shShim, UnsupportedShim } from '../dist/plugin/install/bin-shim.js'
 import { shShimPrelude, SH_SHIM_PRELUDE } from '../dist/plugin/install/sh-shim-prelude.js'
 import { manifestDigest, signatureOf, type FileSignature } from '../dist/plugin/install/install-state.js'
 import { compareVersions } from '../dist/plugin/install/semver-range.js'
@@ -115,6 +115,23 @@ describe('the shell shim, byte for byte', () => {
     // As 11.28.0's bin linker asks for it on POSIX.
     const written = await pnpmShim(target, text, binsDir, nodePath, cmdShim1128, { createCmdFile: false })
     expect(shShim(target, binsDir, runtimeOf(target, text), nodePath, 'double', 'command -p', 'basedir')).toBe(written)
+  })
+
+  it.each(SHIM_CASES)('as pnpm 11.27.1 writes it (its first own cmd-shim, no PATH guard, out of its bundle): %s', async (_, relative, text, nodePath) => {
+    const cmdShim1127 = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { path10: path }, [], fetchPnpm('11.27.1'))
+    const target = path.join(pkgDir, relative)
+    const written = await pnpmShim(target, text, binsDir, nodePath, cmdShim1127, { createCmdFile: false })
+    expect(shShim(target, binsDir, runtimeOf(target, text), nodePath, 'double', 'command -p', 'basedir', 'pnpm 11.27.1')).toBe(written)
+  })
+
+  it('pnpm 11.27.1 writes no shim for a target not there yet (it reads the target first), nor does shShim as it', async () => {
+    const cmdShim1127 = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { path10: path }, [], fetchPnpm('11.27.1'))
+    const target = path.join(pkgDir, 'bin/a.js')
+    // Asked for another target than the one whose text it can read.
+    const asked = (src: string, to: string, opts: object): Promise<void> => cmdShim1127(`${src}.gone`, to, opts)
+    await expect(pnpmShim(target, '', binsDir, undefined, asked, { createCmdFile: false })).rejects.toMatchObject({ code: 'ENOENT' })
+    const missing = { ...runtimeOf(target, ''), missing: 'ENOENT' }
+    expect(() => shShim(target, binsDir, missing, undefined, 'double', 'command -p', 'basedir', 'pnpm 11.27.1')).toThrow(UnsupportedShim)
   })
 
   it('11.28.1\'s and 11.28.2\'s prelude: each helper through `command -p`, no `run_helper`, the rest as the newest\'s', () => {

@@ -13,6 +13,7 @@ import path from 'node:path'
 import semver from 'semver'
 import { describe, expect, it } from 'vitest'
 import { blobModeRule, frozenCheckRules, nativeRelease, PNPM_RELEASES, stateFormOf, takesFetcherDelegation, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { isOwnShimWriter } from '../dist/plugin/install/bin-shim.js'
 import { pnpmPackageDir, referencePnpmDir, repoDir, testedPnpmVersion } from './helpers/pnpm-cli.js'
 
 /** The bundles at hand: the one under test, the reference, and the fetched ones. */
@@ -67,7 +68,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     shimQuoting,
     shimHelpers,
     verdictChecks,
-    shimWriter: text.includes('/@zkochan/cmd-shim/9.0.7/') ? 'cmd-shim 9.0.7' : text.includes('/@zkochan/cmd-shim/9.0.6/') ? 'cmd-shim 9.0.6' : 'pnpm',
+    // pnpm's own: with the PATH guard (its shims drop node_modules from PATH), or its first form.
+    shimWriter: text.includes('/@zkochan/cmd-shim/9.0.7/') ? 'cmd-shim 9.0.7' : text.includes('/@zkochan/cmd-shim/9.0.6/') ? 'cmd-shim 9.0.6' : text.includes('\n    */node_modules/*|*/node_modules) ;;\n') ? 'pnpm' : 'pnpm 11.27.1',
     // Written on every install, not only under nodeExperimentalPackageMap.
     packageMap: text.includes('const shouldWritePackageMap = opts3.enableModulesDir !== false'),
     modulesRegistries: text.includes('      registries: opts3.registries,\n      skipped: Array.from(skipped),'),
@@ -114,7 +116,7 @@ describe('the table of pnpm releases', () => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
     const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
-    const ownShims = shimWriter === 'pnpm'
+    const ownShims = isOwnShimWriter(shimWriter)
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
       settings: [...state.settings],
       more: [...state.more],

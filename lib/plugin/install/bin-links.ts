@@ -24,7 +24,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { chmodOwnCopy, temporaryIn, writeAtomically } from './atomic-write.js'
-import { cmdShim9ShShim, runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting, type ShimWriter } from './bin-shim.js'
+import { cmdShim9ShShim, isOwnShimWriter, runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting, type ShimWriter } from './bin-shim.js'
 import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import type { Hoisted } from './hoist.js'
 import { compareVersions } from './semver-range.js'
@@ -74,7 +74,7 @@ export interface BinLinkOptions {
   buildStepNodePath?: BuildStepNodePath
   /** Packages removed since they were laid out (optional ones whose build failed): their own `.bin` is not made again. */
   removed?: Set<string>
-  /** Takes pnpm's warnings, in its words: a command whose file is not there, which `@zkochan/cmd-shim` writes no shim for. */
+  /** Takes pnpm's warnings, in its words: a command whose file is not there, which `@zkochan/cmd-shim` (and 11.27.1's own writer) writes no shim for. */
   warn?: (message: string) => void
 }
 
@@ -252,7 +252,7 @@ class BinWriter {
     const { shimQuoting, shimHelpers, shimWriter = 'pnpm', shimBase = 'basedir_abs', warn } = this.form
     // (Checking, the directory may not be there yet: where it will be. A shim taking its target
     // from `$basedir` has it relative to the directory as named.)
-    const shimDir = shimWriter === 'pnpm' && shimBase === 'basedir'
+    const shimDir = isOwnShimWriter(shimWriter) && shimBase === 'basedir'
       ? binsDir
       : this.dry ? path.join(this.realpath(path.dirname(binsDir)), path.basename(binsDir)) : this.realpath(binsDir)
     const written: string[] = []
@@ -263,12 +263,12 @@ class BinWriter {
       const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
       const runtime = this.runtime(cmd, binsDir)
       if (runtime.missing != null && shimWriter !== 'pnpm') {
-        // `@zkochan/cmd-shim` reads the target first: pnpm warns, and writes no shim.
+        // `@zkochan/cmd-shim` and 11.27.1's own writer read the target first: pnpm warns, and writes no shim.
         if (!this.dry) warn?.(`Failed to create bin at ${file}. ${runtime.missing}`)
         continue
       }
       written.push(cmd.name)
-      const shim = shimWriter === 'pnpm' ? shShim(cmd.target, shimDir, runtime, nodePath, shimQuoting, shimHelpers, shimBase) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath, shimWriter)
+      const shim = isOwnShimWriter(shimWriter) ? shShim(cmd.target, shimDir, runtime, nodePath, shimQuoting, shimHelpers, shimBase, shimWriter) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath, shimWriter)
       if (!this.dry) writeShim(file, shim)
     }
     return written

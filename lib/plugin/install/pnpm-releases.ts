@@ -20,7 +20,8 @@
  * and 11.28.4 keeps its metadata cache in another place and format (not read: the registry is
  * asked instead).
  * And the shims: paths in double quotes before 11.28.11, their helpers called as `command -p`
- * in 11.28.0 to 11.28.2 (`run_helper` from 11.28.3), their target from `$basedir` in 11.28.0
+ * in 11.27.1 to 11.28.2 (`run_helper` from 11.28.3) and with the caller's PATH in 11.27.1 (no
+ * PATH guard: `shimWriter`), their target from `$basedir` in 11.27.1 and 11.28.0
  * (`$basedir_abs`, resolved with `cd -P`, from 11.28.1), and before 11.28.10 the frozen install's
  * build step (a package whose build pnpm denies) links the package's own commands without
  * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
@@ -113,7 +114,7 @@ export interface PnpmRelease {
   shimHelpers: ShimHelpers
   /** Where its own shims take their target from: `$basedir` before 11.28.1, `$basedir_abs` from it. */
   shimBase: ShimBase
-  /** Whose shims it writes: `@zkochan/cmd-shim` 9's (9.0.6 to 11.20.0, 9.0.7 to 11.27.0) or pnpm's own. */
+  /** Whose shims it writes: `@zkochan/cmd-shim` 9's (9.0.6 to 11.20.0, 9.0.7 to 11.27.0) or pnpm's own (its first form in 11.27.1). */
   shimWriter: ShimWriter
   /** Whether it writes `node_modules/.package-map.json` (11.8 to 11.26). */
   packageMap: boolean
@@ -199,11 +200,12 @@ const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedu
 const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-dependencies' }
 const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTINGS_11_28_11 }
 
-/** The releases whose own shims run their helpers as `command -p <helper>` (no `run_helper`). */
-const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
+/** The releases whose own shims run their helpers as `command -p <helper>` (no `run_helper`), 11.27.1's with no PATH guard. */
+const COMMAND_P_HELPERS = new Set(['11.27.1', '11.28.0', '11.28.1', '11.28.2'])
 
 /**
- * What differs by version alone: the shims' writer (pnpm's own from 11.27.1), `.package-map.json`
+ * What differs by version alone: the shims' writer (pnpm's own from 11.27.1, its first form in
+ * 11.27.1 alone), `.package-map.json`
  * (to 11.26), the registries in `.modules.yaml` (to 11.22.0), the auto-installed peers' commands
  * in a project's `.bin` (from 11.28.1), the build step's shims with a `NODE_PATH` (from
  * 11.28.10), the store's list of projects by relative links (to 11.28.8), the checks of a
@@ -213,7 +215,7 @@ const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
  * patched package, to 11.26.0), the build step reproduced (from 11.28.10).
  */
 const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule'> => ({
-  shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
+  shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : version === '11.27.1' ? 'pnpm 11.27.1' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
   peerBins: compareVersions(version, '11.28.1') >= 0,
@@ -239,11 +241,11 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
   ({ version, native: true, state, shimQuoting, shimHelpers: COMMAND_P_HELPERS.has(version) ? 'command -p' : 'run_helper', workspaces, ...byVersion(version) })
 
+
 /**
  * Releases whose files differ from every form above, found by running the e2e specs against
  * them with the native install forced on: left to pnpm (the head start still runs).
  */
-const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
 const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', shimHelpers: 'command -p', workspaces: false, ...byVersion(version) })
 
 /** Every release checked, oldest first. */
@@ -253,8 +255,9 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   // skips by the first path to a package (`skipRule`).
   ...['11.7.0', '11.8.0', '11.9.0', '11.10.0', '11.11.0', '11.12.0', '11.13.0', '11.13.1', '11.14.0', '11.15.0'].map((v) => release(v, WITHOUT_ARCHITECTURES)),
   ...['11.15.1', '11.16.0', '11.17.0', '11.18.0', '11.19.0', '11.20.0', '11.21.0', '11.22.0', '11.23.0', '11.24.0', '11.25.0', '11.26.0', '11.27.0'].map((v) => release(v, BEFORE_VALIDATION)),
-  // pnpm's own cmd-shim, before its shims had a PATH guard.
-  left('11.27.1', OLDER_SHIMS),
+  // pnpm's own cmd-shim, before its shims had a PATH guard (`shimWriter`), helpers through
+  // `command -p`, targets from `$basedir` (`shimBase`).
+  release('11.27.1', BEFORE_VALIDATION),
   // Helpers through `command -p` (`run_helper` from 11.28.3), 11.28.0's shims without `cd -P`
   // (`shimBase`). 11.28.0 keeps, in a workspace, the `NODE_PATH` of the shims of a denied
   // build's dependencies that its build step writes without (the tailwindcss and react-router
