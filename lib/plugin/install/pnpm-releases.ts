@@ -29,7 +29,8 @@
  * 11.22.0 (the release most public monorepos pin) writes more otherwise: `@zkochan/cmd-shim`'s
  * shims, `.package-map.json`, the registries in `.modules.yaml`, and more (`byVersion`): among
  * them the side-effects cache's keys before 11.28.1 (`sideEffectsKeys`), and, before 11.18.0,
- * which optional packages a frozen install skips (`skipRule`). Releases before 11.7.0 record
+ * which optional packages a frozen install skips (`skipRule`). 11.28.3 links each dependency it
+ * skips to its working directory (`skippedLinks`). Releases before 11.7.0 record
  * other settings and no lockfile verdicts, and write pnpm's own shims: not checked.
  */
 
@@ -38,7 +39,7 @@ import type { ProjectHoisting } from './hoist.js'
 import type { ShimQuoting, ShimWriter } from './bin-shim.js'
 import type { BuildStepNodePath } from './bin-links.js'
 import type { SideEffectsKeyForm } from './side-effects.js'
-import type { SkipRule } from './virtual-store.js'
+import type { SkippedLinks, SkipRule } from './virtual-store.js'
 import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
 import type { BlobModeRule } from '../../api/import.js'
@@ -133,6 +134,8 @@ export interface PnpmRelease {
   sideEffectsKeys: SideEffectsKeyForm
   /** How its lockfile filter decides what is skipped (`edges` from 11.18.0, `first-reach` before). */
   skipRule: SkipRule
+  /** Where it links a package's dependency that it skips: nowhere, or its working directory (11.28.3). */
+  skippedLinks: SkippedLinks
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
   /** Whether its frozen check finds an importer out of date whose catalog dependency is locked at another version than the lockfile's catalog entry (from 11.22.0). */
@@ -212,9 +215,10 @@ const COMMAND_P_HELPERS = new Set(['11.27.1', '11.28.0', '11.28.1', '11.28.2'])
  * recorded verdict and its policy's fields, how a workspace's projects are hoisted (to 11.27.1),
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
  * 11.26.0), the build step's side-effects upload (its walk and diff; what it records of a denied
- * patched package, to 11.26.0), the build step reproduced (from 11.28.10).
+ * patched package, to 11.26.0), the build step reproduced (from 11.28.10), the links 11.28.3
+ * makes to its working directory for the dependencies it skips.
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'skippedLinks'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : version === '11.27.1' ? 'pnpm 11.27.1' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -225,6 +229,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
   projectLink: compareVersions(version, '11.28.9') < 0 ? 'relative' : 'absolute',
   sideEffectsKeys: compareVersions(version, '11.28.1') >= 0 ? 'format=2' : 'recursive',
   skipRule: compareVersions(version, '11.18.0') >= 0 ? 'edges' : 'first-reach',
+  skippedLinks: version === '11.28.3' ? 'working directory' : 'none',
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
   verdictRouting: compareVersions(version, '11.20.0') >= 0,
@@ -242,12 +247,6 @@ const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = '
   ({ version, native: true, state, shimQuoting, shimHelpers: COMMAND_P_HELPERS.has(version) ? 'command -p' : 'run_helper', workspaces, ...byVersion(version) })
 
 
-/**
- * Releases whose files differ from every form above, found by running the e2e specs against
- * them with the native install forced on: left to pnpm (the head start still runs).
- */
-const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', shimHelpers: 'command -p', workspaces: false, ...byVersion(version) })
-
 /** Every release checked, oldest first. */
 export const PNPM_RELEASES: readonly PnpmRelease[] = [
   // `@zkochan/cmd-shim`'s shims, `.package-map.json` (from 11.8.0), and more (`byVersion`).
@@ -264,7 +263,9 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   // monorepos' sharp): one project only.
   release('11.28.0', BEFORE_VALIDATION, 'double', false),
   ...['11.28.1', '11.28.2'].map((v) => release(v, BEFORE_VALIDATION)),
-  left('11.28.3', 'it links the optional packages it skips (other platforms\' builds) to ../../../.., which the native install does not'),
+  // It links the optional packages it skips (other platforms' builds) to its working directory
+  // (`skippedLinks`); where that links commands, the install is left to it.
+  release('11.28.3', BEFORE_VALIDATION),
   ...['11.28.4', '11.28.5', '11.28.6'].map((v) => release(v, BEFORE_VALIDATION)),
   release('11.28.7', FIRST_VALIDATION),
   release('11.28.8', FIRST_VALIDATION),

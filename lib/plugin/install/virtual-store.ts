@@ -84,7 +84,23 @@ export interface LayoutOptions {
   patched?: boolean
   /** With `installable`: the running release's rule (`edges` when not said). */
   skipRule?: SkipRule
+  /**
+   * Where a package's dependency that is skipped is linked to: pnpm 11.28.3's working directory
+   * (`SkippedLinks`); not linked when not said.
+   */
+  skippedLinkTarget?: string
 }
+
+/**
+ * Where a release links a package's dependency that it skips (an optional one not installable
+ * here): nowhere, or (11.28.3 alone) to its working directory. That release's graph gives a
+ * skipped dependency an empty location, and its linker resolves the empty path against the
+ * working directory: `../../../..` from a package's `node_modules` when pnpm runs at the lockfile's
+ * directory. 11.28.4 gives it no location again (its changelog: "Fixed frozen installs creating
+ * symlinks to the working directory for skipped optional dependencies"). Its side-effects cache
+ * keys hash that dependency as `''`, as they hash any child that is not a package of the graph.
+ */
+export type SkippedLinks = 'none' | 'working directory'
 
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
 export interface PlannedPackage extends StoredPackage {
@@ -449,6 +465,7 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
       }
       const child = refToDepPath(alias, ref)
       if (!skipped.has(child)) children[alias] = dirOf(child)
+      else if (opts.skippedLinkTarget != null) children[alias] = opts.skippedLinkTarget
     }
     planned.push({
       depPath,
