@@ -129,10 +129,10 @@ describe('explain: the verdict from pnpm\'s settings', () => {
 
   it('every settings reason, in the install\'s order, then the project\'s first (one that says the same as a setting\'s once); --offline under minimumReleaseAge is a reason', async () => {
     const dir = project()
-    const e = await explain(settings(dir, { userAgent: 'pnpm/11.27.1', nodeLinker: 'hoisted', patchedDependencies: { a: 'p.patch' } }))
+    const e = await explain(settings(dir, { userAgent: 'pnpm/11.6.0', nodeLinker: 'hoisted', patchedDependencies: { a: 'p.patch' } }))
     expect(e.native).toBe(false)
     expect(e.reasons.map((r) => [r.code, r.reason])).toEqual([
-      ['pnpm-version', 'pnpm 11.27.1: its .bin shims are of an older form, which the native install does not write'],
+      ['pnpm-version', `pnpm 11.6.0 is not one of the releases checked (11.7.0 to ${PNPM_RELEASES.at(-1)!.version})`],
       ['node-linker', 'nodeLinker hoisted'],
       ['patches', 'patchedDependencies differ from the lockfile'],
     ])

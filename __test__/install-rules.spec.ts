@@ -11,12 +11,12 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import util from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { resolveConflicts, type Command } from '../dist/plugin/install/bin-links.js'
-import { cmdShim9ShShim, runtimeOf, shShim } from '../dist/plugin/install/bin-shim.js'
+import { commandsThroughSkippedLinks, resolveConflicts, type Command } from '../dist/plugin/install/bin-links.js'
+import { cmdShim9ShShim, runtimeOf, shShim, UnsupportedShim } from '../dist/plugin/install/bin-shim.js'
 import { shShimPrelude, SH_SHIM_PRELUDE } from '../dist/plugin/install/sh-shim-prelude.js'
 import { manifestDigest, signatureOf, type FileSignature } from '../dist/plugin/install/install-state.js'
 import { compareVersions } from '../dist/plugin/install/semver-range.js'
-import { depPathToFilename, refToDepPath } from '../dist/plugin/install/virtual-store.js'
+import { depPathToFilename, refToDepPath, type LockfileObject } from '../dist/plugin/install/virtual-store.js'
 import { fetchPnpm } from '../scripts/pnpm-versions.mjs'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { freshDir } from './helpers/stores.js'
@@ -49,6 +49,41 @@ describe('bin-name conflicts: one command per name in a .bin directory', () => {
   it('keeps every name once, in the order the names first come', () => {
     const chosen = resolveConflicts([cmd('b', 'x'), cmd('a', 'x'), cmd('b', 'b'), cmd('c', 'y')])
     expect(chosen.map((c) => `${c.name}:${c.pkgName}`)).toEqual(['b:b', 'a:x', 'c:y'])
+  })
+})
+
+describe('pnpm 11.28.3\'s links to its working directory: where they would link commands, the install is left to it', () => {
+  const integrity = { integrity: 'sha512-x' }
+  const lockfile: LockfileObject = {
+    importers: { '.': { optionalDependencies: { 'opt-aix': '1.0.0' } } },
+    packages: {
+      'opt-aix@1.0.0': { resolution: integrity, optional: true, peerDependencies: { host: '*' }, dependencies: { host: '1.0.0' } },
+      'host@1.0.0': { resolution: integrity, optional: true },
+    },
+  }
+  const skipped = new Set(['opt-aix@1.0.0', 'host@1.0.0'])
+  const cwd = (manifest: object | undefined): string => {
+    const dir = freshDir('skipped-links')
+    if (manifest != null) fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest))
+    return dir
+  }
+
+  it.each<[string, object | undefined, RegExp | undefined]>([
+    ['a package without commands: nothing linked through them', { name: 'app' }, undefined],
+    ['a bin', { name: 'app', bin: { app: 'cli.js' } }, /has commands/],
+    ['an empty bin (pnpm warns of it)', { name: 'app', bin: {} }, /has commands/],
+    ['directories.bin', { name: 'app', directories: { bin: 'bin' } }, /has commands/],
+    ['no package.json (pnpm looks further)', undefined, /no package\.json/],
+  ])('%s', (_, manifest, why) => {
+    const reason = commandsThroughSkippedLinks(lockfile, skipped, cwd(manifest))
+    if (why == null) expect(reason).toBeUndefined()
+    else expect(reason).toMatch(why)
+  })
+
+  it('a project\'s skipped dependency whose resolved peer pnpm looks for in the working directory, where there is one', () => {
+    const dir = cwd({ name: 'app' })
+    fs.mkdirSync(path.join(dir, 'host'))
+    expect(commandsThroughSkippedLinks(lockfile, skipped, dir)).toMatch(/^opt-aix@1\.0\.0, skipped: .* its peer host /)
   })
 })
 
@@ -115,6 +150,23 @@ describe('the shell shim, byte for byte', () => {
     // As 11.28.0's bin linker asks for it on POSIX.
     const written = await pnpmShim(target, text, binsDir, nodePath, cmdShim1128, { createCmdFile: false })
     expect(shShim(target, binsDir, runtimeOf(target, text), nodePath, 'double', 'command -p', 'basedir')).toBe(written)
+  })
+
+  it.each(SHIM_CASES)('as pnpm 11.27.1 writes it (its first own cmd-shim, no PATH guard, out of its bundle): %s', async (_, relative, text, nodePath) => {
+    const cmdShim1127 = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { path10: path }, [], fetchPnpm('11.27.1'))
+    const target = path.join(pkgDir, relative)
+    const written = await pnpmShim(target, text, binsDir, nodePath, cmdShim1127, { createCmdFile: false })
+    expect(shShim(target, binsDir, runtimeOf(target, text), nodePath, 'double', 'command -p', 'basedir', 'pnpm 11.27.1')).toBe(written)
+  })
+
+  it('pnpm 11.27.1 writes no shim for a target not there yet (it reads the target first), nor does shShim as it', async () => {
+    const cmdShim1127 = pnpmFunction<(src: string, to: string, opts: object) => Promise<void>>('cmdShim', { path10: path }, [], fetchPnpm('11.27.1'))
+    const target = path.join(pkgDir, 'bin/a.js')
+    // Asked for another target than the one whose text it can read.
+    const asked = (src: string, to: string, opts: object): Promise<void> => cmdShim1127(`${src}.gone`, to, opts)
+    await expect(pnpmShim(target, '', binsDir, undefined, asked, { createCmdFile: false })).rejects.toMatchObject({ code: 'ENOENT' })
+    const missing = { ...runtimeOf(target, ''), missing: 'ENOENT' }
+    expect(() => shShim(target, binsDir, missing, undefined, 'double', 'command -p', 'basedir', 'pnpm 11.27.1')).toThrow(UnsupportedShim)
   })
 
   it('11.28.1\'s and 11.28.2\'s prelude: each helper through `command -p`, no `run_helper`, the rest as the newest\'s', () => {

@@ -13,6 +13,7 @@ import path from 'node:path'
 import semver from 'semver'
 import { describe, expect, it } from 'vitest'
 import { blobModeRule, frozenCheckRules, nativeRelease, peerEdgeRuleOf, PNPM_RELEASES, reporterRedrawOf, stateFormOf, takesFetcherDelegation, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { isOwnShimWriter } from '../dist/plugin/install/bin-shim.js'
 import { pnpmPackageDir, referencePnpmDir, repoDir, testedPnpmVersion } from './helpers/pnpm-cli.js'
 
 /** The bundles at hand: the one under test, the reference, and the fetched ones. */
@@ -40,7 +41,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'sideEffectsKeys' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'sideEffectsKeys' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -67,7 +68,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     shimQuoting,
     shimHelpers,
     verdictChecks,
-    shimWriter: text.includes('/@zkochan/cmd-shim/9.0.7/') ? 'cmd-shim 9.0.7' : text.includes('/@zkochan/cmd-shim/9.0.6/') ? 'cmd-shim 9.0.6' : 'pnpm',
+    // pnpm's own: with the PATH guard (its shims drop node_modules from PATH), or its first form.
+    shimWriter: text.includes('/@zkochan/cmd-shim/9.0.7/') ? 'cmd-shim 9.0.7' : text.includes('/@zkochan/cmd-shim/9.0.6/') ? 'cmd-shim 9.0.6' : text.includes('\n    */node_modules/*|*/node_modules) ;;\n') ? 'pnpm' : 'pnpm 11.27.1',
     // Written on every install, not only under nodeExperimentalPackageMap.
     packageMap: text.includes('const shouldWritePackageMap = opts3.enableModulesDir !== false'),
     modulesRegistries: text.includes('      registries: opts3.registries,\n      skipped: Array.from(skipped),'),
@@ -83,6 +85,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     shimBase: text.includes('SH_SHIM_BASEDIR_ABS_PRELUDE') ? 'basedir_abs' : 'basedir',
     // The format marker; before it, the recursive hash that cuts a path where an id repeats.
     skipRule: text.includes('\nfunction classifyDeps(ctx, depEdges,') ? 'edges' : text.includes('\nfunction pickPkgsWithAllDeps(lockfile, depPaths, importerIdSet,') ? 'first-reach' : 'neither' as never,
+    // The graph builder's location of a dependency it skips: none, or the empty path (11.28.3).
+    skippedLinks: /not found in \$\{WANTED_LOCKFILE\}`\);\n\s*\}\n\s*return "";/.test(text) ? 'working directory' : 'none',
     sideEffectsKeys: text.includes('SIDE_EFFECTS_FORMAT_KEY = "format=2"') ? 'format=2' : /Object\.keys\(node\.children\)\.length && !parents\.has\((?:node\.)?fullPkgId\)/.test(text) ? 'recursive' : 'neither' as never,
     // The filter's optional peers skipped with a group left out, and whether only those a package's path binds.
     // The import method logged in pnpm's own thread; before, only in the workers' importer.
@@ -120,9 +124,9 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw, skippedLinks } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
-    const ownShims = shimWriter === 'pnpm'
+    const ownShims = isOwnShimWriter(shimWriter)
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
       settings: [...state.settings],
       more: [...state.more],
@@ -149,6 +153,7 @@ describe('the table of pnpm releases', () => {
       peerEdgeRule,
       importMethodLogged,
       reporterRedraw,
+      skippedLinks,
     })
     expect(stateFormOf(version)).toBe(state)
     expect(buildUploadOf(fs.readFileSync(file, 'utf8'), fs.readFileSync(path.join(path.dirname(file), 'worker.js'), 'utf8'))).toEqual({ buildUpload: release.buildUpload, uploadsDeniedPatched: release.uploadsDeniedPatched })

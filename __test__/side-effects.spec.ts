@@ -9,10 +9,10 @@ import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { buildVerdict, recordedBuilds, engineName, graphHashes, hashObject, repeatedIdOnPath, sideEffectsCacheKey, sideEffectsCacheKeys, type GraphNode } from '../dist/plugin/install/side-effects.js'
+import { buildVerdict, recordedBuilds, engineName, graphHashes, hashObject, plannedGraph, repeatedIdOnPath, sideEffectsCacheKey, sideEffectsCacheKeys, type GraphNode } from '../dist/plugin/install/side-effects.js'
 import { readLockfileFile } from '../dist/plugin/install/lockfile-file.js'
 import { patchFileHash, patchHashInDepPath } from '../dist/plugin/install/patches.js'
-import { refToDepPath, type LockfileObject, type PlannedPackage } from '../dist/plugin/install/virtual-store.js'
+import { planVirtualStore, refToDepPath, type LockfileObject, type PlannedPackage } from '../dist/plugin/install/virtual-store.js'
 import { getPkgIdWithPatchHash } from '@pnpm/deps.path'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { fetchPnpm } from '../scripts/pnpm-versions.mjs'
@@ -241,6 +241,38 @@ describe('the key', () => {
     expect(engine).toBe(`${process.platform};${process.arch};node${process.versions.node.split('.')[0]}`)
     expect(sideEffectsCacheKey(engine, 'H')).toBe(`${engine};format=2;deps=H`)
     expect(sideEffectsCacheKey(engine, 'H', 'P')).toBe(`${engine};format=2;deps=H;patch=P`)
+  })
+})
+
+describe('11.28.3: a skipped optional dependency, linked to the working directory', () => {
+  it('hashes as \'\' in the key of the package that depends on it, as in that release\'s calcDepState (its graph gives it the location \'\')', () => {
+    const integrity = { integrity: 'sha512-x' }
+    const lockfile: LockfileObject = {
+      importers: { '.': { dependencies: { core: '1.0.0' } } },
+      packages: {
+        'core@1.0.0': { resolution: integrity, dependencies: { leaf: '1.0.0' }, optionalDependencies: { 'bin-aix-ppc64': '1.0.0' } },
+        'leaf@1.0.0': { resolution: integrity },
+        'bin-aix-ppc64@1.0.0': { resolution: integrity, optional: true, os: ['aix'] },
+      },
+    }
+    const plan = (skippedLinkTarget?: string): ReturnType<typeof planVirtualStore> => planVirtualStore(lockfile, {
+      virtualStoreDir: '/p/node_modules/.pnpm',
+      include: { dependencies: true, devDependencies: true, optionalDependencies: true },
+      installable: (_, snapshot) => snapshot.os == null,
+      skippedLinkTarget,
+    })
+    const { planned, skipped } = plan('/p')
+    expect(skipped).toEqual(['bin-aix-ppc64@1.0.0'])
+    expect(planned[0].children).toEqual({ leaf: '/p/node_modules/.pnpm/leaf@1.0.0/node_modules/leaf', 'bin-aix-ppc64': '/p' })
+    const ours = graphHashes(plannedGraph(lockfile, planned)).get('core@1.0.0')!
+    // (Every other release's key: the skipped dependency not a child at all.)
+    expect(graphHashes(plannedGraph(lockfile, plan().planned)).get('core@1.0.0')).not.toBe(ours)
+    // pnpm's graph: keyed by directory, the skipped child at ''.
+    const node = (p: PlannedPackage): GraphNode => ({ fullPkgId: `${p.depPath}:sha512-x`, children: p.children! })
+    const theirs: Graph = Object.fromEntries(planned.map((p) => [p.targetDir, node(p)]))
+    theirs[planned[0].targetDir].children['bin-aix-ppc64'] = ''
+    const calcDepState = pnpmFunction<(graph: Graph, cache: object, depPath: string, opts: { includeDepGraphHash: boolean, nodeVersion: string }) => string>('calcDepState', imports, uses, fetchPnpm('11.28.3'))
+    expect(sideEffectsCacheKey(engineName()!, ours)).toBe(calcDepState(theirs, {}, planned[0].targetDir, { includeDepGraphHash: true, nodeVersion: process.version }))
   })
 })
 

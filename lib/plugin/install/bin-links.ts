@@ -24,7 +24,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { chmodOwnCopy, temporaryIn, writeAtomically } from './atomic-write.js'
-import { cmdShim9ShShim, runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting, type ShimWriter } from './bin-shim.js'
+import { cmdShim9ShShim, isOwnShimWriter, runtimeOf, shShim, shimNodePath, UnsupportedShim, type Runtime, type ShimQuoting, type ShimWriter } from './bin-shim.js'
 import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import type { Hoisted } from './hoist.js'
 import { compareVersions } from './semver-range.js'
@@ -74,7 +74,7 @@ export interface BinLinkOptions {
   buildStepNodePath?: BuildStepNodePath
   /** Packages removed since they were laid out (optional ones whose build failed): their own `.bin` is not made again. */
   removed?: Set<string>
-  /** Takes pnpm's warnings, in its words: a command whose file is not there, which `@zkochan/cmd-shim` writes no shim for. */
+  /** Takes pnpm's warnings, in its words: a command whose file is not there, which `@zkochan/cmd-shim` (and 11.27.1's own writer) writes no shim for. */
   warn?: (message: string) => void
 }
 
@@ -252,7 +252,7 @@ class BinWriter {
     const { shimQuoting, shimHelpers, shimWriter = 'pnpm', shimBase = 'basedir_abs', warn } = this.form
     // (Checking, the directory may not be there yet: where it will be. A shim taking its target
     // from `$basedir` has it relative to the directory as named.)
-    const shimDir = shimWriter === 'pnpm' && shimBase === 'basedir'
+    const shimDir = isOwnShimWriter(shimWriter) && shimBase === 'basedir'
       ? binsDir
       : this.dry ? path.join(this.realpath(path.dirname(binsDir)), path.basename(binsDir)) : this.realpath(binsDir)
     const written: string[] = []
@@ -263,12 +263,12 @@ class BinWriter {
       const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
       const runtime = this.runtime(cmd, binsDir)
       if (runtime.missing != null && shimWriter !== 'pnpm') {
-        // `@zkochan/cmd-shim` reads the target first: pnpm warns, and writes no shim.
+        // `@zkochan/cmd-shim` and 11.27.1's own writer read the target first: pnpm warns, and writes no shim.
         if (!this.dry) warn?.(`Failed to create bin at ${file}. ${runtime.missing}`)
         continue
       }
       written.push(cmd.name)
-      const shim = shimWriter === 'pnpm' ? shShim(cmd.target, shimDir, runtime, nodePath, shimQuoting, shimHelpers, shimBase) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath, shimWriter)
+      const shim = isOwnShimWriter(shimWriter) ? shShim(cmd.target, shimDir, runtime, nodePath, shimQuoting, shimHelpers, shimBase, shimWriter) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath, shimWriter)
       if (!this.dry) writeShim(file, shim)
     }
     return written
@@ -380,6 +380,29 @@ function installedPeers (lockfile: LockfileObject, depPath: string): string[] {
 }
 
 /**
+ * Why the `.bin` directories pnpm 11.28.3 writes cannot be reproduced here (`undefined`: they
+ * can), that release giving each dependency it skips its working directory `cwd` for location
+ * (`SkippedLinks`): it reads the package there among the dependencies of every package and
+ * project that depends on a skipped one, and would link its commands into their `.bin` (a `bin`
+ * or `directories.bin`; with no `package.json` read there it looks further, through the link); and
+ * it looks for the commands of a project's skipped dependency's resolved peers at `<cwd>/<peer>`.
+ */
+export function commandsThroughSkippedLinks (lockfile: LockfileObject, skipped: Set<string>, cwd: string): string | undefined {
+  const manifest = readPackageManifest(cwd)
+  if (manifest == null) return `no package.json read in pnpm's working directory (${cwd}), where this release links the optional packages it skips`
+  if (manifest.bin != null || manifest.directories?.bin != null) return `the package in pnpm's working directory (${cwd}) has commands, which this release links through the links it makes there for the optional packages it skips`
+  for (const importer of Object.values(lockfile.importers)) {
+    const refs = { ...importer.dependencies, ...importer.devDependencies, ...importer.optionalDependencies }
+    for (const [alias, ref] of Object.entries(refs)) {
+      const depPath = refToDepPath(alias, ref)
+      const peer = skipped.has(depPath) ? installedPeers(lockfile, depPath).find((name) => fs.existsSync(path.join(cwd, name))) : undefined
+      if (peer != null) return `${depPath}, skipped: this release looks for the commands of its peer ${peer} in pnpm's working directory (${cwd}), where there is one`
+    }
+  }
+  return undefined
+}
+
+/**
  * An importer's `node_modules/.bin`: the commands of its dependencies (a linked project's too),
  * for the root also of the publicly hoisted packages, then of its dependencies' installed peers.
  */
@@ -451,6 +474,26 @@ export function linkImporterBinsOnce (lockfile: LockfileObject, planned: Planned
   linkBins(lockfile, planned, { ...opts, importers: unreached, ignoreScripts: true }, 'projects')
 }
 
+/**
+ * The commands pnpm's build step links into the `.bin` of a package it takes through it (a
+ * denied build): its dependencies' (`dependencies`, those of its graph, by their directories)
+ * and its own, each with a `NODE_PATH` or not as the release's `BuildStepNodePath` says. Before
+ * 11.28.10 the step writes them without one, keeping a shim already there for the same target:
+ * the dependencies' the first link wrote, unless it read them through the links (`throughLinks`:
+ * a dependency that is no package of the graph), when their targets differ and all are written again.
+ */
+function linkBuildStepBins (bins: BinWriter, pkg: PlannedPackage, binsDir: string, dependencies: string[], nodePath: BuildStepNodePath = 'all', throughLinks = false): void {
+  if (nodePath === 'all') {
+    bins.write(binsDir, bins.commandsAt([...dependencies, pkg.targetDir]))
+    return
+  }
+  const written = bins.write(binsDir, bins.commandsAt(dependencies), nodePath === 'dependencies' && !throughLinks)
+  const own = bins.commandsAt([pkg.targetDir])
+  const clash = own.find((c) => written.includes(c.name))
+  if (clash != null) throw new UnsupportedShim(`${pkg.depPath}: its command ${clash.name} and a dependency's, linked apart by this pnpm's build step`)
+  bins.write(binsDir, own, false)
+}
+
 /** Writes the layout's `.bin` directories (`which`: see `BinDirs`). Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
 export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions, which: BinDirs = 'all'): void {
   const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
@@ -462,21 +505,14 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
     if (opts.removed?.has(pkg.targetDir) === true) continue
     const binsDir = path.join(pkg.targetDir, 'node_modules', '.bin')
     const children = pkg.children ?? {}
-    // A package linked to a project of the workspace: pnpm reads every dependency through its link.
-    const withBins = Object.values(children).some((dir) => !depPathByDir.has(dir))
-      ? Object.keys(children).map((alias) => path.join(modulesDirOf(pkg.targetDir), alias))
-      : Object.values(children).filter((dir) => hasBin(depPathByDir.get(dir)!))
-    if (opts.throughBuildStep.has(pkg.depPath) && opts.buildStepNodePath != null && opts.buildStepNodePath !== 'all') {
-      // The build step of a release before 11.28.10 adds the package's own commands without NODE_PATH.
-      const written = withBins.length > 0 ? bins.write(binsDir, bins.commandsAt(withBins), opts.buildStepNodePath === 'dependencies') : []
-      const own = bins.commandsAt([pkg.targetDir])
-      const clash = own.find((c) => written.includes(c.name))
-      if (clash != null) throw new UnsupportedShim(`${pkg.depPath}: its command ${clash.name} and a dependency's, linked apart by this pnpm's build step`)
-      bins.write(binsDir, own, false)
-    } else {
-      if (opts.throughBuildStep.has(pkg.depPath)) withBins.push(pkg.targetDir)
-      if (withBins.length > 0) bins.write(binsDir, bins.commandsAt(withBins))
-    }
+    // The dependencies with commands that are packages of pnpm's graph, by their directories.
+    const ofGraph = Object.values(children).filter((dir) => depPathByDir.has(dir) && hasBin(depPathByDir.get(dir)!))
+    // A dependency that is none (a project of the workspace, or 11.28.3's link to its working
+    // directory for a skipped one): pnpm's first link reads every dependency through its link.
+    const byLinks = Object.values(children).some((dir) => !depPathByDir.has(dir))
+    const linked = byLinks ? Object.keys(children).map((alias) => path.join(modulesDirOf(pkg.targetDir), alias)) : ofGraph
+    if (!opts.throughBuildStep.has(pkg.depPath) || byLinks) bins.write(binsDir, bins.commandsAt(linked))
+    if (opts.throughBuildStep.has(pkg.depPath)) linkBuildStepBins(bins, pkg, binsDir, ofGraph, opts.buildStepNodePath, byLinks)
     // A second pass of its own: the ownership rule does not reach across the two.
     if (lockfile.packages?.[pkg.depPath]?.bundledDependencies != null) {
       bins.write(binsDir, bins.commandsAt(packagesIn(path.join(pkg.targetDir, 'node_modules'))))

@@ -26,11 +26,21 @@ const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
 export type ShimQuoting = 'single' | 'double'
 
 /**
- * Whose shims a release writes: pnpm's own cmd-shim (from 11.27.1; `ShimQuoting` and
- * `ShimHelpers` tell its forms), or `@zkochan/cmd-shim`: 9.0.7 (11.21.0 to 11.27.0), 9.0.6
- * (11.19.0 and 11.20.0).
+ * Whose shims a release writes: pnpm's own cmd-shim (`OwnShimWriter`: `ShimQuoting`,
+ * `ShimHelpers` and `ShimBase` tell its forms), or `@zkochan/cmd-shim`: 9.0.7 (11.21.0 to
+ * 11.27.0), 9.0.6 (11.19.0 and 11.20.0).
  */
-export type ShimWriter = 'pnpm' | CmdShim9
+export type ShimWriter = OwnShimWriter | CmdShim9
+
+/**
+ * pnpm's own cmd-shim: as from 11.28.0, or as 11.27.1 first bundled it, whose shims have no PATH
+ * guard (their helpers run with the caller's PATH) and which, like `@zkochan/cmd-shim`, reads the
+ * target first: for one not there yet pnpm warns and writes no shim (no `# cmd-shim-missing-target`).
+ */
+export type OwnShimWriter = 'pnpm' | 'pnpm 11.27.1'
+
+/** Whether `writer` is pnpm's own cmd-shim, whose shims `shShim` writes. */
+export const isOwnShimWriter = (writer: ShimWriter): writer is OwnShimWriter => writer === 'pnpm' || writer === 'pnpm 11.27.1'
 
 /** The `@zkochan/cmd-shim` releases pnpm 11 bundled: they differ in how a shim finds its directory. */
 export type CmdShim9 = 'cmd-shim 9.0.6' | 'cmd-shim 9.0.7'
@@ -89,16 +99,18 @@ fi
  * The shim in a `.bin` directory whose real path is `shimDir` (the directory as named, for a
  * release whose shims take their target from `$basedir`), for `target` (absolute, as pnpm
  * names it: through the links it was found by), which runs with `runtime`. `nodePath`: the
- * directories its `NODE_PATH` lists, or none. `quoting`, `helpers` and `base`: the release's
- * (`ShimQuoting`, `ShimHelpers`, `ShimBase`).
+ * directories its `NODE_PATH` lists, or none. `quoting`, `helpers`, `base` and `writer`: the
+ * release's (`ShimQuoting`, `ShimHelpers`, `ShimBase`, `OwnShimWriter`).
  */
-export function shShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined, quoting: ShimQuoting = 'single', helpers: ShimHelpers = 'run_helper', base: ShimBase = 'basedir_abs'): string {
+export function shShim (target: string, shimDir: string, runtime: Runtime, nodePath: string[] | undefined, quoting: ShimQuoting = 'single', helpers: ShimHelpers = 'run_helper', base: ShimBase = 'basedir_abs', writer: OwnShimWriter = 'pnpm'): string {
   const relativeTarget = path.relative(shimDir, target)
   if (path.isAbsolute(relativeTarget)) throw new UnsupportedShim(`${target} has no relative path from ${shimDir}`)
   // The double-quoting releases turn a backslash in the target into a slash.
   if (quoting === 'double' && relativeTarget.includes('\\')) throw new UnsupportedShim(`${target}: a backslash in a shim's target`)
   const { program, args } = runtime
-  let sh = shShimPrelude(helpers, base)
+  // 11.27.1's writer reads the target first, as `@zkochan/cmd-shim` does: no shim for one not there.
+  if (writer === 'pnpm 11.27.1' && runtime.missing != null) throw new UnsupportedShim(`${target}: a command whose file is not there yet`)
+  let sh = shShimPrelude(helpers, base, writer === 'pnpm')
   if (nodePath != null && nodePath.length > 0) sh += nodePathLines(nodePath, quoting)
   sh += execBlock(program, args, relativeTarget, quoting, base)
   // pnpm marks a shim written before its target exists, to write it again once it does.

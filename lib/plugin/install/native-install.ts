@@ -30,7 +30,7 @@ import { projectsGraph } from './projects-graph.js'
 import { buildConcurrency } from './build-schedule.js'
 import { importerOutOfDateUnder, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
-import { checkProjectBins, linkBins, linkImporterBinsOnce } from './bin-links.js'
+import { checkProjectBins, commandsThroughSkippedLinks, linkBins, linkImporterBinsOnce } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
 import { registerProject } from './project-registry.js'
 import { UnsupportedShim } from './bin-shim.js'
@@ -446,9 +446,12 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
     enginesMet: enginesChecker(nodeVersion),
     patched: true,
     skipRule: release.skipRule,
+    skippedLinkTarget: release.skippedLinks === 'working directory' ? process.cwd() : undefined,
   })
   if (refused != null) return refused
   if (notPlanned.length > 0) return packagesNeedPnpm(leftToPnpm!)
+  const throughSkipped = release.skippedLinks === 'working directory' && skipped.length > 0 ? commandsThroughSkippedLinks(lockfile, new Set(skipped), process.cwd()) : undefined
+  if (throughSkipped != null) return throughSkipped
   // pnpm checks every package of the lockfile, reached or not, before it installs any.
   if (planned.length + skipped.length !== Object.keys(lockfile.packages ?? {}).length) return 'the lockfile has packages no importer reaches'
   // pnpm checks every package, the skipped ones too (named as pnpm names them).

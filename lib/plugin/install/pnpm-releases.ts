@@ -20,7 +20,8 @@
  * and 11.28.4 keeps its metadata cache in another place and format (not read: the registry is
  * asked instead).
  * And the shims: paths in double quotes before 11.28.11, their helpers called as `command -p`
- * in 11.28.0 to 11.28.2 (`run_helper` from 11.28.3), their target from `$basedir` in 11.28.0
+ * in 11.27.1 to 11.28.2 (`run_helper` from 11.28.3) and with the caller's PATH in 11.27.1 (no
+ * PATH guard: `shimWriter`), their target from `$basedir` in 11.27.1 and 11.28.0
  * (`$basedir_abs`, resolved with `cd -P`, from 11.28.1), and before 11.28.10 the frozen install's
  * build step (a package whose build pnpm denies) links the package's own commands without
  * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
@@ -28,7 +29,8 @@
  * 11.22.0 (the release most public monorepos pin) writes more otherwise: `@zkochan/cmd-shim`'s
  * shims, `.package-map.json`, the registries in `.modules.yaml`, and more (`byVersion`): among
  * them the side-effects cache's keys before 11.28.1 (`sideEffectsKeys`), and, before 11.18.0,
- * which optional packages a frozen install skips (`skipRule`). Releases before 11.7.0 record
+ * which optional packages a frozen install skips (`skipRule`). 11.28.3 links each dependency it
+ * skips to its working directory (`skippedLinks`). Releases before 11.7.0 record
  * other settings and no lockfile verdicts, and write pnpm's own shims: not checked.
  */
 
@@ -37,7 +39,7 @@ import type { ProjectHoisting } from './hoist.js'
 import type { ShimQuoting, ShimWriter } from './bin-shim.js'
 import type { BuildStepNodePath } from './bin-links.js'
 import type { SideEffectsKeyForm } from './side-effects.js'
-import type { SkipRule } from './virtual-store.js'
+import type { SkippedLinks, SkipRule } from './virtual-store.js'
 import type { PeerEdgeRule } from './peer-edges.js'
 import type { ShimBase, ShimHelpers } from './sh-shim-prelude.js'
 import { compareVersions, isSemver } from './semver-range.js'
@@ -114,7 +116,7 @@ export interface PnpmRelease {
   shimHelpers: ShimHelpers
   /** Where its own shims take their target from: `$basedir` before 11.28.1, `$basedir_abs` from it. */
   shimBase: ShimBase
-  /** Whose shims it writes: `@zkochan/cmd-shim` 9's (9.0.6 to 11.20.0, 9.0.7 to 11.27.0) or pnpm's own. */
+  /** Whose shims it writes: `@zkochan/cmd-shim` 9's (9.0.6 to 11.20.0, 9.0.7 to 11.27.0) or pnpm's own (its first form in 11.27.1). */
   shimWriter: ShimWriter
   /** Whether it writes `node_modules/.package-map.json` (11.8 to 11.26). */
   packageMap: boolean
@@ -152,6 +154,8 @@ export interface PnpmRelease {
    * line wider than the terminal leaves a copy of the frame's top lines above it.
    */
   reporterRedraw: ReporterRedraw
+  /** Where it links a package's dependency that it skips: nowhere, or its working directory (11.28.3). */
+  skippedLinks: SkippedLinks
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
   /** Whether its frozen check finds an importer out of date whose catalog dependency is locked at another version than the lockfile's catalog entry (from 11.22.0). */
@@ -222,11 +226,12 @@ const STORE_IN_STATE: StateForm = { settings: SETTINGS_11_28_9, more: ['autoDedu
 const LOCAL_DEPENDENCIES: StateForm = { ...STORE_IN_STATE, validation: 'local-dependencies' }
 const NODE_PATH_IN_STATE: StateForm = { ...LOCAL_DEPENDENCIES, settings: SETTINGS_11_28_11 }
 
-/** The releases whose own shims run their helpers as `command -p <helper>` (no `run_helper`). */
-const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
+/** The releases whose own shims run their helpers as `command -p <helper>` (no `run_helper`), 11.27.1's with no PATH guard. */
+const COMMAND_P_HELPERS = new Set(['11.27.1', '11.28.0', '11.28.1', '11.28.2'])
 
 /**
- * What differs by version alone: the shims' writer (pnpm's own from 11.27.1), `.package-map.json`
+ * What differs by version alone: the shims' writer (pnpm's own from 11.27.1, its first form in
+ * 11.27.1 alone), `.package-map.json`
  * (to 11.26), the registries in `.modules.yaml` (to 11.22.0), the auto-installed peers' commands
  * in a project's `.bin` (from 11.28.1), the build step's shims with a `NODE_PATH` (from
  * 11.28.10), the store's list of projects by relative links (to 11.28.8), the checks of a
@@ -235,10 +240,11 @@ const COMMAND_P_HELPERS = new Set(['11.28.0', '11.28.1', '11.28.2'])
  * 11.26.0), the build step's side-effects upload (its walk and diff; what it records of a denied
  * patched package, to 11.26.0), the build step reproduced (from 11.28.10), the optional peers
  * its lockfile filter skips when a group is left out (from 11.28.0), the import method logged
- * where its reporter sees it (from 11.18.0), its default reporter's redraw by newlines (11.8 and 11.9).
+ * where its reporter sees it (from 11.18.0), its default reporter's redraw by newlines (11.8
+ * and 11.9), the links 11.28.3 makes to its working directory for the dependencies it skips.
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw'> => ({
-  shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : 'pnpm',
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> => ({
+  shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : version === '11.27.1' ? 'pnpm 11.27.1' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
   peerBins: compareVersions(version, '11.28.1') >= 0,
@@ -251,6 +257,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
   importMethodLogged: compareVersions(version, '11.18.0') >= 0,
   reporterRedraw: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.10.0') < 0 ? 'newlines' : 'rows',
   peerEdgeRule: compareVersions(version, '11.28.0') < 0 ? 'none' : compareVersions(version, '11.28.7') < 0 ? 'optional-peers' : 'bound-peers',
+  skippedLinks: version === '11.28.3' ? 'working directory' : 'none',
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
   verdictRouting: compareVersions(version, '11.20.0') >= 0,
@@ -267,13 +274,6 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
   ({ version, native: true, state, shimQuoting, shimHelpers: COMMAND_P_HELPERS.has(version) ? 'command -p' : 'run_helper', workspaces, ...byVersion(version) })
 
-/**
- * Releases whose files differ from every form above, found by running the e2e specs against
- * them with the native install forced on: left to pnpm (the head start still runs).
- */
-const OLDER_SHIMS = 'its .bin shims are of an older form, which the native install does not write'
-const left = (version: string, why: string): PnpmRelease => ({ version, native: why, state: BEFORE_VALIDATION, shimQuoting: 'double', shimHelpers: 'command -p', workspaces: false, ...byVersion(version) })
-
 /** Every release checked, oldest first. */
 export const PNPM_RELEASES: readonly PnpmRelease[] = [
   // `@zkochan/cmd-shim`'s shims, `.package-map.json` (from 11.8.0), and more (`byVersion`).
@@ -281,15 +281,18 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   // skips by the first path to a package (`skipRule`).
   ...['11.7.0', '11.8.0', '11.9.0', '11.10.0', '11.11.0', '11.12.0', '11.13.0', '11.13.1', '11.14.0', '11.15.0'].map((v) => release(v, WITHOUT_ARCHITECTURES)),
   ...['11.15.1', '11.16.0', '11.17.0', '11.18.0', '11.19.0', '11.20.0', '11.21.0', '11.22.0', '11.23.0', '11.24.0', '11.25.0', '11.26.0', '11.27.0'].map((v) => release(v, BEFORE_VALIDATION)),
-  // pnpm's own cmd-shim, before its shims had a PATH guard.
-  left('11.27.1', OLDER_SHIMS),
+  // pnpm's own cmd-shim, before its shims had a PATH guard (`shimWriter`), helpers through
+  // `command -p`, targets from `$basedir` (`shimBase`).
+  release('11.27.1', BEFORE_VALIDATION),
   // Helpers through `command -p` (`run_helper` from 11.28.3), 11.28.0's shims without `cd -P`
   // (`shimBase`). 11.28.0 keeps, in a workspace, the `NODE_PATH` of the shims of a denied
   // build's dependencies that its build step writes without (the tailwindcss and react-router
   // monorepos' sharp): one project only.
   release('11.28.0', BEFORE_VALIDATION, 'double', false),
   ...['11.28.1', '11.28.2'].map((v) => release(v, BEFORE_VALIDATION)),
-  left('11.28.3', 'it links the optional packages it skips (other platforms\' builds) to ../../../.., which the native install does not'),
+  // It links the optional packages it skips (other platforms' builds) to its working directory
+  // (`skippedLinks`); where that links commands, the install is left to it.
+  release('11.28.3', BEFORE_VALIDATION),
   ...['11.28.4', '11.28.5', '11.28.6'].map((v) => release(v, BEFORE_VALIDATION)),
   release('11.28.7', FIRST_VALIDATION),
   release('11.28.8', FIRST_VALIDATION),

@@ -115,23 +115,38 @@ export type ShimBase = 'basedir_abs' | 'basedir'
 /** The lines that resolve the shim's directory with `cd -P` (from 11.28.1). */
 const BASEDIR_ABS_LINES = 'basedir_abs=$(CDPATH= cd -P -- "$basedir" && pwd -P) || exit $?\nbasedir="$basedir_abs"\n'
 
+/** The line that ends the PATH guard: from it on the helpers run with the PATH it made. */
+// eslint-disable-next-line no-template-curly-in-string -- shell text, not a template
+const GUARD_LAST_LINE = 'PATH=${helper_path:-/}\n'
+
+/**
+ * The PATH guard (from 11.28.0): the lines that drop node_modules and relative entries from PATH
+ * before the helpers run, and the line that gives the caller's PATH back after them.
+ */
+const PATH_GUARD = SH_SHIM_PRELUDE.slice(SH_SHIM_PRELUDE.indexOf('caller_path_set='), SH_SHIM_PRELUDE.indexOf(GUARD_LAST_LINE) + GUARD_LAST_LINE.length)
+const PATH_GIVEN_BACK = 'if [ -n "$caller_path_set" ]; then PATH=$caller_path; else unset PATH; fi\n'
+
 /** The older releases' preludes, made the first time one of their shims is written (never at load). */
 const olderPreludes = new Map<string, string>()
 
 /**
- * The prelude of a release whose helpers run as `helpers` says, its target from `base`: 11.28.1's
- * and 11.28.2's is the newest's without `run_helper`, each helper called as `command -p <helper>`;
- * 11.28.0's is theirs without the `cd -P` lines.
+ * The prelude of a release whose helpers run as `helpers` says, its target from `base`, with the
+ * PATH guard or without (`guarded`): 11.28.1's and 11.28.2's is the newest's without
+ * `run_helper`, each helper called as `command -p <helper>`; 11.28.0's is theirs without the
+ * `cd -P` lines; 11.27.1's (pnpm's first own cmd-shim) is 11.28.0's without the PATH guard and
+ * the comment on it, the helpers run with the caller's PATH as it is.
  */
-export function shShimPrelude (helpers: ShimHelpers, base: ShimBase = 'basedir_abs'): string {
-  if (helpers === 'run_helper' && base === 'basedir_abs') return SH_SHIM_PRELUDE
-  const key = `${helpers} ${base}`
+export function shShimPrelude (helpers: ShimHelpers, base: ShimBase = 'basedir_abs', guarded = true): string {
+  if (helpers === 'run_helper' && base === 'basedir_abs' && guarded) return SH_SHIM_PRELUDE
+  const key = `${helpers} ${base} ${guarded}`
   let prelude = olderPreludes.get(key)
   if (prelude == null) {
     prelude = helpers === 'run_helper'
       ? SH_SHIM_PRELUDE
       : replacedOnce(replacedOnce(SH_SHIM_PRELUDE, RUN_HELPER_COMMENT, COMMAND_P_COMMENT), RUN_HELPER_FUNCTION, '').replaceAll('run_helper ', 'command -p ')
     if (base === 'basedir') prelude = replacedOnce(prelude, BASEDIR_ABS_LINES, '')
+    // (The comment on the guard is a paragraph of the first comment's: its `#` line goes too.)
+    if (!guarded) prelude = replacedOnce(replacedOnce(replacedOnce(prelude, `#\n${helpers === 'run_helper' ? RUN_HELPER_COMMENT : COMMAND_P_COMMENT}`, ''), PATH_GUARD, ''), PATH_GIVEN_BACK, '')
     olderPreludes.set(key, prelude)
   }
   return prelude

@@ -91,7 +91,23 @@ export interface LayoutOptions {
    * Without it every edge is followed, as pnpm does when every group is installed.
    */
   skippedPeerEdges?: PeerEdges
+  /**
+   * Where a package's dependency that is skipped is linked to: pnpm 11.28.3's working directory
+   * (`SkippedLinks`); not linked when not said.
+   */
+  skippedLinkTarget?: string
 }
+
+/**
+ * Where a release links a package's dependency that it skips (an optional one not installable
+ * here): nowhere, or (11.28.3 alone) to its working directory. That release's graph gives a
+ * skipped dependency an empty location, and its linker resolves the empty path against the
+ * working directory: `../../../..` from a package's `node_modules` when pnpm runs at the lockfile's
+ * directory. 11.28.4 gives it no location again (its changelog: "Fixed frozen installs creating
+ * symlinks to the working directory for skipped optional dependencies"). Its side-effects cache
+ * keys hash that dependency as `''`, as they hash any child that is not a package of the graph.
+ */
+export type SkippedLinks = 'none' | 'working directory'
 
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
 export interface PlannedPackage extends StoredPackage {
@@ -462,7 +478,9 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
         continue
       }
       const child = refToDepPath(alias, ref)
-      if (!skipped.has(child) && !(skipsPeerEdge(opts.skippedPeerEdges, depPath, alias) && !reached.has(child))) children[alias] = dirOf(child)
+      if (!skipped.has(child)) {
+        if (!(skipsPeerEdge(opts.skippedPeerEdges, depPath, alias) && !reached.has(child))) children[alias] = dirOf(child)
+      } else if (opts.skippedLinkTarget != null) children[alias] = opts.skippedLinkTarget
     }
     const filtered = prunedSnapshot(depPath, snapshot, opts.skippedPeerEdges, reached)
     planned.push({
