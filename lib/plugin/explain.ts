@@ -18,7 +18,7 @@ import { buildSettingsReason, patchSettingsReason } from './install/builds-on-mi
 import { buildIgnored, checkedLockfile, planInstall, projectScriptsWithBuilds, type InstallPlan, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
-import { lookUpBuilds, rowsRequireBuild, unbuiltReasons } from './install/side-effects.js'
+import { lookUpBuilds, rowsRequireBuild, unbuiltReasons, type LookedUpBuild } from './install/side-effects.js'
 import { notBuiltHere, whyNot, type WhyNot } from './why-not.js'
 
 export interface Explanation {
@@ -75,9 +75,11 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       } else if (supplyChain.leftToPnpm != null) {
         reasons.push(supplyChain.leftToPnpm)
       }
+      // The allowed builds, looked up in the store once (read only).
+      const builds = await lookUpBuilds(plan.storeDir, plan.planned, plan.cacheKeys)
       // pnpm's own install, which then runs the project's scripts, would record no build of its
       // build step: the store's rows say whether there is any (denied, or taken from the cache).
-      const withBuilds = plan.scripts.pnpmRuns.length > 0 && config.ignoreScripts !== true ? await buildStepPackage(plan, config) : undefined
+      const withBuilds = plan.scripts.pnpmRuns.length > 0 && config.ignoreScripts !== true ? await buildStepPackage(plan, config, builds) : undefined
       if (withBuilds != null) reasons.push(projectScriptsWithBuilds(plan.scripts, withBuilds.builds, withBuilds.depPath))
       else if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm (${plan.scripts.whyPnpmRuns!})`)
       else if (plan.scripts.shown.length > 0) notes.push(`the project's ${plan.scripts.shown.join(', ')}: run natively after the layout, as pnpm runs them`)
@@ -89,7 +91,7 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       // Where builds are pnpm's, those pnpm runs on every install (recorded as changing nothing)
       // and one the cache lacks leave the install to pnpm: the store says which, read only.
       if (unbuildable != null) {
-        const { everyInstall, missing } = unbuiltReasons(await lookUpBuilds(plan.storeDir, plan.planned, plan.cacheKeys), unbuildable)
+        const { everyInstall, missing } = unbuiltReasons(builds, unbuildable)
         reasons.push(...[everyInstall, missing].filter((r) => r != null))
       }
       notes.push(unbuildable == null
@@ -123,12 +125,12 @@ export function formatExplanation (e: Explanation, dir: string): string {
 /**
  * A package pnpm's build step would record in this install, as the install finds it while it
  * links: a build it denies (the row requires one), else one it takes from its cache; none:
- * `undefined`. Read from the store's rows, unverified.
+ * `undefined`. Read from the store's rows, unverified (`builds`: the allowed ones, looked up).
  */
-async function buildStepPackage (plan: InstallPlan, config: NativeInstallConfig): Promise<{ builds: 'denies' | 'takes from its cache', depPath: string } | undefined> {
+async function buildStepPackage (plan: InstallPlan, config: NativeInstallConfig, builds: LookedUpBuild[]): Promise<{ builds: 'denies' | 'takes from its cache', depPath: string } | undefined> {
   const requires = await rowsRequireBuild(plan.storeDir, plan.planned.map((p) => p.filesIndexFile))
   const denied = plan.planned.find((p, i) => requires[i] === true && buildIgnored(p, config))
   if (denied != null) return { builds: 'denies', depPath: denied.depPath }
-  const cached = (await lookUpBuilds(plan.storeDir, plan.planned, plan.cacheKeys)).find((b) => b.recorded === 'cached')
+  const cached = builds.find((b) => b.recorded === 'cached')
   return cached != null ? { builds: 'takes from its cache', depPath: cached.depPath } : undefined
 }

@@ -17,7 +17,7 @@
 import { createHash, type Hash } from 'node:crypto'
 import fs from 'node:fs'
 import { getPkgIdWithPatchHash } from '@pnpm/deps.path'
-import { readPkgsFromCafs } from '../../api/read.js'
+import { readPkgsFromCafs, type ReadPackageFilesResponse } from '../../api/read.js'
 import { enginesNodeVersion } from './installable.js'
 import type { LockfileObject, PlannedPackage } from './virtual-store.js'
 
@@ -362,22 +362,30 @@ export function sideEffectsMiss (depPath: string, keys: Array<string | undefined
 export type RecordedBuild = 'cached' | 'unchanged' | 'unchanged-elsewhere' | 'missing' | 'not-built' | 'not-in-store'
 
 export async function recordedBuilds (storeDir: string, wanted: Array<{ filesIndexFile: string, keys: CacheKeys }>): Promise<RecordedBuild[]> {
-  const none = wanted.map((): RecordedBuild => 'not-in-store')
-  if (wanted.length === 0 || !fs.existsSync(storeDir)) return none
+  const rows = await readRowsUnverified(storeDir, wanted.map((w) => w.filesIndexFile))
+  return rows.map((row, i): RecordedBuild => {
+    if (row == null) return 'not-in-store'
+    const key = row.requiresBuild ? wanted[i].keys.key : wanted[i].keys.patched
+    if (key == null) return 'not-built'
+    const entries = row.sideEffectsMaps ?? new Map<string, SideEffectsDiff>()
+    const entry = entries.get(key)
+    if (entry != null) return isEmptyDiff(entry) ? 'unchanged' : 'cached'
+    const engine = key.indexOf(';deps=')
+    if (engine === -1) return 'missing'
+    const sameEngine = key.slice(0, engine + ';deps='.length)
+    return [...entries].some(([other, diff]) => other.startsWith(sameEngine) && isEmptyDiff(diff)) ? 'unchanged-elsewhere' : 'missing'
+  })
+}
+
+type StoredRow = Pick<ReadPackageFilesResponse, 'requiresBuild' | 'sideEffectsMaps'>
+
+/** The rows of `filesIndexFiles`, read only and unverified; `undefined`: no row (or no store, or one that cannot be read). */
+async function readRowsUnverified (storeDir: string, filesIndexFiles: string[]): Promise<Array<StoredRow | undefined>> {
+  const none = filesIndexFiles.map(() => undefined)
+  if (filesIndexFiles.length === 0 || !fs.existsSync(storeDir)) return none
   try {
-    const { results } = await readPkgsFromCafs({ storeDir, verifyStoreIntegrity: false }, wanted.map((w) => w.filesIndexFile))
-    return results.map((r, i): RecordedBuild => {
-      if (!('files' in r)) return 'not-in-store'
-      const key = r.files.requiresBuild ? wanted[i].keys.key : wanted[i].keys.patched
-      if (key == null) return 'not-built'
-      const entries = r.files.sideEffectsMaps ?? new Map<string, SideEffectsDiff>()
-      const entry = entries.get(key)
-      if (entry != null) return isEmptyDiff(entry) ? 'unchanged' : 'cached'
-      const engine = key.indexOf(';deps=')
-      if (engine === -1) return 'missing'
-      const sameEngine = key.slice(0, engine + ';deps='.length)
-      return [...entries].some(([other, diff]) => other.startsWith(sameEngine) && isEmptyDiff(diff)) ? 'unchanged-elsewhere' : 'missing'
-    })
+    const { results } = await readPkgsFromCafs({ storeDir, verifyStoreIntegrity: false }, filesIndexFiles)
+    return results.map((r) => 'files' in r ? r.files : undefined)
   } catch {
     return none
   }
@@ -432,12 +440,5 @@ function everyInstallReason (builds: LookedUpBuild[], why: string): string {
 
 /** Whether each row (by its key) requires a build, read unverified as `recordedBuilds` reads them; `undefined`: no row (or no store). */
 export async function rowsRequireBuild (storeDir: string, filesIndexFiles: string[]): Promise<Array<boolean | undefined>> {
-  const none = filesIndexFiles.map(() => undefined)
-  if (filesIndexFiles.length === 0 || !fs.existsSync(storeDir)) return none
-  try {
-    const { results } = await readPkgsFromCafs({ storeDir, verifyStoreIntegrity: false }, filesIndexFiles)
-    return results.map((r) => 'files' in r ? r.files.requiresBuild : undefined)
-  } catch {
-    return none
-  }
+  return (await readRowsUnverified(storeDir, filesIndexFiles)).map((row) => row?.requiresBuild)
 }
