@@ -11,7 +11,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import util from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { commandsThroughSkippedLinks, resolveConflicts, type Command } from '../dist/plugin/install/bin-links.js'
+import { commandsThroughSkippedLinks, linkBins, resolveConflicts, type BinLinkOptions, type Command } from '../dist/plugin/install/bin-links.js'
 import { cmdShim9ShShim, runtimeOf, shShim, UnsupportedShim } from '../dist/plugin/install/bin-shim.js'
 import { shShimPrelude, SH_SHIM_PRELUDE } from '../dist/plugin/install/sh-shim-prelude.js'
 import { manifestDigest, signatureOf, type FileSignature } from '../dist/plugin/install/install-state.js'
@@ -84,6 +84,60 @@ describe('pnpm 11.28.3\'s links to its working directory: where they would link 
     const dir = cwd({ name: 'app' })
     fs.mkdirSync(path.join(dir, 'host'))
     expect(commandsThroughSkippedLinks(lockfile, skipped, dir)).toMatch(/^opt-aix@1\.0\.0, skipped: .* its peer host /)
+  })
+})
+
+describe('a denied build\'s .bin before 11.28.10: the build step keeps the shims of its dependencies the first link wrote (with NODE_PATH) that it reads back', () => {
+  /** sharp (denied) depending on semver (a command) in a virtual store at `root`: its `semver` shim as linked under `keptShimBytes`. */
+  function deniedBuildShim (root: string, keptShimBytes: number): string {
+    const virtualStoreDir = path.join(root, 'node_modules', '.pnpm')
+    const sharp = path.join(virtualStoreDir, 'sharp@1.0.0', 'node_modules', 'sharp')
+    const semverDir = path.join(virtualStoreDir, 'semver@7.0.0', 'node_modules', 'semver')
+    fs.mkdirSync(sharp, { recursive: true })
+    fs.writeFileSync(path.join(sharp, 'package.json'), JSON.stringify({ name: 'sharp', version: '1.0.0' }))
+    fs.mkdirSync(path.join(semverDir, 'bin'), { recursive: true })
+    fs.writeFileSync(path.join(semverDir, 'package.json'), JSON.stringify({ name: 'semver', version: '7.0.0', bin: { semver: 'bin/semver.js' } }))
+    fs.writeFileSync(path.join(semverDir, 'bin', 'semver.js'), '#!/usr/bin/env node\n', { mode: 0o755 })
+    const resolution = { integrity: 'sha512-x' }
+    const lockfile: LockfileObject = { importers: { '.': {} }, packages: { 'sharp@1.0.0': { resolution, dependencies: { semver: '7.0.0' } }, 'semver@7.0.0': { resolution, hasBin: true } } }
+    const planned = [
+      { depPath: 'sharp@1.0.0', name: 'sharp', version: '1.0.0', filesIndexFile: '', targetDir: sharp, children: { semver: semverDir } },
+      { depPath: 'semver@7.0.0', name: 'semver', version: '7.0.0', filesIndexFile: '', targetDir: semverDir, children: {} },
+    ]
+    // 11.28.0's shims.
+    const opts: BinLinkOptions = {
+      importers: [],
+      virtualStoreDir,
+      hoisted: { record: {}, publicLinks: {}, privateLinks: {}, privateAliasesWithBins: [] },
+      publicHoistPattern: [],
+      ignoreScripts: false,
+      extendsNodePath: true,
+      autoInstallPeers: true,
+      throughBuildStep: new Set(['sharp@1.0.0']),
+      shimQuoting: 'double',
+      shimHelpers: 'command -p',
+      shimBase: 'basedir',
+      buildStepNodePath: 'dependencies',
+      keptShimBytes,
+    }
+    linkBins(lockfile, planned, opts, 'before builds')
+    return fs.readFileSync(path.join(sharp, 'node_modules', '.bin', 'semver'), 'utf8')
+  }
+  const withNodePath = (root: string, shim: string): boolean => shim.includes(path.join(root, 'node_modules', '.pnpm', 'node_modules'))
+
+  it('11.28.0 reads back a shim under 4 KiB: kept where the paths are short, written again without NODE_PATH where they make it larger (the starter-next-app\'s sharp, not the monorepos\')', () => {
+    const short = freshDir('kept-shim')
+    const kept = deniedBuildShim(short, 4096)
+    expect(withNodePath(short, kept)).toBe(true)
+    expect(Buffer.byteLength(kept)).toBeLessThan(4096)
+    const long = path.join(freshDir('rewritten-shim'), 'x'.repeat(120))
+    const rewritten = deniedBuildShim(long, 4096)
+    expect(withNodePath(long, rewritten)).toBe(false)
+    // Under 11.28.1's 64 KiB the same shim is read back, and kept with its NODE_PATH, 4 KiB or more.
+    const long64 = path.join(freshDir('kept-64k'), 'x'.repeat(120))
+    const kept64 = deniedBuildShim(long64, 64 * 1024)
+    expect(withNodePath(long64, kept64)).toBe(true)
+    expect(Buffer.byteLength(kept64)).toBeGreaterThanOrEqual(4096)
   })
 })
 

@@ -184,6 +184,9 @@ const generated: ServedPackage[] = [
   // A build pnpm is told not to run, and the extra dependency a changed package.json adds.
   pkg('builder', '1.0.0', { scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'built.txt\', \'yes\')"' }, bin: { 'builder-cli': 'cli.js' } }, { 'cli.js': [NODE_BIN, 0o755] }),
   pkg('extra', '1.0.0', { dependencies: { util: '2.0.0' } }),
+  // A build pnpm is told not to run whose dependencies are a registry package with a command and
+  // (overridden to `link:`) a workspace project with one: no package of pnpm's graph.
+  pkg('builds-on-project', '1.0.0', { scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'built.txt\', \'yes\')"' }, bin: { 'bop-cli': 'cli.js' }, dependencies: { f: '2.0.0', 'ws-cmd': '1.0.0' } }, { 'cli.js': [NODE_BIN, 0o755] }),
   // Builds pnpm records in its side-effects cache: each appends its name to a log in the
   // project (INIT_CWD), outside the package, so that a build that runs shows.
   pkg('logs-build', '1.0.0', { scripts: { postinstall: 'node build.js' }, dependencies: { util: '1.0.0' } }, { 'build.js': BUILD_LOG + "fs.writeFileSync('built.txt', 'yes')\n" }),
@@ -748,6 +751,30 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const relative = (d: string): string[] => relativeTree(d, store)
     expect(relative(both.native)).toEqual(relative(both.stock))
     expect(fs.existsSync(path.join(both.native, 'packages', 'app', 'node_modules', 'extra'))).toBe(true)
+  })
+
+  /**
+   * A build pnpm denies, of a package whose dependency is a workspace project (`link:`, through
+   * an override): pnpm's first link writes every dependency's command through the links beside
+   * the package, its build step then the registry dependency's again by its own directory
+   * (without `NODE_PATH` before 11.28.10), and the package's own command.
+   */
+  it.runIf(workspacesNative)('a build pnpm denies, of a package depending on a workspace project with a command (link:) and on a registry package with one: the package\'s .bin as pnpm\'s first link and build step leave it, natively; stock\'s tree, up to date', async () => {
+    const root = { name: 'denied-on-project', version: '1.0.0', private: true, dependencies: { 'builds-on-project': '1.0.0' } }
+    const projects = {
+      'packages/ws-cmd': { manifest: { name: 'ws-cmd', version: '1.0.0', bin: { 'ws-cmd': 'cmd.js' } }, files: { 'cmd.js': [NODE_BIN, 0o755] } },
+    } satisfies Record<string, WorkspaceProject>
+    const workspace = 'packages:\n  - \'packages/*\'\nminimumReleaseAge: 0\nallowBuilds:\n  builds-on-project: false\noverrides:\n  builds-on-project>ws-cmd: link:./packages/ws-cmd\n'
+    const { dir, store } = await setUp('denied-on-project', root, workspace, projects)
+    const read = readLockfileFile(dir)
+    if (typeof read === 'string') throw new Error(read)
+    expect(read.lockfile.packages?.['builds-on-project@1.0.0']?.dependencies?.['ws-cmd']).toBe('link:packages/ws-cmd')
+    const both = await expectSameAsStock(dir, store, 'denied-on-project', { packages: countSnapshots(dir), why: 'f' })
+    const bins = 'node_modules/.pnpm/builds-on-project@1.0.0/node_modules/builds-on-project/node_modules/.bin/'
+    for (const entry of ['node_modules/.pnpm/builds-on-project@1.0.0/node_modules/ws-cmd -> ', `${bins}ws-cmd 755`, `${bins}fcmd 755`, `${bins}bop-cli 755`]) {
+      expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
+    }
+    expect(both.stockTree.filter((l) => l.includes('built.txt'))).toEqual([])
   })
 
   it('a cold store: the packages are downloaded from the registry pnpm is configured with, then installed natively: stock\'s tree, up to date', async () => {

@@ -31,7 +31,10 @@ import { compareVersions } from './semver-range.js'
 import { refToDepPath, type LockfileObject, type PlannedPackage } from './virtual-store.js'
 
 /** Which shims a release's build step writes with a `NODE_PATH` (`BinLinkOptions.buildStepNodePath`). */
-export type BuildStepNodePath = 'all' | 'dependencies' | 'none'
+export type BuildStepNodePath = 'all' | 'dependencies'
+
+/** pnpm's bin linker reads a shim back, to keep it, only under 64 KiB (from 11.28.1). */
+const KEPT_SHIM_BYTES = 64 * 1024
 
 /** An importer, as its `.bin` is made: its `node_modules` and its dependencies (alias → package directory). */
 export interface BinImporter {
@@ -67,11 +70,17 @@ export interface BinLinkOptions {
   shimBase?: ShimBase
   /**
    * Which shims the release's build step writes with a `NODE_PATH` for a package it takes
-   * through it: all (from 11.28.10: so when not said); its dependencies' only, its own commands
-   * without, after them (11.28.1 to 11.28.9, and the releases that keep the shims the first link
-   * wrote: to 11.27.0); none (11.28.0). A name in both is left to pnpm.
+   * through it: all (from 11.28.10: so when not said); before, it gives none, but keeps the shims
+   * of its dependencies the first link wrote (with one) where they are no larger than it reads
+   * back (`keptShimBytes`), and writes its own commands after them. A name in both is left to pnpm.
    */
   buildStepNodePath?: BuildStepNodePath
+  /**
+   * The size from which the release's bin linker no longer reads a shim back to keep it
+   * (`CMD_SHIM_MAX_SIZE`: 4 KiB to 11.28.0, whose own shims with a `NODE_PATH` reach it; 64 KiB
+   * from 11.28.1, so when not said): a shim that large it writes again.
+   */
+  keptShimBytes?: number
   /** Packages removed since they were laid out (optional ones whose build failed): their own `.bin` is not made again. */
   removed?: Set<string>
   /** Takes pnpm's warnings, in its words: a command whose file is not there, which `@zkochan/cmd-shim` (and 11.27.1's own writer) writes no shim for. */
@@ -213,7 +222,7 @@ class BinWriter {
    * @param dry only checks that every shim can be written as pnpm writes it (throws
    *   `UnsupportedShim` where not): nothing is written, no target made runnable, nothing warned
    */
-  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly form: Pick<BinLinkOptions, 'shimQuoting' | 'shimHelpers' | 'shimWriter' | 'shimBase' | 'warn'> = {}, private readonly dry = false) {}
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly form: Pick<BinLinkOptions, 'shimQuoting' | 'shimHelpers' | 'shimWriter' | 'shimBase' | 'keptShimBytes' | 'warn'> = {}, private readonly dry = false) {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -244,12 +253,16 @@ class BinWriter {
     })
   }
 
-  /** Writes the shims of `commands` into `binsDir` (one per name, pnpm's choice), with a `NODE_PATH` unless told not; the names written. */
-  write (binsDir: string, commands: Command[], withNodePath = true): string[] {
+  /**
+   * Writes the shims of `commands` into `binsDir` (one per name, pnpm's choice), with a
+   * `NODE_PATH` unless told not, or (`'where kept'`) where the shim with one is smaller than the
+   * release reads back (a build step keeping the first link's); the names written.
+   */
+  write (binsDir: string, commands: Command[], withNodePath: boolean | 'where kept' = true): string[] {
     if (commands.length === 0) return []
     const chosen = resolveConflicts(commands)
     if (!this.dry) fs.mkdirSync(binsDir, { recursive: true })
-    const { shimQuoting, shimHelpers, shimWriter = 'pnpm', shimBase = 'basedir_abs', warn } = this.form
+    const { shimQuoting, shimHelpers, shimWriter = 'pnpm', shimBase = 'basedir_abs', keptShimBytes = KEPT_SHIM_BYTES, warn } = this.form
     // (Checking, the directory may not be there yet: where it will be. A shim taking its target
     // from `$basedir` has it relative to the directory as named.)
     const shimDir = isOwnShimWriter(shimWriter) && shimBase === 'basedir'
@@ -260,7 +273,7 @@ class BinWriter {
       // pnpm links a package's `node` command as a symlink, not a shim.
       if (cmd.name === 'node') throw new UnsupportedShim(`a command named node (${cmd.pkgName})`)
       const file = path.join(binsDir, cmd.name)
-      const nodePath = withNodePath && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
+      const nodePath = withNodePath !== false && this.extraNodePath.length > 0 ? shimNodePath(this.realpathIfExists(path.dirname(cmd.target)), this.extraNodePath) : undefined
       const runtime = this.runtime(cmd, binsDir)
       if (runtime.missing != null && shimWriter !== 'pnpm') {
         // `@zkochan/cmd-shim` and 11.27.1's own writer read the target first: pnpm warns, and writes no shim.
@@ -268,7 +281,9 @@ class BinWriter {
         continue
       }
       written.push(cmd.name)
-      const shim = isOwnShimWriter(shimWriter) ? shShim(cmd.target, shimDir, runtime, nodePath, shimQuoting, shimHelpers, shimBase, shimWriter) : cmdShim9ShShim(cmd.target, shimDir, runtime, nodePath, shimWriter)
+      const shimWith = (paths: string[] | undefined): string => isOwnShimWriter(shimWriter) ? shShim(cmd.target, shimDir, runtime, paths, shimQuoting, shimHelpers, shimBase, shimWriter) : cmdShim9ShShim(cmd.target, shimDir, runtime, paths, shimWriter)
+      let shim = shimWith(nodePath)
+      if (withNodePath === 'where kept' && nodePath != null && Buffer.byteLength(shim) >= keptShimBytes) shim = shimWith(undefined)
       if (!this.dry) writeShim(file, shim)
     }
     return written
@@ -478,16 +493,17 @@ export function linkImporterBinsOnce (lockfile: LockfileObject, planned: Planned
  * The commands pnpm's build step links into the `.bin` of a package it takes through it (a
  * denied build): its dependencies' (`dependencies`, those of its graph, by their directories)
  * and its own, each with a `NODE_PATH` or not as the release's `BuildStepNodePath` says. Before
- * 11.28.10 the step writes them without one, keeping a shim already there for the same target:
- * the dependencies' the first link wrote, unless it read them through the links (`throughLinks`:
- * a dependency that is no package of the graph), when their targets differ and all are written again.
+ * 11.28.10 the step writes them without one, keeping a shim already there for the same target
+ * that it reads back (`keptShimBytes`): the dependencies' the first link wrote, unless it read
+ * them through the links (`throughLinks`: a dependency that is no package of the graph), when
+ * their targets differ and all are written again.
  */
 function linkBuildStepBins (bins: BinWriter, pkg: PlannedPackage, binsDir: string, dependencies: string[], nodePath: BuildStepNodePath = 'all', throughLinks = false): void {
   if (nodePath === 'all') {
     bins.write(binsDir, bins.commandsAt([...dependencies, pkg.targetDir]))
     return
   }
-  const written = bins.write(binsDir, bins.commandsAt(dependencies), nodePath === 'dependencies' && !throughLinks)
+  const written = bins.write(binsDir, bins.commandsAt(dependencies), throughLinks ? false : 'where kept')
   const own = bins.commandsAt([pkg.targetDir])
   const clash = own.find((c) => written.includes(c.name))
   if (clash != null) throw new UnsupportedShim(`${pkg.depPath}: its command ${clash.name} and a dependency's, linked apart by this pnpm's build step`)

@@ -644,6 +644,7 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     shimBase: plan.release.shimBase,
     peerBins: plan.release.peerBins,
     buildStepNodePath: plan.release.buildStepNodePath,
+    keptShimBytes: plan.release.keptShimBytes,
     // pnpm takes each package with a build through its build step, and denies it there; with
     // scripts off it has a build step only when patches are configured (nothing runs in it then).
     throughBuildStep: new Set(config.ignoreScripts === true && Object.keys(config.patchedDependencies ?? {}).length === 0 ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),

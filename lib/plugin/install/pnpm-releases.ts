@@ -24,7 +24,8 @@
  * PATH guard: `shimWriter`), their target from `$basedir` in 11.27.1 and 11.28.0
  * (`$basedir_abs`, resolved with `cd -P`, from 11.28.1), and before 11.28.10 the frozen install's
  * build step (a package whose build pnpm denies) links the package's own commands without
- * `NODE_PATH`. The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
+ * `NODE_PATH`, keeping its dependencies' shims that it reads back (under 4 KiB to 11.28.0:
+ * `keptShimBytes`). The rest of the layout (`.modules.yaml`, `.pnpm/lock.yaml`, the virtual store,
  * hoisting) is the same in all of them for the installs the native install takes.
  * 11.22.0 (the release most public monorepos pin) writes more otherwise: `@zkochan/cmd-shim`'s
  * shims, `.package-map.json`, the registries in `.modules.yaml`, and more (`byVersion`): among
@@ -124,8 +125,14 @@ export interface PnpmRelease {
   modulesRegistries: boolean
   /** Whether a project's `.bin` has the commands of its dependencies' auto-installed peers (from 11.28.1). */
   peerBins: boolean
-  /** Which shims its frozen install's build step gives a `NODE_PATH` (`BuildStepNodePath`: all from 11.28.10, none in 11.28.0). */
+  /** Which shims its frozen install's build step gives a `NODE_PATH` (`BuildStepNodePath`: all from 11.28.10). */
   buildStepNodePath: BuildStepNodePath
+  /**
+   * The size from which its bin linker writes a shim again rather than read it back to keep it
+   * (`CMD_SHIM_MAX_SIZE`): 4 KiB to 11.28.0, 64 KiB from 11.28.1. 11.28.0's shims with a
+   * `NODE_PATH` are about that size: its build step keeps some and writes others again without.
+   */
+  keptShimBytes: number
   /**
    * The checks a verdict in `lockfile-verified.jsonl` must say it made for this release to skip
    * its check of the lockfile (`canTrustPastCheck` of its verifiers).
@@ -243,14 +250,13 @@ const COMMAND_P_HELPERS = new Set(['11.27.1', '11.28.0', '11.28.1', '11.28.2'])
  * where its reporter sees it (from 11.18.0), its default reporter's redraw by newlines (11.8
  * and 11.9), the links 11.28.3 makes to its working directory for the dependencies it skips.
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'keptShimBytes' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : version === '11.27.1' ? 'pnpm 11.27.1' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
   peerBins: compareVersions(version, '11.28.1') >= 0,
-  // 11.28.0's build step, like the releases before it, is given no extra NODE_PATH, and its own
-  // shims are written again where theirs were kept.
-  buildStepNodePath: compareVersions(version, '11.28.10') >= 0 ? 'all' : version === '11.28.0' ? 'none' : 'dependencies',
+  buildStepNodePath: compareVersions(version, '11.28.10') >= 0 ? 'all' : 'dependencies',
+  keptShimBytes: (compareVersions(version, '11.28.1') >= 0 ? 64 : 4) * 1024,
   projectLink: compareVersions(version, '11.28.9') < 0 ? 'relative' : 'absolute',
   sideEffectsKeys: compareVersions(version, '11.28.1') >= 0 ? 'format=2' : 'recursive',
   skipRule: compareVersions(version, '11.18.0') >= 0 ? 'edges' : 'first-reach',
@@ -285,10 +291,8 @@ export const PNPM_RELEASES: readonly PnpmRelease[] = [
   // `command -p`, targets from `$basedir` (`shimBase`).
   release('11.27.1', BEFORE_VALIDATION),
   // Helpers through `command -p` (`run_helper` from 11.28.3), 11.28.0's shims without `cd -P`
-  // (`shimBase`). 11.28.0 keeps, in a workspace, the `NODE_PATH` of the shims of a denied
-  // build's dependencies that its build step writes without (the tailwindcss and react-router
-  // monorepos' sharp): one project only.
-  release('11.28.0', BEFORE_VALIDATION, 'double', false),
+  // (`shimBase`), read back under 4 KiB only (`keptShimBytes`).
+  release('11.28.0', BEFORE_VALIDATION),
   ...['11.28.1', '11.28.2'].map((v) => release(v, BEFORE_VALIDATION)),
   // It links the optional packages it skips (other platforms' builds) to its working directory
   // (`skippedLinks`); where that links commands, the install is left to it.
