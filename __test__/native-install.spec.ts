@@ -657,21 +657,12 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     { label: 'workspace-shamefully', cwd: '.', from: 'its root, shamefullyHoist', settings: 'shamefullyHoist: true\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },
     { label: 'workspace-no-hoist', cwd: '.', from: 'its root, hoistWorkspacePackages false', settings: 'hoistWorkspacePackages: false\n', covers: ['node_modules/.pnpm/node_modules/a -> '], absent: ['node_modules/.pnpm/node_modules/@ws/', 'node_modules/.pnpm/node_modules/app '] },
   ]
-  /** Whether the pnpm under test is one whose workspace state was checked with several projects (11.28.11). */
-  const workspacesNative = TESTED.workspaces
   /** Whether builds the cache lacks run natively under the pnpm tested (they were checked against the newest release only). */
   const buildsNative = TESTED.runsBuilds
   /** Whether packages pnpm patches on every install (their builds not allowed) are patched natively under it (its side-effects upload is one written here). */
   const patchesNative = TESTED.buildUpload != null
-  it.skipIf(workspacesNative)('a workspace of several projects under a release its state was not checked against: left to pnpm, stock\'s tree', async () => {
-    const { dir, store } = await setUp('workspace-release', WORKSPACE.root, WORKSPACE.workspace, WORKSPACE.projects)
-    const both = await installBoth(dir, store, 'workspace-release')
-    expect(both.trace).toMatch(new RegExp(`^native install skipped: a workspace of several projects under pnpm ${testedPnpmVersion.replaceAll('.', '\\.')} `, 'm'))
-    const relative = (d: string): string[] => relativeTree(d, store)
-    expect(relative(both.native)).toEqual(relative(both.stock))
-  })
   for (const { label, cwd, from, scriptsOff, settings, covers, absent, plain } of WORKSPACE_INSTALLS) {
-    it.runIf(workspacesNative)(`a workspace of several projects, installed from ${from}: every project's node_modules and the state are stock's, up to date; a changed project installs on top as stock`, async () => {
+    it(`a workspace of several projects, installed from ${from}: every project's node_modules and the state are stock's, up to date; a changed project installs on top as stock`, async () => {
       const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
       if (scriptsOff === true) {
         projects['packages/app'].manifest.scripts = { prepare: 'echo app > prepared.txt' }
@@ -711,7 +702,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * a folder that is no project of the workspace (with a command of its own), from the root and
    * from a project, and from a package through an override (nitro's kind of shim).
    */
-  it.runIf(workspacesNative)('a dependency in two groups of package.json, and links to a folder that is no project: installed natively, stock\'s tree, up to date; a changed package.json installs on top as stock', async () => {
+  it('a dependency in two groups of package.json, and links to a folder that is no project: installed natively, stock\'s tree, up to date; a changed package.json installs on top as stock', async () => {
     const root = {
       name: 'groups',
       version: '1.0.0',
@@ -759,7 +750,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
    * the package, its build step then the registry dependency's again by its own directory
    * (without `NODE_PATH` before 11.28.10), and the package's own command.
    */
-  it.runIf(workspacesNative)('a build pnpm denies, of a package depending on a workspace project with a command (link:) and on a registry package with one: the package\'s .bin as pnpm\'s first link and build step leave it, natively; stock\'s tree, up to date', async () => {
+  it('a build pnpm denies, of a package depending on a workspace project with a command (link:) and on a registry package with one: the package\'s .bin as pnpm\'s first link and build step leave it, natively; stock\'s tree, up to date', async () => {
     const root = { name: 'denied-on-project', version: '1.0.0', private: true, dependencies: { 'builds-on-project': '1.0.0' } }
     const projects = {
       'packages/ws-cmd': { manifest: { name: 'ws-cmd', version: '1.0.0', bin: { 'ws-cmd': 'cmd.js' } }, files: { 'cmd.js': [NODE_BIN, 0o755] } },
@@ -1120,7 +1111,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(both.native, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
   })
 
-  it.runIf(workspacesNative)('a workspace with a project the lockfile does not have, --frozen-lockfile: the plugin steps aside, pnpm refuses as stock, nothing linked', async () => {
+  it('a workspace with a project the lockfile does not have, --frozen-lockfile: the plugin steps aside, pnpm refuses as stock, nothing linked', async () => {
     const { dir, store } = await setUp('workspace-new-project', WORKSPACE.root, WORKSPACE.workspace, WORKSPACE.projects)
     const runs: Record<string, PnpmRun> = {}
     const traceFile = path.join(base, 'workspace-new-project-trace.txt')
@@ -1140,7 +1131,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(relative(path.join(base, 'workspace-new-project-native')).filter((l) => l.startsWith('node_modules/.pnpm/'))).toEqual([])
   })
 
-  it.runIf(workspacesNative)('a plain `pnpm install` of a workspace whose linked project no longer meets its workspace: range: left to pnpm, which resolves it as stock', async () => {
+  it('a plain `pnpm install` of a workspace whose linked project no longer meets its workspace: range: left to pnpm, which resolves it as stock', async () => {
     const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
     projects['packages/app'].manifest.dependencies = { ...projects['packages/app'].manifest.dependencies as object, '@ws/lib': 'workspace:^1.0.0' }
     const { dir, store } = await setUp('workspace-plain-stale', WORKSPACE.root, WORKSPACE.workspace, projects)
@@ -1160,7 +1151,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(relative(native)).toEqual(relative(stock))
   })
 
-  it.runIf(workspacesNative && buildsNative)('a workspace whose projects have install and prepare scripts: run natively in pnpm\'s order (a project after those it depends on), as stock', async () => {
+  it.runIf(buildsNative)('a workspace whose projects have install and prepare scripts: run natively in pnpm\'s order (a project after those it depends on), as stock', async () => {
     const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
     projects['packages/app'].manifest.scripts = { prepare: 'echo app >> ../../log.txt' }
     // Slow: a project that does not wait for it (the root, through tools; app) would log first.
@@ -1181,7 +1172,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(lines(both.stockRun)).toContain('packages/lib install: Done')
   })
 
-  it.runIf(workspacesNative)('a package at two peers\' variants (plugin-b with host 1 and host 2): pnpm\'s Progress line, which counts it once found in the store (warm) or downloaded (cold, downloaded once)', async () => {
+  it('a package at two peers\' variants (plugin-b with host 1 and host 2): pnpm\'s Progress line, which counts it once found in the store (warm) or downloaded (cold, downloaded once)', async () => {
     const projects = { 'packages/two': { manifest: { name: 'two', version: '1.0.0', dependencies: { host: '2.0.0', 'plugin-b': '1.0.0' } } } }
     const { dir, store } = await setUp('peer-variants', { name: 'root', version: '1.0.0', dependencies: { host: '1.0.0', 'plugin-b': '1.0.0' } }, "packages:\n  - 'packages/*'\nminimumReleaseAge: 0\n", projects)
     expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/plugin-b@1\.0\.0\(host@2\.0\.0\)/)
@@ -1194,7 +1185,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(cold.trace.split('\n').filter((l) => l.startsWith('fetch ') && l.includes('plugin-b'))).toHaveLength(1)
   })
 
-  it.runIf(workspacesNative && buildsNative)('a workspace project whose command\'s file its own prepare makes: the shims of the projects depending on it written again before their scripts, for the file then there, as pnpm\'s runner links them; stock\'s tree', async () => {
+  it.runIf(buildsNative)('a workspace project whose command\'s file its own prepare makes: the shims of the projects depending on it written again before their scripts, for the file then there, as pnpm\'s runner links them; stock\'s tree', async () => {
     const projects = structuredClone(WORKSPACE.projects) as Record<string, WorkspaceProject>
     // ws-built's file (dist/built.js) is not shipped: tools' prepare makes it, before the root's turn (the root depends on tools).
     projects['packages/tools'].manifest.scripts = { prepare: 'mkdir -p dist && printf "#!/bin/sh\\necho built\\n" > dist/built.js' }
@@ -1498,7 +1489,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const changed = monorepo.change == null || testedPnpmVersion !== PACKUMENTS_RECORDED_UNDER ? '' : `; a changed package.json (${monorepo.change.project}: ${monorepo.change.what}) installs on top as stock`
     // A monorepo whose root asks for a newer pnpm (solid-start: ^11.17.0) is refused by stock too.
     const { engines } = JSON.parse(fs.readFileSync(path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name, 'package.json'), 'utf8')) as { engines?: { pnpm?: string } }
-    it.runIf(workspacesNative && monorepo.underTested !== false && (engines?.pnpm == null || semver.satisfies(testedPnpmVersion, engines.pnpm)))(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date${changed}`, async () => {
+    it.runIf(monorepo.underTested !== false && (engines?.pnpm == null || semver.satisfies(testedPnpmVersion, engines.pnpm)))(`the ${monorepo.name} monorepo (${monorepo.projects} projects, real npm packages, scripts ${monorepo.scriptsOn === true ? 'on' : 'off'}): every project's node_modules is stock pnpm's, up to date${changed}`, async () => {
       const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
       const { dir: cache, planned, skipped } = await platformCorpus(fixture, monorepo.name, undefined, TESTED.skipRule)
       const corpus = downloaded(cache)
@@ -1534,7 +1525,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     { name: 'sveltekit', projects: 68, refused: true, code: 'ERR_PNPM_UNSUPPORTED_ENGINE', why: /^native install skipped: 6 packages need pnpm: not a registry package [^\n]*: e2e-test-dep-cjs-only@file:/m },
   ]
   for (const monorepo of REFUSED_MONOREPOS) {
-    it.runIf(workspacesNative && monorepo.refused)(`the ${monorepo.name} monorepo (${monorepo.projects} projects), whose lockfile stock pnpm refuses (${monorepo.code}): the plugin steps aside, pnpm refuses as stock, nothing linked`, async () => {
+    it.runIf(monorepo.refused)(`the ${monorepo.name} monorepo (${monorepo.projects} projects), whose lockfile stock pnpm refuses (${monorepo.code}): the plugin steps aside, pnpm refuses as stock, nothing linked`, async () => {
       const fixture = path.join(repoDir, '__test__', 'fixtures', 'projects', monorepo.name)
       const dir = await withPlugin(monorepo.name, fixture, {
         rootManifest: ({ packageManager: _, ...manifest }) => manifest,
@@ -2155,7 +2146,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(sideEffectsRows(cold.nativeStore, ['logs-build'])).toEqual(sideEffectsRows(cold.stockStore, ['logs-build']))
   })
 
-  it.runIf(buildsNative && workspacesNative)('a workspace project\'s dependencies that build, into a cold store: run natively with the environment and PATH pnpm gives them in a workspace; stock\'s trees and side effects', async () => {
+  it.runIf(buildsNative)('a workspace project\'s dependencies that build, into a cold store: run natively with the environment and PATH pnpm gives them in a workspace; stock\'s trees and side effects', async () => {
     const projects = { 'packages/app': { manifest: { name: '@ws/app', version: '1.0.0', dependencies: { 'env-build': '1.0.0', 'logs-build': '1.0.0' } } } }
     const workspace = "packages:\n  - 'packages/*'\nminimumReleaseAge: 0\nallowBuilds:\n  env-build: true\n  logs-build: true\n"
     const { dir } = await setUp('cold-workspace-builds', { name: 'ws-root', version: '1.0.0', private: true, devDependencies: { util: '1.0.0' } }, workspace, projects)

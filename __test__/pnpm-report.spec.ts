@@ -267,8 +267,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(native.lines).toEqual(expected)
   })
 
-  // (A release whose workspaces the native install leaves to pnpm: native-install.spec.)
-  it.runIf(TESTED.workspaces).each([
+  it.each([
     ['the project listed as `+ a 1.2.3 <- packages/a` as stock lists it', '', true],
     // From 11.28.0 pnpm hoists the projects publicly before it links the root's dependencies:
     // that link is found made, and not listed. Before, it hoists no project the root depends on.

@@ -164,7 +164,6 @@ const RULES: Rule[] = [
 
   // The pnpm that runs.
   { code: 'pnpm-version', match: /^pnpm (\S+) is not one of the releases checked \((\S+) to (\S+)\)$/, says: (m) => `this is pnpm ${m[1]}, which the native install has not been checked against (it knows ${m[2]} to ${m[3]})`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json), or a release of the plugin that knows pnpm's newer ones` },
-  { code: 'pnpm-version', match: /^a workspace of several projects under pnpm (\S+), whose layout of it the native install does not reproduce/, says: (m) => `a workspace of several projects under pnpm ${m[1]}: the native install does not reproduce that release's layout of a workspace (it does under the other releases it runs under, ${nativeReleases()})`, change: () => pin(PNPM_RELEASES.at(-1)!.version) },
   { code: 'pnpm-version', match: /^pnpm (\d+\.\d+\.\d+\S*): (.*)$/, says: (m) => `under pnpm ${m[1]} the native install does not run: ${m[2]}`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json)` },
   { code: 'windows', match: /^Windows/, says: () => 'pnpm runs on Windows, whose command shims the native install does not write', change: 'none on Windows; Linux and macOS install natively' },
 

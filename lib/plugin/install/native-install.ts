@@ -417,7 +417,6 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   const { lockfile, text } = read
   const projects = projectsOf(config, rootDir)
   if (typeof projects === 'string') return projects
-  if (projects.length > 1 && !release.workspaces) return `a workspace of several projects under pnpm ${release.version}, whose layout of it the native install does not reproduce (it does under the other releases it runs under)`
   const stale = lockfileUnsupported(lockfile, projects, config, rootDir, release)
   if (stale != null) return stale
   const projectScripts = workspaceScripts(projects, config.ignoreScripts === true)

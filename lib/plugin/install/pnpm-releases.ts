@@ -176,12 +176,6 @@ export interface PnpmRelease {
   /** Whether its verdicts' policy records the named registries' digest (`namedRegistriesRouting`, from 11.20.0). */
   verdictRouting: boolean
   /**
-   * Whether a workspace of several projects is installed natively under it: the generated
-   * workspace's end-to-end tests (and the real monorepos') pass under it. Each release from
-   * 11.28.4 writes a workspace's state as the native install does for its `StateForm`.
-   */
-  workspaces: boolean
-  /**
    * How its install lists the project in the store (`project-registry.ts`): a relative link made
    * with `symlink-dir` (to 11.28.8), or an absolute one (from 11.28.9).
    */
@@ -277,8 +271,8 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
   runsBuilds: compareVersions(version, '11.28.10') >= 0,
 })
 
-const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double', workspaces = true): PnpmRelease =>
-  ({ version, native: true, state, shimQuoting, shimHelpers: COMMAND_P_HELPERS.has(version) ? 'command -p' : 'run_helper', workspaces, ...byVersion(version) })
+const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double'): PnpmRelease =>
+  ({ version, native: true, state, shimQuoting, shimHelpers: COMMAND_P_HELPERS.has(version) ? 'command -p' : 'run_helper', ...byVersion(version) })
 
 /** Every release checked, oldest first. */
 export const PNPM_RELEASES: readonly PnpmRelease[] = [
