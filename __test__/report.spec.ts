@@ -283,6 +283,14 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(why.change).not.toBe('')
   })
 
+  it('a pnpm release the plugin does not know: a newer plugin only for a newer pnpm, not for one before the oldest it knows (user try, elk under 11.6.0)', () => {
+    const range = `11.7.0 to ${PNPM_RELEASES.at(-1)!.version}`
+    const older = whyNot(`pnpm 11.6.0 is not one of the releases checked (${range})`)
+    expect(older.change).toBe(`run a pnpm release it runs under (${range}; packageManager in package.json)`)
+    const newer = whyNot(`pnpm 11.99.0 is not one of the releases checked (${range})`)
+    expect(newer.change).toBe(`run a pnpm release it runs under (${range}; packageManager in package.json), or a release of the plugin that knows pnpm's newer ones`)
+  })
+
   it('a patched package whose build is not allowed, under a release whose side-effects upload is not written natively: allow its build, or run the newest (user try, tailwindcss under 11.9.0, now native there)', () => {
     const why = whyNot('@napi-rs/cli@3.7.4(patch_hash=abc)(x@1.0.0): patched, and pnpm applies the patch itself (its build is not allowed), and patches applied under pnpm 11.28.4, whose side-effects upload the native install does not write (it does under 11.7.0 to 11.27.0, 11.28.0 to 11.28.11)')
     expect(why.code).toBe('patches')

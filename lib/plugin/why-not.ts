@@ -8,6 +8,7 @@
  * A reason no rule knows is shown as it is, with a pointer to the rules' documentation.
  */
 import { PNPM_RELEASES } from './install/pnpm-releases.js'
+import { compareVersions, isSemver } from './install/semver-range.js'
 import type { PackageLeftToPnpm } from './install/virtual-store.js'
 
 export interface WhyNot {
@@ -40,6 +41,11 @@ interface Rule {
 function nativeReleases (): string {
   const native = PNPM_RELEASES.filter((r) => r.native === true)
   return `${native[0].version} to ${native.at(-1)!.version}`
+}
+
+/** Whether `version` comes before the first release known (`first`): no newer plugin would run under it. */
+function olderThanKnown (version: string, first: string): boolean {
+  return isSemver(version) && isSemver(first) && compareVersions(version, first) < 0
 }
 
 /** Each package's reason: what it is, and what would let the native install lay it out. */
@@ -163,7 +169,7 @@ const RULES: Rule[] = [
   { code: 'no-dependencies', match: /^a lockfile without dependencies$/, says: () => 'the project has no dependencies', change: 'nothing to install', routine: true },
 
   // The pnpm that runs.
-  { code: 'pnpm-version', match: /^pnpm (\S+) is not one of the releases checked \((\S+) to (\S+)\)$/, says: (m) => `this is pnpm ${m[1]}, which the native install has not been checked against (it knows ${m[2]} to ${m[3]})`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json), or a release of the plugin that knows pnpm's newer ones` },
+  { code: 'pnpm-version', match: /^pnpm (\S+) is not one of the releases checked \((\S+) to (\S+)\)$/, says: (m) => `this is pnpm ${m[1]}, which the native install has not been checked against (it knows ${m[2]} to ${m[3]})`, change: (m) => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json)${olderThanKnown(m[1], m[2]) ? '' : ', or a release of the plugin that knows pnpm\'s newer ones'}` },
   { code: 'pnpm-version', match: /^pnpm (\d+\.\d+\.\d+\S*): (.*)$/, says: (m) => `under pnpm ${m[1]} the native install does not run: ${m[2]}`, change: () => `run a pnpm release it runs under (${nativeReleases()}; packageManager in package.json)` },
   { code: 'windows', match: /^Windows/, says: () => 'pnpm runs on Windows, whose command shims the native install does not write', change: 'none on Windows; Linux and macOS install natively' },
 

@@ -220,9 +220,10 @@ class BinWriter {
    *   the same filesystem, and a place the next install looks for leftovers)
    * @param form the release's shims (`BinLinkOptions`), and where its warnings go
    * @param dry only checks that every shim can be written as pnpm writes it (throws
-   *   `UnsupportedShim` where not): nothing is written, no target made runnable, nothing warned
+   *   `UnsupportedShim` where not): nothing is written, no target made runnable, nothing
+   *   warned unless `dry` is `'warns'` (pnpm's warnings of a link it writes again later)
    */
-  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly form: Pick<BinLinkOptions, 'shimQuoting' | 'shimHelpers' | 'shimWriter' | 'shimBase' | 'keptShimBytes' | 'warn'> = {}, private readonly dry = false) {}
+  constructor (private readonly extraNodePath: string[], private readonly tempDir: string, private readonly form: Pick<BinLinkOptions, 'shimQuoting' | 'shimHelpers' | 'shimWriter' | 'shimBase' | 'keptShimBytes' | 'warn'> = {}, private readonly dry: boolean | 'warns' = false) {}
 
   realpath (file: string): string {
     let real = this.realPaths.get(file)
@@ -277,7 +278,7 @@ class BinWriter {
       const runtime = this.runtime(cmd, binsDir)
       if (runtime.missing != null && shimWriter !== 'pnpm') {
         // `@zkochan/cmd-shim` and 11.27.1's own writer read the target first: pnpm warns, and writes no shim.
-        if (!this.dry) warn?.(`Failed to create bin at ${file}. ${runtime.missing}`)
+        if (this.dry !== true) warn?.(`Failed to create bin at ${file}. ${runtime.missing}`)
         continue
       }
       written.push(cmd.name)
@@ -317,7 +318,8 @@ class BinWriter {
       const code = (err as NodeJS.ErrnoException).code
       // A target not there yet (a workspace project's build makes it): pnpm's shim runs it by
       // its extension; a package's own bins pnpm then leaves out (left to pnpm here).
-      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || path.join(pkgDir, 'node_modules', '.bin') === binsDir) {
+      // (Only warning, as pnpm's first link of a project's commands: its own too.)
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || (this.dry !== 'warns' && path.join(pkgDir, 'node_modules', '.bin') === binsDir)) {
         throw new UnsupportedShim(`${target}: ${(err as Error).message}`)
       }
       runtime = { ...runtimeOf(target, ''), missing: (err as Error).message }
@@ -458,7 +460,7 @@ function linkImporterBins (bins: BinWriter, lockfile: LockfileObject, importer: 
 }
 
 /** What writes the layout's shims (`dry`: only checks them). */
-function binWriter (opts: BinLinkOptions, dry = false): BinWriter {
+function binWriter (opts: BinLinkOptions, dry: boolean | 'warns' = false): BinWriter {
   return new BinWriter(opts.extendsNodePath ? [path.join(opts.virtualStoreDir, 'node_modules')] : [], opts.virtualStoreDir, opts, dry)
 }
 
@@ -510,6 +512,22 @@ function linkBuildStepBins (bins: BinWriter, pkg: PlannedPackage, binsDir: strin
   bins.write(binsDir, own, false)
 }
 
+/**
+ * The warnings of pnpm's first link of the projects' commands, which its lifecycle stage links
+ * again through the links (what is written): the first reads a linked project's commands at its
+ * own directory, so a command whose file is not there yet is named there first, then again
+ * through the link. Nothing is written; a shim it could not check is the second link's to refuse.
+ */
+function warnFirstLink (lockfile: LockfileObject, opts: BinLinkOptions, depPathByDir: Map<string, string>): void {
+  const bins = binWriter(opts, 'warns')
+  const first = { ...opts, ignoreScripts: true }
+  try {
+    for (const importer of opts.importers) linkImporterBins(bins, lockfile, importer, first, depPathByDir)
+  } catch (err) {
+    if (!(err instanceof UnsupportedShim)) throw err
+  }
+}
+
 /** Writes the layout's `.bin` directories (`which`: see `BinDirs`). Throws `UnsupportedShim` for a command it cannot write as pnpm would. */
 export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], opts: BinLinkOptions, which: BinDirs = 'all'): void {
   const privateModules = path.join(opts.virtualStoreDir, 'node_modules')
@@ -535,6 +553,9 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
     }
   }
 
-  if (which !== 'before builds') for (const importer of opts.importers) linkImporterBins(bins, lockfile, importer, opts, depPathByDir)
+  if (which !== 'before builds') {
+    if (!opts.ignoreScripts && opts.warn != null && (opts.shimWriter ?? 'pnpm') !== 'pnpm') warnFirstLink(lockfile, opts, depPathByDir)
+    for (const importer of opts.importers) linkImporterBins(bins, lockfile, importer, opts, depPathByDir)
+  }
   if (which !== 'projects') bins.write(path.join(privateModules, '.bin'), bins.commandsAt(opts.hoisted.privateAliasesWithBins.map((alias) => path.join(privateModules, alias))))
 }
