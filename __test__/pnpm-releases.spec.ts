@@ -93,6 +93,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     importMethodLogged: text.includes('\nfunction reportPackageImported('),
     // The default reporter's redraw: cursor up by the frame's newlines, or ansi-diff's rows.
     reporterRedraw: text.includes('\nfunction countRows(frame) {') ? 'newlines' : text.includes('import_ansi_diff.default)(') ? 'rows' : 'neither' as never,
+    // The frozen install's build step links the built packages' commands again (and their dependents').
+    relinksBuilt: text.includes('\nasync function relinkBuiltVirtualStoreBins('),
     peerEdgeRule: !text.includes('\nfunction getPeerSatisfactionEdgesToSkip(') ? 'none' : /providers\.has\(removePeersSuffix\(\w+\)\)/.test(text) ? 'bound-peers' : 'optional-peers',
   }
 }
@@ -124,7 +126,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw, skippedLinks } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw, skippedLinks, relinksBuilt } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = isOwnShimWriter(shimWriter)
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -154,6 +156,7 @@ describe('the table of pnpm releases', () => {
       importMethodLogged,
       reporterRedraw,
       skippedLinks,
+      relinksBuilt,
     })
     expect(stateFormOf(version)).toBe(state)
     expect(buildUploadOf(fs.readFileSync(file, 'utf8'), fs.readFileSync(path.join(path.dirname(file), 'worker.js'), 'utf8'))).toEqual({ buildUpload: release.buildUpload, uploadsDeniedPatched: release.uploadsDeniedPatched })
