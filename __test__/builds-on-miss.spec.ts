@@ -547,7 +547,7 @@ describe('buildSettingsUnsupported', () => {
     }
   })
   it('another release than the one checked against stock', () => {
-    expect(buildSettingsUnsupported(ok, '11.28.4')).toBe(`pnpm 11.28.4 runs the builds itself (the native install runs them only under pnpm 11.28.7 to ${NEWEST}, whose build step it reproduces)`)
+    expect(buildSettingsUnsupported(ok, '11.28.3')).toBe(`pnpm 11.28.3 runs the builds itself (the native install runs them only under pnpm 11.28.4 to ${NEWEST}, whose build step it reproduces)`)
   })
   it('packages patched on every install (no script runs): under any release whose side-effects upload is written here, with the settings any build needs', () => {
     const release = (version: string) => PNPM_RELEASES.find((r) => r.version === version)!

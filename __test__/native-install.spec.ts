@@ -662,7 +662,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   ]
   /** Whether the pnpm under test is one whose workspace state was checked with several projects (11.28.11). */
   const workspacesNative = TESTED.workspaces
-  /** Whether builds the cache lacks run natively under the pnpm tested (they were checked against the newest release only). */
+  /** Whether builds the cache lacks run natively under the pnpm tested (`runsBuilds`: from 11.28.4). */
   const buildsNative = TESTED.runsBuilds
   /** Whether packages pnpm patches on every install (their builds not allowed) are patched natively under it (its side-effects upload is one written here). */
   const patchesNative = TESTED.buildUpload != null
@@ -1148,7 +1148,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('workspace-scripts', root, WORKSPACE.workspace, projects)
     fs.rmSync(path.join(dir, 'log.txt'))
     const both = await expectSameAsStock(dir, store, 'workspace-scripts', { packages: countSnapshots(dir), why: 'util' })
-    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/app\), install \(packages\/lib\), state validated at \d+$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/app\), install \(packages\/lib\)(, state validated at \d+)?$/m)
     for (const d of [both.stock, both.native]) {
       const log = fs.readFileSync(path.join(d, 'log.txt'), 'utf8').split('\n')
       expect(log[0]).toBe('lib')
@@ -1181,7 +1181,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('made-command', root, WORKSPACE.workspace, projects)
     fs.rmSync(path.join(dir, 'packages', 'tools', 'dist'), { recursive: true, force: true })
     const both = await expectSameAsStock(dir, store, 'made-command', { packages: countSnapshots(dir), why: 'util' })
-    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/tools\), state validated at \d+$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/tools\)(, state validated at \d+)?$/m)
     // The root's shim runs the file as its shebang says, as stock's rewritten one does.
     const shim = fs.readFileSync(path.join(both.native, 'node_modules', '.bin', 'ws-built'), 'utf8')
     expect(shim).toBe(fs.readFileSync(path.join(both.stock, 'node_modules', '.bin', 'ws-built'), 'utf8').split(both.stock).join(both.native))
@@ -1198,7 +1198,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   it.runIf(buildsNative)('the project\'s scripts and a build pnpm denies: both as stock, natively', async () => {
     const { dir, store } = await setUp('project-scripts-denied', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace)
     const both = await expectSameAsStock(dir, store, 'project-scripts-denied', { packages: countSnapshots(dir), why: 'util' })
-    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare, state validated at \d+$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare(, state validated at \d+)?$/m)
     for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
     // Denied, so never built: stock's record of it (which pnpm's own install over the layout would not write).
     expect(both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"allowBuilds":{"builder":false}')
@@ -1867,7 +1867,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     fs.rmSync(path.join(dir, 'log.txt'), { force: true })
     fs.rmSync(path.join(dir, 'build-log.txt'), { force: true })
     const both = await expectSameAsStock(dir, store, 'project-scripts-cached', { packages: countSnapshots(dir), why: 'logs-build' })
-    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare, state validated at \d+$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare(, state validated at \d+)?$/m)
     for (const d of [both.stock, both.native]) {
       expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
       expect(buildLog(d)).toBe('')
@@ -2055,7 +2055,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     fs.rmSync(path.join(dir, 'build-log.txt'))
     const cold = await installCold(dir, 'cold-scripts')
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; the project's postinstall, prepare next$`, 'm'))
-    expect(cold.trace).toMatch(/^native install: ran the project's postinstall, prepare, state validated at \d+$/m)
+    expect(cold.trace).toMatch(/^native install: ran the project's postinstall, prepare(, state validated at \d+)?$/m)
     for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe(buildLog(cold.stock))
     expect(buildLog(cold.native).split('\n').slice(-3)).toEqual(['project true', 'prepare', ''])
     expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))

@@ -119,6 +119,12 @@ describe('the table of pnpm releases', () => {
     expect([blobModeRule('11.28.5'), takesFetcherDelegation('11.12.0'), frozenCheckRules('11.25.0')]).toEqual(['exact', true, { catalogResolutions: true, publishLinks: false }])
   })
 
+  it('builds the cache lacks run natively from 11.28.4 (the build step reproduced), their commands linked again after them from 11.28.10', () => {
+    const from = (first: string) => PNPM_RELEASES.map((r) => r.version).filter((v) => semver.gte(v, first))
+    expect(PNPM_RELEASES.filter((r) => r.runsBuilds).map((r) => r.version)).toEqual(from('11.28.4'))
+    expect(PNPM_RELEASES.filter((r) => r.relinksBuilt).map((r) => r.version)).toEqual(from('11.28.10'))
+  })
+
   it('the pnpm under test is one the native install runs under, or the e2e specs have nothing to compare', () => {
     expect(nativeRelease(testedPnpmVersion)).toMatchObject({ version: testedPnpmVersion, native: true })
   })
