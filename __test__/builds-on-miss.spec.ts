@@ -11,7 +11,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
 import { lineSplitter, runBuildScripts, LifecycleError, shellBody, stageScript } from '../dist/plugin/install/dependency-build.js'
-import { buildContext, buildMissed, buildSettingsReason, buildSettingsUnsupported, patchSettingsReason, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
+import { buildContext, buildMissed, buildSettingsReason, buildSettingsUnsupported, linkedAtTurn, patchSettingsReason, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
@@ -287,7 +287,7 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       return { depPath: `${name}@1.0.0`, dir, filesIndexFile: '', keys: { key: 'k' }, builds: true, optional: false, hasBin: false, ...more }
     }
     const warnings: string[] = []
-    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false, log: (_level: string, _name: string, fields: Record<string, unknown>) => { warnings.push(fields.message as string) }, lockfileDir: '/p', modulesDirs: [], removed: new Set<string>(), release: { buildUpload: 'pnpm@11.28' as const, uploadsDeniedPatched: false } }
+    const opts = { ctx, storeDir: '/nowhere', relinkBins: () => {}, engineStrict: false, log: (_level: string, _name: string, fields: Record<string, unknown>) => { warnings.push(fields.message as string) }, lockfileDir: '/p', modulesDirs: [], removed: new Set<string>(), release: { buildUpload: 'pnpm@11.28' as const, uploadsDeniedPatched: false, relinksBuilt: true } }
     const inOrder = (...dirs: string[]) => ({ graph: new Map(dirs.map((d, i) => [d, dirs.slice(0, i)])), concurrency: 5 })
 
     it('a required build that fails ends with its error, each package left as it is; no build started after it (an optional one is left to pnpm before anything runs)', async () => {
@@ -332,6 +332,30 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       expect(ended).toMatchObject({ depPath: 'failing@1.0.0', failed: { code: 'ELIFECYCLE' } })
       expect(fs.readFileSync(path.join(slow.dir, 'log'), 'utf8')).toBe('ran\n')
       expect(fs.existsSync(path.join(waiting.dir, 'log'))).toBe(false)
+    })
+
+    it('the commands linked again after a build with commands (or a patch) only under a release whose build step does so (from 11.28.10)', async () => {
+      let relinked = 0
+      const relinkBins = () => { relinked++ }
+      const older = missed('older', { postinstall: 'echo ran >> log' }, { hasBin: true })
+      expect(await buildMissed([older], inOrder(older.dir), { ...opts, relinkBins, release: { ...opts.release, relinksBuilt: false } })).toEqual({ skippedOptional: [] })
+      expect(relinked).toBe(0)
+      const newer = missed('newer', { postinstall: 'echo ran >> log' }, { hasBin: true })
+      expect(await buildMissed([newer], inOrder(newer.dir), { ...opts, relinkBins })).toEqual({ skippedOptional: [] })
+      expect(relinked).toBe(1)
+    })
+
+    it('before 11.28.10, a missed package with commands that builds (or is patched) and that another package of pnpm\'s build graph depends on: found (that one links its commands at its own turn, after the build)', () => {
+      const tool = { ...missed('tool', {}, { hasBin: true }), builds: true }
+      const plain = missed('plain', {}, { hasBin: false })
+      const children = new Map([['/dependent', [tool.dir, plain.dir]], [tool.dir, []], [plain.dir, []]])
+      expect(linkedAtTurn([tool, plain], new Set(['/dependent', tool.dir, plain.dir]), children)).toEqual({ m: tool, dependent: '/dependent' })
+      // Its dependent not taken through the build step (no build nor patch of its own): nothing links them at a turn.
+      expect(linkedAtTurn([tool, plain], new Set([tool.dir, plain.dir]), children)).toBeUndefined()
+      // No commands, or neither a build nor a patch (a cached build's row): nothing changes them.
+      expect(linkedAtTurn([plain, { ...tool, hasBin: false }], new Set(['/dependent', tool.dir, plain.dir]), children)).toBeUndefined()
+      expect(linkedAtTurn([{ ...tool, builds: false }], new Set(['/dependent', tool.dir]), children)).toBeUndefined()
+      expect(linkedAtTurn([{ ...tool, builds: false, patchFile: '/p.patch' }], new Set(['/dependent', tool.dir]), children)?.dependent).toBe('/dependent')
     })
 
     it('anything else failing once a script has run ends the install there too (never handed back to pnpm to run again)', async () => {
@@ -523,7 +547,7 @@ describe('buildSettingsUnsupported', () => {
     }
   })
   it('another release than the one checked against stock', () => {
-    expect(buildSettingsUnsupported(ok, '11.28.4')).toBe(`pnpm 11.28.4 runs the builds itself (the native install runs them only under pnpm 11.28.10 and ${NEWEST}, whose build step it reproduces)`)
+    expect(buildSettingsUnsupported(ok, '11.28.3')).toBe(`pnpm 11.28.3 runs the builds itself (the native install runs them only under pnpm 11.28.4 to ${NEWEST}, whose build step it reproduces)`)
   })
   it('packages patched on every install (no script runs): under any release whose side-effects upload is written here, with the settings any build needs', () => {
     const release = (version: string) => PNPM_RELEASES.find((r) => r.version === version)!

@@ -195,6 +195,12 @@ const generated: ServedPackage[] = [
     'prebuilt.txt': 'removed by the build\n',
     'build.js': BUILD_LOG + "fs.mkdirSync('build/Release', { recursive: true }); fs.writeFileSync('build/Release/addon.node', 'binary'); fs.chmodSync('build/Release/addon.node', 0o755); fs.symlinkSync('Release/addon.node', 'build/addon.node'); fs.rmSync('prebuilt.txt')\n",
   }),
+  // A build that writes its command's file again, a shell script now and not executable: the
+  // shims pnpm links again after it (from 11.28.10) run it otherwise than those written before.
+  pkg('rewrites-bin', '1.0.0', { scripts: { postinstall: 'node build.js' }, bin: { 'rewrites-cli': 'cli.js' } }, { 'cli.js': [NODE_BIN, 0o755], 'build.js': BUILD_LOG + "fs.rmSync('cli.js'); fs.writeFileSync('cli.js', '#!/bin/sh\\necho rewritten\\n', { mode: 0o644 })\n" }),
+  pkg('uses-rewrites', '1.0.0', { dependencies: { 'rewrites-bin': '1.0.0' } }),
+  // One that builds too: pnpm's build step links its dependencies' commands at its turn, after theirs.
+  pkg('builds-on-rewrites', '1.0.0', { scripts: { postinstall: 'node build.js' }, dependencies: { 'rewrites-bin': '1.0.0' } }, { 'build.js': BUILD_LOG }),
   // A build that changes nothing in its package: pnpm records an empty diff for it, which it never
   // takes back (its verified read drops it), and runs it again each time.
   pkg('log-only-build', '1.0.0', { scripts: { postinstall: 'node build.js' } }, { 'build.js': BUILD_LOG }),
@@ -671,7 +677,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     { label: 'workspace-shamefully', cwd: '.', from: 'its root, shamefullyHoist', settings: 'shamefullyHoist: true\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },
     { label: 'workspace-no-hoist', cwd: '.', from: 'its root, hoistWorkspacePackages false', settings: 'hoistWorkspacePackages: false\n', covers: ['node_modules/.pnpm/node_modules/a -> '], absent: ['node_modules/.pnpm/node_modules/@ws/', 'node_modules/.pnpm/node_modules/app '] },
   ]
-  /** Whether builds the cache lacks run natively under the pnpm tested (they were checked against the newest release only). */
+  /** Whether builds the cache lacks run natively under the pnpm tested (`runsBuilds`: from 11.28.4). */
   const buildsNative = TESTED.runsBuilds
   /** Whether packages pnpm patches on every install (their builds not allowed) are patched natively under it (its side-effects upload is one written here). */
   const patchesNative = TESTED.buildUpload != null
@@ -1178,7 +1184,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('workspace-scripts', root, WORKSPACE.workspace, projects)
     fs.rmSync(path.join(dir, 'log.txt'))
     const both = await expectSameAsStock(dir, store, 'workspace-scripts', { packages: countSnapshots(dir), why: 'util' })
-    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/app\), install \(packages\/lib\), state validated at \d+$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/app\), install \(packages\/lib\)(, state validated at \d+)?$/m)
     for (const d of [both.stock, both.native]) {
       const log = fs.readFileSync(path.join(d, 'log.txt'), 'utf8').split('\n')
       expect(log[0]).toBe('lib')
@@ -1211,7 +1217,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('made-command', root, WORKSPACE.workspace, projects)
     fs.rmSync(path.join(dir, 'packages', 'tools', 'dist'), { recursive: true, force: true })
     const both = await expectSameAsStock(dir, store, 'made-command', { packages: countSnapshots(dir), why: 'util' })
-    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/tools\), state validated at \d+$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/tools\)(, state validated at \d+)?$/m)
     // The root's shim runs the file as its shebang says, as stock's rewritten one does.
     const shim = fs.readFileSync(path.join(both.native, 'node_modules', '.bin', 'ws-built'), 'utf8')
     expect(shim).toBe(fs.readFileSync(path.join(both.stock, 'node_modules', '.bin', 'ws-built'), 'utf8').split(both.stock).join(both.native))
@@ -1228,7 +1234,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   it.runIf(buildsNative)('the project\'s scripts and a build pnpm denies: both as stock, natively', async () => {
     const { dir, store } = await setUp('project-scripts-denied', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace)
     const both = await expectSameAsStock(dir, store, 'project-scripts-denied', { packages: countSnapshots(dir), why: 'util' })
-    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare, state validated at \d+$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare(, state validated at \d+)?$/m)
     for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
     // Denied, so never built: stock's record of it (which pnpm's own install over the layout would not write).
     expect(both.stockTree.find((l) => l.startsWith('node_modules/.modules.yaml '))).toContain('"allowBuilds":{"builder":false}')
@@ -1897,7 +1903,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     fs.rmSync(path.join(dir, 'log.txt'), { force: true })
     fs.rmSync(path.join(dir, 'build-log.txt'), { force: true })
     const both = await expectSameAsStock(dir, store, 'project-scripts-cached', { packages: countSnapshots(dir), why: 'logs-build' })
-    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare, state validated at \d+$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's install, postinstall, prepare(, state validated at \d+)?$/m)
     for (const d of [both.stock, both.native]) {
       expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
       expect(buildLog(d)).toBe('')
@@ -2049,6 +2055,30 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     for (const d of [warm.stock, warm.native]) expect(buildLog(d)).toBe('')
   })
 
+  it.runIf(buildsNative)('a build that writes its command\'s file again (a shell script, not executable), into a cold store: the shims pnpm wrote before it linked again after it only from 11.28.10 (relinksBuilt), as under stock; stock\'s tree and side effects', async () => {
+    const manifest = { name: 'cold-rewrites', version: '1.0.0', dependencies: { 'uses-rewrites': '1.0.0' } }
+    const { dir } = await setUp('cold-rewrites', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  rewrites-bin: true\n')
+    const cold = await installCold(dir, 'cold-rewrites')
+    expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('rewrites-bin\n')
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
+    expect(sideEffectsRows(cold.nativeStore, ['rewrites-bin'])).toEqual(sideEffectsRows(cold.stockStore, ['rewrites-bin']))
+    // The privately hoisted command and the one beside its dependent: written again for the shell script, or kept.
+    for (const shim of [['.pnpm', 'node_modules', '.bin'], ['.pnpm', 'uses-rewrites@1.0.0', 'node_modules', 'uses-rewrites', 'node_modules', '.bin']].map((at) => path.join(cold.stock, 'node_modules', ...at, 'rewrites-cli'))) {
+      expect(fs.readFileSync(shim, 'utf8').includes('/bin/sh"'), fs.readFileSync(shim, 'utf8')).toBe(TESTED.relinksBuilt)
+    }
+  })
+
+  it.runIf(buildsNative)('a build that writes its command\'s file again, a dependency of a package pnpm\'s build step takes too: native from 11.28.10 (the commands linked again after the build), before it left to pnpm, which links them into the dependent\'s .bin at its turn; stock\'s tree', async () => {
+    const manifest = { name: 'cold-rewrites-dependent', version: '1.0.0', dependencies: { 'builds-on-rewrites': '1.0.0' } }
+    const { dir } = await setUp('cold-rewrites-dependent', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  rewrites-bin: true\n  builds-on-rewrites: true\n')
+    const cold = await installCold(dir, 'cold-rewrites-dependent')
+    if (TESTED.relinksBuilt) expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    else expect(cold.trace).toMatch(/^native install skipped: rewrites-bin@1\.0\.0: no side effects cached for \S+, and its commands, which its build may change, this pnpm links again into the \.bin of \S+builds-on-rewrites@1\.0\.0\S+ when its turn comes in its build step /m)
+    for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe('rewrites-bin\nbuilds-on-rewrites\n')
+    expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))
+  })
+
   it.runIf(buildsNative)('the project\'s own scripts with builds into a cold store: the builds, then the project\'s postinstall and prepare (after the builds, seeing what they built), run natively once each; stock\'s tree, lines and side effects', async () => {
     const manifest = {
       name: 'cold-scripts',
@@ -2061,7 +2091,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     fs.rmSync(path.join(dir, 'build-log.txt'))
     const cold = await installCold(dir, 'cold-scripts')
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, .*; the project's postinstall, prepare next$`, 'm'))
-    expect(cold.trace).toMatch(/^native install: ran the project's postinstall, prepare, state validated at \d+$/m)
+    expect(cold.trace).toMatch(/^native install: ran the project's postinstall, prepare(, state validated at \d+)?$/m)
     for (const d of [cold.stock, cold.native]) expect(buildLog(d)).toBe(buildLog(cold.stock))
     expect(buildLog(cold.native).split('\n').slice(-3)).toEqual(['project true', 'prepare', ''])
     expect(relativeTree(cold.native, cold.nativeStore)).toEqual(relativeTree(cold.stock, cold.stockStore))

@@ -93,6 +93,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     importMethodLogged: text.includes('\nfunction reportPackageImported('),
     // The default reporter's redraw: cursor up by the frame's newlines, or ansi-diff's rows.
     reporterRedraw: text.includes('\nfunction countRows(frame) {') ? 'newlines' : text.includes('import_ansi_diff.default)(') ? 'rows' : 'neither' as never,
+    // The frozen install's build step links the built packages' commands again (and their dependents').
+    relinksBuilt: text.includes('\nasync function relinkBuiltVirtualStoreBins('),
     peerEdgeRule: !text.includes('\nfunction getPeerSatisfactionEdgesToSkip(') ? 'none' : /providers\.has\(removePeersSuffix\(\w+\)\)/.test(text) ? 'bound-peers' : 'optional-peers',
     // The largest shim the bin linker reads back (to keep it), less one.
     keptShimBytes: text.includes('stat2.size < CMD_SHIM_MAX_SIZE') ? Number(/\n\s*CMD_SHIM_MAX_SIZE = (\d+) \* 1024;/.exec(text)?.[1]) * 1024 : NaN,
@@ -119,6 +121,12 @@ describe('the table of pnpm releases', () => {
     expect([blobModeRule('11.28.5'), takesFetcherDelegation('11.12.0'), frozenCheckRules('11.25.0')]).toEqual(['exact', true, { catalogResolutions: true, publishLinks: false }])
   })
 
+  it('builds the cache lacks run natively from 11.28.4 (the build step reproduced), their commands linked again after them from 11.28.10', () => {
+    const from = (first: string) => PNPM_RELEASES.map((r) => r.version).filter((v) => semver.gte(v, first))
+    expect(PNPM_RELEASES.filter((r) => r.runsBuilds).map((r) => r.version)).toEqual(from('11.28.4'))
+    expect(PNPM_RELEASES.filter((r) => r.relinksBuilt).map((r) => r.version)).toEqual(from('11.28.10'))
+  })
+
   it('the pnpm under test is one the native install runs under, or the e2e specs have nothing to compare', () => {
     expect(nativeRelease(testedPnpmVersion)).toMatchObject({ version: testedPnpmVersion, native: true })
   })
@@ -126,7 +134,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw, skippedLinks, keptShimBytes } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw, skippedLinks, keptShimBytes, relinksBuilt } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = isOwnShimWriter(shimWriter)
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -157,6 +165,7 @@ describe('the table of pnpm releases', () => {
       reporterRedraw,
       skippedLinks,
       keptShimBytes,
+      relinksBuilt,
     })
     expect(stateFormOf(version)).toBe(state)
     expect(buildUploadOf(fs.readFileSync(file, 'utf8'), fs.readFileSync(path.join(path.dirname(file), 'worker.js'), 'utf8'))).toEqual({ buildUpload: release.buildUpload, uploadsDeniedPatched: release.uploadsDeniedPatched })

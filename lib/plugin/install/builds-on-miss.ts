@@ -123,10 +123,10 @@ export function buildSettingsReason (config: BuildSettings, version: string): st
   return settingsReason(config)
 }
 
-/** The releases whose build step the native install reproduces (`runsBuilds`), in words: `a, b and c`. */
+/** The releases whose build step the native install reproduces (`runsBuilds`: the newest of the table), in words: `a`, `a and b`, or `a to c`. */
 function buildingReleases (): string {
   const versions = PNPM_RELEASES.filter((r) => r.native === true && r.runsBuilds).map((r) => r.version)
-  return versions.length === 1 ? versions[0] : `${versions.slice(0, -1).join(', ')} and ${versions.at(-1)!}`
+  return versions.length === 1 ? versions[0] : `${versions[0]} ${versions.length === 2 ? 'and' : 'to'} ${versions.at(-1)!}`
 }
 
 /** Why these settings stop any build from being reproduced (`buildSettingsReason` but the release). */
@@ -268,8 +268,8 @@ export interface MissedBuildsOptions {
   modulesDirs: string[]
   /** Where the directories of the optional packages skipped are added (`relinkBins` leaves them out). */
   removed: Set<string>
-  /** How the running release records a result, and whether it records a denied patched package's. */
-  release: Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched'>
+  /** How the running release records a result, whether it records a denied patched package's, and whether it links the commands again after a build. */
+  release: Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched' | 'relinksBuilt'>
 }
 
 /**
@@ -368,7 +368,7 @@ async function buildOne (m: MissedBuild, manifest: BuildManifest, opts: MissedBu
   // Its patch first, as pnpm applies it when the package's turn comes (checked before anything ran).
   if (m.patchFile != null) applyPatchToDir!({ patchedDir: m.dir, patchFilePath: m.patchFile })
   const ran = m.builds && await runBuildScripts(m.dir, manifest, m.optional ? { ...opts.ctx, optional: true } : opts.ctx)
-  if (m.patchFile != null || (ran && m.hasBin)) opts.relinkBins()
+  if (opts.release.relinksBuilt && (m.patchFile != null || (ran && m.hasBin))) opts.relinkBins()
   // From 11.27.0 pnpm records nothing for a build it leaves pending (its row requires one it does
   // not run); before, it records the patched files under the patch's key.
   if ((m.patchFile == null && !ran) || (m.pending === true && !opts.release.uploadsDeniedPatched)) return
@@ -495,13 +495,30 @@ export interface MissedPlan {
   planned: PlannedPackage[]
   cacheKeys: Map<string, CacheKeys>
   /** The running release (its upload is written here: see `patchSettingsReason`). */
-  release: Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched'>
+  release: Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched' | 'relinksBuilt'>
 }
 
 /** The patch file pnpm applies to `name@version` (absolute), if any: the exact version's, else the name's. */
 function patchFileOf (patches: Record<string, string> | undefined, name: string, version: string, rootDir: string): string | undefined {
   const file = patches?.[`${name}@${version}`] ?? patches?.[name]
   return file == null ? undefined : path.resolve(rootDir, file)
+}
+
+/**
+ * A missed package with commands that another package of pnpm's build graph (`marked`: those it
+ * takes through its build step) depends on, and that one's directory; else `undefined`. Before
+ * 11.28.10 pnpm links no command again after a build, but each package's turn links its
+ * dependencies' commands into its `.bin` then, after their builds: a shim made for a file then
+ * there, the target made executable again. The native install links them all before the builds.
+ */
+export function linkedAtTurn (missed: MissedBuild[], marked: Set<string>, children: Map<string, string[]>): { m: MissedBuild, dependent: string } | undefined {
+  const changing = new Map(missed.filter((m) => m.hasBin && (m.builds || m.patchFile != null)).map((m) => [m.dir, m]))
+  if (changing.size === 0) return undefined
+  for (const dir of marked) {
+    const m = children.get(dir)?.map((child) => changing.get(child)).find((c) => c != null && c.dir !== dir)
+    if (m != null) return { m, dependent: dir }
+  }
+  return undefined
 }
 
 /** Which packages `runMissedBuilds` builds, and what it needs to know of the rest. */
@@ -558,6 +575,11 @@ export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings &
   if (unreached != null) {
     removeForPnpm(missed)
     return missWhy(unreached, 'pnpm\'s build step does not reach it from the projects')
+  }
+  const relinked = plan.release.relinksBuilt ? undefined : linkedAtTurn(missed, marked, children)
+  if (relinked != null) {
+    removeForPnpm(missed)
+    return missWhy(relinked.m, `its commands, which its ${relinked.m.builds ? 'build' : 'patch'} may change, this pnpm links again into the .bin of ${relinked.dependent} when its turn comes in its build step (keeping the shims it finds there, unless made for a missing file)`)
   }
   const ctx = buildContext(config, plan.rootDir, plan.virtualStoreDir, pnpmPaths()!)
   const log = new PnpmLog(reporterOf(config as ReportingConfig))

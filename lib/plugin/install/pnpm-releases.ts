@@ -189,10 +189,18 @@ export interface PnpmRelease {
   buildUpload: AddFilesFromDirCompat | undefined
   /**
    * Whether the native install runs the builds the side-effects cache lacks under it, its build
-   * step reproduced (from 11.28.10, whose build step differs from 11.28.11's only in its
-   * upload's diff: `buildUpload`; docs/build-step-by-release.md); else it leaves them to pnpm.
+   * step reproduced (from 11.28.4, whose build step differs from 11.28.11's only in its
+   * upload's diff, `buildUpload`, its links after a build, `relinksBuilt`, and, to 11.28.6, the
+   * ignored builds it keeps from an earlier `.modules.yaml`, which a fresh layout has none of;
+   * docs/build-step-by-release.md); else it leaves them to pnpm.
    */
   runsBuilds: boolean
+  /**
+   * Whether its build step links the commands again after a build that can change them (a patch,
+   * or scripts run in a package with commands: the package's own `.bin` and its dependents', the
+   * private hoisting's), forced (from 11.28.10); before, the shims of the first link stay.
+   */
+  relinksBuilt: boolean
   /**
    * Whether its build step records a patched package whose build it denies (its row requires
    * one) under the patch's key (before 11.27.0); from 11.27.0 it records nothing for it.
@@ -239,12 +247,13 @@ const COMMAND_P_HELPERS = new Set(['11.27.1', '11.28.0', '11.28.1', '11.28.2'])
  * recorded verdict and its policy's fields, how a workspace's projects are hoisted (to 11.27.1),
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
  * 11.26.0), the build step's side-effects upload (its walk and diff; what it records of a denied
- * patched package, to 11.26.0), the build step reproduced (from 11.28.10), the optional peers
+ * patched package, to 11.26.0), the build step reproduced (from 11.28.4) and its commands linked
+ * again after a build (from 11.28.10), the optional peers
  * its lockfile filter skips when a group is left out (from 11.28.0), the import method logged
  * where its reporter sees it (from 11.18.0), its default reporter's redraw by newlines (11.8
  * and 11.9), the links 11.28.3 makes to its working directory for the dependencies it skips.
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'keptShimBytes' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'relinksBuilt' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'keptShimBytes' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : version === '11.27.1' ? 'pnpm 11.27.1' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -268,7 +277,8 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
   shimBase: compareVersions(version, '11.28.1') >= 0 ? 'basedir_abs' : 'basedir',
   buildUpload: compareVersions(version, '11.28.0') <= 0 ? '@pnpm/worker@1100' : compareVersions(version, '11.28.11') >= 0 ? 'pnpm@11.28' : 'pnpm@11.28.10',
   uploadsDeniedPatched: compareVersions(version, '11.27.0') < 0,
-  runsBuilds: compareVersions(version, '11.28.10') >= 0,
+  runsBuilds: compareVersions(version, '11.28.4') >= 0,
+  relinksBuilt: compareVersions(version, '11.28.10') >= 0,
 })
 
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double'): PnpmRelease =>
