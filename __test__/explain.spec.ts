@@ -136,6 +136,8 @@ describe('explain: the verdict from pnpm\'s settings', () => {
       ['node-linker', 'nodeLinker hoisted'],
       ['patches', 'patchedDependencies differ from the lockfile'],
     ])
+    // Judged as the newest writes it, but its builds are still 11.6.0's: pnpm runs one the cache lacks.
+    expect((await explain(settings(dir, { userAgent: 'pnpm/11.6.0' }))).notes.at(-1)).toMatch(/one the cache lacks leaves the install to pnpm: under pnpm 11\.6\.0 the native install leaves builds to pnpm/)
     expect((await explain(settings(dir, { offline: true, minimumReleaseAge: 1440 }))).reasons.map((r) => r.code)).toEqual(['release-age-registry'])
   })
 

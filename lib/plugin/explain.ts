@@ -83,7 +83,8 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       if (withBuilds != null) reasons.push(projectScriptsWithBuilds(plan.scripts, withBuilds.builds, withBuilds.depPath))
       else if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm (${plan.scripts.whyPnpmRuns!})`)
       else if (plan.scripts.shown.length > 0) notes.push(`the project's ${plan.scripts.shown.join(', ')}: run natively after the layout, as pnpm runs them`)
-      const unbuildable = buildSettingsReason(config, plan.release.version)
+      // Under a release not in the table (judged as the newest), the builds are still that pnpm's.
+      const unbuildable = buildSettingsReason(config, pnpmVersion ?? plan.release.version)
       // A patched package whose build pnpm does not allow is patched on every install: no cache to take it from.
       const eachTime = plan.planned.find((p) => plan.cacheKeys.get(p.depPath)?.eachTime === true)
       const unpatchable = eachTime != null ? patchSettingsReason(config, plan.release) : undefined
