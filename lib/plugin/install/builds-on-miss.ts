@@ -123,7 +123,7 @@ export function buildSettingsReason (config: BuildSettings, version: string): st
   return settingsReason(config)
 }
 
-/** The releases whose build step the native install reproduces (`runsBuilds`: the newest of the table), in words: `a`, `a and b`, or `a to c`. */
+/** The releases whose build step the native install reproduces (`runsBuilds`: from 11.28.4, a run of consecutive releases), in words: `a`, `a and b`, or `a to c`. */
 function buildingReleases (): string {
   const versions = PNPM_RELEASES.filter((r) => r.native === true && r.runsBuilds).map((r) => r.version)
   return versions.length === 1 ? versions[0] : `${versions[0]} ${versions.length === 2 ? 'and' : 'to'} ${versions.at(-1)!}`
