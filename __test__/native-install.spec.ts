@@ -405,9 +405,14 @@ const WORKSPACE = {
   workspace: 'packages:\n  - \'packages/*\'\nminimumReleaseAge: 0\n',
 }
 
-/** pnpm's warnings of commands it could not link, with the project's path written `<d>` (sorted: the projects link concurrently). */
+/**
+ * pnpm's warnings of commands it could not link, with the project's path written `<d>`, each
+ * said to come before or after its summary (sorted: the projects link concurrently).
+ */
 function binWarnings (d: string, stdout: string): string[] {
-  return stdout.split('\n').filter((l) => l.includes('Failed to create bin at ')).map((l) => l.replaceAll(d, '<d>').trim()).sort()
+  const lines = stdout.split('\n')
+  const summary = lines.findIndex((l) => /^(dependencies|devDependencies|optionalDependencies):$/.test(l.trim()))
+  return lines.flatMap((l, i) => l.includes('Failed to create bin at ') ? [`${summary !== -1 && i > summary ? 'after' : 'before'} the summary: ${l.replaceAll(d, '<d>').trim()}`] : []).sort()
 }
 
 /** A project's files as a clone has them (and its `patches` directory, if any). */
@@ -652,7 +657,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('self-bin', manifest, 'packages:\n  - \'!**/fixtures/**\'\nminimumReleaseAge: 0\n')
     const both = await expectSameAsStock(dir, store, 'self-bin', { packages: countSnapshots(dir), why: 'a' })
     const stockWarned = binWarnings(both.stock, both.stockRun.stdout)
-    if (TESTED.shimWriter !== 'pnpm') expect(stockWarned).toContain('[WARN] Failed to create bin at <d>/node_modules/.bin/self-bin. ENOENT: no such file or directory, open \'<d>/bin/cli.js\'')
+    if (TESTED.shimWriter !== 'pnpm') expect(stockWarned.map((w) => w.replace(/^.*?: /, ''))).toContain('[WARN] Failed to create bin at <d>/node_modules/.bin/self-bin. ENOENT: no such file or directory, open \'<d>/bin/cli.js\'')
     expect(binWarnings(both.native, both.nativeRun.stdout)).toEqual(stockWarned)
   })
 

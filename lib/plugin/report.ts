@@ -382,11 +382,13 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   // (ndjson: pnpm's own record follows, as stock's does).
   const workspace = summary.layout!.workspace
   if (workspace != null && log.reporter !== 'ndjson') log.write('debug', 'pnpm:scope', { selected: workspace.projects, total: workspace.projects, workspacePrefix: workspace.dir })
-  reportLayout(summary, counts, config, manifest, log, summary.warnings, summary.linkWarnings)
+  reportLayout(summary, counts, config, manifest, log, summary.warnings, summary.linkWarnings?.afterImport)
   for (const dep of summary.layout!.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
   // pnpm links the projects' dependencies, then builds, then logs its summary.
   buildLines()
   log.write('debug', 'pnpm:summary', { prefix })
+  // Its lifecycle stage links the projects' commands again, after the summary.
+  for (const message of summary.linkWarnings?.afterSummary ?? []) log.write('warn', 'pnpm:global', { message })
   // With the project's scripts, pnpm's own install runs next, finds every package in place and
   // runs them; its reporter has the summary from these records already (it takes the first).
   log.say(summary.pnpmRunsScripts != null

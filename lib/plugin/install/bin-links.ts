@@ -85,6 +85,8 @@ export interface BinLinkOptions {
   removed?: Set<string>
   /** Takes pnpm's warnings, in its words: a command whose file is not there, which `@zkochan/cmd-shim` (and 11.27.1's own writer) writes no shim for. */
   warn?: (message: string) => void
+  /** Takes those of pnpm's second link of the projects' commands, its lifecycle stage's, which come after its summary (`warn` when not given). */
+  warnAfterSummary?: (message: string) => void
 }
 
 interface Manifest {
@@ -554,8 +556,10 @@ export function linkBins (lockfile: LockfileObject, planned: PlannedPackage[], o
   }
 
   if (which !== 'before builds') {
-    if (!opts.ignoreScripts && opts.warn != null && (opts.shimWriter ?? 'pnpm') !== 'pnpm') warnFirstLink(lockfile, opts, depPathByDir)
-    for (const importer of opts.importers) linkImporterBins(bins, lockfile, importer, opts, depPathByDir)
+    const linkedTwice = !opts.ignoreScripts && opts.warn != null && (opts.shimWriter ?? 'pnpm') !== 'pnpm'
+    if (linkedTwice) warnFirstLink(lockfile, opts, depPathByDir)
+    const projectBins = linkedTwice && opts.warnAfterSummary != null ? binWriter({ ...opts, warn: opts.warnAfterSummary }) : bins
+    for (const importer of opts.importers) linkImporterBins(projectBins, lockfile, importer, opts, depPathByDir)
   }
   if (which !== 'projects') bins.write(path.join(privateModules, '.bin'), bins.commandsAt(opts.hoisted.privateAliasesWithBins.map((alias) => path.join(privateModules, alias))))
 }

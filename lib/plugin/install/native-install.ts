@@ -83,6 +83,12 @@ export interface NativeInstallConfig extends PnpmConfig, SupplyChainConfig {
   [setting: string]: unknown
 }
 
+/** pnpm's warnings linking the projects' commands, by where its output has them. */
+export interface LinkWarnings {
+  afterImport: string[]
+  afterSummary: string[]
+}
+
 export interface NativeInstallSummary {
   /** Whether everything was laid out and the state written. */
   installed: boolean
@@ -117,8 +123,11 @@ export interface NativeInstallSummary {
   }
   /** The warnings pnpm's supply-chain check would have given, in its words (when it installed). */
   warnings?: string[]
-  /** The warnings pnpm would have given linking the projects' commands, after its import (a command's file not there under `@zkochan/cmd-shim`). */
-  linkWarnings?: string[]
+  /**
+   * The warnings pnpm would have given linking the projects' commands (a command's file not there
+   * under `@zkochan/cmd-shim`): after its import, and where its lifecycle stage links them again, after its summary.
+   */
+  linkWarnings?: LinkWarnings
   /**
    * A required package's build that failed (`skipped` says so too): the layout stays as pnpm's
    * failed build step leaves it, nothing recorded, and the install is to end with this error.
@@ -586,7 +595,7 @@ function reportAdded (results: StoredPackageResult[], reused: number): void {
  * before anything but the virtual store. `publicLinks` is given the links the hoisting makes in
  * the root's `node_modules` (alias → directory), `linkWarnings` pnpm's warnings linking commands.
  */
-async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'verdict'>, phase: (name: string) => void, downloaded: string[], publicLinks: Record<string, string>, linkWarnings: string[]): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
+async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'verdict'>, phase: (name: string) => void, downloaded: string[], publicLinks: Record<string, string>, linkWarnings: LinkWarnings): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
   // pnpm's install lists the project in the store when it opens it, before it links anything.
   try {
@@ -649,7 +658,8 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     throughBuildStep: new Set(config.ignoreScripts === true && Object.keys(config.patchedDependencies ?? {}).length === 0 ? [] : planned.filter((_, i) => results[i].buildIgnored === true || building.has(planned[i].depPath)).map((p) => p.depPath)),
     // Filled when an optional package's build fails and it is removed.
     removed: new Set(),
-    warn: (message) => linkWarnings.push(message),
+    warn: (message) => linkWarnings.afterImport.push(message),
+    warnAfterSummary: (message) => linkWarnings.afterSummary.push(message),
   }
   try {
     if (toBuild.length === 0) linkBins(lockfile, planned, binOptions)
@@ -820,7 +830,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   progressed('resolved', plan.planned.length)
   try {
     const publicLinks: Record<string, string> = {}
-    const linkWarnings: string[] = []
+    const linkWarnings: LinkWarnings = { afterImport: [], afterSummary: [] }
     const laidOut = await layOut(plan, config, importMethod, supplyChain, phase, downloaded, publicLinks, linkWarnings)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
     const layout = {
