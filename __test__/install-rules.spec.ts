@@ -330,4 +330,9 @@ describe('version order', () => {
     expect(compareVersions('1.0.0+a', '1.0.0+b')).toBe(0)
     expect(compareVersions('1.0.0-rc.1+b', '1.0.0-rc.1')).toBe(0)
   })
+
+  it('refuses a version that is none, each time, as semver.compare does (versions are parsed once)', () => {
+    for (let round = 0; round < 2; round++) expect(() => compareVersions('1.0.0', 'next')).toThrow(/Invalid Version: next/)
+    expect(() => semver.compare('1.0.0', 'next')).toThrow(/Invalid Version: next/)
+  })
 })

@@ -6,6 +6,7 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import semver from 'semver'
 import { describe, expect, it } from 'vitest'
 import { hoist } from '../dist/plugin/install/hoist.js'
 import { enginesChecker, enginesMet, enginesNodeVersion, installableHere } from '../dist/plugin/install/installable.js'
@@ -44,6 +45,17 @@ describe('satisfies: the engines ranges of optional packages', () => {
     expect(satisfies('1.0.0', '>=1.0.0-beta')).toBe(true)
     expect(satisfies('25.0.0-pre', '>=14')).toBe(true)
     expect(satisfies('1.0.0', 'latest')).toBe(false)
+  })
+
+  it('a range asked again (parsed once) answers as semver.satisfies does, for each version, a version that is none too', () => {
+    const ranges = ['>=14', '^14.17.0 || ^16.10.0 || >=17.0.0', 'latest', '>=1.0.0-beta', '']
+    for (let round = 0; round < 2; round++) {
+      for (const range of ranges) {
+        for (const version of ['14.0.0', '16.9.0', '25.0.0-pre', 'v24.9.0', 'not a version']) {
+          expect(satisfies(version, range), `${version} in ${range}`).toBe(semver.satisfies(version, range, { includePrerelease: true }))
+        }
+      }
+    }
   })
 
   it('enginesMet: engines.node only, as pnpm checks a lockfile\'s packages; undefined where it cannot tell', () => {

@@ -8,9 +8,25 @@
  */
 import semver from 'semver'
 
-/** Whether `version` meets `range` as pnpm's engine check decides (prereleases included). */
+/**
+ * Parsed once each: the release table compares the same few versions at load, and the packages
+ * of a lockfile share their `engines` ranges (semver parses its arguments on every call).
+ */
+const engineRanges = new Map<string, semver.Range | null>()
+const versions = new Map<string, semver.SemVer>()
+
+/** Whether `version` meets `range` as pnpm's engine check decides (prereleases included): `semver.satisfies`, the range parsed once. */
 export function satisfies (version: string, range: string): boolean {
-  return semver.satisfies(version, range, { includePrerelease: true })
+  let parsed = engineRanges.get(range)
+  if (parsed === undefined) {
+    try {
+      parsed = new semver.Range(range, { includePrerelease: true })
+    } catch {
+      parsed = null
+    }
+    engineRanges.set(range, parsed)
+  }
+  return parsed != null && parsed.test(version)
 }
 
 /** A version as semver spells it (pnpm's lockfile check refuses the others). */
@@ -19,7 +35,17 @@ export const isSemver = (version: string): boolean =>
 
 /** `-1`, `0` or `1` as semver orders two versions, as pnpm orders a bin name's owners. */
 export function compareVersions (a: string, b: string): number {
-  return semver.compare(a, b)
+  return parsedVersion(a).compare(parsedVersion(b))
+}
+
+/** `new semver.SemVer(version)` (as `semver.compare` makes it, throwing as it does), once per version. */
+function parsedVersion (version: string): semver.SemVer {
+  let parsed = versions.get(version)
+  if (parsed == null) {
+    parsed = new semver.SemVer(version)
+    versions.set(version, parsed)
+  }
+  return parsed
 }
 
 /** Whether a workspace project's `version` meets a `workspace:` range as pnpm's check of linked projects decides (loose). */
