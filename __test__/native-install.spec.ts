@@ -652,13 +652,21 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     })
   }
 
-  it('a project depending on itself (workspace:*) with a command whose file is not there yet: stock\'s tree, and pnpm\'s warnings as many times (user try, taze under 11.21.0)', async () => {
-    const manifest = { name: 'self-bin', version: '1.0.0', bin: { 'self-bin': 'bin/cli.js' }, dependencies: { a: '1.0.0' }, devDependencies: { 'self-bin': 'workspace:*' } }
-    const { dir, store } = await setUp('self-bin', manifest, 'packages:\n  - \'!**/fixtures/**\'\nminimumReleaseAge: 0\n')
-    const both = await expectSameAsStock(dir, store, 'self-bin', { packages: countSnapshots(dir), why: 'a' })
+  it.each([
+    ['', {}],
+    [' and a postinstall of its own (run natively, or by pnpm\'s own install over the layout under a release whose scripts are pnpm\'s)', { scripts: { postinstall: 'node -e 0' } }],
+  ])('a project depending on itself (workspace:*) with a command whose file is not there yet%s: stock\'s tree, and pnpm\'s warnings as many times, where stock gives them (user try, taze under 11.21.0)', async (_, more) => {
+    const label = more.scripts == null ? 'self-bin' : 'self-bin-scripts'
+    const manifest = { name: label, version: '1.0.0', bin: { [label]: 'bin/cli.js' }, dependencies: { a: '1.0.0' }, devDependencies: { [label]: 'workspace:*' }, ...more }
+    const { dir, store } = await setUp(label, manifest, 'packages:\n  - \'!**/fixtures/**\'\nminimumReleaseAge: 0\n')
+    const both = more.scripts == null ? await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir), why: 'a' }) : await installBoth(dir, store, label)
+    if (more.scripts != null) expect(relativeTree(both.native, store)).toEqual(relativeTree(both.stock, store))
     const stockWarned = binWarnings(both.stock, both.stockRun.stdout)
-    if (TESTED.shimWriter !== 'pnpm') expect(stockWarned.map((w) => w.replace(/^.*?: /, ''))).toContain('[WARN] Failed to create bin at <d>/node_modules/.bin/self-bin. ENOENT: no such file or directory, open \'<d>/bin/cli.js\'')
-    expect(binWarnings(both.native, both.nativeRun.stdout)).toEqual(stockWarned)
+    if (TESTED.shimWriter !== 'pnpm') expect(stockWarned.map((w) => w.replace(/^.*?: /, ''))).toContain(`[WARN] Failed to create bin at <d>/node_modules/.bin/${label}. ENOENT: no such file or directory, open '<d>/bin/cli.js'`)
+    // Where pnpm's own install runs the scripts over the layout (releases whose scripts are
+    // pnpm's: those that warn), its warnings follow the native install's summary: as many, later.
+    const where = (warned: string[]): string[] => more.scripts == null || TESTED.runsBuilds ? warned : warned.map((w) => w.replace(/^.*?: /, '')).sort()
+    expect(where(binWarnings(both.native, both.nativeRun.stdout))).toEqual(where(stockWarned))
   })
 
   /** What every workspace install below has, as stock lays it out. */

@@ -842,7 +842,10 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     }
     if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.depPath}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
     const warnings = supplyChain.warnings ?? []
-    return done(plan.planned.length, undefined, 'validatedAtNs' in laidOut ? { validatedAtNs: laidOut.validatedAtNs, layout, warnings, linkWarnings } : { ...laidOut, layout, warnings, linkWarnings })
+    if ('validatedAtNs' in laidOut) return done(plan.planned.length, undefined, { validatedAtNs: laidOut.validatedAtNs, layout, warnings, linkWarnings })
+    // pnpm's own install, running the project's scripts over the layout, links the projects'
+    // commands again, both times: it gives those warnings itself.
+    return done(plan.planned.length, undefined, { ...laidOut, layout, warnings, ...('pnpmRunsScripts' in laidOut ? {} : { linkWarnings }) })
   } finally {
     supplyChain.cancel()
   }
