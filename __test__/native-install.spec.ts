@@ -1025,6 +1025,32 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   })
 
   /**
+   * Package extensions (user try: TanStack/store's) add a dependency to a registry package and
+   * an optional peer to another. pnpm resolved with them; a frozen install only checks the
+   * lockfile's `packageExtensionsChecksum` against them and lays the lockfile out.
+   */
+  const EXTENDED_PROJECT = {
+    manifest: { name: 'extended', version: '1.0.0', dependencies: { util: '^1.0.0', host: '^1.0.0' } },
+    workspace: "minimumReleaseAge: 0\npackageExtensions:\n  'util@1':\n    dependencies:\n      f: 2.0.0\n  host:\n    peerDependencies:\n      a: ^1.0.0\n    peerDependenciesMeta:\n      a:\n        optional: true\n",
+  }
+
+  it('packageExtensions (a dependency added to a package, an optional peer to another): installed natively, stock\'s tree', async () => {
+    const { dir, store } = await setUp('package-extensions', EXTENDED_PROJECT.manifest, EXTENDED_PROJECT.workspace)
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/^packageExtensionsChecksum: sha256-/m)
+    const both = await expectSameAsStock(dir, store, 'package-extensions', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.stockTree).toContainEqual('node_modules/.pnpm/util@1.0.0/node_modules/f -> ../../f@2.0.0/node_modules/f')
+  })
+
+  it('packageExtensions that extend a project of the workspace (pnpm\'s hook extends its manifest too): left to pnpm, stock\'s tree', async () => {
+    const workspace = `${EXTENDED_PROJECT.workspace}  extended:\n    dependencies:\n      a: 1.0.0\n`
+    const { dir, store } = await setUp('package-extensions-project', EXTENDED_PROJECT.manifest, workspace)
+    const both = await installBoth(dir, store, 'package-extensions-project')
+    expect(both.trace).toMatch(/^native install skipped: packageExtensions extend the workspace project extended$/m)
+    const relative = (d: string): string[] => relativeTree(d, store)
+    expect(relative(both.native)).toEqual(relative(both.stock))
+  })
+
+  /**
    * A frozen install pnpm refuses after `edit` (a project file changed after the lockfile was
    * written): the plugin's native install and head start step aside (`why`, in the trace), and
    * pnpm refuses with stock's `code` and words, leaving `node_modules` as stock leaves it.
