@@ -248,6 +248,10 @@ const generated: ServedPackage[] = [
   pkg('bound-runtime', '1.0.0', { dependencies: { 'bound-leaf': '1.0.0' }, bin: { 'bound-run': 'r.js' } }, { 'r.js': [NODE_BIN, 0o755] }),
   pkg('bound-leaf', '1.0.0'),
   pkg('bound-shared', '1.0.0', { bin: { 'bound-shared': 's.js' } }, { 's.js': [NODE_BIN, 0o755] }),
+  // Bindings that declare `"libc": [null]`, as oxc-parser 0.8's do: pnpm's check reads no libc in it.
+  pkg('nulllibc-core', '1.0.0', { optionalDependencies: { '@nulllibc/aix-ppc64': '1.0.0', [`@nulllibc/${process.platform}-${process.arch}`]: '1.0.0' } }),
+  pkg('@nulllibc/aix-ppc64', '1.0.0', { os: ['aix'], cpu: ['ppc64'], libc: [null] }),
+  pkg(`@nulllibc/${process.platform}-${process.arch}`, '1.0.0', { os: [process.platform], cpu: [process.arch], libc: [null] }),
   pkg('old-engine', '1.0.0', { engines: { node: '<1' }, dependencies: { 'old-dep': '1.0.0' } }),
   pkg('old-dep', '1.0.0'),
   pkg('pnpm-engine', '1.0.0', { engines: { pnpm: '<1' } }),
@@ -1630,6 +1634,13 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       `node_modules/.pnpm/tool-core@1.0.0/node_modules/${here} -> ../../../${here.replace('/', '+')}@1.0.0/node_modules/${here}`,
       ...skippedLinks,
     ].sort())
+  })
+
+  it('optional bindings whose libc is [null] (oxc-parser 0.8\'s, in TanStack/virtual\'s lockfile): read as pnpm reads them, skipped or installed by os and cpu, natively, stock\'s tree', async () => {
+    const { dir, store } = await setUp('null-libc', { name: 'n', version: '1.0.0', dependencies: { 'nulllibc-core': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/^ {4}libc: \[null\]$/m)
+    const both = await expectSameAsStock(dir, store, 'null-libc', { packages: countSnapshots(dir) - 1, why: 'util' })
+    expect(JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).skipped).toEqual(['@nulllibc/aix-ppc64@1.0.0'])
   })
 
   for (const engineStrict of [false, true]) {
