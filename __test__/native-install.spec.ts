@@ -1448,6 +1448,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // A project publishing from `dist`, not linked there (`linkDirectory: false`), which its
     // lockfile (by pnpm 11.9.0) does not record: refused from 11.26.0 (REFUSED_MONOREPOS).
     { name: 'tanstack-query', why: 'react', projects: 102, drop: [], underTested: !TESTED.publishLinks },
+    // packageExtensions (one peer added), installed natively since its checksum is compared.
+    { name: 'tanstack-store', why: 'react', projects: 46, drop: [] },
   ]
   /**
    * A change a developer makes to one project's package.json after a frozen install, and the
