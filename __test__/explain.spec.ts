@@ -34,6 +34,7 @@ const EXPECTED: Record<string, string[]> = {
   sveltekit: ['not-added', 'packages'],
   tailwindcss: ['not-added'],
   'tanstack-query': ['not-added', 'outdated-lockfile'],
+  'tanstack-store': ['not-added'],
   unocss: ['not-added'],
   vitest: ['not-added', 'packages'],
   'vue-core': ['not-added'],

@@ -100,6 +100,12 @@ describe('readLockfileFile: the lockfile as pnpm reads it', () => {
     expect(read(`${HEAD}packages:\n  a@1.0.0:\n    resolution: {integrity: sha512-A}\n    cpu: {x: 1}\n`)).toMatch(/has a cpu this does not read$/)
   })
 
+  it('a platform list with a null in it, as pnpm writes oxc-parser 0.8\'s `"libc": [null]` (user try: TanStack/virtual\'s lockfile): read as pnpm reads it', () => {
+    const packages = lockfileOf(`${HEAD}packages:\n  a@1.0.0:\n    resolution: {integrity: sha512-A}\n    cpu: [arm64]\n    os: [win32]\n    libc: [null]\nsnapshots:\n  a@1.0.0:\n    optional: true\n`).packages!
+    expect(packages['a@1.0.0']).toMatchObject({ os: ['win32'], libc: [null] })
+    expect(read(`${HEAD}packages:\n  a@1.0.0:\n    resolution: {integrity: sha512-A}\n    libc: [1]\n`)).toMatch(/has a libc this does not read$/)
+  })
+
   it.each([
     ['an importer that is null', "lockfileVersion: '9.0'\nimporters:\n  .: null\n", /^pnpm-lock\.yaml is malformed .*: importers\["\."\] is not a mapping$/],
     ['a dependency group that is a list', "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies: [a]\n", /importers\["\."\]\.dependencies is not a mapping of specifiers and versions$/],

@@ -188,6 +188,9 @@ describe('installableHere: pnpm\'s platform check', () => {
     // One string, as a package.json may have it.
     expect(installableHere('tool', { os: other, cpu: process.arch }, undefined, false)).toBe(false)
     expect(installableHere('tool', { os: process.platform, cpu: process.arch }, undefined, false)).toBe(true)
+    // A list with nulls (oxc-parser 0.8's `"libc": [null]`): pnpm's check reads only its strings, so it names no libc.
+    expect(installableHere(`@oxc-parser/binding-${other}-${process.arch}`, { optional: true, os: [other], cpu: [process.arch], libc: [null] }, undefined, true)).toBe(false)
+    expect(installableHere(`@oxc-parser/binding-${process.platform}-${process.arch}-musl`, { optional: true, os: [process.platform], cpu: [process.arch], libc: [null] }, undefined, true)).toBe(true)
   })
 
   it.runIf(process.platform === 'linux')('a libc named in an optional package\'s name (Linux)', () => {

@@ -248,6 +248,10 @@ const generated: ServedPackage[] = [
   pkg('bound-runtime', '1.0.0', { dependencies: { 'bound-leaf': '1.0.0' }, bin: { 'bound-run': 'r.js' } }, { 'r.js': [NODE_BIN, 0o755] }),
   pkg('bound-leaf', '1.0.0'),
   pkg('bound-shared', '1.0.0', { bin: { 'bound-shared': 's.js' } }, { 's.js': [NODE_BIN, 0o755] }),
+  // Bindings that declare `"libc": [null]`, as oxc-parser 0.8's do: pnpm's check reads no libc in it.
+  pkg('nulllibc-core', '1.0.0', { optionalDependencies: { '@nulllibc/aix-ppc64': '1.0.0', [`@nulllibc/${process.platform}-${process.arch}`]: '1.0.0' } }),
+  pkg('@nulllibc/aix-ppc64', '1.0.0', { os: ['aix'], cpu: ['ppc64'], libc: [null] }),
+  pkg(`@nulllibc/${process.platform}-${process.arch}`, '1.0.0', { os: [process.platform], cpu: [process.arch], libc: [null] }),
   pkg('old-engine', '1.0.0', { engines: { node: '<1' }, dependencies: { 'old-dep': '1.0.0' } }),
   pkg('old-dep', '1.0.0'),
   pkg('pnpm-engine', '1.0.0', { engines: { pnpm: '<1' } }),
@@ -1038,6 +1042,32 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   })
 
   /**
+   * Package extensions (user try: TanStack/store's) add a dependency to a registry package and
+   * an optional peer to another. pnpm resolved with them; a frozen install only checks the
+   * lockfile's `packageExtensionsChecksum` against them and lays the lockfile out.
+   */
+  const EXTENDED_PROJECT = {
+    manifest: { name: 'extended', version: '1.0.0', dependencies: { util: '^1.0.0', host: '^1.0.0' } },
+    workspace: "minimumReleaseAge: 0\npackageExtensions:\n  'util@1':\n    dependencies:\n      f: 2.0.0\n  host:\n    peerDependencies:\n      a: ^1.0.0\n    peerDependenciesMeta:\n      a:\n        optional: true\n",
+  }
+
+  it('packageExtensions (a dependency added to a package, an optional peer to another): installed natively, stock\'s tree', async () => {
+    const { dir, store } = await setUp('package-extensions', EXTENDED_PROJECT.manifest, EXTENDED_PROJECT.workspace)
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/^packageExtensionsChecksum: sha256-/m)
+    const both = await expectSameAsStock(dir, store, 'package-extensions', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.stockTree).toContainEqual('node_modules/.pnpm/util@1.0.0/node_modules/f -> ../../f@2.0.0/node_modules/f')
+  })
+
+  it('packageExtensions that extend a project of the workspace (pnpm\'s hook extends its manifest too): left to pnpm, stock\'s tree', async () => {
+    const workspace = `${EXTENDED_PROJECT.workspace}  extended:\n    dependencies:\n      a: 1.0.0\n`
+    const { dir, store } = await setUp('package-extensions-project', EXTENDED_PROJECT.manifest, workspace)
+    const both = await installBoth(dir, store, 'package-extensions-project')
+    expect(both.trace).toMatch(/^native install skipped: packageExtensions extend the workspace project extended$/m)
+    const relative = (d: string): string[] => relativeTree(d, store)
+    expect(relative(both.native)).toEqual(relative(both.stock))
+  })
+
+  /**
    * A frozen install pnpm refuses after `edit` (a project file changed after the lockfile was
    * written): the plugin's native install and head start step aside (`why`, in the trace), and
    * pnpm refuses with stock's `code` and words, leaving `node_modules` as stock leaves it.
@@ -1431,6 +1461,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     // A project publishing from `dist`, not linked there (`linkDirectory: false`), which its
     // lockfile (by pnpm 11.9.0) does not record: refused from 11.26.0 (REFUSED_MONOREPOS).
     { name: 'tanstack-query', why: 'react', projects: 102, drop: [], underTested: !TESTED.publishLinks },
+    // packageExtensions (one peer added), installed natively since its checksum is compared.
+    { name: 'tanstack-store', why: 'react', projects: 46, drop: [] },
   ]
   /**
    * A change a developer makes to one project's package.json after a frozen install, and the
@@ -1617,6 +1649,13 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       `node_modules/.pnpm/tool-core@1.0.0/node_modules/${here} -> ../../../${here.replace('/', '+')}@1.0.0/node_modules/${here}`,
       ...skippedLinks,
     ].sort())
+  })
+
+  it('optional bindings whose libc is [null] (oxc-parser 0.8\'s, in TanStack/virtual\'s lockfile): read as pnpm reads them, skipped or installed by os and cpu, natively, stock\'s tree', async () => {
+    const { dir, store } = await setUp('null-libc', { name: 'n', version: '1.0.0', dependencies: { 'nulllibc-core': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\n')
+    expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/^ {4}libc: \[null\]$/m)
+    const both = await expectSameAsStock(dir, store, 'null-libc', { packages: countSnapshots(dir) - 1, why: 'util' })
+    expect(JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.modules.yaml'), 'utf8')).skipped).toEqual(['@nulllibc/aix-ppc64@1.0.0'])
   })
 
   for (const engineStrict of [false, true]) {

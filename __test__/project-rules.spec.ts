@@ -9,7 +9,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { importerOutOfDate, linkedProjectsOutOfDate, lockedOverrides, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides, type Override } from '../dist/plugin/install/frozen-check.js'
+import { extendedProject, importerOutOfDate, linkedProjectsOutOfDate, lockedOverrides, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, packageExtensionsChecksum, parseOverrides, type Override } from '../dist/plugin/install/frozen-check.js'
 import { catalogResolutionStale, catalogsOutOfDate, catalogsPnpmPrunes, workspaceCatalogsPruned } from '../dist/plugin/install/catalogs.js'
 import { projectScripts, runProjectScripts, workspaceScripts } from '../dist/plugin/install/project-scripts.js'
 import { pnpmPaths } from '../dist/plugin/install/builds-on-miss.js'
@@ -172,6 +172,12 @@ describe('overrides: pnpm\'s frozen check reads each project\'s manifest with th
   })
 })
 
+/** TanStack/store's packageExtensions (8699e10) and the checksum pnpm 11.9.0 recorded for them in its lockfile. */
+const TANSTACK_STORE_EXTENSIONS = {
+  extensions: { '@vue/composition-api': { peerDependencies: { vue: '>= 2.5' } } },
+  checksum: 'sha256-q0WqwD1UO6YpRIfbn6gzMcNpC1UKGtJSx45gsLN8yFo=',
+}
+
 describe('lockfileConfigMismatch: the lockfile\'s settings against today\'s (pnpm\'s getOutdatedLockfileSettings)', () => {
   const config = { autoInstallPeers: true, excludeLinksFromLockfile: false, dedupePeers: false, peersSuffixMaxLength: 1000, injectWorkspacePackages: false }
   const settings = { autoInstallPeers: true, excludeLinksFromLockfile: false }
@@ -190,10 +196,27 @@ describe('lockfileConfigMismatch: the lockfile\'s settings against today\'s (pnp
     ['ignoredOptionalDependencies', { settings, ignoredOptionalDependencies: ['a'] }, {}, /^ignoredOptionalDependencies differ/],
     ['a packageExtensionsChecksum without packageExtensions', { settings, packageExtensionsChecksum: 'sha256-x' }, {}, /^packageExtensions differ/],
     ['packageExtensions the lockfile was not written with', { settings }, { packageExtensions: { a: { dependencies: { b: '1' } } } }, /^packageExtensions differ/],
+    ['packageExtensions other than the lockfile was written with', { settings, packageExtensionsChecksum: TANSTACK_STORE_EXTENSIONS.checksum }, { packageExtensions: { '@vue/composition-api': { peerDependencies: { vue: '>= 3' } } } }, /^packageExtensions differ/],
     ['patchedDependencies the lockfile was not written with', { settings }, { patchedDependencies: { a: 'patches/a.patch' } }, /^patchedDependencies differ/],
     ['patchedDependencies no longer configured', { settings, patchedDependencies: { a: 'sha256-x' } }, {}, /^patchedDependencies differ/],
   ] as Array<[string, Parameters<typeof lockfileConfigMismatch>[0], object, RegExp]>)('%s: a mismatch', (_, lockfile, changed, why) => {
     expect(lockfileConfigMismatch(lockfile, { ...config, ...changed }, '.')).toMatch(why)
+  })
+
+  it('packageExtensions: the lockfile\'s packageExtensionsChecksum is pnpm\'s sorted object hash of them (TanStack/store\'s, as pnpm 11.9.0 wrote it)', () => {
+    expect(packageExtensionsChecksum(TANSTACK_STORE_EXTENSIONS.extensions)).toBe(TANSTACK_STORE_EXTENSIONS.checksum)
+    expect(packageExtensionsChecksum({})).toBeUndefined()
+    expect(packageExtensionsChecksum(undefined)).toBeUndefined()
+    expect(lockfileConfigMismatch({ settings, packageExtensionsChecksum: TANSTACK_STORE_EXTENSIONS.checksum }, { ...config, packageExtensions: TANSTACK_STORE_EXTENSIONS.extensions }, '.')).toBeUndefined()
+  })
+
+  it('extendedProject: a workspace project a package extension names (by name, or name@range), which pnpm\'s hook extends too', () => {
+    const manifests = [{ name: 'root' }, { name: '@ws/lib', version: '1.0.0' }, {}]
+    expect(extendedProject(TANSTACK_STORE_EXTENSIONS.extensions, manifests)).toBeUndefined()
+    expect(extendedProject(undefined, manifests)).toBeUndefined()
+    expect(extendedProject({ '@ws/lib@^1': { dependencies: { a: '1' } } }, manifests)).toBe('@ws/lib')
+    expect(extendedProject({ root: { dependencies: { a: '1' } } }, manifests)).toBe('root')
+    expect(extendedProject({ '@ws/lib-other': {}, 'roo@1': {} }, manifests)).toBeUndefined()
   })
 
   it('lockedSettingsRewritten: what a plain install records is the lockfile\'s settings, in pnpm\'s order, defaults left out', () => {

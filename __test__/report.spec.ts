@@ -283,6 +283,14 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(why.change).not.toBe('')
   })
 
+  it('a package met twice below an allowed build, under a release whose side-effects key depends on the order: pin the newest pnpm (user try, TanStack/store under 11.9.0: it said only \'see docs\')', () => {
+    const why = whyNot('vue@3.5.32: met twice on a dependency path of a package whose build pnpm allows, where this pnpm release\'s side-effects cache key depends on the order of the install')
+    expect(why.code).toBe('side-effects-key')
+    expect(why.routine).toBe(false)
+    expect(why.says).toMatch(/^vue@3\.5\.32 is met twice on a dependency path of a package whose build pnpm allows: /)
+    expect(why.change).toBe(`pin pnpm ${PNPM_RELEASES.at(-1)!.version} (packageManager in package.json): from 11.28.1 pnpm's key no longer depends on that order, or deny the build (allowBuilds with false)`)
+  })
+
   it('a pnpm release the plugin does not know: a newer plugin only for a newer pnpm, not for one before the oldest it knows (user try, elk under 11.6.0)', () => {
     const range = `11.7.0 to ${PNPM_RELEASES.at(-1)!.version}`
     const older = whyNot(`pnpm 11.6.0 is not one of the releases checked (${range})`)

@@ -40,7 +40,6 @@ const RULES: Rule[] = [
   () => process.platform === 'win32' ? 'Windows (its shims are of other kinds)' : undefined,
   (config) => config.ignorePnpmfile === true ? '--ignore-pnpmfile' : undefined,
   (config) => Object.keys(config.registriesByPrefix ?? {}).length > 0 ? 'registries by prefix' : undefined,
-  (config) => Object.keys(config.packageExtensions ?? {}).length > 0 ? 'package extensions' : undefined,
   (config) => config.useGitBranchLockfile === true || config.mergeGitBranchLockfiles === true ? 'git branch lockfiles' : undefined,
   // pnpm only reads such a store (no downloads into it, no builds' results recorded); the native install may write to it.
   (config) => (config as { frozenStore?: unknown }).frozenStore === true ? 'frozenStore' : undefined,

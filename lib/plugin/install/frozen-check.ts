@@ -9,6 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { createHash } from 'node:crypto'
 import { DEPENDENCY_GROUPS } from './virtual-store.js'
+import { hashObject } from './lockfile-hash.js'
 import { catalogOf, catalogResolutionStale, catalogsOutOfDate, type ConfiguredCatalogs } from './catalogs.js'
 import { isRange, rangesIntersect, satisfiesLoosely, satisfiesStrictly } from './semver-range.js'
 import type { FrozenCheckRules } from './pnpm-releases.js'
@@ -271,12 +272,30 @@ function pnpmfileChecksum (config: FrozenCheckConfig, rootDir: string): string |
 const isEmpty = (value: unknown): boolean => value == null || (typeof value === 'object' && Object.keys(value).length === 0)
 
 /**
+ * The lockfile's `packageExtensionsChecksum` for these extensions, as pnpm records it
+ * (`hashObjectNullableWithPrefix`: none for none, else `sha256-` and its sorted object hash).
+ */
+export function packageExtensionsChecksum (extensions: Record<string, unknown> | undefined): string | undefined {
+  return isEmpty(extensions) ? undefined : `sha256-${hashObject(extensions)}`
+}
+
+/**
+ * The workspace project a package extension names, if any (a selector is `name` or
+ * `name@range`). pnpm's read-package hook extends any manifest of that name, a project's too,
+ * which its checks of linked projects read (11.28's `hookedManifests`): not modelled here.
+ */
+export function extendedProject (extensions: Record<string, unknown> | undefined, manifests: Array<Record<string, unknown>>): string | undefined {
+  const names = new Set(Object.keys(extensions ?? {}).map((selector) => selector.slice(0, selector.indexOf('@', 1) > 0 ? selector.indexOf('@', 1) : undefined)))
+  return manifests.map((m) => m.name).find((name): name is string => typeof name === 'string' && names.has(name))
+}
+
+/**
  * Why the lockfile was written under other settings than today's (`undefined`: the same, as far
  * as this tells), which a frozen install refuses (`ERR_PNPM_LOCKFILE_CONFIG_MISMATCH`) and a
  * plain one resolves again: pnpm's list of lockfile settings (`getOutdatedLockfileSettings`),
- * the catalogs first; the overrides as pnpm records them (`lockedOverrides`). Package
- * extensions and patches are only compared for being there at all
- * (their checksums are pnpm's to compute): the native install leaves both to pnpm anyway.
+ * the catalogs first; the overrides as pnpm records them (`lockedOverrides`); the package
+ * extensions by their checksum. Patches are only compared for being there at all here
+ * (`patches.ts` compares their hashes).
  */
 export function lockfileConfigMismatch (lockfile: LockfileSettings, config: FrozenCheckConfig, rootDir: string): string | undefined {
   const catalogs = catalogsOutOfDate(config.catalogs, lockfile.catalogs)
@@ -288,7 +307,7 @@ export function lockfileConfigMismatch (lockfile: LockfileSettings, config: Froz
   const overrides = parseOverrides(config.overrides, config.catalogs)
   if (typeof overrides === 'string') return overrides
   if (!sameEntries(lockfile.overrides ?? {}, lockedOverrides(overrides))) return 'overrides differ from the lockfile'
-  if (isEmpty(lockfile.packageExtensionsChecksum) !== isEmpty(config.packageExtensions)) return 'packageExtensions differ from the lockfile'
+  if ((isEmpty(lockfile.packageExtensionsChecksum) ? undefined : lockfile.packageExtensionsChecksum) !== packageExtensionsChecksum(config.packageExtensions)) return 'packageExtensions differ from the lockfile'
   const sortedList = (value: unknown): string => JSON.stringify(Array.isArray(value) ? [...value].sort() : value ?? [])
   if (sortedList(lockfile.ignoredOptionalDependencies) !== sortedList(config.ignoredOptionalDependencies)) return 'ignoredOptionalDependencies differ from the lockfile'
   if (isEmpty(lockfile.patchedDependencies) !== isEmpty(config.patchedDependencies)) return 'patchedDependencies differ from the lockfile'

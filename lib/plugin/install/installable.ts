@@ -21,8 +21,8 @@ export interface SupportedArchitectures {
 /** This machine's libc as pnpm names it (`unknown` off Linux). */
 let libc: string | undefined
 
-function accepts (values: string[], list: string[] | string): boolean {
-  const entries = (typeof list === 'string' ? [list] : list).filter((e) => typeof e === 'string')
+function accepts (values: string[], list: Array<string | null> | string): boolean {
+  const entries = (typeof list === 'string' ? [list] : list).filter((e): e is string => typeof e === 'string')
   if (entries.length === 1 && entries[0] === 'any') return true
   const excluded = entries.filter((e) => e.startsWith('!')).map((e) => e.slice(1))
   if (values.some((v) => excluded.includes(v))) return false

@@ -85,7 +85,13 @@ const isStringMap = (value: unknown): value is Record<string, string> =>
 const isStringList = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((v) => typeof v === 'string')
 
-const isPlatformList = (value: unknown): value is string[] | string => typeof value === 'string' || isStringList(value)
+/**
+ * A platform field: a list, or one string as its package.json has it. A list may hold nulls
+ * (oxc-parser 0.8's bindings declare `"libc": [null]`, which pnpm writes as it is): pnpm's
+ * check reads only the strings (`checkList`), so such a list names nothing.
+ */
+const isPlatformList = (value: unknown): value is Array<string | null> | string =>
+  typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string' || v === null))
 
 /** The type each field of a package or snapshot this reads must have, when present. */
 const SNAPSHOT_FIELDS: Record<string, (value: unknown) => boolean> = {
@@ -96,7 +102,6 @@ const SNAPSHOT_FIELDS: Record<string, (value: unknown) => boolean> = {
   peerDependencies: isStringMap,
   peerDependenciesMeta: (v) => isMapping(v) && Object.values(v).every(isMapping),
   engines: isStringMap,
-  // A platform field may be one string, as its package.json has it (pnpm's check reads both).
   os: isPlatformList,
   cpu: isPlatformList,
   libc: isPlatformList,

@@ -20,7 +20,7 @@ import type { PackageSnapshot } from './virtual-store.js'
  * order. Called through object-hash itself: pnpm's package would bring all of ramda into the
  * plugin's bundle.
  */
-const hashObject = (value: unknown): string => objectHash(value, {
+export const hashObject = (value: unknown): string => objectHash(value, {
   algorithm: 'sha256', encoding: 'base64', respectType: false, unorderedArrays: true, unorderedObjects: true, unorderedSets: true,
 })
 

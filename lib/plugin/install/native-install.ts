@@ -28,7 +28,7 @@ import { hoist, importerDependencies } from './hoist.js'
 import { runProjectScripts, workspaceScripts, type ProjectScripts } from './project-scripts.js'
 import { projectsGraph } from './projects-graph.js'
 import { buildConcurrency } from './build-schedule.js'
-import { importerOutOfDateUnder, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
+import { extendedProject, importerOutOfDateUnder, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { checkProjectBins, commandsThroughSkippedLinks, linkBins, linkImporterBinsOnce } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
@@ -139,7 +139,7 @@ export interface NativeInstallSummary {
 const ALL_GROUPS = { dependencies: true, devDependencies: true, optionalDependencies: true }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
-const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs', 'patchedDependencies'])
+const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs', 'patchedDependencies', 'packageExtensionsChecksum'])
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not): the first of `configReasons`. */
 function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
@@ -153,6 +153,8 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
 function projectsAsChecked (projects: WorkspaceProject[], config: NativeInstallConfig, rootDir: string): WorkspaceProject[] | string {
   const overrides = parseOverrides(config.overrides, config.catalogs)
   if (typeof overrides === 'string') return overrides
+  const extended = extendedProject(config.packageExtensions, projects.map((p) => p.manifest))
+  if (extended != null) return `packageExtensions extend the workspace project ${extended}`
   const checked: WorkspaceProject[] = []
   for (const project of projects) {
     const manifest = overriddenManifest(project.manifest, overrides, rootDir, project.dir)

@@ -37,9 +37,10 @@ export interface PackageSnapshot {
   optionalDependencies?: Record<string, string>
   optional?: boolean
   patched?: boolean
-  os?: string[] | string
-  cpu?: string[] | string
-  libc?: string[] | string
+  /** Platform fields: a list (whose entries that are not strings pnpm's check ignores), or one string. */
+  os?: Array<string | null> | string
+  cpu?: Array<string | null> | string
+  libc?: Array<string | null> | string
   engines?: Record<string, string>
   hasBin?: boolean
   bundledDependencies?: string[] | boolean
