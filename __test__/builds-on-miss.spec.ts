@@ -10,8 +10,8 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { inheritedName, packageEnv, scriptEnv, scriptPath } from '../dist/plugin/install/script-env.js'
-import { lineSplitter, runBuildScripts, LifecycleError, shellBody, stageScript } from '../dist/plugin/install/dependency-build.js'
-import { buildContext, buildMissed, buildSettingsReason, buildSettingsUnsupported, linkedAtTurn, patchSettingsReason, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
+import { lineSplitter, runBuildScripts, LifecycleError, scriptPackage, shellBody, stageScript } from '../dist/plugin/install/dependency-build.js'
+import { buildContext, buildMissed, buildSettingsReason, buildSettingsUnsupported, failsWithLinksLeft, linkedAtTurn, patchSettingsReason, pnpmPaths, readBuildManifest } from '../dist/plugin/install/builds-on-miss.js'
 import { pnpmFunction } from './helpers/pnpm-bundle.js'
 import { referencePnpmDir } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
@@ -202,6 +202,16 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
     expect(failed).toMatchObject({ errno: 3, pkgid: 'x@1.0.0', pkgname: 'x', stage: 'install', script: 'exit 3' })
     expect(fs.existsSync(path.join(dir, 'log'))).toBe(false)
   })
+  it('a manifest\'s own _id names the package in a failed script\'s error only under ownId (a project\'s, to 11.28.3, whose hook manifest is { _id, ...manifest }); pkgname is its name either way', async () => {
+    const dir = pkg({ install: 'exit 3' })
+    const manifest = { ...readBuildManifest(dir) as any, _id: 'its-own@9.9.9' }
+    const own = await runBuildScripts(dir, manifest, { ...ctx, ownId: true }).catch((err: unknown) => err)
+    expect(own).toMatchObject({ message: 'its-own@9.9.9 install: `exit 3`\nExit status 3', pkgid: 'its-own@9.9.9', pkgname: 'x' })
+    expect(await runBuildScripts(dir, manifest, ctx).catch((err: unknown) => err)).toMatchObject({ pkgid: 'x@1.0.0', pkgname: 'x' })
+    // pnpm's: the hook manifest's `_id` as a string, whatever the field holds; no name, no pkgname.
+    expect(scriptPackage({ _id: null, name: 'p' }, true)).toEqual({ id: 'null', name: 'p' })
+    expect(scriptPackage({ version: '1.0.0', _id: 'ignored' }, false)).toEqual({ id: '@1.0.0', name: undefined })
+  })
   it('a script that cannot start (its directory is gone): the spawn error\'s errno and call kept, ELIFECYCLE, as pnpm decorates that error', async () => {
     const dir = path.join(freshDir('build-scripts'), 'gone')
     const manifest = { name: 'x', version: '1.0.0', scripts: { install: 'exit 0' } }
@@ -231,7 +241,7 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
   it.each([['EPERM'], ['ERR_PNPM_SCRIPT_SHELL_NOT_FOUND'], ['ENOENT'], ['EACCES'], [undefined]])('the code of an error that kept a script from running (%s): kept or made ELIFECYCLE by pnpm\'s rule', (code) => {
     const cause = Object.assign(new Error('spawn sh'), { code, errno: -1, syscall: 'spawn sh' })
     pnpmDecorate(cause)
-    const ours = new LifecycleError('x@1.0.0', 'install', 'exit 0', 'spawn sh', '', { code, errno: -1, syscall: 'spawn sh' })
+    const ours = new LifecycleError({ id: 'x@1.0.0', name: 'x' }, 'install', 'exit 0', 'spawn sh', '', { code, errno: -1, syscall: 'spawn sh' })
     expect({ code: ours.code, errno: ours.errno, syscall: ours.syscall, message: ours.message }).toEqual({ code: cause.code, errno: cause.errno, syscall: cause.syscall, message: cause.message })
   })
   /**
@@ -320,6 +330,15 @@ describe('runBuildScripts: preinstall, install, postinstall, as pnpm runs them',
       expect([...removed]).toEqual([optional.dir])
       // (The store there is none: the other's upload warns.)
       expect(records.filter((r: any) => r.level === 'debug')).toEqual([{ level: 'debug', name: 'pnpm:skipped-optional-dependency', details: expect.stringMatching(/^Error: opt@1\.0\.0 postinstall: `echo ran >> log; exit 2`\nExit status 2$/), package: { id: optional.dir, name: 'opt', version: '1.0.0' }, prefix: '/p', reason: 'build_failure' }])
+    })
+
+    it('before 11.28.4, a missed optional package whose build runs: found (should the build fail, pnpm leaves the links to it, and its install over the layout builds it again)', () => {
+      const optional = missed('opt', { postinstall: 'exit 2' }, { optional: true })
+      const required = missed('req', { postinstall: 'exit 0' })
+      expect(failsWithLinksLeft([required, optional], { unlinksFailedOptional: false })).toBe(optional)
+      expect(failsWithLinksLeft([required, optional], { unlinksFailedOptional: true })).toBeUndefined()
+      // Patched only (its build denied or none): no script runs, nothing fails.
+      expect(failsWithLinksLeft([required, { ...optional, builds: false, patchFile: '/p.patch' }], { unlinksFailedOptional: false })).toBeUndefined()
     })
 
     it('as pnpm\'s scheduler: independent builds run together, a dependent one waits; after a failure the one under way ends and no other starts', async () => {
@@ -547,7 +566,7 @@ describe('buildSettingsUnsupported', () => {
     }
   })
   it('another release than the one checked against stock', () => {
-    expect(buildSettingsUnsupported(ok, '11.28.3')).toBe(`pnpm 11.28.3 runs the builds itself (the native install runs them only under pnpm 11.28.4 to ${NEWEST}, whose build step it reproduces)`)
+    expect(buildSettingsUnsupported(ok, '11.28.0')).toBe(`pnpm 11.28.0 runs the builds itself (the native install runs them only under pnpm 11.28.1 to ${NEWEST}, whose build step it reproduces)`)
   })
   it('packages patched on every install (no script runs): under any release whose side-effects upload is written here, with the settings any build needs', () => {
     const release = (version: string) => PNPM_RELEASES.find((r) => r.version === version)!

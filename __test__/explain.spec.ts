@@ -161,8 +161,8 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     other.set(mkdirp.filesIndexFile, { algo: 'sha512', requiresBuild: true, files: new Map(), sideEffects: new Map([['another key', {}]]) })
     other.close()
     const missed = await explain(older)
-    expect(missed.reasons.map((r) => [r.code, r.reason])).toEqual([['side-effects-miss', `${mkdirp.depPath}: no side effects cached for ${plan.cacheKeys.get(mkdirp.depPath)!.key}, and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm 11.28.4 to ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`]])
-    expect(e.reasons[0].reason).toBe(`${mkdirp.depPath}: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm 11.28.4 to ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`)
+    expect(missed.reasons.map((r) => [r.code, r.reason])).toEqual([['side-effects-miss', `${mkdirp.depPath}: no side effects cached for ${plan.cacheKeys.get(mkdirp.depPath)!.key}, and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm 11.28.1 to ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`]])
+    expect(e.reasons[0].reason).toBe(`${mkdirp.depPath}: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and pnpm 11.22.0 runs the builds itself (the native install runs them only under pnpm 11.28.1 to ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)`)
     // Nothing under its key, an empty diff under another dependency graph's: most likely built on every install too.
     const key = plan.cacheKeys.get(mkdirp.depPath)!.key
     const elsewhere = new StoreIndex(plan.storeDir)
@@ -188,7 +188,7 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     index.set(mkdirp.filesIndexFile, { algo: 'sha512', requiresBuild: true, files: new Map() })
     index.close()
     const denied = await explain(older)
-    expect(denied.reasons.map((r) => [r.code, r.reason])).toEqual([['project-scripts-builds', `the project's postinstall, which pnpm runs after the layout (pnpm 11.21.0 runs the builds itself (the native install runs them only under pnpm 11.28.4 to ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)), and pnpm then records the builds it denies (${mkdirp.depPath}, …) otherwise than stock`]])
+    expect(denied.reasons.map((r) => [r.code, r.reason])).toEqual([['project-scripts-builds', `the project's postinstall, which pnpm runs after the layout (pnpm 11.21.0 runs the builds itself (the native install runs them only under pnpm 11.28.1 to ${PNPM_RELEASES.at(-1)!.version}, whose build step it reproduces)), and pnpm then records the builds it denies (${mkdirp.depPath}, …) otherwise than stock`]])
     expect(denied.reasons[0].change).toBe(`pin pnpm ${PNPM_RELEASES.at(-1)!.version} (packageManager in package.json), under which the native install runs the project's postinstall itself, or drop the project's postinstall if an install does not need it`)
     // The release whose scripts the native install runs: native, the script run natively.
     expect((await explain({ ...older, userAgent: settings(dir).userAgent })).native).toBe(true)

@@ -694,7 +694,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     { label: 'workspace-shamefully', cwd: '.', from: 'its root, shamefullyHoist', settings: 'shamefullyHoist: true\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },
     { label: 'workspace-no-hoist', cwd: '.', from: 'its root, hoistWorkspacePackages false', settings: 'hoistWorkspacePackages: false\n', covers: ['node_modules/.pnpm/node_modules/a -> '], absent: ['node_modules/.pnpm/node_modules/@ws/', 'node_modules/.pnpm/node_modules/app '] },
   ]
-  /** Whether builds the cache lacks run natively under the pnpm tested (`runsBuilds`: from 11.28.4). */
+  /** Whether builds the cache lacks run natively under the pnpm tested (`runsBuilds`: from 11.28.1). */
   const buildsNative = TESTED.runsBuilds
   /** Whether packages pnpm patches on every install (their builds not allowed) are patched natively under it (its side-effects upload is one written here). */
   const patchesNative = TESTED.buildUpload != null
@@ -1823,7 +1823,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
   })
 
   it.runIf(buildsNative)('a build whose command is not found (the shell ends with status 127), required and optional: pnpm\'s runner takes it for a failed spawn (spawn ENOENT: no exit code, no end of the script logged); the install ends as stock\'s (its lines, exit status 1), or skips the optional package as stock', async () => {
-    const scripts = (run: PnpmRun): string[] => (run.stdout + run.stderr).split('\n').filter((l) => /missing-command-build|ELIFECYCLE|ERR_PNPM/.test(l) && !l.startsWith('+ '))
+    // (Not the plugin's line where it leaves the install to pnpm.)
+    const scripts = (run: PnpmRun): string[] => (run.stdout + run.stderr).split('\n').filter((l) => /missing-command-build|ELIFECYCLE|ERR_PNPM/.test(l) && !l.startsWith('+ ') && !l.includes('@cas/pnpm-plugin-native left this install to pnpm'))
     for (const group of ['dependencies', 'optionalDependencies'] as const) {
       const label = `not-found-${group}`
       const { dir } = await setUp(label, { name: 'm', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  missing-command-build: true\n')
@@ -1850,10 +1851,13 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
         expect(native.tree, reporter).toEqual(stock.tree)
         if (group === 'dependencies') {
           expect(native.trace).toMatch(/^native install ended: missing-command-build@1\.0\.0: its build failed \(missing-command-build@1\.0\.0 postinstall: `not-a-command`: spawn ENOENT\) /m)
-        } else {
+        } else if (TESTED.unlinksFailedOptional) {
           expect(native.trace).toMatch(/^native install: 2 packages, /m)
           // Skipped: the package's directory and its link gone.
           expect(stock.tree.filter((l) => l.includes('node_modules/missing-command-build'))).toEqual([])
+        } else {
+          // Its link would stay (11.28.1 to 11.28.3), and pnpm's own install build it again: left to pnpm.
+          expect(native.trace).toMatch(/^native install skipped: missing-command-build@1\.0\.0: no side effects cached for [^,]*, and an optional package, whose failed build pnpm /m)
         }
         if (reporter == null) {
           const ended = group === 'dependencies' ? ['[ELIFECYCLE] Command failed.'] : []
@@ -1907,13 +1911,22 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     }
   })
 
-  it.skipIf(buildsNative)('an optional package whose build fails (nothing cached for it), under a release builds were not checked against: left to pnpm before anything runs, which runs it once and skips the package, as stock', async () => {
+  it.skipIf(buildsNative && TESTED.unlinksFailedOptional)('an optional package whose build fails (nothing cached for it), under a release builds were not checked against or whose build step leaves the links to it (11.28.1 to 11.28.3: unlinksFailedOptional): left to pnpm before anything runs, which runs it once and skips the package, as stock (under the latter its next install builds it again)', async () => {
+    const why = buildsNative ? `, and an optional package, whose failed build pnpm ${TESTED.version} skips leaving the links to it` : ''
     const both = await expectLeftToPnpm('failing-build', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' }, optionalDependencies: { 'fails-build': '1.0.0' } },
-      'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', /^native install skipped: fails-build@1\.0\.0: no side effects cached for /m)
+      'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', new RegExp(`^native install skipped: fails-build@1\\.0\\.0: no side effects cached for [^,]*${why}`, 'm'))
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('fails-build\n')
+    if (!TESTED.unlinksFailedOptional) {
+      // The link stays, leading nowhere, and pnpm's next install builds the package again: after a native layout, that install would have run it twice.
+      expect(both.stockTree).toContain('node_modules/fails-build -> .pnpm/fails-build@1.0.0/node_modules/fails-build')
+      expect(both.stockTree.filter((l) => l.startsWith('node_modules/.pnpm/fails-build@1.0.0/node_modules/fails-build'))).toEqual([])
+      const again = await runPnpm(['install', '--frozen-lockfile', '--offline'], { projectDir: both.stock, storeDir: path.join(base, 'failing-build-store'), sandbox: sandbox('failing-build-again'), env: STOCK })
+      expectOk(again)
+      expect(buildLog(both.stock)).toBe('fails-build\nfails-build\n')
+    }
   })
 
-  it.runIf(buildsNative)('optional packages whose builds fail (nothing cached for them): run natively once each and skipped as pnpm skips them (their links and directories removed, the projects\' commands linked without theirs), the install going on: stock\'s tree, lines, state and side effects, up to date; then a fresh clone the same', async () => {
+  it.runIf(buildsNative && TESTED.unlinksFailedOptional)('optional packages whose builds fail (nothing cached for them): run natively once each and skipped as pnpm skips them (their links and directories removed, the projects\' commands linked without theirs), the install going on: stock\'s tree, lines, state and side effects, up to date; then a fresh clone the same', async () => {
     const manifest = { name: 'o', version: '1.0.0', dependencies: { 'logs-build': '1.0.0', 'uses-failing': '1.0.0' }, optionalDependencies: { 'fails-build': '1.0.0', 'fails-build-bin': '1.0.0' } }
     const { dir } = await setUp('optional-failing', manifest, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n  fails-build-bin: true\n  logs-build: true\n')
     const cold = await installCold(dir, 'optional-failing')
@@ -2186,6 +2199,33 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(relativeTree(native, store)).toEqual(relativeTree(stock, store))
     expect(fs.existsSync(path.join(native, 'node_modules', '.modules.yaml'))).toBe(true)
     expect(fs.existsSync(path.join(native, 'node_modules', '.pnpm-workspace-state-v1.json'))).toBe(false)
+  })
+
+  it.runIf(buildsNative)('a project\'s own script that fails, its package.json giving an _id of its own: the error names it as stock\'s does (by that _id to 11.28.3, ownScriptId; by its name and version from 11.28.4), in pnpm\'s ndjson records', async () => {
+    const manifest = { name: 'own-id', version: '1.0.0', dependencies: { util: '1.0.0' } }
+    const { dir } = await setUp('own-id-script', manifest, 'minimumReleaseAge: 0\n')
+    // The script after the set-up's install (which would fail).
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, _id: 'its-own@9.9.9', scripts: { postinstall: 'exit 3' } }, null, 2))
+    const store = path.join(base, 'own-id-script-store')
+    const traceFile = path.join(base, 'own-id-script-trace.txt')
+    const runs: Record<string, PnpmRun> = {}
+    for (const side of ['stock', 'native']) {
+      runs[side] = await runPnpm(['install', '--frozen-lockfile'], { projectDir: clone(dir, `own-id-script-${side}`), storeDir: store, sandbox: sandbox(`own-id-script-${side}`), env: side === 'stock' ? STOCK : { CAS_NATIVE_PNPMFILE_TRACE: traceFile }, reporter: 'ndjson' })
+    }
+    expect(fs.readFileSync(traceFile, 'utf8')).toMatch(/^native install ended: the project's scripts failed in \. /m)
+    expect(runs.stock.code).toBe(3)
+    expect(runs.native.code).toBe(runs.stock.code)
+    const errors = (run: PnpmRun): unknown[] => run.stdout.split('\n').flatMap((line) => {
+      try {
+        const record = JSON.parse(line) as { level?: string, err?: Record<string, unknown> }
+        return record.level === 'error' ? [record.err] : []
+      } catch {
+        return []
+      }
+    })
+    const named = TESTED.ownScriptId ? 'its-own@9.9.9' : 'own-id@1.0.0'
+    expect(errors(runs.stock)).toEqual([expect.objectContaining({ message: `${named} postinstall: \`exit 3\`\nExit status 3` })])
+    expect(errors(runs.native).map((e) => ({ ...e as object, stack: undefined }))).toEqual(errors(runs.stock).map((e) => ({ ...e as object, stack: undefined })))
   })
 
   it.runIf(buildsNative)('builds into a cold store with unsafePerm (pnpm\'s default but as root): no TMPDIR of their own, run as pnpm\'s user; stock\'s tree and side effects', async () => {

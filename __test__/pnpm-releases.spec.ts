@@ -95,6 +95,10 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     reporterRedraw: text.includes('\nfunction countRows(frame) {') ? 'newlines' : text.includes('import_ansi_diff.default)(') ? 'rows' : 'neither' as never,
     // The frozen install's build step links the built packages' commands again (and their dependents').
     relinksBuilt: text.includes('\nasync function relinkBuiltVirtualStoreBins('),
+    // The build step unlinks an optional package whose build failed from the projects' and the hoisting's node_modules.
+    unlinksFailedOptional: /\n\s*const links = await linksTo\(depNode\.dir, opts\d*\.linkedModulesDirs \?\? \[\]\);/.test(text),
+    // The hook manifest a script's error is named by: the manifest's own `_id` first, or its name and version over it.
+    ownScriptId: /= \{ _id: getId\(manifest\), \.\.\.manifest \};/.test(text) ? true : /= \{ \.\.\.manifest, _id: getId\(manifest\), scripts \};/.test(text) ? false : 'neither' as never,
     peerEdgeRule: !text.includes('\nfunction getPeerSatisfactionEdgesToSkip(') ? 'none' : /providers\.has\(removePeersSuffix\(\w+\)\)/.test(text) ? 'bound-peers' : 'optional-peers',
     // The largest shim the bin linker reads back (to keep it), less one.
     keptShimBytes: text.includes('stat2.size < CMD_SHIM_MAX_SIZE') ? Number(/\n\s*CMD_SHIM_MAX_SIZE = (\d+) \* 1024;/.exec(text)?.[1]) * 1024 : NaN,
@@ -121,9 +125,11 @@ describe('the table of pnpm releases', () => {
     expect([blobModeRule('11.28.5'), takesFetcherDelegation('11.12.0'), frozenCheckRules('11.25.0')]).toEqual(['exact', true, { catalogResolutions: true, publishLinks: false }])
   })
 
-  it('builds the cache lacks run natively from 11.28.4 (the build step reproduced), their commands linked again after them from 11.28.10', () => {
+  it('builds the cache lacks run natively from 11.28.1 (the build step reproduced), a failed optional package unlinked from 11.28.4, their commands linked again after them from 11.28.10', () => {
     const from = (first: string) => PNPM_RELEASES.map((r) => r.version).filter((v) => semver.gte(v, first))
-    expect(PNPM_RELEASES.filter((r) => r.runsBuilds).map((r) => r.version)).toEqual(from('11.28.4'))
+    expect(PNPM_RELEASES.filter((r) => r.runsBuilds).map((r) => r.version)).toEqual(from('11.28.1'))
+    expect(PNPM_RELEASES.filter((r) => r.unlinksFailedOptional).map((r) => r.version)).toEqual(from('11.28.4'))
+    expect(PNPM_RELEASES.filter((r) => !r.ownScriptId).map((r) => r.version)).toEqual(from('11.28.4'))
     expect(PNPM_RELEASES.filter((r) => r.relinksBuilt).map((r) => r.version)).toEqual(from('11.28.10'))
   })
 
@@ -134,7 +140,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw, skippedLinks, keptShimBytes, relinksBuilt } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw, skippedLinks, keptShimBytes, relinksBuilt, unlinksFailedOptional, ownScriptId } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = isOwnShimWriter(shimWriter)
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -166,6 +172,8 @@ describe('the table of pnpm releases', () => {
       skippedLinks,
       keptShimBytes,
       relinksBuilt,
+      unlinksFailedOptional,
+      ownScriptId,
     })
     expect(stateFormOf(version)).toBe(state)
     expect(buildUploadOf(fs.readFileSync(file, 'utf8'), fs.readFileSync(path.join(path.dirname(file), 'worker.js'), 'utf8'))).toEqual({ buildUpload: release.buildUpload, uploadsDeniedPatched: release.uploadsDeniedPatched })

@@ -255,7 +255,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(native.lines).toEqual(expected)
   })
 
-  it.skipIf(TESTED.runsBuilds)('the project\'s own postinstall, under a release whose scripts pnpm runs (before 11.28.4): the layout\'s lines as stock\'s, the plugin\'s line, then pnpm\'s own install (its lockfile check, the script, no "Already up to date")', async () => {
+  it.skipIf(TESTED.runsBuilds)('the project\'s own postinstall, under a release whose scripts pnpm runs (before 11.28.1): the layout\'s lines as stock\'s, the plugin\'s line, then pnpm\'s own install (its lockfile check, the script, no "Already up to date")', async () => {
     const stock = await install({ stock: true, edit: withPostinstall })
     const native = await install({ edit: withPostinstall })
     expectOk(native.run)

@@ -307,32 +307,32 @@ describe('why-not: every reason the install gives, in words a user can act on', 
   })
 
   it('a build pnpm runs on every install (it changes no file: its cache never gives it back), under a release whose builds are pnpm\'s: run the newest, or deny the build; no promise of a native next clone (user try, nx under 11.9.0 in TanStack/query)', () => {
-    const release = 'pnpm 11.9.0 runs the builds itself (the native install runs them only under pnpm 11.28.4 to 11.28.11, whose build step it reproduces)'
+    const release = 'pnpm 11.9.0 runs the builds itself (the native install runs them only under pnpm 11.28.1 to 11.28.11, whose build step it reproduces)'
     const why = whyNot(`@scope/nx@22.1.3(@swc/core@1.0.0): its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and ${release}`)
     expect(why.code).toBe('build-every-install')
-    expect(why.says).toBe('pnpm builds @scope/nx@22.1.3(@swc/core@1.0.0) on every install: its build changes no file, and pnpm never takes such a build from its side-effects cache; under pnpm 11.9.0 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.4 to 11.28.11)')
+    expect(why.says).toBe('pnpm builds @scope/nx@22.1.3(@swc/core@1.0.0) on every install: its build changes no file, and pnpm never takes such a build from its side-effects cache; under pnpm 11.9.0 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.1 to 11.28.11)')
     expect(why.change).toBe('pin pnpm 11.28.11 (packageManager in package.json), under which the native install runs such builds itself, or deny @scope/nx\'s build (allowBuilds: @scope/nx: false) if the project does not need it')
     expect(whyNot('a@1.0.0: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and the project\'s postinstall (it runs after pnpm\'s own install)').change).toBe('deny a\'s build (allowBuilds: a: false) if the project does not need it')
   })
 
   it('every build pnpm runs on every install named at once, those known so from another key only as most likely (user try, tailwindcss under 11.9.0: sharp, then tree-sitter-javascript, then tree-sitter-typescript, one clone each)', () => {
-    const release = 'pnpm 11.9.0 runs the builds itself (the native install runs them only under pnpm 11.28.4 to 11.28.11, whose build step it reproduces)'
+    const release = 'pnpm 11.9.0 runs the builds itself (the native install runs them only under pnpm 11.28.1 to 11.28.11, whose build step it reproduces)'
     const build = (depPath: string, recorded: RecordedBuild) => ({ depPath, keys: { key: `linux;x64;node24;format=2;deps=${depPath}` }, recorded })
     const { everyInstall, missing } = unbuiltReasons([build('esbuild@0.25.0', 'missing'), build('sharp@0.34.5', 'unchanged'), build('tree-sitter-javascript@0.23.1', 'unchanged-elsewhere'), build('@parcel/watcher@2.5.1', 'cached'), build('tree-sitter-typescript@0.23.2(tree-sitter@0.22.4)', 'unchanged-elsewhere')], release)
     expect(missing).toBe(`esbuild@0.25.0: no side effects cached for linux;x64;node24;format=2;deps=esbuild@0.25.0, and ${release}`)
     expect(everyInstall).toBe(`sharp@0.34.5, tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4): their builds change no file (tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4): recorded so for another set of dependencies), which pnpm records in its side-effects cache but never takes from it (it builds them on every install), and ${release}`)
     const why = whyNot(everyInstall!)
     expect(why.code).toBe('build-every-install')
-    expect(why.says).toBe('pnpm builds sharp@0.34.5, tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4) on every install (tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4): most likely, as pnpm recorded for another set of dependencies): their builds change no file, and pnpm never takes such a build from its side-effects cache; under pnpm 11.9.0 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.4 to 11.28.11)')
+    expect(why.says).toBe('pnpm builds sharp@0.34.5, tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4) on every install (tree-sitter-javascript@0.23.1, tree-sitter-typescript@0.23.2(tree-sitter@0.22.4): most likely, as pnpm recorded for another set of dependencies): their builds change no file, and pnpm never takes such a build from its side-effects cache; under pnpm 11.9.0 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.1 to 11.28.11)')
     expect(why.change).toBe('pin pnpm 11.28.11 (packageManager in package.json), under which the native install runs such builds itself, or deny their builds (allowBuilds: sharp: false, tree-sitter-javascript: false, tree-sitter-typescript: false) if the project does not need them')
     expect(unbuiltReasons([build('a@1.0.0', 'cached'), build('b@1.0.0', 'not-built')], release)).toEqual({})
   })
 
   it('the project\'s own scripts, which pnpm runs after the layout, with builds its build step records: says so, and what would change it (user try: "list it under allowBuilds with false" for a build already denied)', () => {
-    const release = 'pnpm 11.21.0 runs the builds itself (the native install runs them only under pnpm 11.28.4 to 11.28.11, whose build step it reproduces)'
+    const release = 'pnpm 11.21.0 runs the builds itself (the native install runs them only under pnpm 11.28.1 to 11.28.11, whose build step it reproduces)'
     const why = whyNot(`the project's postinstall, prepare, which pnpm runs after the layout (${release}), and pnpm then records the builds it denies (simple-git-hooks@2.13.1, …) otherwise than stock`)
     expect(why.code).toBe('project-scripts-builds')
-    expect(why.says).toBe('the project\'s postinstall, prepare are run by pnpm\'s own install after the native layout (under pnpm 11.21.0 the native install leaves them to pnpm: it runs a project\'s scripts only under pnpm 11.28.4 to 11.28.11), and that install would record the builds pnpm denies (simple-git-hooks@2.13.1, …) otherwise than stock does')
+    expect(why.says).toBe('the project\'s postinstall, prepare are run by pnpm\'s own install after the native layout (under pnpm 11.21.0 the native install leaves them to pnpm: it runs a project\'s scripts only under pnpm 11.28.1 to 11.28.11), and that install would record the builds pnpm denies (simple-git-hooks@2.13.1, …) otherwise than stock does')
     expect(why.change).toBe('pin pnpm 11.28.11 (packageManager in package.json), under which the native install runs the project\'s postinstall, prepare itself, or drop the project\'s postinstall, prepare if an install does not need it')
     const other = whyNot('the project\'s prepare, which pnpm runs after the layout (sort: false), and pnpm then records the builds it takes from its cache (esbuild@0.25.0, …) otherwise than stock')
     expect(other.says).toMatch(/^the project's prepare is run by pnpm's own install after the native layout \(the native install does not run them as pnpm would here: sort: false\)/)
@@ -356,8 +356,8 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     // pnpm fails on the patch too.
     expect(miss('its patch failed (hunk #1 FAILED at 1)').change).toMatch(/^fix the patch .*pnpm cannot apply it either, and its install fails$/)
     // Cached next time; built natively under the release checked only.
-    const release = 'pnpm 11.28.3 runs the builds itself (the native install runs them only under pnpm 11.28.4 to 11.28.11, whose build step it reproduces)'
-    expect(miss(release)).toMatchObject({ code: 'side-effects-miss', says: 'the built (or patched) files of a@1.0.0 are not in pnpm\'s side-effects cache yet, and under pnpm 11.28.3 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.4 to 11.28.11)', change: `nothing: ${cachedNext} (to have the builds the cache lacks run natively too: pin pnpm 11.28.11 (packageManager in package.json))` })
+    const release = 'pnpm 11.28.0 runs the builds itself (the native install runs them only under pnpm 11.28.1 to 11.28.11, whose build step it reproduces)'
+    expect(miss(release)).toMatchObject({ code: 'side-effects-miss', says: 'the built (or patched) files of a@1.0.0 are not in pnpm\'s side-effects cache yet, and under pnpm 11.28.0 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.1 to 11.28.11)', change: `nothing: ${cachedNext} (to have the builds the cache lacks run natively too: pin pnpm 11.28.11 (packageManager in package.json))` })
     expect(miss('a pnpm not started by its entry script').change).toMatch(new RegExp(`^nothing: ${cachedNext}; the builds the cache lacks are run natively only by a pnpm started by its entry script`))
     // The release alone, as no install gives it, is no rule's.
     expect(whyNot(release).code).toBe('other')

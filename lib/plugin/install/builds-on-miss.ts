@@ -123,7 +123,7 @@ export function buildSettingsReason (config: BuildSettings, version: string): st
   return settingsReason(config)
 }
 
-/** The releases whose build step the native install reproduces (`runsBuilds`: from 11.28.4, a run of consecutive releases), in words: `a`, `a and b`, or `a to c`. */
+/** The releases whose build step the native install reproduces (`runsBuilds`: from 11.28.1, a run of consecutive releases), in words: `a`, `a and b`, or `a to c`. */
 function buildingReleases (): string {
   const versions = PNPM_RELEASES.filter((r) => r.native === true && r.runsBuilds).map((r) => r.version)
   return versions.length === 1 ? versions[0] : `${versions[0]} ${versions.length === 2 ? 'and' : 'to'} ${versions.at(-1)!}`
@@ -415,10 +415,11 @@ function linksTo (target: string, modulesDirs: string[]): string[] {
 }
 
 /**
- * An optional package whose build failed, skipped as pnpm's build step skips it: the links to it
- * in the projects' and the private hoisting's `node_modules` and its directory removed (links to
- * it from other packages, and commands already linked to it, stay, as with pnpm), the failure
- * recorded (pnpm's reporter does not show it); the install goes on.
+ * An optional package whose build failed, skipped as pnpm's build step skips it (from 11.28.4:
+ * `unlinksFailedOptional`, the releases this runs under): the links to it in the projects' and
+ * the private hoisting's `node_modules` and its directory removed (links to it from other
+ * packages, and commands already linked to it, stay, as with pnpm), the failure recorded (pnpm's
+ * reporter does not show it); the install goes on.
  */
 function skipOptional (m: MissedBuild, manifest: BuildManifest, err: Error, opts: MissedBuildsOptions): void {
   for (const link of linksTo(m.dir, opts.modulesDirs)) fs.unlinkSync(link)
@@ -495,7 +496,7 @@ export interface MissedPlan {
   planned: PlannedPackage[]
   cacheKeys: Map<string, CacheKeys>
   /** The running release (its upload is written here: see `patchSettingsReason`). */
-  release: Pick<PnpmRelease, 'buildUpload' | 'uploadsDeniedPatched' | 'relinksBuilt'>
+  release: Pick<PnpmRelease, 'version' | 'buildUpload' | 'uploadsDeniedPatched' | 'relinksBuilt' | 'unlinksFailedOptional'>
 }
 
 /** The patch file pnpm applies to `name@version` (absolute), if any: the exact version's, else the name's. */
@@ -519,6 +520,18 @@ export function linkedAtTurn (missed: MissedBuild[], marked: Set<string>, childr
     if (m != null) return { m, dependent: dir }
   }
   return undefined
+}
+
+/**
+ * A missed optional package whose build runs, under a release whose build step leaves the links
+ * to it in the projects' and the private hoisting's `node_modules` when that build fails (before
+ * 11.28.4: `unlinksFailedOptional`); else `undefined`. pnpm's install over such a layout finds
+ * those links leading nowhere and imports and builds the package again: after the native layout
+ * pnpm's own install would run a failed build a second time, where stock runs it once. Only a
+ * script tells whether it fails, so any such build leaves the install to pnpm.
+ */
+export function failsWithLinksLeft (missed: MissedBuild[], release: Pick<PnpmRelease, 'unlinksFailedOptional'>): MissedBuild | undefined {
+  return release.unlinksFailedOptional ? undefined : missed.find((m) => m.optional && m.builds)
 }
 
 /** Which packages `runMissedBuilds` builds, and what it needs to know of the rest. */
@@ -575,6 +588,11 @@ export async function runMissedBuilds (plan: MissedPlan, config: BuildSettings &
   if (unreached != null) {
     removeForPnpm(missed)
     return missWhy(unreached, 'pnpm\'s build step does not reach it from the projects')
+  }
+  const optional = failsWithLinksLeft(missed, plan.release)
+  if (optional != null) {
+    removeForPnpm(missed)
+    return missWhy(optional, `an optional package, whose failed build pnpm ${plan.release.version} skips leaving the links to it (its own install after the native layout would build it again)`)
   }
   const relinked = plan.release.relinksBuilt ? undefined : linkedAtTurn(missed, marked, children)
   if (relinked != null) {

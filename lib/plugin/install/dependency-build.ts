@@ -52,6 +52,8 @@ export interface BuildContext {
   stdio?: 'inherit'
   /** Writes the `$ <script>` line pnpm's runner shows before a script it runs with `stdio: inherit`. */
   announce?: (script: string) => void
+  /** A failed script's error names the package by its manifest's own `_id`, if it has one (`scriptPackage`: a project's, to 11.28.3). */
+  ownId?: boolean
 }
 
 /** What pnpm's runner makes the install stage of a package with a `binding.gyp` and no install script of its own. */
@@ -124,6 +126,19 @@ const commandNotFound = (shell: string): ScriptEnd => ({ code: 'ENOENT', errno: 
  */
 const KEPT_CODES = new Set(['EPERM', 'ERR_PNPM_SCRIPT_SHELL_NOT_FOUND'])
 
+/** How pnpm's lifecycle runner names a package in a failed script's error: its hook manifest's `_id` and its `name`. */
+export interface ScriptPackage { id: string, name: string | undefined }
+
+/**
+ * The name and version, or under a release that lets a manifest's own `_id` win (`ownId`: to
+ * 11.28.3 pnpm's hook manifest is `{ _id, ...manifest }`) that `_id` when the manifest has one.
+ * Only a project's can: pnpm's reader of a dependency's sets `_id` to its name and version.
+ */
+export function scriptPackage (manifest: Record<string, unknown>, ownId: boolean): ScriptPackage {
+  const id = ownId && '_id' in manifest ? String(manifest._id) : `${String(manifest.name ?? '')}@${String(manifest.version ?? '')}`
+  return { id, name: typeof manifest.name === 'string' ? manifest.name : undefined }
+}
+
 /**
  * A failed stage, as pnpm's lifecycle runner words and decorates it (`ELIFECYCLE` unless the
  * code is one pnpm keeps, the package, stage and script, the exit status or the error's errno
@@ -133,16 +148,16 @@ const KEPT_CODES = new Set(['EPERM', 'ERR_PNPM_SCRIPT_SHELL_NOT_FOUND'])
 export class LifecycleError extends Error {
   readonly code: string
   readonly pkgid: string
-  readonly pkgname: string
+  readonly pkgname: string | undefined
   readonly errno?: number | string
   readonly signal?: NodeJS.Signals
   readonly syscall?: string
   readonly file?: string
-  constructor (readonly pkgId: string, readonly stage: string, readonly script: string, why: string, readonly output: string, end: ScriptEnd = {}) {
-    super(`${pkgId} ${stage}: \`${script}\`\n${why}`)
+  constructor (pkg: ScriptPackage, readonly stage: string, readonly script: string, why: string, readonly output: string, end: ScriptEnd = {}) {
+    super(`${pkg.id} ${stage}: \`${script}\`\n${why}`)
     this.code = end.code != null && KEPT_CODES.has(end.code) ? end.code : 'ELIFECYCLE'
-    this.pkgid = pkgId
-    this.pkgname = pkgId.slice(0, pkgId.lastIndexOf('@'))
+    this.pkgid = pkg.id
+    this.pkgname = pkg.name
     if (end.errno != null) this.errno = end.errno
     if (end.signal != null) this.signal = end.signal
     if (end.syscall != null) this.syscall = end.syscall
@@ -250,7 +265,7 @@ const OUTPUT_DRAIN_AFTER_EXIT_MS = 1000
  * process take that signal first, as pnpm's runner raises it (stock dies by it, the error
  * unprinted).
  */
-function runScript (pkgId: string, stage: string, script: string, wd: string, env: Record<string, string>, ctx: BuildContext): Promise<void> {
+function runScript (pkg: ScriptPackage, stage: string, script: string, wd: string, env: Record<string, string>, ctx: BuildContext): Promise<void> {
   const ownGroup = !hasTerminal()
   const owner = ctx.unsafePerm ? {} : { uid: process.getuid!(), gid: process.getgid!() }
   const shell = ctx.scriptShell ?? 'sh'
@@ -282,12 +297,12 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
       if (err == null) resolve()
       else reject(err)
     }
-    child.on('error', (err) => done(new LifecycleError(pkgId, stage, script, err.message, output.kept(), errorEnd(err))))
+    child.on('error', (err) => done(new LifecycleError(pkg, stage, script, err.message, output.kept(), errorEnd(err))))
     child.on('close', (code, signal) => {
       if (!cut) output.end()
       // No end is logged for it either: pnpm's runner never sees the shell close.
       if (code === COMMAND_NOT_FOUND) {
-        done(new LifecycleError(pkgId, stage, script, 'spawn ENOENT', output.kept(), commandNotFound(shell)))
+        done(new LifecycleError(pkg, stage, script, 'spawn ENOENT', output.kept(), commandNotFound(shell)))
         return
       }
       // pnpm logs no end of a script whose output it does not read.
@@ -295,8 +310,8 @@ function runScript (pkgId: string, stage: string, script: string, wd: string, en
       if (signal != null) {
         stopRelaying()
         process.kill(process.pid, signal)
-        setTimeout(() => done(new LifecycleError(pkgId, stage, script, `Command failed with signal "${signal}"`, output.kept(), { signal })), RAISE_GRACE_MS)
-      } else if (code !== 0) done(new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code ?? 1 }))
+        setTimeout(() => done(new LifecycleError(pkg, stage, script, `Command failed with signal "${signal}"`, output.kept(), { signal })), RAISE_GRACE_MS)
+      } else if (code !== 0) done(new LifecycleError(pkg, stage, script, `Exit status ${code}`, output.kept(), { errno: code ?? 1 }))
       else done()
     })
   })
@@ -313,7 +328,7 @@ type ShellCwd = NonNullable<Parameters<typeof import('@yarnpkg/shell').execute>[
  * own, signals left to the emulator. A non-zero status fails with pnpm's message; an error the
  * emulator throws (a syntax error) fails with its message, and no exit is logged.
  */
-async function runEmulated (pkgId: string, stage: string, script: string, wd: string, env: Record<string, string>, ctx: BuildContext): Promise<void> {
+async function runEmulated (pkg: ScriptPackage, stage: string, script: string, wd: string, env: Record<string, string>, ctx: BuildContext): Promise<void> {
   const { execute } = await import('@yarnpkg/shell')
   const output = scriptOutput(stage, wd, ctx)
   // Inherited: the emulator writes to this process's own streams.
@@ -326,10 +341,10 @@ async function runEmulated (pkgId: string, stage: string, script: string, wd: st
   try {
     code = await execute(script, [], { cwd: wd as ShellCwd, env, ...streams })
   } catch (err) {
-    throw new LifecycleError(pkgId, stage, script, (err as Error).message, output.kept(), errorEnd(err as NodeJS.ErrnoException))
+    throw new LifecycleError(pkg, stage, script, (err as Error).message, output.kept(), errorEnd(err as NodeJS.ErrnoException))
   }
   if (ctx.stdio !== 'inherit') ctx.lifecycle?.({ depPath: wd, exitCode: code, optional: ctx.optional === true, stage, wd })
-  if (code !== 0) throw new LifecycleError(pkgId, stage, script, `Exit status ${code}`, output.kept(), { errno: code })
+  if (code !== 0) throw new LifecycleError(pkg, stage, script, `Exit status ${code}`, output.kept(), { errno: code })
 }
 
 /**
@@ -341,12 +356,12 @@ async function runEmulated (pkgId: string, stage: string, script: string, wd: st
 export async function runStage (dir: string, manifest: Record<string, unknown> & { scripts?: Record<string, string> }, stage: string, ctx: BuildContext): Promise<boolean> {
   const script = stageScript(manifest, stage, dir)
   if (script == null) return false
-  const pkgId = `${String(manifest.name ?? '')}@${String(manifest.version ?? '')}`
+  const pkg = scriptPackage(manifest, ctx.ownId === true)
   const env = scriptEnv({ manifest, stage, wd: dir, script, ...ctx })
   if (ctx.stdio === 'inherit') ctx.announce?.(script)
   else ctx.lifecycle?.({ depPath: dir, optional: ctx.optional === true, script, stage, wd: dir })
   if (!ctx.unsafePerm) fs.mkdirSync(path.join(dir, 'node_modules', '.tmp'), { recursive: true })
-  await (ctx.shellEmulator === true ? runEmulated : runScript)(pkgId, stage, script, dir, env, ctx)
+  await (ctx.shellEmulator === true ? runEmulated : runScript)(pkg, stage, script, dir, env, ctx)
   return true
 }
 

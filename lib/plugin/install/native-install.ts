@@ -746,6 +746,8 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
       initCwd: process.cwd(),
       // Not the privately hoisted packages' commands, which a dependency's build has.
       extraBinPaths: (config.extraBinPaths as string[] | undefined) ?? [],
+      // A project's own `_id` names it in a failed script's error, to 11.28.3.
+      ownId: plan.release.ownScriptId,
       // Outside a workspace pnpm's install is not recursive: the scripts write to the terminal
       // (but for a quiet loglevel with a reporter showing lines, which pipes them).
       ...(config.workspaceDir == null && !quietReporter(config) ? { stdio: 'inherit' as const, announce: (script: string) => process.stderr.write(`${dimmed(`$ ${script}`)}\n`) } : {}),

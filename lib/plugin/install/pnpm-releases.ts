@@ -189,12 +189,28 @@ export interface PnpmRelease {
   buildUpload: AddFilesFromDirCompat | undefined
   /**
    * Whether the native install runs the builds the side-effects cache lacks under it, its build
-   * step reproduced (from 11.28.4, whose build step differs from 11.28.11's only in its
-   * upload's diff, `buildUpload`, its links after a build, `relinksBuilt`, and, to 11.28.6, the
+   * step reproduced (from 11.28.1, whose build step differs from 11.28.11's only in its
+   * upload's diff, `buildUpload`, its links after a build, `relinksBuilt`, the links it leaves
+   * to an optional package whose build failed, `unlinksFailedOptional` (such a build left to
+   * pnpm), the name a project's script errors give it, `ownScriptId`, and, to 11.28.6, the
    * ignored builds it keeps from an earlier `.modules.yaml`, which a fresh layout has none of;
    * docs/build-step-by-release.md); else it leaves them to pnpm.
    */
   runsBuilds: boolean
+  /**
+   * Whether its build step removes the links in the projects' and the private hoisting's
+   * `node_modules` to an optional package whose build failed, with its directory (from
+   * 11.28.4); before, the links stay, leading nowhere, and its next install (after a native
+   * layout, its own in the same run) builds the package again: the native install leaves an
+   * optional package's build to pnpm under it (`failsWithLinksLeft`).
+   */
+  unlinksFailedOptional: boolean
+  /**
+   * Whether the error of a failed script names the package by the `_id` its manifest gives
+   * (to 11.28.3: `{ _id, ...manifest }`), else by its name and version. Only a project's
+   * manifest can have one: pnpm's reader of a dependency's sets it to its name and version.
+   */
+  ownScriptId: boolean
   /**
    * Whether its build step links the commands again after a build that can change them (a patch,
    * or scripts run in a package with commands: the package's own `.bin` and its dependents', the
@@ -247,13 +263,14 @@ const COMMAND_P_HELPERS = new Set(['11.27.1', '11.28.0', '11.28.1', '11.28.2'])
  * recorded verdict and its policy's fields, how a workspace's projects are hoisted (to 11.27.1),
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
  * 11.26.0), the build step's side-effects upload (its walk and diff; what it records of a denied
- * patched package, to 11.26.0), the build step reproduced (from 11.28.4) and its commands linked
- * again after a build (from 11.28.10), the optional peers
+ * patched package, to 11.26.0), the build step reproduced (from 11.28.1), its commands linked
+ * again after a build (from 11.28.10), a failed optional package's links removed (from 11.28.4)
+ * and a script's error naming a project by its own `_id` (to 11.28.3), the optional peers
  * its lockfile filter skips when a group is left out (from 11.28.0), the import method logged
  * where its reporter sees it (from 11.18.0), its default reporter's redraw by newlines (11.8
  * and 11.9), the links 11.28.3 makes to its working directory for the dependencies it skips.
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'relinksBuilt' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'keptShimBytes' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'relinksBuilt' | 'unlinksFailedOptional' | 'ownScriptId' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'keptShimBytes' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : version === '11.27.1' ? 'pnpm 11.27.1' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -277,8 +294,10 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
   shimBase: compareVersions(version, '11.28.1') >= 0 ? 'basedir_abs' : 'basedir',
   buildUpload: compareVersions(version, '11.28.0') <= 0 ? '@pnpm/worker@1100' : compareVersions(version, '11.28.11') >= 0 ? 'pnpm@11.28' : 'pnpm@11.28.10',
   uploadsDeniedPatched: compareVersions(version, '11.27.0') < 0,
-  runsBuilds: compareVersions(version, '11.28.4') >= 0,
+  runsBuilds: compareVersions(version, '11.28.1') >= 0,
   relinksBuilt: compareVersions(version, '11.28.10') >= 0,
+  unlinksFailedOptional: compareVersions(version, '11.28.4') >= 0,
+  ownScriptId: compareVersions(version, '11.28.3') <= 0,
 })
 
 const release = (version: string, state: StateForm, shimQuoting: ShimQuoting = 'double'): PnpmRelease =>
