@@ -358,6 +358,8 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     // Cached next time; built natively under the release checked only.
     const release = 'pnpm 11.28.0 runs the builds itself (the native install runs them only under pnpm 11.28.1 to 11.28.11, whose build step it reproduces)'
     expect(miss(release)).toMatchObject({ code: 'side-effects-miss', says: 'the built (or patched) files of a@1.0.0 are not in pnpm\'s side-effects cache yet, and under pnpm 11.28.0 the native install leaves builds to pnpm (it runs them only under pnpm 11.28.1 to 11.28.11)', change: `nothing: ${cachedNext} (to have the builds the cache lacks run natively too: pin pnpm 11.28.11 (packageManager in package.json))` })
+    // Before 11.28.4 an optional one is left to pnpm: cached only if it builds (helper-57, session 22).
+    expect(miss('an optional package, whose failed build pnpm 11.28.3 skips leaving the links to it (its own install after the native layout would build it again)').change).toBe(`nothing if its build succeeds: ${cachedNext}; if it fails, pnpm skips it on every install (to have that done natively: pin pnpm 11.28.11 (packageManager in package.json))`)
     expect(miss('a pnpm not started by its entry script').change).toMatch(new RegExp(`^nothing: ${cachedNext}; the builds the cache lacks are run natively only by a pnpm started by its entry script`))
     // The release alone, as no install gives it, is no rule's.
     expect(whyNot(release).code).toBe('other')

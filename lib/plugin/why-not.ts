@@ -138,6 +138,8 @@ const pin = (version: string): string => `pin pnpm ${version} (packageManager in
 function missChange (why: string | undefined): string {
   if (why === 'the side-effects cache is not written') return 'let pnpm write its side-effects cache (sideEffectsCache true or { write: true }, sideEffectsCacheReadonly off): as it is, pnpm builds it on every install and caches nothing for the native install to take'
   if (why?.startsWith('its patch failed (') === true) return 'fix the patch (`pnpm patch`, then `pnpm patch-commit`): pnpm cannot apply it either, and its install fails'
+  // Cached only if it builds: one that fails pnpm skips again on every install.
+  if (why?.startsWith('an optional package, whose failed build pnpm ') === true) return `nothing if its build succeeds: ${CACHED_NEXT}; if it fails, pnpm skips it on every install (to have that done natively: ${pin(PNPM_RELEASES.at(-1)!.version)})`
   if (why?.startsWith('a scriptShell that is not there (') === true) return 'point scriptShell at a shell that is there, or unset it: pnpm cannot run the build either (ERR_PNPM_SCRIPT_SHELL_NOT_FOUND)'
   const release = buildingRelease(why)
   if (release != null) return `nothing: ${CACHED_NEXT} (to have the builds the cache lacks run natively too: ${pin(release.newest)})`
