@@ -99,11 +99,15 @@ export interface Override {
 const PLAIN_NAME = /^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/
 
 /** `name` or `name@range` of a selector, as pnpm splits it (the first `@` after the first character). */
-function selectorPart (part: string): { name: string, range?: string } | undefined {
-  const text = part.trim()
+function splitSelector (text: string): { name: string, range?: string } {
   const at = text.indexOf('@', 1)
-  const name = at === -1 ? text : text.slice(0, at)
-  return PLAIN_NAME.test(name) ? { name, range: at === -1 ? undefined : text.slice(at + 1) } : undefined
+  return at === -1 ? { name: text, range: undefined } : { name: text.slice(0, at), range: text.slice(at + 1) }
+}
+
+/** `splitSelector` of an overrides key's part, if its name is of the plain form. */
+function selectorPart (part: string): { name: string, range?: string } | undefined {
+  const selector = splitSelector(part.trim())
+  return PLAIN_NAME.test(selector.name) ? selector : undefined
 }
 
 /**
@@ -285,7 +289,7 @@ export function packageExtensionsChecksum (extensions: Record<string, unknown> |
  * which its checks of linked projects read (11.28's `hookedManifests`): not modelled here.
  */
 export function extendedProject (extensions: Record<string, unknown> | undefined, manifests: Array<Record<string, unknown>>): string | undefined {
-  const names = new Set(Object.keys(extensions ?? {}).map((selector) => selector.slice(0, selector.indexOf('@', 1) > 0 ? selector.indexOf('@', 1) : undefined)))
+  const names = new Set(Object.keys(extensions ?? {}).map((selector) => splitSelector(selector).name))
   return manifests.map((m) => m.name).find((name): name is string => typeof name === 'string' && names.has(name))
 }
 
