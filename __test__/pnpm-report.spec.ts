@@ -6,12 +6,11 @@
  * its environment); the progress line while a slow registry's tarballs download; the line for an
  * install left to pnpm; the explain command on the project.
  *
- * The lines are stock's, in stock's order, but for:
- * - stock's only: pnpm's lockfile verification (`Verifying lockfile against supply-chain
- *   policies…`, `✓ Lockfile passes…`), which runs inside pnpm's own install and which the
- *   native install does not claim, and `Lockfile is up to date, resolution step is skipped`,
- *   which pnpm says when its own install runs;
- * - ours: the plugin's line, then pnpm's `Already up to date` (its up-to-date check ends the run).
+ * The lines are stock's, in stock's order, but for ours: the plugin's line, then pnpm's `Already
+ * up to date` (its up-to-date check ends the run). pnpm's lockfile check (`? Verifying lockfile
+ * against supply-chain policies…`, `✓ Lockfile passes…`) is the native install's, with its own
+ * time; with the registry asked, stock's check ends while it imports, at a line that varies from
+ * run to run (`withCheckEnd` compares it apart).
  */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -27,7 +26,21 @@ import { screen } from './helpers/terminal.js'
 
 /** The plugin does nothing: stock pnpm with the same pnpmfile and lockfile. */
 const STOCK = { CAS_NATIVE_INSTALL: '0', CAS_NATIVE_PNPMFILE_PRELINK: '0', CAS_NATIVE_PNPMFILE_FETCHER: '0' }
-const STOCK_ONLY = [/Verifying lockfile against supply-chain policies/, /Lockfile passes supply-chain policies/, /^Lockfile is up to date, resolution step is skipped$/]
+/** pnpm's lines about its install from the lockfile, which its own install says when it runs (after the plugin's line, where pnpm runs the project's scripts). */
+const PNPM_INSTALL_ONLY = [/Verifying lockfile against supply-chain policies/, /Lockfile passes supply-chain policies/, /^Lockfile is up to date, resolution step is skipped$/]
+/** The line that ends pnpm's lockfile check, once times are replaced (`install`). */
+const CHECK_END = /^✓ Lockfile passes supply-chain policies \(\d+ entries in <t>\)$/
+/** The durations in pnpm's lines about its lockfile check. */
+const TIMES = / in \d+(\.\d+)?m?s\)$/
+const AGO = /\(verified [\d.]+m?s ago\)$/
+
+/**
+ * `lines` with the line that ends pnpm's lockfile check taken out (where stock's comes varies:
+ * its check asks the registry while it imports), and that line.
+ */
+function withCheckEnd (lines: string[]): { lines: string[], checkEnd: string[] } {
+  return { lines: lines.filter((l) => !CHECK_END.test(l)), checkEnd: lines.filter((l) => CHECK_END.test(l)) }
+}
 const OURS = `${PLUGIN_NAME} installed 9 packages natively in <t>; pnpm then finds node_modules complete, hence "Already up to date"`
 /** The release under test, as the plugin's table has it (what it writes differs by release). */
 const TESTED = PNPM_RELEASES.find((r) => r.version === testedPnpmVersion) ?? PNPM_RELEASES.at(-1)!
@@ -89,17 +102,24 @@ describe('what pnpm prints after a native install, with each reporter, against s
     })
     // The default reporter redraws in place: what the screen shows at the end.
     const lines = (opts.reporter === 'default' ? withOursWhole(screen(run.stdout)) : run.stdout.replace(ANSI, '').split('\n'))
-      .map((l) => l.split(dir).join('<project>').split(storeDir).join('<store>')
-        .replace(/(Done|natively) in [\d.]+m?s/, '$1 in <t>').replace(/\(9 entries in \d+ms\)/, '(9 entries in <t>)'))
+      .map((l) => l.split(dir).join('<project>').split(storeDir).join('<store>').replace(/(Done|natively) in [\d.]+m?s/, '$1 in <t>').replace(TIMES, ' in <t>)').replace(AGO, '(verified <t> ago)'))
     return { run, lines, dir }
   }
 
-  /** Stock's lines as the native install's output has them: stock's own left out, ours before pnpm's closing line. */
+  /** Stock's lines as the native install's output has them: ours before pnpm's closing line. */
   function asNative (stock: string[]): string[] {
-    const lines = stock.filter((l) => !STOCK_ONLY.some((only) => only.test(l)))
+    const lines = [...stock]
     const done = lines.findIndex((l) => l.startsWith('Done in '))
     lines.splice(done, 0, OURS, 'Already up to date')
     return lines
+  }
+
+  /** `native`'s lines are `expected` (from stock's), but for where the lockfile check's end comes (`withCheckEnd`), which is stock's line too. */
+  function expectLines (native: string[], stock: string[], expected: (stock: string[]) => string[] = asNative): void {
+    const ours = withCheckEnd(native)
+    const theirs = withCheckEnd(stock)
+    expect(ours.lines).toEqual(expected(theirs.lines))
+    expect(ours.checkEnd).toEqual(theirs.checkEnd)
   }
 
   for (const reporter of ['append-only', 'default']) {
@@ -110,7 +130,9 @@ describe('what pnpm prints after a native install, with each reporter, against s
       expectOk(native.run)
       expect(stock.lines).toContain('Packages: +9')
       expect(stock.lines).toContain('dependencies:')
-      expect(native.lines).toEqual(asNative(stock.lines))
+      // The default reporter keeps the check's line where it started: stock's place, whenever it ends.
+      if (reporter === 'default') expect(native.lines).toEqual(asNative(stock.lines))
+      else expectLines(native.lines, stock.lines)
       expect(native.run.stderr).toBe(stock.run.stderr)
     })
   }
@@ -123,7 +145,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
     const progress = (lines: string[]): string[] => lines.filter((l) => l.startsWith('Progress: '))
     expect(progress(native.lines).at(-1)).toMatch(/^Progress: resolved 9, reused 0, downloaded \d+, added 9, done$/)
     expect(progress(native.lines)).toEqual(progress(stock.lines))
-    expect(native.lines).toEqual(asNative(stock.lines))
+    expectLines(native.lines, stock.lines)
   })
 
   it('--reporter=append-only, cold store, a slow registry: pnpm\'s progress line while the native install downloads (before pnpm prints anything: its reporter is not running yet), then the same output', async () => {
@@ -136,7 +158,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
       const live = native.lines.slice(0, native.lines.indexOf('Installing config dependencies...'))
       expect(live.length).toBeGreaterThan(0)
       for (const line of live) expect(line).toMatch(/^Progress: resolved 9, reused 0, downloaded \d, added [09]$/)
-      expect(native.lines.slice(live.length)).toEqual(asNative(stock.lines))
+      expectLines(native.lines.slice(live.length), stock.lines)
     } finally {
       await slow.close()
     }
@@ -163,7 +185,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
       child.on('close', (code) => code === 0 ? resolve(out) : reject(new Error(`pnpm in a terminal exited with ${code}:\n${out}`)))
     })
     const lines = withOursWhole(screen(raw, 120), 120).map((l) => l.split(dir).join('<project>').split(storeDir).join('<store>')
-      .replace(/(Done|natively) in [\d.]+m?s/, '$1 in <t>').replace(/\(9 entries in \d+ms\)/, '(9 entries in <t>)'))
+      .replace(/(Done|natively) in [\d.]+m?s/, '$1 in <t>').replace(TIMES, ' in <t>)'))
     return { raw, lines }
   }
 
@@ -201,6 +223,12 @@ describe('what pnpm prints after a native install, with each reporter, against s
     const statuses = (list: typeof ours): unknown[] => list.filter((r) => r.name === 'pnpm:progress').map((r) => r.status).sort()
     expect(statuses(ours)).toEqual(statuses(theirs))
     expect(ours.filter((r) => r.name === 'pnpm:global').map((r) => r.message)).toEqual([OURS, 'Already up to date'])
+    // pnpm's lockfile check, in its order, but for its duration; pnpm's line that it installs from the lockfile.
+    const verification = (list: typeof ours): unknown[] => list.filter((r) => r.name === 'pnpm:lockfile-verification').map(({ elapsedMs, ...r }) => r)
+    expect(verification(ours).length).toBeGreaterThan(0)
+    expect(verification(ours)).toEqual(verification(theirs))
+    const fromLockfile = (list: typeof ours): unknown[] => list.filter((r) => r.name === 'pnpm' && r.level === 'info')
+    expect(fromLockfile(ours)).toEqual(fromLockfile(theirs))
   })
 
   it('--reporter=silent: nothing at all, as stock', async () => {
@@ -250,9 +278,11 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(fs.existsSync(path.join(native.dir, 'ran.txt'))).toBe(true)
     const ours = `${PLUGIN_NAME} installed 9 packages natively in <t>; now the project's postinstall, run as pnpm runs them`
     // The plugin's line closes its report, before the script's.
-    const expected = asNative(stock.lines).filter((l) => l !== OURS)
-    expected.splice(expected.findIndex((l) => l.startsWith('. postinstall$')), 0, ours)
-    expect(native.lines).toEqual(expected)
+    expectLines(native.lines, stock.lines, (lines) => {
+      const expected = asNative(lines).filter((l) => l !== OURS)
+      expected.splice(expected.findIndex((l) => l.startsWith('. postinstall$')), 0, ours)
+      return expected
+    })
   })
 
   it.skipIf(TESTED.runsBuilds)('the project\'s own postinstall, under a release whose scripts pnpm runs (before 11.28.1): the layout\'s lines as stock\'s, the plugin\'s line, then pnpm\'s own install (its lockfile check, the script, no "Already up to date")', async () => {
@@ -262,8 +292,8 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(fs.existsSync(path.join(native.dir, 'ran.txt'))).toBe(true)
     const ours = `${PLUGIN_NAME} installed 9 packages natively in <t>; pnpm's own install then finds them in place and runs the project's postinstall`
     // pnpm's install, after the plugin's line, says what it says before its layout in stock's.
-    const expected = stock.lines.filter((l) => !STOCK_ONLY.some((only) => only.test(l)))
-    expected.splice(expected.findIndex((l) => l.startsWith('. postinstall$')), 0, ours, ...stock.lines.filter((l) => STOCK_ONLY.some((only) => only.test(l))))
+    const expected = stock.lines.filter((l) => !PNPM_INSTALL_ONLY.some((only) => only.test(l)))
+    expected.splice(expected.findIndex((l) => l.startsWith('. postinstall$')), 0, ours, ...stock.lines.filter((l) => PNPM_INSTALL_ONLY.some((only) => only.test(l))))
     expect(native.lines).toEqual(expected)
   })
 
@@ -288,7 +318,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expectOk(stock.run)
     expectOk(native.run)
     expect(stock.lines.includes('+ a 1.2.3 <- packages/a')).toBe(listed)
-    expect(native.lines).toEqual(asNative(stock.lines))
+    expectLines(native.lines, stock.lines)
   })
 
   it('a repeat install over node_modules (pnpm\'s ordinary work): no line of the plugin\'s, but under --loglevel debug', async () => {

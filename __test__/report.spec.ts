@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { dropRecords, fitRows, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
+import { dropRecords, fitRows, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reportInstalled, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js'
 import { unbuiltReasons, type RecordedBuild } from '../dist/plugin/install/side-effects.js'
 import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
@@ -224,6 +224,29 @@ describe('the live progress line', () => {
     progressed('added', 5)
     expect(counts).toEqual({ resolved: 2, reused: 0, downloaded: 1, added: 2, method: 'hardlink' })
     expect(out.text().trim().split('\n').map((l) => JSON.parse(l).status)).toEqual(['resolved', 'resolved', 'fetched', 'imported', 'imported'])
+  })
+
+  it('after a native install, pnpm\'s lockfile check\'s records where pnpm\'s frozen install logs them: as it starts (a verdict taken, or the check started), then that the install goes from the lockfile; a check without the registry ended at once, one with it once the packages are counted; none under trustLockfile', () => {
+    const summary = { installed: true, packages: 2, ms: 5, phases: {}, downloaded: [], layout: { storeDir: '/s', virtualStoreDir: '/p/node_modules/.pnpm', direct: [], importMethodLogged: true } }
+    const counts = { resolved: 2, reused: 2, downloaded: 0, added: 2 }
+    const lockfilePath = '/p/pnpm-lock.yaml'
+    const records = (checkLog?: object): string[] => {
+      const out = sink()
+      reportInstalled({ ...summary, ...(checkLog != null ? { checkLog } : {}) }, counts, { dir: '/p', lockfileDir: '/p' }, {}, new PnpmLog('ndjson', out))
+      return out.text().trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.name !== 'pnpm:progress' && r.name !== 'pnpm:root').map((r) => r.name === 'pnpm:lockfile-verification'
+        ? `${r.status} ${JSON.stringify({ ...r, time: undefined, hostname: undefined, pid: undefined, level: undefined, name: undefined, status: undefined })}`
+        : r.name === 'pnpm' ? r.message : r.name === 'pnpm:stats' ? `stats ${Object.keys(r).includes('added') ? 'added' : 'removed'}` : r.name)
+    }
+    expect(records({ status: 'cached', verifiedAt: '2026-11-24T16:09:10.644Z', lockfilePath }).slice(0, 2)).toEqual([
+      `cached ${JSON.stringify({ verifiedAt: '2026-11-24T16:09:10.644Z', lockfilePath })}`, 'Lockfile is up to date, resolution step is skipped',
+    ])
+    expect(records({ status: 'done', entries: 2, elapsedMs: 3, asked: false, lockfilePath }).slice(0, 3)).toEqual([
+      `started ${JSON.stringify({ entries: 2, lockfilePath })}`, `done ${JSON.stringify({ entries: 2, elapsedMs: 3, lockfilePath })}`, 'Lockfile is up to date, resolution step is skipped',
+    ])
+    const asked = records({ status: 'done', entries: 2, elapsedMs: 170, asked: true })
+    expect(asked.slice(0, 2)).toEqual([`started ${JSON.stringify({ entries: 2 })}`, 'Lockfile is up to date, resolution step is skipped'])
+    expect(asked.slice(asked.indexOf('stats added'), asked.indexOf('stats added') + 2)).toEqual(['stats added', `done ${JSON.stringify({ entries: 2, elapsedMs: 170 })}`])
+    expect(records().filter((r) => r.startsWith('cached') || r.startsWith('started') || r.startsWith('done'))).toEqual([])
   })
 
   it('durations as pnpm writes them', () => {

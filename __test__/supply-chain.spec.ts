@@ -223,7 +223,7 @@ describe('a verdict taken by content hash is recorded for the lockfile\'s path, 
     const before = fs.readFileSync(path.join(cache, 'lockfile-verified.jsonl'), 'utf8')
     expect(verdictRecorded({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir: cache })).toBe(true)
     fs.appendFileSync(path.join(cache, 'lockfile-verified.jsonl'), pnpmVerdict(lockfile))
-    expect(recordedVerdict({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir: cache })).toEqual({})
+    expect(recordedVerdict({ path: lockfile, contentHash: () => RECORDED_HASH }, { ...defaults, cacheDir: cache })).toEqual({ verifiedAt: '2026-11-24T16:09:10.644Z' })
     expect(fs.readFileSync(path.join(cache, 'lockfile-verified.jsonl'), 'utf8')).toBe(before + pnpmVerdict(lockfile))
   })
 })
@@ -354,6 +354,31 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     expect(check.registry).toBeUndefined()
     expect(await outcome(check)).toBeUndefined()
     expect(registry.requests.length).toBe(before)
+  })
+
+  it('says what pnpm\'s check logs of itself: the verdict it took and when that check was made, or its entries (each name and version once) and how long it took; nothing under trustLockfile, for no packages, or for a check pnpm would fail', async () => {
+    const dir = freshDir('check-log')
+    const lockfile = path.join(dir, 'pnpm-lock.yaml')
+    fs.writeFileSync(lockfile, "lockfileVersion: '9.0'\n")
+    const packages = [{ name: 'old', version: '1.0.0' }, { name: '@scope/old', version: '1.0.0' }, { name: 'old', version: '1.0.0' }]
+    const logged = async (list: typeof packages, settings: Record<string, unknown>) => {
+      const started = checkSupplyChain({ path: lockfile }, list, { registry: registry.url, ...settings }, now)
+      await outcome(started)
+      started.verdict?.()
+      return started.log()
+    }
+    // The registry asked: pnpm's check ends while it imports.
+    expect(await logged(packages, { minimumReleaseAge: 1440 })).toEqual({ status: 'done', entries: 2, elapsedMs: expect.any(Number), asked: true })
+    expect(await logged([{ name: 'young', version: '2.0.0' }], { minimumReleaseAge: 1440 })).toBeUndefined()
+    // No policy: its offline check, at once.
+    expect(await logged(packages, { minimumReleaseAge: 0 })).toEqual({ status: 'done', entries: 2, elapsedMs: expect.any(Number), asked: false })
+    expect(await logged([], { minimumReleaseAge: 0 })).toBeUndefined()
+    expect(await logged(packages, { trustLockfile: true })).toBeUndefined()
+    // A verdict of pnpm's, with or without a policy.
+    fs.writeFileSync(path.join(dir, 'lockfile-verified.jsonl'), pnpmVerdict(lockfile))
+    for (const minimumReleaseAge of [0, 1440]) {
+      expect(await logged(packages, { minimumReleaseAge, minimumReleaseAgeIgnoreMissingTime: true, cacheDir: dir })).toEqual({ status: 'cached', verifiedAt: '2026-11-24T16:09:10.644Z' })
+    }
   })
 })
 

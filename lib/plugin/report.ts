@@ -375,7 +375,7 @@ const STATUS: Record<ProgressKind, string> = { resolved: 'resolved', reused: 'fo
  * builds' lines (`buildLines` sends them) before its summary as pnpm's come, then the plugin's
  * line. `counts`: what `showProgress` counted (ndjson has had the progress records).
  */
-export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog, buildLines: () => void = () => {}): void {
+export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir?: string }, manifest: Record<string, unknown>, log: PnpmLog, buildLines: () => void = () => {}): void {
   const prefix = config.dir
   const took = `${summary.packages} packages natively in ${formatMs(summary.ms)}`
   // pnpm's command logs its scope before it installs; its reporter shows the first record only
@@ -404,8 +404,14 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
  * builds' own lines (held back until then) and its error.
  */
 export function reportBuildFailure (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
-  log.write('info', 'pnpm', { message: 'Lockfile is up to date, resolution step is skipped', prefix: config.lockfileDir })
   reportLayout(summary, counts, config, manifest, log)
+}
+
+/** The record pnpm's lockfile check makes of its check (`pnpm:lockfile-verification`), with `status`. */
+function verificationRecord (status: string, checkLog: NonNullable<NativeInstallSummary['checkLog']>): LogRecord {
+  const { lockfilePath } = checkLog
+  if (checkLog.status === 'cached') return { status, verifiedAt: checkLog.verifiedAt, lockfilePath }
+  return { status, entries: checkLog.entries, ...(status === 'done' ? { elapsedMs: checkLog.elapsedMs } : {}), lockfilePath }
 }
 
 /**
@@ -414,9 +420,16 @@ export function reportBuildFailure (summary: NativeInstallSummary, counts: Progr
  * supply-chain check (its `globalWarn`), and then the `linkWarnings` it gives linking the
  * projects' commands.
  */
-function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = [], linkWarnings: string[] = []): void {
+function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir?: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = [], linkWarnings: string[] = []): void {
   const prefix = config.dir
   const layout = summary.layout!
+  // pnpm's lockfile check logs itself as it starts, before pnpm says its install goes from the
+  // lockfile; a check without the registry ends at once, one with it while pnpm imports.
+  const { checkLog } = summary
+  const verification = (status: string): void => { if (checkLog != null) log.write('debug', 'pnpm:lockfile-verification', verificationRecord(status, checkLog)) }
+  verification(checkLog?.status === 'cached' ? 'cached' : 'started')
+  if (checkLog?.status === 'done' && !checkLog.asked) verification('done')
+  log.write('info', 'pnpm', { message: 'Lockfile is up to date, resolution step is skipped', prefix: config.lockfileDir ?? prefix })
   // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
   log.write('debug', 'pnpm:package-manifest', { initial: manifest, prefix })
   log.write('debug', 'pnpm:context', { currentLockfileExists: false, storeDir: layout.storeDir, virtualStoreDir: layout.virtualStoreDir })
@@ -430,6 +443,7 @@ function reportLayout (summary: NativeInstallSummary, counts: Progress, config: 
   log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_started' })
   progress(['resolved'])
   log.write('debug', 'pnpm:stats', { added: summary.packages, prefix })
+  if (checkLog?.status === 'done' && checkLog.asked) verification('done')
   progress(['reused', 'downloaded', 'added'])
   // (Releases before 11.18.0 log it in their workers only: their reporter prints no store lines.)
   if (counts.method != null && layout.importMethodLogged) log.write('debug', 'pnpm:package-import-method', { method: counts.method })

@@ -20,7 +20,7 @@ import { writeLayoutState, writeWorkspaceState, type InstallRecord } from './ins
 import { currentLockfileText, readLockfileFile, type LockfileFile } from './lockfile-file.js'
 import { downloadToStore, fetchUnsupported, networkConcurrencyOf, networkOf, registryOf } from '../registry-fetch.js'
 import { firstFailure } from '../first-failure.js'
-import { checkSupplyChain, type CheckedLockfile, type SupplyChainCheck, type SupplyChainConfig } from './supply-chain.js'
+import { checkSupplyChain, type CheckedLockfile, type CheckLog, type SupplyChainCheck, type SupplyChainConfig } from './supply-chain.js'
 import { lockfileContentHash } from './lockfile-hash.js'
 import { lockfileMode, type PnpmConfig } from '../pnpm-config.js'
 import { configReasons } from './config-rules.js'
@@ -123,6 +123,11 @@ export interface NativeInstallSummary {
   }
   /** The warnings pnpm's supply-chain check would have given, in its words (when it installed). */
   warnings?: string[]
+  /**
+   * What pnpm's supply-chain check would have logged of itself (when it installed and pnpm's own
+   * install does not run after it), and the lockfile it names (pnpm names it when it keeps verdicts).
+   */
+  checkLog?: CheckLog & { lockfilePath?: string }
   /**
    * The warnings pnpm would have given linking the projects' commands (a command's file not there
    * under `@zkochan/cmd-shim`): after its import, and where its lifecycle stage links them again, after its summary.
@@ -786,6 +791,12 @@ export function checkedLockfile (plan: Pick<InstallPlan, 'rootDir' | 'lockfile' 
   return { path: path.join(plan.rootDir, 'pnpm-lock.yaml'), contentHash: () => (hashed ??= { hash: lockfileContentHash(plan.lockfile, plan.lockfileText) }).hash }
 }
 
+/** What pnpm's check would have logged of itself, naming the lockfile where pnpm keeps verdicts (`keepsVerdicts`: it has a cache directory). */
+function checkLogOf (supplyChain: SupplyChainCheck, lockfilePath: string, keepsVerdicts: boolean): NativeInstallSummary['checkLog'] {
+  const log = supplyChain.log()
+  return log != null && keepsVerdicts ? { ...log, lockfilePath } : log
+}
+
 /** A linked directory's manifest for the summary: a project's as read, else the folder's own. */
 function linkedManifest (projects: WorkspaceProject[]): (dir: string) => Manifest | undefined {
   const byDir = new Map(projects.map((p) => [p.dir, p.manifest]))
@@ -804,7 +815,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const phases: Record<string, number> = {}
   const phase = (name: string): void => { phases[name] = Math.round(performance.now() - started) }
   const downloaded: string[] = []
-  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'projectScripts' | 'layout' | 'warnings' | 'linkWarnings'> = {}): NativeInstallSummary => {
+  const done = (packages: number, skipped?: string, more: Pick<NativeInstallSummary, 'validatedAtNs' | 'pnpmRunsScripts' | 'projectScripts' | 'layout' | 'warnings' | 'checkLog' | 'linkWarnings'> = {}): NativeInstallSummary => {
     // The plugin's code cache is worth making once the whole native install has run (code-cache.ts).
     if (skipped == null) noteInstalledNatively()
     return { installed: skipped == null, packages, ms: performance.now() - started, phases, downloaded, ...(skipped != null ? { skipped } : {}), ...more }
@@ -846,10 +857,11 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     }
     if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.depPath}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
     const warnings = supplyChain.warnings ?? []
-    if ('validatedAtNs' in laidOut) return done(plan.planned.length, undefined, { validatedAtNs: laidOut.validatedAtNs, layout, warnings, linkWarnings })
-    // pnpm's own install, running the project's scripts over the layout, links the projects'
-    // commands again, both times: it gives those warnings itself.
-    return done(plan.planned.length, undefined, { ...laidOut, layout, warnings, ...('pnpmRunsScripts' in laidOut ? {} : { linkWarnings }) })
+    const checkLog = checkLogOf(supplyChain, checkedLockfile(plan).path, config.cacheDir != null)
+    if ('validatedAtNs' in laidOut) return done(plan.planned.length, undefined, { validatedAtNs: laidOut.validatedAtNs, layout, warnings, checkLog, linkWarnings })
+    // pnpm's own install, running the project's scripts over the layout, makes its check and
+    // links the projects' commands again, both times: it logs that check and gives those warnings itself.
+    return done(plan.planned.length, undefined, { ...laidOut, layout, warnings, ...('pnpmRunsScripts' in laidOut ? {} : { checkLog, linkWarnings }) })
   } finally {
     supplyChain.cancel()
   }

@@ -97,7 +97,7 @@ function hashOf (lockfile: CheckedLockfile): string | undefined {
  * content hash, adds the line pnpm adds then for the lockfile's path: the native install calls
  * it once it goes ahead (pnpm's own check would have added it, and finds the path's line after).
  */
-export interface RecordedVerdict { recordForPath?: () => void }
+export interface RecordedVerdict { recordForPath?: () => void, verifiedAt?: unknown }
 
 /**
  * pnpm's verdict on the lockfile under today's policies, with every check the running pnpm
@@ -122,14 +122,14 @@ export function recordedVerdict (lockfile: CheckedLockfile, config: SupplyChainC
     typeof verdict.policy === 'object' && verdict.policy != null && coversToday(verdict.policy as Record<string, unknown>, config, form)
   const atPath = byPath.get(lockfile.path)
   if (atPath != null && atPath.lockfile.size === stat.size && atPath.lockfile.mtimeNs === stat.mtimeNs && atPath.lockfile.inode === stat.inode) {
-    return covers(atPath) ? {} : undefined
+    return covers(atPath) ? { verifiedAt: atPath.verifiedAt } : undefined
   }
   // Hashing a large lockfile takes a while: only when a verdict could cover today's policies.
   if (lockfile.contentHash == null || ![...byHash.values()].some(covers)) return undefined
   const hash = hashOf(lockfile)
   const verdict = hash != null ? byHash.get(hash) : undefined
   if (verdict == null || !covers(verdict)) return undefined
-  return { recordForPath: () => appendVerdictForPath(cacheDir, verdict, lockfile.path, stat) }
+  return { recordForPath: () => appendVerdictForPath(cacheDir, verdict, lockfile.path, stat), verifiedAt: verdict.verifiedAt }
 }
 
 /**
@@ -178,12 +178,6 @@ function newVerdict (lockfile: CheckedLockfile, config: SupplyChainConfig, form:
   return () => appendVerdict(cacheDir, { lockfile: { hash, path: lockfile.path, ...stat }, verifiedAt: new Date().toISOString(), policy })
 }
 
-/** pnpm's line for the check that passed: the verdict it took by content hash copied for the path, or a new one; none for a verdict of the path itself. */
-function verdictAsPnpm (lockfile: CheckedLockfile, config: SupplyChainConfig, form: VerdictForm): (() => void) | undefined {
-  const verdict = recordedVerdict(lockfile, config, form)
-  return verdict == null ? newVerdict(lockfile, config, form) : verdict.recordForPath
-}
-
 /** A package's registry metadata: the versions, when it last changed, and (full metadata) when each was published. */
 interface Metadata { modified?: unknown, versions?: Record<string, unknown>, time?: Record<string, unknown> }
 
@@ -214,7 +208,17 @@ export interface SupplyChainCheck {
    * install of pnpm's own after the layout makes pnpm's check and records it itself).
    */
   verdict?: () => (() => void) | undefined
+  /** What pnpm's check logs of itself, once it is over here (`registry` answered, `verdict` worked out); `undefined`: nothing. */
+  log: () => CheckLog | undefined
 }
+
+/**
+ * What pnpm's check logs of itself (its `pnpm:lockfile-verification` records), which its
+ * reporter prints: the verdict it took (`cached`, with when that check was made), or its check of
+ * `entries` packages (each name and version once) that took `elapsedMs`, `asked`: with the
+ * registry (pnpm's ends while it imports), or not (it ends at once).
+ */
+export type CheckLog = { status: 'cached', verifiedAt?: unknown } | { status: 'done', entries: number, elapsedMs: number, asked: boolean }
 
 /** What pnpm's check tests, as the settings ask. */
 interface Tests {
@@ -242,18 +246,31 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   const cancel = (): void => {}
   const ageMinutes = config.minimumReleaseAge ?? 0
   const trust = config.trustPolicy === 'no-downgrade'
-  if (config.trustLockfile === true) return { cancel }
+  if (config.trustLockfile === true) return { cancel, log: () => undefined }
+  // pnpm checks each name and version once, and logs nothing for a lockfile without packages.
+  const entries = new Set(packages.map(({ name, version }) => `${name}@${version}`)).size
+  const started = performance.now()
+  const checked = (asked: boolean): CheckLog | undefined => entries === 0 ? undefined : { status: 'done', entries, elapsedMs: Math.round(performance.now() - started), asked }
+  const cached = (verdict: RecordedVerdict): CheckLog => ({ status: 'cached', verifiedAt: verdict.verifiedAt })
+  let log: CheckLog | undefined
   // No policy: pnpm's check is its offline one (which the native install's plan stands in for),
   // and its verdict file is all that is left to do.
-  if (ageMinutes === 0 && !trust) return { cancel, verdict: () => verdictAsPnpm(lockfile, config, form) }
+  if (ageMinutes === 0 && !trust) {
+    const verdict = (): (() => void) | undefined => {
+      const recorded = recordedVerdict(lockfile, config, form)
+      log = recorded != null ? cached(recorded) : checked(false)
+      return recorded == null ? newVerdict(lockfile, config, form) : recorded.recordForPath
+    }
+    return { cancel, verdict, log: () => log }
+  }
   const recorded = recordedVerdict(lockfile, config, form)
-  if (recorded != null) return { cancel, verdict: () => recorded.recordForPath }
+  if (recorded != null) return { cancel, verdict: () => recorded.recordForPath, log: () => cached(recorded) }
   const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
   const trustExclude = exclusions(config.trustPolicyExclude, 'trustPolicyExclude')
-  for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel }
+  for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel, log: () => undefined }
   const unsupported = fetchUnsupported(config)
   const policies = [ageMinutes > 0 ? 'minimumReleaseAge' : [], trust ? 'trustPolicy' : []].flat().join(' and ')
-  if (unsupported != null) return { leftToPnpm: `pnpm checks the lockfile against ${policies} first (${unsupported})`, cancel }
+  if (unsupported != null) return { leftToPnpm: `pnpm checks the lockfile against ${policies} first (${unsupported})`, cancel, log: () => undefined }
   const tests: Tests = {
     ...(ageMinutes > 0 ? { cutoff: now - ageMinutes * 60_000, ageExclude: ageExclude as VersionPolicy | undefined } : {}),
     ...(trust ? { trust: { exclude: trustExclude as VersionPolicy | undefined, ignoreAfterMinutes: config.trustPolicyIgnoreAfter, now } } : {}),
@@ -261,7 +278,11 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   const controller = new AbortController()
   const warnings: string[] = []
   const warn = (message: string): void => { if (!warnings.includes(message)) warnings.push(message) }
-  return { registry: askRegistry(packages, config, tests, controller.signal, warn), cancel: () => controller.abort(), warnings, verdict: () => newVerdict(lockfile, config, form) }
+  const registry = askRegistry(packages, config, tests, controller.signal, warn).then((why) => {
+    if (why == null) log = checked(true)
+    return why
+  })
+  return { registry, cancel: () => controller.abort(), warnings, verdict: () => newVerdict(lockfile, config, form), log: () => log }
 }
 
 /**
