@@ -230,9 +230,9 @@ describe('the live progress line', () => {
     const summary = { installed: true, packages: 2, ms: 5, phases: {}, downloaded: [], layout: { storeDir: '/s', virtualStoreDir: '/p/node_modules/.pnpm', direct: [], importMethodLogged: true } }
     const counts = { resolved: 2, reused: 2, downloaded: 0, added: 2 }
     const lockfilePath = '/p/pnpm-lock.yaml'
-    const records = (checkLog?: object): string[] => {
+    const records = (checkLog?: object, more: object = {}): string[] => {
       const out = sink()
-      reportInstalled({ ...summary, ...(checkLog != null ? { checkLog } : {}) }, counts, { dir: '/p', lockfileDir: '/p' }, {}, new PnpmLog('ndjson', out))
+      reportInstalled({ ...summary, ...(checkLog != null ? { checkLog } : {}), ...more }, counts, { dir: '/p', lockfileDir: '/p' }, {}, new PnpmLog('ndjson', out))
       return out.text().trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.name !== 'pnpm:progress' && r.name !== 'pnpm:root').map((r) => r.name === 'pnpm:lockfile-verification'
         ? `${r.status} ${JSON.stringify({ ...r, time: undefined, hostname: undefined, pid: undefined, level: undefined, name: undefined, status: undefined })}`
         : r.name === 'pnpm' ? r.message : r.name === 'pnpm:stats' ? `stats ${Object.keys(r).includes('added') ? 'added' : 'removed'}` : r.name)
@@ -247,6 +247,8 @@ describe('the live progress line', () => {
     expect(asked.slice(0, 2)).toEqual([`started ${JSON.stringify({ entries: 2 })}`, 'Lockfile is up to date, resolution step is skipped'])
     expect(asked.slice(asked.indexOf('stats added'), asked.indexOf('stats added') + 2)).toEqual(['stats added', `done ${JSON.stringify({ entries: 2, elapsedMs: 170 })}`])
     expect(records().filter((r) => r.startsWith('cached') || r.startsWith('started') || r.startsWith('done'))).toEqual([])
+    // pnpm's own install runs after the layout (the project's scripts): it says so itself.
+    expect(records(undefined, { pnpmRunsScripts: ['postinstall'] })).not.toContain('Lockfile is up to date, resolution step is skipped')
   })
 
   it('durations as pnpm writes them', () => {

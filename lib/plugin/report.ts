@@ -424,12 +424,13 @@ function reportLayout (summary: NativeInstallSummary, counts: Progress, config: 
   const prefix = config.dir
   const layout = summary.layout!
   // pnpm's lockfile check logs itself as it starts, before pnpm says its install goes from the
-  // lockfile; a check without the registry ends at once, one with it while pnpm imports.
+  // lockfile; a check without the registry ends at once, one with it while pnpm imports. (Where
+  // pnpm's own install runs the project's scripts after the layout, it says both itself.)
   const { checkLog } = summary
   const verification = (status: string): void => { if (checkLog != null) log.write('debug', 'pnpm:lockfile-verification', verificationRecord(status, checkLog)) }
   verification(checkLog?.status === 'cached' ? 'cached' : 'started')
   if (checkLog?.status === 'done' && !checkLog.asked) verification('done')
-  log.write('info', 'pnpm', { message: 'Lockfile is up to date, resolution step is skipped', prefix: config.lockfileDir ?? prefix })
+  if (summary.pnpmRunsScripts == null) log.write('info', 'pnpm', { message: 'Lockfile is up to date, resolution step is skipped', prefix: config.lockfileDir ?? prefix })
   // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
   log.write('debug', 'pnpm:package-manifest', { initial: manifest, prefix })
   log.write('debug', 'pnpm:context', { currentLockfileExists: false, storeDir: layout.storeDir, virtualStoreDir: layout.virtualStoreDir })
