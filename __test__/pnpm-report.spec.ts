@@ -90,7 +90,8 @@ describe('what pnpm prints after a native install, with each reporter, against s
   })
 
   /** A fresh clone of the set-up project, installed; its output's lines with paths and times replaced. */
-  async function install (opts: { stock?: boolean, reporter?: string, cold?: boolean, args?: string[], edit?: (dir: string) => void, from?: TarballRegistry, setUp?: string }): Promise<{ run: PnpmRun, lines: string[], dir: string }> {
+  /** `sandbox`: the home (and pnpm's cache) to install with, else one of its own. */
+  async function install (opts: { stock?: boolean, reporter?: string, cold?: boolean, args?: string[], edit?: (dir: string) => void, from?: TarballRegistry, setUp?: string, sandbox?: string }): Promise<{ run: PnpmRun, lines: string[], dir: string }> {
     const dir = path.join(base, `clone-${n++}`)
     fs.mkdirSync(dir)
     // A fresh clone: the set-up project's files but its node_modules.
@@ -98,7 +99,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
     opts.edit?.(dir)
     const storeDir = opts.cold === true ? path.join(base, `store-${n}`) : store
     const run = await runPnpm(['install', '--frozen-lockfile', ...(opts.args ?? [])], {
-      projectDir: dir, storeDir, sandbox: path.join(base, `sandbox-${n}`), registry: (opts.from ?? registry).url, reporter: opts.reporter, env: opts.stock === true ? STOCK : {},
+      projectDir: dir, storeDir, sandbox: opts.sandbox ?? path.join(base, `sandbox-${n}`), registry: (opts.from ?? registry).url, reporter: opts.reporter, env: opts.stock === true ? STOCK : {},
     })
     // The default reporter redraws in place: what the screen shows at the end.
     const lines = (opts.reporter === 'default' ? withOursWhole(screen(run.stdout)) : run.stdout.replace(ANSI, '').split('\n'))
@@ -136,6 +137,16 @@ describe('what pnpm prints after a native install, with each reporter, against s
       expect(native.run.stderr).toBe(stock.run.stderr)
     })
   }
+
+  it('--reporter=append-only, a clone of a lockfile pnpm checked before on this machine: pnpm\'s record of that check taken (`✓ Lockfile passes supply-chain policies (verified <t> ago)`), as stock takes it', async () => {
+    const sandbox = path.join(base, 'sandbox-checked-before')
+    expectOk((await install({ stock: true, sandbox })).run)
+    const stock = await install({ stock: true, sandbox })
+    const native = await install({ sandbox })
+    expectOk(native.run)
+    expect(stock.lines).toContain('✓ Lockfile passes supply-chain policies (verified <t> ago)')
+    expect(native.lines).toEqual(asNative(stock.lines))
+  })
 
   it('--reporter=append-only, cold store: the same, the progress counting what was downloaded as stock\'s does', async () => {
     const stock = await install({ stock: true, cold: true })
