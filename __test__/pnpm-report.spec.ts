@@ -276,10 +276,10 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expect(ours).toEqual([`${PLUGIN_NAME} left this install to pnpm: the lockfile's pnpmfileChecksum does not match the pnpmfiles loaded now (the plugin was added or updated without a \`pnpm install\`). To install natively: run \`pnpm install\` once and commit pnpm-lock.yaml; until then pnpm refuses --frozen-lockfile (ERR_PNPM_LOCKFILE_CONFIG_MISMATCH)`])
   })
 
-  /** The clone's package.json with a postinstall that leaves a file. */
-  const withPostinstall = (dir: string): void => {
+  /** The clone's package.json with a postinstall (one that leaves a file). */
+  const withPostinstall = (dir: string, postinstall = 'node -e "require(\'fs\').writeFileSync(\'ran.txt\', \'\')"'): void => {
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
-    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, scripts: { postinstall: 'node -e "require(\'fs\').writeFileSync(\'ran.txt\', \'\')"' } }))
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, scripts: { postinstall } }))
   }
 
   it.runIf(TESTED.runsBuilds)('the project\'s own postinstall, run natively after the report: stock\'s lines in stock\'s order (the script\'s after the summary), the plugin\'s line and pnpm\'s "Already up to date"', async () => {
@@ -291,6 +291,20 @@ describe('what pnpm prints after a native install, with each reporter, against s
     // The plugin's line closes its report, before the script's.
     expectLines(native.lines, stock.lines, (lines) => {
       const expected = asNative(lines).filter((l) => l !== OURS)
+      expected.splice(expected.findIndex((l) => l.startsWith('. postinstall$')), 0, ours)
+      return expected
+    })
+  })
+
+  it.runIf(TESTED.runsBuilds)('the project\'s own postinstall failing, run natively: stock\'s lines, its exit status, pnpm\'s lockfile check once (pnpm\'s install, which ends the run with the error, checks nothing again)', async () => {
+    const edit = (dir: string): void => withPostinstall(dir, 'exit 3')
+    const stock = await install({ stock: true, edit })
+    const native = await install({ edit })
+    expect(stock.run.code).toBe(3)
+    expect(native.run.code).toBe(stock.run.code)
+    const ours = `${PLUGIN_NAME} installed 9 packages natively in <t>; now the project's postinstall, run as pnpm runs them`
+    expectLines(native.lines, stock.lines, (lines) => {
+      const expected = [...lines]
       expected.splice(expected.findIndex((l) => l.startsWith('. postinstall$')), 0, ours)
       return expected
     })

@@ -303,7 +303,7 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
         trace(`report failed: ${(err as Error).message}`)
       }
     })
-    if (!(outcome instanceof Error) && outcome.projectScripts != null) await runProjectScriptsAfter(outcome.projectScripts, log)
+    if (!(outcome instanceof Error) && outcome.projectScripts != null) await runProjectScriptsAfter(outcome.projectScripts, log, () => { if (outcome.checkLog != null) (config as { trustLockfile?: boolean }).trustLockfile = true })
   }
   return config
 }
@@ -312,8 +312,12 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
  * The projects' own scripts, after the install's report as after pnpm's summary; then the
  * workspace state. One that fails ends the install with its error as a failed build does (the
  * state unwritten, as stock leaves it), never handed back to pnpm (which would run them again).
+ * pnpm's own install, which then only ends the run with that error, is not to check the lockfile
+ * a second time where the report showed the native install's check (`checkedOnce`: pnpm's
+ * `trustLockfile` set, which skips its check and its lines, and nothing else of what it does
+ * before that error).
  */
-async function runProjectScriptsAfter (scripts: NonNullable<NativeInstallSummary['projectScripts']>, log: PnpmLog): Promise<void> {
+async function runProjectScriptsAfter (scripts: NonNullable<NativeInstallSummary['projectScripts']>, log: PnpmLog, checkedOnce: () => void): Promise<void> {
   let ended: Awaited<ReturnType<typeof scripts.run>>
   try {
     ended = await scripts.run()
@@ -326,6 +330,7 @@ async function runProjectScriptsAfter (scripts: NonNullable<NativeInstallSummary
   }
   trace(`native install ended: the project's scripts failed in ${ended.id} (${ended.failed.message.replace(/\n/g, ': ')}) (the install ends with its error, the workspace state not written)`)
   const refused = (): void => log.say(`${PLUGIN_NAME} installed natively and ran the project's scripts (one failed), but pnpm's supply-chain check of the lockfile failed, so the install ends with pnpm's error`, true)
+  checkedOnce()
   failedBuild = { error: ended.failed, report: () => {}, refused, verification: watchLockfileVerification() }
   if (!prelinks) {
     failedBuild.verification.stop()
