@@ -415,10 +415,10 @@ function verificationRecord (status: string, checkLog: NonNullable<NativeInstall
 }
 
 /**
- * pnpm's frozen install's records from the start of its import to its end (the store, the
- * counts, the import method where the release logs it), after the `warnings` of its
- * supply-chain check (its `globalWarn`), and then the `linkWarnings` it gives linking the
- * projects' commands.
+ * pnpm's frozen install's records from its lockfile check (`summary.checkLog`, if the native
+ * install made it in pnpm's place) to the end of its import (the store, the counts, the import
+ * method where the release logs it), after the `warnings` of its supply-chain check (its
+ * `globalWarn`), and then the `linkWarnings` it gives linking the projects' commands.
  */
 function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir?: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = [], linkWarnings: string[] = []): void {
   const prefix = config.dir

@@ -244,9 +244,10 @@ function exclusions (patterns: string[] | undefined, setting: string): VersionPo
  */
 export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ name: string, version: string }>, config: SupplyChainConfig, now = Date.now(), form: VerdictForm = NEWEST): SupplyChainCheck {
   const cancel = (): void => {}
+  const unlogged = (): undefined => undefined
   const ageMinutes = config.minimumReleaseAge ?? 0
   const trust = config.trustPolicy === 'no-downgrade'
-  if (config.trustLockfile === true) return { cancel, log: () => undefined }
+  if (config.trustLockfile === true) return { cancel, log: unlogged }
   // pnpm checks each name and version once, and logs nothing for a lockfile without packages.
   const entries = new Set(packages.map(({ name, version }) => `${name}@${version}`)).size
   const started = performance.now()
@@ -267,10 +268,10 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   if (recorded != null) return { cancel, verdict: () => recorded.recordForPath, log: () => cached(recorded) }
   const ageExclude = exclusions(config.minimumReleaseAgeExclude, 'minimumReleaseAgeExclude')
   const trustExclude = exclusions(config.trustPolicyExclude, 'trustPolicyExclude')
-  for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel, log: () => undefined }
+  for (const refused of [ageExclude, trustExclude]) if (typeof refused === 'string') return { leftToPnpm: refused, cancel, log: unlogged }
   const unsupported = fetchUnsupported(config)
   const policies = [ageMinutes > 0 ? 'minimumReleaseAge' : [], trust ? 'trustPolicy' : []].flat().join(' and ')
-  if (unsupported != null) return { leftToPnpm: `pnpm checks the lockfile against ${policies} first (${unsupported})`, cancel, log: () => undefined }
+  if (unsupported != null) return { leftToPnpm: `pnpm checks the lockfile against ${policies} first (${unsupported})`, cancel, log: unlogged }
   const tests: Tests = {
     ...(ageMinutes > 0 ? { cutoff: now - ageMinutes * 60_000, ageExclude: ageExclude as VersionPolicy | undefined } : {}),
     ...(trust ? { trust: { exclude: trustExclude as VersionPolicy | undefined, ignoreAfterMinutes: config.trustPolicyIgnoreAfter, now } } : {}),
