@@ -368,6 +368,13 @@ describe('why-not: every reason the install gives, in words a user can act on', 
     expect(whyNot('node_modules is not empty').change).toBe('nothing: a fresh clone (or `rm -rf node_modules`) installs natively unless something else leaves it to pnpm, as `cas-native-explain` tells (`pnpm dlx @cas/pnpm-plugin-native`)')
   })
 
+  it('a build pnpm has not been told to run or deny: decide it, either way (user try s23: it said only to deny it, or to keep pnpm installing, where allowing it installs natively from 11.28.1)', () => {
+    const why = whyNot('esbuild@0.25.12: requires-build')
+    expect(why.code).toBe('builds')
+    expect(why.says).toBe('a dependency has a build script for pnpm to run (esbuild@0.25.12: requires-build)')
+    expect(why.change).toBe('decide its build under allowBuilds, as `pnpm approve-builds` does (pnpm refuses an undecided one): true to build it (natively too, from pnpm 11.28.1, where pnpm\'s side-effects cache lacks it), false if it needs no build')
+  })
+
   it('a build or patch the cache lacks: what would change it depends on why it was not run natively (review s9b, item 7)', () => {
     const miss = (why?: string): WhyNot => whyNot(`a@1.0.0: no side effects cached for linux;x64;node24;deps=abc${why != null ? `, and ${why}` : ''}`)
     const cachedNext = 'pnpm builds it this time and caches the result, and the next fresh clone on this store takes it from the cache natively'
