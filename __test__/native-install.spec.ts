@@ -1720,6 +1720,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(relativeTree(both.native, store)).toEqual(relativeTree(both.stock, store))
   })
 
+  it.skipIf(buildsNative)('the same with a project prepare script, which pnpm then runs too: the build step is the reason said, and how pinning the newest pnpm changes it (user try: antfu/eslint-config under 11.9.0); stock\'s tree', async () => {
+    const { dir, store } = await setUp('unchanged-build-older-prepare', { name: 'u', version: '1.0.0', scripts: { prepare: 'node -e 0' }, dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n')
+    const both = await installBoth(dir, store, 'unchanged-build-older-prepare')
+    const said = `native install skipped: log-only-build@1.0.0: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and pnpm ${testedPnpmVersion} runs the builds itself `
+    expect(both.trace.split('\n').some((l) => l.startsWith(said)), both.trace).toBe(true)
+    expect(both.trace).toContain(`to install natively: pin pnpm ${PNPM_RELEASES.at(-1)!.version} (packageManager in package.json), under which the native install runs such builds itself, or deny log-only-build's build`)
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+    expect(relativeTree(both.native, store)).toEqual(relativeTree(both.stock, store))
+  })
+
   it.runIf(buildsNative)('a required build that fails before a patched package\'s turn: that package left unpatched (pnpm applies a patch when its turn comes), the project\'s commands not linked nor their targets made executable (pnpm links them after its build step); stock\'s tree and status', async () => {
     const { dir } = await setUp('failing-before-patch', { name: 'f', version: '1.0.0', dependencies: { util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  fails-build: true\n', {}, {
       'waits-on-failing.patch': PATCHES['util@1.0.0.patch'],

@@ -498,9 +498,11 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     return { ...p, buildIgnored: buildIgnored(p, config), sideEffectsCacheKey: keys?.key, patchedSideEffectsCacheKey: keys?.patched }
   })
   // A build or patch the cache lacks is run natively, when pnpm's build step can be reproduced
-  // (and pnpm's own install does not follow to run the project's scripts: see layOut).
+  // (and pnpm's own install does not follow to run the project's scripts: see layOut). A build
+  // step that cannot be is the reason first, as the explain command words it (under a release
+  // whose builds are pnpm's, the project's scripts are pnpm's for that same reason).
   const projectScripts = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')} (${plan.scripts.whyPnpmRuns!})` : undefined
-  const cannotBuild = projectScripts ?? buildSettingsUnsupported(config, plan.release.version)
+  const cannotBuild = buildSettingsUnsupported(config, plan.release.version) ?? projectScripts
   // A patched package whose build pnpm does not allow: patched in pnpm's build step on every
   // install, nothing looked up; imported unbuilt with those the cache lacks, below (no script of
   // it runs: under more releases than builds).
