@@ -35,7 +35,7 @@ import { removeLeftovers } from './leftovers.js'
 import { registerProject } from './project-registry.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
-import { blobModeRule, keepsBundled, nativeRelease, type PnpmRelease } from './pnpm-releases.js'
+import { blobModeRule, keepsBundled, nativeRelease, tarballRowsOf, type PnpmRelease } from './pnpm-releases.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
 import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
@@ -302,7 +302,7 @@ function tarballUrl (name: string, version: string, config: NativeInstallConfig)
 }
 
 /** Downloads `packages` into the store, `limit` at a time, each URL to `downloaded`; the first that fails, if any. */
-async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], storeDir: string, config: NativeInstallConfig, limit: number, downloaded: string[]): Promise<string | undefined> {
+async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], storeDir: string, config: NativeInstallConfig, limit: number, downloaded: string[], compat: ReturnType<typeof tarballRowsOf>): Promise<string | undefined> {
   return await firstFailure(packages, limit, async (p) => {
     const url = tarballUrl(p.name, p.version, config)
     const result = await downloadToStore({
@@ -312,6 +312,7 @@ async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], 
       filesIndexFile: p.filesIndexFile,
       maxTarballUnpackedSize: typeof config.maxTarballUnpackedSize === 'number' ? config.maxTarballUnpackedSize : undefined,
       network: networkOf(config),
+      compat,
     })
     if (result == null) return url
     downloaded.push(url)
@@ -551,7 +552,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     phase('linked from the store')
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${missing.length} packages are not in the store, and ${why}` }
-    const failed = await downloadAll(lockfile, oncePerPackage(missing), storeDir, config, networkConcurrencyOf(config), downloaded)
+    const failed = await downloadAll(lockfile, oncePerPackage(missing), storeDir, config, networkConcurrencyOf(config), downloaded, tarballRowsOf(plan.release.version))
     if (failed != null) return { stopped: `${failed} did not download` }
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
@@ -577,7 +578,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   if (absent.length > 0) {
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${absent.length} packages are not in the store, and ${why}` }
-    const failed = await downloadAll(lockfile, oncePerPackage(absent.map((k) => toBuild[k])), storeDir, config, networkConcurrencyOf(config), downloaded)
+    const failed = await downloadAll(lockfile, oncePerPackage(absent.map((k) => toBuild[k])), storeDir, config, networkConcurrencyOf(config), downloaded, tarballRowsOf(plan.release.version))
     if (failed != null) return { stopped: `${failed} did not download` }
     const again = await linkUnbuilt(absent.map((k) => unbuiltPackages[k]))
     absent.forEach((k, j) => { unbuilt[k] = again[j] })
