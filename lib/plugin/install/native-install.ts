@@ -851,10 +851,12 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     const linkWarnings: LinkWarnings = { afterImport: [], afterSummary: [] }
     const laidOut = await layOut(plan, config, importMethod, supplyChain, phase, downloaded, publicLinks, linkWarnings)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
+    const cwdProject = plan.projects.find((p) => p.dir === path.resolve(config.dir!)) ?? plan.projects[0]
     const layout = {
       storeDir: plan.storeDir,
       virtualStoreDir: plan.virtualStoreDir,
-      direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), publicLinks),
+      // pnpm's summary lists the dependencies of the project it runs in (the root's hoisting is the root's).
+      direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), cwdProject.id === '.' ? publicLinks : {}, cwdProject.id),
       ...(config.workspaceDir != null ? { workspace: { dir: config.workspaceDir, projects: plan.projects.length } } : {}),
       importMethodLogged: plan.release.importMethodLogged,
     }
