@@ -239,6 +239,7 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
     [{ pnpmfile: ['/a/pnpmfile.cjs', '/b/.pnpmfile.cjs'] }, VERIFIED_PNPM, /^other pnpmfiles$/],
     [{ useGitBranchLockfile: true }, VERIFIED_PNPM, /^git branch lockfiles$/],
     [{ frozenStore: true }, VERIFIED_PNPM, /^frozenStore$/],
+    [{ injectWorkspacePackages: true, workspaceDir: dir, workspacePackagePatterns: ['.', 'packages/*'] }, VERIFIED_PNPM, /^injectWorkspacePackages \(projects injected as copies\)$/],
     [{}, VERIFIED_PNPM, /^no lockfile$/],
   ] as Array<[Partial<NativeInstallConfig>, string | undefined, RegExp]>)('%j under pnpm %s', async (settings, version, why) => {
     const summary = await installNatively({ ...base, ...settings }, version, 'auto')
@@ -253,6 +254,13 @@ describe('installNatively: what it leaves to pnpm, untouched', () => {
 
   it('extendNodePath false (shims with no NODE_PATH): no setting stands in the way', () => {
     expect(configReasons({ ...base, extendNodePath: false }, VERIFIED_PNPM)).toEqual([])
+  })
+
+  it('injectWorkspacePackages in a workspace of its root alone (no packages globs, or the root\'s), or with no workspace: no project to inject, no setting stands in the way', () => {
+    for (const patterns of [undefined, ['.'], ['./']]) {
+      expect(configReasons({ ...base, injectWorkspacePackages: true, workspaceDir: dir, workspacePackagePatterns: patterns }, VERIFIED_PNPM)).toEqual([])
+    }
+    expect(configReasons({ ...base, injectWorkspacePackages: true }, VERIFIED_PNPM)).toEqual([])
   })
 })
 

@@ -612,7 +612,10 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       expect(String(state.validation.recordedAtNs)).toBe(validatedAt)
     }
     expect(both.nativeRun.stdout).toContain('Already up to date')
+    // Once, as stock: not from a project below the workspace root (pnpm's reporter shows an info
+    // record only under the directory it runs in, and pnpm logs this one under the root).
     expect(fromLockfile(both.nativeRun.stdout)).toBe(fromLockfile(both.stockRun.stdout))
+    expect(fromLockfile(both.stockRun.stdout)).toBe(opts.cwd == null || opts.cwd === '.' ? 1 : 0)
     // Where the packages were linked from, only where stock says it (releases before 11.18.0 never do).
     const storeLines = (run: PnpmRun): boolean => run.stdout.includes(' from the content-addressable store to the virtual store.')
     expect(storeLines(both.nativeRun)).toBe(storeLines(both.stockRun))
@@ -715,6 +718,11 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
       const args = scriptsOff === true ? ['--config.ignore-scripts=true'] : []
       const both = await expectSameAsStock(dir, store, label, { packages: countSnapshots(dir), why: 'util', cwd, args, plain })
       if (plain === true) for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'pnpm-lock.yaml'), 'utf8')).toBe(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8'))
+      // pnpm's summary: the counts under the workspace root (below it, under its prefix), the
+      // dependencies of the project it runs in (user try: nuxt/content from playground/).
+      const summary = (stdout: string): string[] => stdout.split('\n').filter((l) => /^(?:Packages: \+|\S+ +\| +\+\d|\w*[dD]ependencies:|\+ )/.test(l))
+      expect(summary(both.nativeRun.stdout)).toEqual(summary(both.stockRun.stdout))
+      expect(summary(both.stockRun.stdout).length).toBeGreaterThan(2)
       for (const entry of [...WORKSPACE_COVERS, ...covers]) expect(both.stockTree.some((l) => l.startsWith(entry)), entry).toBe(true)
       for (const entry of absent ?? []) expect(both.stockTree.filter((l) => l.startsWith(entry)), entry).toEqual([])
       if (TESTED.shimWriter !== 'pnpm') {
@@ -1720,6 +1728,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const both = await installBoth(dir, store, 'unchanged-build-older')
     const said = `native install skipped: log-only-build@1.0.0: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and pnpm ${testedPnpmVersion} runs the builds itself `
     expect(both.trace.split('\n').some((l) => l.startsWith(said)), both.trace).toBe(true)
+    for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
+    expect(relativeTree(both.native, store)).toEqual(relativeTree(both.stock, store))
+  })
+
+  it.skipIf(buildsNative)('the same with a project prepare script, which pnpm then runs too: the build step is the reason said, and how pinning the newest pnpm changes it (user try: antfu/eslint-config under 11.9.0); stock\'s tree', async () => {
+    const { dir, store } = await setUp('unchanged-build-older-prepare', { name: 'u', version: '1.0.0', scripts: { prepare: 'node -e 0' }, dependencies: { 'log-only-build': '1.0.0', util: '1.0.0' } }, 'minimumReleaseAge: 0\nallowBuilds:\n  log-only-build: true\n')
+    const both = await installBoth(dir, store, 'unchanged-build-older-prepare')
+    const said = `native install skipped: log-only-build@1.0.0: its build changes no file, which pnpm records in its side-effects cache but never takes from it (it builds it on every install), and pnpm ${testedPnpmVersion} runs the builds itself `
+    expect(both.trace.split('\n').some((l) => l.startsWith(said)), both.trace).toBe(true)
+    expect(both.trace).toContain(`to install natively: pin pnpm ${PNPM_RELEASES.at(-1)!.version} (packageManager in package.json), under which the native install runs such builds itself, or deny log-only-build's build`)
     for (const d of [both.stock, both.native]) expect(buildLog(d)).toBe('log-only-build\n')
     expect(relativeTree(both.native, store)).toEqual(relativeTree(both.stock, store))
   })

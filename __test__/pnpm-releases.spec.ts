@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import semver from 'semver'
 import { describe, expect, it } from 'vitest'
-import { blobModeRule, frozenCheckRules, nativeRelease, peerEdgeRuleOf, PNPM_RELEASES, reporterRedrawOf, stateFormOf, takesFetcherDelegation, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
+import { blobModeRule, frozenCheckRules, nativeRelease, peerEdgeRuleOf, PNPM_RELEASES, reporterRedrawOf, stateFormOf, takesFetcherDelegation, tarballRowsOf, type PnpmRelease } from '../dist/plugin/install/pnpm-releases.js'
 import { isOwnShimWriter } from '../dist/plugin/install/bin-shim.js'
 import { pnpmPackageDir, referencePnpmDir, repoDir, testedPnpmVersion } from './helpers/pnpm-cli.js'
 
@@ -123,6 +123,16 @@ describe('the table of pnpm releases', () => {
     expect(['11.27.1', '11.28.0', '11.28.6', '11.28.7'].map(peerEdgeRuleOf)).toEqual(['none', 'optional-peers', 'optional-peers', 'bound-peers'])
     expect([blobModeRule('11.9.0'), takesFetcherDelegation('11.11.0'), frozenCheckRules('11.21.0')]).toEqual(['none', false, { catalogResolutions: false, publishLinks: false }])
     expect([blobModeRule('11.28.5'), takesFetcherDelegation('11.12.0'), frozenCheckRules('11.25.0')]).toEqual(['exact', true, { catalogResolutions: true, publishLinks: false }])
+  })
+
+  it('the rows of the tarballs it downloads: the manifest\'s gypfile kept (and read for requiresBuild) from 11.28.0, as each release\'s worker has it', () => {
+    expect(['11.7.0', '11.27.1', '11.28.0', '11.28.11', undefined, 'not-a-version'].map(tarballRowsOf)).toEqual(['@pnpm/worker@1100', '@pnpm/worker@1100', 'pnpm@11.28', 'pnpm@11.28', 'pnpm@11.28', 'pnpm@11.28'])
+    for (const [version, file] of bundles()) {
+      const worker = path.join(path.dirname(file), 'worker.js')
+      if (!fs.existsSync(worker)) continue
+      const fields = arrayLiteral(fs.readFileSync(worker, 'utf8'), /\n\s*(?:var )?BUNDLED_MANIFEST_FIELDS = \[/)
+      expect(fields.includes('gypfile'), version).toBe(tarballRowsOf(version) === 'pnpm@11.28')
+    }
   })
 
   it('builds the cache lacks run natively from 11.28.1 (the build step reproduced), a failed optional package unlinked from 11.28.4, their commands linked again after them from 11.28.10', () => {

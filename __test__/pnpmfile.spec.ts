@@ -241,6 +241,43 @@ describe('fetchers[0], a big tarball piped while it downloads (issue 16)', () =>
   })
 })
 
+describe('fetchers[0]: the rows the running pnpm writes (user try: nuxt/content under 11.7.0, node-addon-api\'s gypfile: false)', () => {
+  const fetcher = pnpmfile.fetchers[0]
+  // A root binding.gyp the manifest opts out of: pnpm 11.28 keeps gypfile and builds nothing; the releases before count the binding.gyp.
+  const gyp = tgz([{ name: 'package/package.json', content: JSON.stringify({ name: 'gyp-off', version: '1.0.0', gypfile: false }) }, { name: 'package/binding.gyp', content: '{}' }])
+  const integrity = 'sha512-' + crypto.createHash('sha512').update(gyp).digest('base64')
+  let server: http.Server
+  let registry: string
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-length': gyp.length })
+      res.end(gyp)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    registry = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  })
+  afterAll(async () => { await new Promise((resolve) => server?.close(resolve)) })
+
+  it.each([
+    ['pnpm/11.27.1 npm/? node/v24.9.0 linux x64', '@pnpm/worker@1100', true],
+    ['pnpm/11.28.0 npm/? node/v24.9.0 linux x64', 'pnpm@11.28', false],
+    [undefined, 'pnpm@11.28', false],
+  ] as const)('user agent %s: the rows of %s (requiresBuild %s), as addFilesFromTarball writes them', async (userAgent, compat, requiresBuild) => {
+    try {
+      await pnpmfile.hooks.updateConfig(userAgent == null ? {} : { userAgent })
+      const storeDir = freshStoreDir('fetch-gyp')
+      const result: any = await fetcher.fetch({ storeDir }, { tarball: `${registry}gyp-off/-/gyp-off-1.0.0.tgz`, integrity }, { filesIndexFile: 'gyp' })
+      const whole = await cas.addFilesFromTarball({ buffer: gyp, storeDir: freshStoreDir('fetch-gyp-whole'), filesIndexFile: 'gyp', integrity, compat })
+      expect(result.requiresBuild).toBe(requiresBuild)
+      expect({ requiresBuild: result.requiresBuild, manifest: result.manifest }).toEqual({ requiresBuild: whole.requiresBuild, manifest: whole.manifest })
+      expect('gypfile' in result.manifest).toBe(!requiresBuild)
+    } finally {
+      await pnpmfile.hooks.updateConfig({})
+      cas.closeStores()
+    }
+  })
+})
+
 function relative (m: Map<string, string>, storeDir: string): string[][] {
   return [...m].map(([k, v]) => [k, path.relative(storeDir, v)])
 }

@@ -6,7 +6,7 @@
  */
 import { Writable } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { dropRecords, fitRows, formatMs, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reportInstalled, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
+import { dropRecords, fitRows, formatMs, formatPrefix, holdRecords, PnpmLog, ProgressLine, progressText, releaseRecords, reportInstalled, reporterOf, watchLockfileVerification } from '../dist/plugin/report.js'
 import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js'
 import { unbuiltReasons, type RecordedBuild } from '../dist/plugin/install/side-effects.js'
 import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
@@ -208,6 +208,18 @@ describe('the live progress line', () => {
     new ProgressLine('default', counts, { out: quick }).end()
     vi.advanceTimersByTime(1000)
     expect(quick.text()).toBe('')
+  })
+
+  it('below the workspace root: under the root\'s prefix, as pnpm\'s reporter zooms out a line of another directory (formatPrefix, padded to 40)', () => {
+    vi.useFakeTimers()
+    const out = sink()
+    const line = new ProgressLine('append-only', { resolved: 9, reused: 0, downloaded: 0, added: 0 }, { out, zoom: formatPrefix('/ws/playground', '/ws') })
+    vi.advanceTimersByTime(1000)
+    line.end()
+    expect(out.text()).toBe(`${'..'.padEnd(40)} | Progress: resolved 9, reused 0, downloaded 0, added 0\n`)
+    expect([formatPrefix('/ws', '/ws'), formatPrefix('/ws/a/b', '/ws'), formatPrefix('/ws', '/ws/packages/app')]).toEqual(['.', '../..', 'packages/app'])
+    expect(formatPrefix('/', `/${'x'.repeat(30)}/${'y'.repeat(30)}`)).toBe(`.../${'y'.repeat(30)}`)
+    expect(formatPrefix('/', `/${'z'.repeat(50)}`)).toBe(`...${'z'.repeat(37)}`)
   })
 
   it('showProgress counts what the install tells, the import method too; ndjson gets pnpm\'s progress records as they come', () => {
@@ -445,6 +457,14 @@ describe('directDependencies: the list pnpm prints after an install', () => {
     // b hoisted publicly at its name, a elsewhere (another project under that name).
     expect(directDependencies(lockfile, [], '/ws', (dir) => manifests[dir], { b: '/ws/packages/b', a: '/ws/packages/other' })).toEqual([
       { name: 'a', realName: 'a', version: '1.2.3', linkedFrom: '/ws/packages/a', dependencyType: 'prod' },
+    ])
+  })
+
+  it('a project\'s, for pnpm run in its directory: its importer, its link: dependencies from its own directory', () => {
+    const lockfile = { importers: { '.': { dependencies: { a: '1.0.0' } }, playground: { devDependencies: { root: 'link:..', b: '2.0.0' } } }, packages: { 'a@1.0.0': {}, 'b@2.0.0': {} } }
+    expect(directDependencies(lockfile, [], '/ws', (dir) => dir === '/ws' ? { name: 'root', version: '3.0.0' } : undefined, {}, 'playground')).toEqual([
+      { name: 'root', realName: 'root', version: '3.0.0', linkedFrom: '/ws', dependencyType: 'dev' },
+      { name: 'b', realName: 'b', version: '2.0.0', id: 'b@2.0.0', dependencyType: 'dev' },
     ])
   })
 })

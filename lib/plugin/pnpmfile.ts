@@ -28,7 +28,7 @@ import { checkAbsolutePath, checkObject } from '../api/args.js'
 import { invalidArgument } from '../api/errors.js'
 import * as cas from '../api/index.js'
 import { installNatively, type NativeInstallConfig, type NativeInstallSummary } from './install/native-install.js'
-import { takesFetcherDelegation } from './install/pnpm-releases.js'
+import { takesFetcherDelegation, tarballRowsOf } from './install/pnpm-releases.js'
 import { downloadToStore, fetchUnsupported, networkOf } from './registry-fetch.js'
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
@@ -249,6 +249,8 @@ export const registryTarballFetcher = {
       onStart: opts.onStart,
       onProgress: opts.onProgress,
       network: networkOf((pnpmConfig ?? {}) as Record<string, unknown>),
+      // The rows (and requiresBuild) the running pnpm's own fetcher would give.
+      compat: tarballRowsOf(userAgentPnpmVersion(pnpmConfig?.userAgent)),
     })
     // pnpm's fetcher downloads again, retries, and reports the error its own way.
     if (result == null) return await delegate(resolution, url, { cafs, opts, builtins })

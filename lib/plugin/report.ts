@@ -24,6 +24,7 @@
  * throttled as pnpm throttles it (`ProgressLine`).
  */
 import os from 'node:os'
+import path from 'node:path'
 import { Writable } from 'node:stream'
 import { PLUGIN_NAME } from './config-dependency.js'
 import { whyNot } from './why-not.js'
@@ -42,6 +43,8 @@ export interface ReportingConfig {
   json?: boolean
   parseable?: boolean
   dir?: string
+  /** The workspace root's (pnpm's install logs its progress and counts under it). */
+  lockfileDir?: string
 }
 
 /** pnpm 11's choice of reporter for a command that prints its logs (`getReporterType` in its main). */
@@ -285,7 +288,7 @@ export class ProgressLine {
   private timer: NodeJS.Timeout | undefined
   private shown = false
 
-  constructor (private readonly reporter: 'default' | 'append-only', private readonly counts: Counts, private readonly opts: { out?: NodeJS.WritableStream, color?: boolean, now?: () => number } = {}) {
+  constructor (private readonly reporter: 'default' | 'append-only', private readonly counts: Counts, private readonly opts: { out?: NodeJS.WritableStream, color?: boolean, now?: () => number, zoom?: string } = {}) {
     this.interval = reporter === 'default' ? 200 : 1000
     this.last = this.now()
     this.schedule()
@@ -307,7 +310,9 @@ export class ProgressLine {
   private draw (): void {
     this.timer = undefined
     this.last = this.now()
-    const text = progressText(this.counts, false, this.opts.color === true)
+    const progress = progressText(this.counts, false, this.opts.color === true)
+    // Run below the workspace root, pnpm's reporter puts the root's lines under its prefix.
+    const text = this.opts.zoom != null ? `${this.opts.zoom.padEnd(PREFIX_MAX_LENGTH)} | ${progress}` : progress
     this.out.write(this.reporter === 'default' ? `\r${text}\u001b[K` : `${text}\n`)
     this.shown = true
   }
@@ -318,6 +323,21 @@ export class ProgressLine {
     this.timer = undefined
     if (this.shown && this.reporter === 'default') this.out.write('\r\u001b[K')
   }
+}
+
+/** The width pnpm's reporter pads a prefix to (`PREFIX_MAX_LENGTH`). */
+const PREFIX_MAX_LENGTH = 40
+
+/**
+ * How pnpm's reporter names the directory `prefix` seen from `cwd` (`formatPrefix`): relative,
+ * `/`-separated, `.` for itself, and cut to its last 37 characters after a `/` past 40.
+ */
+export function formatPrefix (cwd: string, prefix: string): string {
+  const whole = path.relative(cwd, prefix).split(path.sep).join('/') || '.'
+  if (whole.length <= PREFIX_MAX_LENGTH) return whole
+  const short = whole.slice(-PREFIX_MAX_LENGTH + 3)
+  const at = short.indexOf('/')
+  return at <= 0 ? `...${short}` : `...${short.slice(at)}`
 }
 
 /**
@@ -355,8 +375,10 @@ export interface Progress extends Counts { method?: string }
 export function showProgress (config: ReportingConfig, log: PnpmLog): { counts: Progress, stop: () => void } {
   const counts: Progress = { resolved: 0, reused: 0, downloaded: 0, added: 0 }
   const quiet = config.loglevel === 'warn' || config.loglevel === 'error'
-  const line = !quiet && (log.reporter === 'default' || log.reporter === 'append-only') ? new ProgressLine(log.reporter, counts, { color: colored(config) }) : undefined
-  const prefix = config.dir
+  // pnpm's install logs its progress under the workspace root, wherever it runs.
+  const prefix = config.lockfileDir ?? config.dir
+  const zoom = prefix != null && config.dir != null && path.resolve(prefix) !== path.resolve(config.dir) ? formatPrefix(config.dir, prefix) : undefined
+  const line = !quiet && (log.reporter === 'default' || log.reporter === 'append-only') ? new ProgressLine(log.reporter, counts, { color: colored(config), zoom }) : undefined
   const unwatch = watchProgress((kind: ProgressKind, count: number, method) => {
     counts[kind] += count
     counts.method ??= method
@@ -386,6 +408,8 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   for (const dep of summary.layout!.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
   // pnpm links the projects' dependencies, then builds, then logs its summary.
   buildLines()
+  // (Under the project pnpm runs in, whose manifest its reporter pairs the summary with; pnpm's
+  // own logs a second manifest record there instead, and the summary under the root.)
   log.write('debug', 'pnpm:summary', { prefix })
   // Its lifecycle stage links the projects' commands again, after the summary.
   for (const message of summary.linkWarnings?.afterSummary ?? []) log.write('warn', 'pnpm:global', { message })
@@ -422,6 +446,9 @@ function verificationRecord (status: string, checkLog: NonNullable<NativeInstall
  */
 function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir?: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = [], linkWarnings: string[] = []): void {
   const prefix = config.dir
+  // The counts, stages and progress under the workspace root, as pnpm's install logs them (its
+  // reporter shows them under that prefix where pnpm runs in a project below it).
+  const root = config.lockfileDir ?? prefix
   const layout = summary.layout!
   // pnpm's lockfile check logs itself as it starts, before pnpm says its install goes from the
   // lockfile; a check without the registry ends at once, one with it while pnpm imports. (Where
@@ -430,25 +457,25 @@ function reportLayout (summary: NativeInstallSummary, counts: Progress, config: 
   const verification = (status: string): void => { if (checkLog != null) log.write('debug', 'pnpm:lockfile-verification', verificationRecord(status, checkLog)) }
   verification(checkLog?.status === 'cached' ? 'cached' : 'started')
   if (checkLog?.status === 'done' && !checkLog.asked) verification('done')
-  if (summary.pnpmRunsScripts == null) log.write('info', 'pnpm', { message: 'Lockfile is up to date, resolution step is skipped', prefix: config.lockfileDir ?? prefix })
+  if (summary.pnpmRunsScripts == null) log.write('info', 'pnpm', { message: 'Lockfile is up to date, resolution step is skipped', prefix: root })
   // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
   log.write('debug', 'pnpm:package-manifest', { initial: manifest, prefix })
   log.write('debug', 'pnpm:context', { currentLockfileExists: false, storeDir: layout.storeDir, virtualStoreDir: layout.virtualStoreDir })
   // In the order pnpm's own frozen install logs them (its reporter prints in that order).
   const progress = (kinds: ProgressKind[]): void => {
     if (log.reporter === 'ndjson') return
-    for (const kind of kinds) for (let i = 0; i < counts[kind]; i++) log.write('debug', 'pnpm:progress', { requester: prefix, status: STATUS[kind] })
+    for (const kind of kinds) for (let i = 0; i < counts[kind]; i++) log.write('debug', 'pnpm:progress', { requester: root, status: STATUS[kind] })
   }
   for (const message of warnings) log.write('warn', 'pnpm:global', { message })
-  log.write('debug', 'pnpm:stats', { prefix, removed: 0 })
-  log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_started' })
+  log.write('debug', 'pnpm:stats', { prefix: root, removed: 0 })
+  log.write('debug', 'pnpm:stage', { prefix: root, stage: 'importing_started' })
   progress(['resolved'])
-  log.write('debug', 'pnpm:stats', { added: summary.packages, prefix })
+  log.write('debug', 'pnpm:stats', { added: summary.packages, prefix: root })
   if (checkLog?.status === 'done' && checkLog.asked) verification('done')
   progress(['reused', 'downloaded', 'added'])
   // (Releases before 11.18.0 log it in their workers only: their reporter prints no store lines.)
   if (counts.method != null && layout.importMethodLogged) log.write('debug', 'pnpm:package-import-method', { method: counts.method })
-  log.write('debug', 'pnpm:stage', { prefix, stage: 'importing_done' })
+  log.write('debug', 'pnpm:stage', { prefix: root, stage: 'importing_done' })
   for (const message of linkWarnings) log.write('warn', 'pnpm:global', { message })
 }
 

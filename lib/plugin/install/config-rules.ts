@@ -15,6 +15,10 @@ type Rule = (config: NativeInstallConfig) => string | undefined
 const hoistsEverythingPublicly = (config: NativeInstallConfig): boolean =>
   Array.isArray(config.publicHoistPattern) && config.publicHoistPattern.length === 1 && config.publicHoistPattern[0] === '*'
 
+/** Whether the workspace is its root alone: no `packages` globs, or only the root's (`projectsOf` in `native-install.ts`). */
+const rootAlone = (config: NativeInstallConfig): boolean =>
+  config.workspaceDir == null || (config.workspacePackagePatterns ?? ['.']).every((pattern) => pattern === '.' || pattern === './')
+
 const RULES: Rule[] = [
   (config) => lockfileMode(config, true) == null ? 'pnpm resolves (preferFrozenLockfile false, --fix-lockfile, --update-checksums or no lockfile)' : undefined,
   (config) => layoutUnsupported(config),
@@ -29,7 +33,8 @@ const RULES: Rule[] = [
   (config) => config.lockfileDir != null && config.dir != null && config.workspaceDir == null && path.resolve(config.dir) !== path.resolve(config.lockfileDir) ? 'a project below the lockfile dir' : undefined,
   (config) => config.recursiveInstall === false && config.workspaceDir != null ? 'recursiveInstall false (pnpm installs some projects only)' : undefined,
   (config) => config.dedupeDirectDeps === true ? 'dedupeDirectDeps' : undefined,
-  (config) => config.injectWorkspacePackages === true ? 'injectWorkspacePackages (projects injected as copies)' : undefined,
+  // With no packages globs but the root's, there is no project to inject: the layout is pnpm's usual one.
+  (config) => config.injectWorkspacePackages === true && !rootAlone(config) ? 'injectWorkspacePackages (projects injected as copies)' : undefined,
   (config) => config.modulesDir != null && config.modulesDir !== 'node_modules' ? 'a modulesDir of its own' : undefined,
   (config) => config.virtualStoreDir != null ? 'a virtualStoreDir of its own' : undefined,
   // shamefullyHoist is pnpm's shorthand for publicHoistPattern ['*'], which pnpm's config has made of it by now.

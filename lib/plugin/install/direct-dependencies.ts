@@ -26,18 +26,20 @@ const TYPE_OF: Record<DependencyGroup, DirectDependency['dependencyType']> = { d
 export type LinkedManifest = (dir: string) => { name?: string, version?: string } | undefined
 
 /**
- * The root importer's dependencies that were installed (`skipped`: the optional packages pnpm
+ * The dependencies of the importer `importerId` (the root's by default; pnpm's summary lists
+ * those of the project it runs in) that were installed (`skipped`: the optional packages pnpm
  * skips here), its `link:` ones too as pnpm's headless install logs them (deps-restorer
- * `getExternalLinkToLink`: the directory's manifest, or the alias at 0.0.0 without one). pnpm
- * lists only the links it makes: not a `link:` one its hoisting made first (`hoistedFirst`, the
- * links the hoisting put in the root's `node_modules`: a workspace project hoisted publicly).
+ * `getExternalLinkToLink`: the directory's manifest, or the alias at 0.0.0 without one), from
+ * the importer's directory. pnpm lists only the links it makes: not a `link:` one its hoisting
+ * made first (`hoistedFirst`, the links the hoisting put in the root's `node_modules`: a
+ * workspace project hoisted publicly).
  */
-export function directDependencies (lockfile: LockfileObject, skipped: Iterable<string>, rootDir?: string, manifestAt?: LinkedManifest, hoistedFirst: Record<string, string> = {}): DirectDependency[] {
+export function directDependencies (lockfile: LockfileObject, skipped: Iterable<string>, rootDir?: string, manifestAt?: LinkedManifest, hoistedFirst: Record<string, string> = {}, importerId = '.'): DirectDependency[] {
   const left = new Set(skipped)
-  const importer = lockfile.importers['.'] ?? {}
+  const importer = lockfile.importers[importerId] ?? {}
   return DEPENDENCY_GROUPS.flatMap((group) => Object.entries(importer[group] ?? {}).flatMap(([alias, ref]): DirectDependency[] => {
     if (ref.startsWith('link:') && rootDir != null && manifestAt != null) {
-      const dir = path.resolve(rootDir, ref.slice('link:'.length))
+      const dir = path.resolve(rootDir, importerId, ref.slice('link:'.length))
       if (Object.hasOwn(hoistedFirst, alias) && path.resolve(hoistedFirst[alias]) === dir) return []
       const manifest = manifestAt(dir) ?? { name: alias, version: '0.0.0' }
       return [{ name: alias, realName: manifest.name!, version: manifest.version, linkedFrom: dir, dependencyType: TYPE_OF[group] }]

@@ -35,7 +35,7 @@ import { removeLeftovers } from './leftovers.js'
 import { registerProject } from './project-registry.js'
 import { UnsupportedShim } from './bin-shim.js'
 import { isSemver } from './semver-range.js'
-import { blobModeRule, keepsBundled, nativeRelease, type PnpmRelease } from './pnpm-releases.js'
+import { blobModeRule, keepsBundled, nativeRelease, tarballRowsOf, type PnpmRelease } from './pnpm-releases.js'
 import { parseRegistryDepPath, planVirtualStore, DEPENDENCY_GROUPS, type PlannedPackage } from './virtual-store.js'
 import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
@@ -302,7 +302,7 @@ function tarballUrl (name: string, version: string, config: NativeInstallConfig)
 }
 
 /** Downloads `packages` into the store, `limit` at a time, each URL to `downloaded`; the first that fails, if any. */
-async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], storeDir: string, config: NativeInstallConfig, limit: number, downloaded: string[]): Promise<string | undefined> {
+async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], storeDir: string, config: NativeInstallConfig, limit: number, downloaded: string[], compat: ReturnType<typeof tarballRowsOf>): Promise<string | undefined> {
   return await firstFailure(packages, limit, async (p) => {
     const url = tarballUrl(p.name, p.version, config)
     const result = await downloadToStore({
@@ -312,6 +312,7 @@ async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], 
       filesIndexFile: p.filesIndexFile,
       maxTarballUnpackedSize: typeof config.maxTarballUnpackedSize === 'number' ? config.maxTarballUnpackedSize : undefined,
       network: networkOf(config),
+      compat,
     })
     if (result == null) return url
     downloaded.push(url)
@@ -498,9 +499,11 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     return { ...p, buildIgnored: buildIgnored(p, config), sideEffectsCacheKey: keys?.key, patchedSideEffectsCacheKey: keys?.patched }
   })
   // A build or patch the cache lacks is run natively, when pnpm's build step can be reproduced
-  // (and pnpm's own install does not follow to run the project's scripts: see layOut).
+  // (and pnpm's own install does not follow to run the project's scripts: see layOut). A build
+  // step that cannot be is the reason first, as the explain command words it (under a release
+  // whose builds are pnpm's, the project's scripts are pnpm's for that same reason).
   const projectScripts = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')} (${plan.scripts.whyPnpmRuns!})` : undefined
-  const cannotBuild = projectScripts ?? buildSettingsUnsupported(config, plan.release.version)
+  const cannotBuild = buildSettingsUnsupported(config, plan.release.version) ?? projectScripts
   // A patched package whose build pnpm does not allow: patched in pnpm's build step on every
   // install, nothing looked up; imported unbuilt with those the cache lacks, below (no script of
   // it runs: under more releases than builds).
@@ -549,7 +552,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     phase('linked from the store')
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${missing.length} packages are not in the store, and ${why}` }
-    const failed = await downloadAll(lockfile, oncePerPackage(missing), storeDir, config, networkConcurrencyOf(config), downloaded)
+    const failed = await downloadAll(lockfile, oncePerPackage(missing), storeDir, config, networkConcurrencyOf(config), downloaded, tarballRowsOf(plan.release.version))
     if (failed != null) return { stopped: `${failed} did not download` }
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
@@ -575,7 +578,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   if (absent.length > 0) {
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${absent.length} packages are not in the store, and ${why}` }
-    const failed = await downloadAll(lockfile, oncePerPackage(absent.map((k) => toBuild[k])), storeDir, config, networkConcurrencyOf(config), downloaded)
+    const failed = await downloadAll(lockfile, oncePerPackage(absent.map((k) => toBuild[k])), storeDir, config, networkConcurrencyOf(config), downloaded, tarballRowsOf(plan.release.version))
     if (failed != null) return { stopped: `${failed} did not download` }
     const again = await linkUnbuilt(absent.map((k) => unbuiltPackages[k]))
     absent.forEach((k, j) => { unbuilt[k] = again[j] })
@@ -848,10 +851,12 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     const linkWarnings: LinkWarnings = { afterImport: [], afterSummary: [] }
     const laidOut = await layOut(plan, config, importMethod, supplyChain, phase, downloaded, publicLinks, linkWarnings)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
+    const cwdProject = plan.projects.find((p) => p.dir === path.resolve(config.dir!)) ?? plan.projects[0]
     const layout = {
       storeDir: plan.storeDir,
       virtualStoreDir: plan.virtualStoreDir,
-      direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), publicLinks),
+      // pnpm's summary lists the dependencies of the project it runs in (the root's hoisting is the root's).
+      direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), cwdProject.id === '.' ? publicLinks : {}, cwdProject.id),
       ...(config.workspaceDir != null ? { workspace: { dir: config.workspaceDir, projects: plan.projects.length } } : {}),
       importMethodLogged: plan.release.importMethodLogged,
     }

@@ -401,6 +401,17 @@ export function takesFetcherDelegation (version: string | undefined): boolean {
   return compareVersions(orNewest(version), '11.12.0') >= 0
 }
 
+/**
+ * Whose store-index rows pnpm `version` writes for the tarballs it downloads (its worker's
+ * `normalizeBundledManifest` and `pkgRequiresBuild`): from 11.28.0 the manifest's `gypfile` is
+ * kept and `gypfile: false` leaves a root `binding.gyp` out of `requiresBuild` (`'pnpm@11.28'`);
+ * before, neither (`'@pnpm/worker@1100'`'s rows). A version not said, or not a release's, is
+ * taken for the newest.
+ */
+export function tarballRowsOf (version: string | undefined): '@pnpm/worker@1100' | 'pnpm@11.28' {
+  return compareVersions(orNewest(version), '11.28.0') >= 0 ? 'pnpm@11.28' : '@pnpm/worker@1100'
+}
+
 /** How `version` writes the workspace state (the newest release's form for one not in the table, which never installs natively). */
 export function stateFormOf (version: string): StateForm {
   return (PNPM_RELEASES.find((r) => r.version === version) ?? PNPM_RELEASES.at(-1)!).state
