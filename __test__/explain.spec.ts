@@ -172,6 +172,23 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     expect((await explain({ ...older, userAgent: settings(dir).userAgent })).native).toBe(true)
   })
 
+  it('a build pnpm is told neither to run nor to deny (a row that requires one, in neither list of allowBuilds): a reason, as the install gives it (user try s23: esbuild without allowBuilds was told native, and the install was left to pnpm, which refuses it)', async () => {
+    const dir = project()
+    const undecided = settings(dir, { sideEffectsCacheRead: true, sideEffectsCacheWrite: true, unsafePerm: true })
+    const plan = planInstall(undecided, PNPM_RELEASES.at(-1)!)
+    if (typeof plan === 'string') throw new Error(plan)
+    const mkdirp = plan.planned.find((p) => p.name === 'mkdirp')!
+    fs.mkdirSync(plan.storeDir, { recursive: true })
+    const index = new StoreIndex(plan.storeDir)
+    index.set(mkdirp.filesIndexFile, { algo: 'sha512', requiresBuild: true, files: new Map() })
+    index.close()
+    const e = await explain(undecided)
+    expect(e.reasons.map((r) => [r.code, r.reason])).toEqual([['builds', `${mkdirp.depPath}: requires-build`]])
+    expect(e.reasons[0].change).toMatch(/^decide its build under allowBuilds/)
+    // Decided either way: native.
+    for (const allowBuilds of [{ mkdirp: true }, { mkdirp: false }]) expect((await explain({ ...undecided, allowBuilds })).native).toBe(true)
+  })
+
   it('the project\'s own scripts under a release whose scripts pnpm runs: a note, but a reason when pnpm\'s build step has a package to record (a denied build, from the store\'s rows), as the install stops (user try: vuejs/router under 11.21.0 was told native)', async () => {
     const dir = project()
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))

@@ -75,11 +75,16 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       } else if (supplyChain.leftToPnpm != null) {
         reasons.push(supplyChain.leftToPnpm)
       }
-      // The allowed builds, looked up in the store once (read only).
+      // The allowed builds, looked up in the store once (read only), and which rows require a build.
       const builds = await lookUpBuilds(plan.storeDir, plan.planned, plan.cacheKeys)
+      const requires = await rowsRequireBuild(plan.storeDir, plan.planned.map((p) => p.filesIndexFile))
+      // A build pnpm is told neither to run nor to deny is pnpm's to refuse or ask about: the
+      // install's own reason (its store lookup finds no key to take it under).
+      const undecided = plan.planned.find((p, i) => requires[i] === true && !buildIgnored(p, config) && plan.cacheKeys.get(p.depPath)?.key == null)
+      if (undecided != null) reasons.push(`${undecided.depPath}: requires-build`)
       // pnpm's own install, which then runs the project's scripts, would record no build of its
       // build step: the store's rows say whether there is any (denied, or taken from the cache).
-      const withBuilds = plan.scripts.pnpmRuns.length > 0 && config.ignoreScripts !== true ? await buildStepPackage(plan, config, builds) : undefined
+      const withBuilds = plan.scripts.pnpmRuns.length > 0 && config.ignoreScripts !== true ? buildStepPackage(plan, config, builds, requires) : undefined
       if (withBuilds != null) reasons.push(projectScriptsWithBuilds(plan.scripts, withBuilds.builds, withBuilds.depPath))
       else if (plan.scripts.pnpmRuns.length > 0) notes.push(`the project's ${plan.scripts.pnpmRuns.join(', ')}: laid out natively, then run by pnpm (${plan.scripts.whyPnpmRuns!})`)
       else if (plan.scripts.shown.length > 0) notes.push(`the project's ${plan.scripts.shown.join(', ')}: run natively after the layout, as pnpm runs them`)
@@ -126,10 +131,10 @@ export function formatExplanation (e: Explanation, dir: string): string {
 /**
  * A package pnpm's build step would record in this install, as the install finds it while it
  * links: a build it denies (the row requires one), else one it takes from its cache; none:
- * `undefined`. Read from the store's rows, unverified (`builds`: the allowed ones, looked up).
+ * `undefined`. From the store's rows, unverified (`requires`: whether each planned package's
+ * row requires a build; `builds`: the allowed ones, looked up).
  */
-async function buildStepPackage (plan: InstallPlan, config: NativeInstallConfig, builds: LookedUpBuild[]): Promise<{ builds: 'denies' | 'takes from its cache', depPath: string } | undefined> {
-  const requires = await rowsRequireBuild(plan.storeDir, plan.planned.map((p) => p.filesIndexFile))
+function buildStepPackage (plan: InstallPlan, config: NativeInstallConfig, builds: LookedUpBuild[], requires: Array<boolean | undefined>): { builds: 'denies' | 'takes from its cache', depPath: string } | undefined {
   const denied = plan.planned.find((p, i) => requires[i] === true && buildIgnored(p, config))
   if (denied != null) return { builds: 'denies', depPath: denied.depPath }
   const cached = builds.find((b) => b.recorded === 'cached')
