@@ -377,8 +377,10 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     // A verdict of pnpm's, with or without a policy.
     fs.writeFileSync(path.join(dir, 'lockfile-verified.jsonl'), pnpmVerdict(lockfile))
     for (const minimumReleaseAge of [0, 1440]) {
-      expect(await logged(packages, { minimumReleaseAge, minimumReleaseAgeIgnoreMissingTime: true, cacheDir: dir })).toEqual({ status: 'cached', verifiedAt: '2026-11-24T16:09:10.644Z' })
+      expect(await logged(packages, { minimumReleaseAge, minimumReleaseAgeIgnoreMissingTime: true, cacheDir: dir })).toEqual({ status: 'cached', verifiedAt: '2026-11-24T16:09:10.644Z', lockfilePath: lockfile })
     }
+    // Where pnpm keeps verdicts (a cacheDir), its records name the lockfile.
+    expect(await logged(packages, { minimumReleaseAge: 0, cacheDir: freshDir('check-log-cache') })).toEqual({ status: 'done', entries: 2, elapsedMs: expect.any(Number), asked: false, lockfilePath: lockfile })
   })
 })
 

@@ -258,8 +258,8 @@ export interface RegistryDownload {
   onProgress?: (downloaded: number) => void
   /** pnpm's network settings (`networkOf`); pnpm's defaults when not given. */
   network?: NetworkSettings
-  /** Whose rows to write: the running pnpm's (`tarballRowsOf`); pnpm 11.28's when not given. */
-  compat?: cas.StoreCompat
+  /** Whose rows to write: the running pnpm's (`tarballRowsOf`). */
+  compat: cas.StoreCompat
 }
 
 /** Settings under which a request needs more than Node's clients give (credentials, proxies, certificates). */
@@ -365,7 +365,7 @@ async function downloadInto (opts: RegistryDownload, big: { next?: () => void })
       ignoreFilePattern: opts.ignoreFilePattern,
       maxTarballUnpackedSize: maxUnpackedSize,
       // The rows the running pnpm writes (with or without the manifest's gypfile).
-      compat: opts.compat ?? 'pnpm@11.28',
+      compat: opts.compat,
     })
     opts.onStart?.(size != null && size > 0 ? size : null, 1)
     let received = 0

@@ -127,7 +127,7 @@ export interface NativeInstallSummary {
    * What pnpm's supply-chain check would have logged of itself (when it installed and pnpm's own
    * install does not run after it), and the lockfile it names (pnpm names it when it keeps verdicts).
    */
-  checkLog?: CheckLog & { lockfilePath?: string }
+  checkLog?: CheckLog
   /**
    * The warnings pnpm would have given linking the projects' commands (a command's file not there
    * under `@zkochan/cmd-shim`): after its import, and where its lifecycle stage links them again, after its summary.
@@ -502,6 +502,8 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   // (and pnpm's own install does not follow to run the project's scripts: see layOut). A build
   // step that cannot be is the reason first, as the explain command words it (under a release
   // whose builds are pnpm's, the project's scripts are pnpm's for that same reason).
+  // What the running pnpm writes in the store for what is downloaded.
+  const rows = tarballRowsOf(plan.release.version)
   const projectScripts = plan.scripts.pnpmRuns.length > 0 ? `the project's ${plan.scripts.pnpmRuns.join(', ')} (${plan.scripts.whyPnpmRuns!})` : undefined
   const cannotBuild = buildSettingsUnsupported(config, plan.release.version) ?? projectScripts
   // A patched package whose build pnpm does not allow: patched in pnpm's build step on every
@@ -552,7 +554,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     phase('linked from the store')
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${missing.length} packages are not in the store, and ${why}` }
-    const failed = await downloadAll(lockfile, oncePerPackage(missing), storeDir, config, networkConcurrencyOf(config), downloaded, tarballRowsOf(plan.release.version))
+    const failed = await downloadAll(lockfile, oncePerPackage(missing), storeDir, config, networkConcurrencyOf(config), downloaded, rows)
     if (failed != null) return { stopped: `${failed} did not download` }
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
@@ -578,7 +580,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   if (absent.length > 0) {
     const why = fetchUnsupported(config)
     if (why != null) return { stopped: `${absent.length} packages are not in the store, and ${why}` }
-    const failed = await downloadAll(lockfile, oncePerPackage(absent.map((k) => toBuild[k])), storeDir, config, networkConcurrencyOf(config), downloaded, tarballRowsOf(plan.release.version))
+    const failed = await downloadAll(lockfile, oncePerPackage(absent.map((k) => toBuild[k])), storeDir, config, networkConcurrencyOf(config), downloaded, rows)
     if (failed != null) return { stopped: `${failed} did not download` }
     const again = await linkUnbuilt(absent.map((k) => unbuiltPackages[k]))
     absent.forEach((k, j) => { unbuilt[k] = again[j] })
@@ -794,12 +796,6 @@ export function checkedLockfile (plan: Pick<InstallPlan, 'rootDir' | 'lockfile' 
   return { path: path.join(plan.rootDir, 'pnpm-lock.yaml'), contentHash: () => (hashed ??= { hash: lockfileContentHash(plan.lockfile, plan.lockfileText) }).hash }
 }
 
-/** What pnpm's check would have logged of itself, naming the lockfile where pnpm keeps verdicts (`keepsVerdicts`: it has a cache directory). */
-function checkLogOf (supplyChain: SupplyChainCheck, lockfilePath: string, keepsVerdicts: boolean): NativeInstallSummary['checkLog'] {
-  const log = supplyChain.log()
-  return log != null && keepsVerdicts ? { ...log, lockfilePath } : log
-}
-
 /** A linked directory's manifest for the summary: a project's as read, else the folder's own. */
 function linkedManifest (projects: WorkspaceProject[]): (dir: string) => Manifest | undefined {
   const byDir = new Map(projects.map((p) => [p.dir, p.manifest]))
@@ -862,7 +858,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     }
     if ('failed' in laidOut) return { ...done(plan.planned.length, `${laidOut.depPath}: its build failed (${laidOut.failed.message.replace(/\n/g, ': ')})`, { layout }), failed: laidOut.failed }
     const warnings = supplyChain.warnings ?? []
-    const checkLog = checkLogOf(supplyChain, checkedLockfile(plan).path, config.cacheDir != null)
+    const checkLog = supplyChain.log()
     if ('validatedAtNs' in laidOut) return done(plan.planned.length, undefined, { validatedAtNs: laidOut.validatedAtNs, layout, warnings, checkLog, linkWarnings })
     // pnpm's own install, running the project's scripts over the layout, makes its check and
     // links the projects' commands again, both times: it logs that check and gives those warnings itself.

@@ -218,7 +218,10 @@ export interface SupplyChainCheck {
  * `entries` packages (each name and version once) that took `elapsedMs`, `asked`: with the
  * registry (pnpm's ends while it imports), or not (it ends at once).
  */
-export type CheckLog = { status: 'cached', verifiedAt?: unknown } | { status: 'done', entries: number, elapsedMs: number, asked: boolean }
+export type CheckLog = ({ status: 'cached', verifiedAt?: unknown } | { status: 'done', entries: number, elapsedMs: number, asked: boolean }) & {
+  /** The lockfile, named where pnpm keeps verdicts (it has a `cacheDir`), as pnpm's records name it. */
+  lockfilePath?: string
+}
 
 /** What pnpm's check tests, as the settings ask. */
 interface Tests {
@@ -251,8 +254,9 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   // pnpm checks each name and version once, and logs nothing for a lockfile without packages.
   const entries = new Set(packages.map(({ name, version }) => `${name}@${version}`)).size
   const started = performance.now()
-  const checked = (asked: boolean): CheckLog | undefined => entries === 0 ? undefined : { status: 'done', entries, elapsedMs: Math.round(performance.now() - started), asked }
-  const cached = (verdict: RecordedVerdict): CheckLog => ({ status: 'cached', verifiedAt: verdict.verifiedAt })
+  const named = config.cacheDir != null ? { lockfilePath: lockfile.path } : {}
+  const checked = (asked: boolean): CheckLog | undefined => entries === 0 ? undefined : { status: 'done', entries, elapsedMs: Math.round(performance.now() - started), asked, ...named }
+  const cached = (verdict: RecordedVerdict): CheckLog => ({ status: 'cached', verifiedAt: verdict.verifiedAt, ...named })
   let log: CheckLog | undefined
   // No policy: pnpm's check is its offline one (which the native install's plan stands in for),
   // and its verdict file is all that is left to do.
