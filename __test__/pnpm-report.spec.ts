@@ -57,6 +57,22 @@ const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g
  * redraws by newlines (`reporterRedraw`), the plugin breaks it into rows of pnpm's width
  * (`columns` less 2, else 80), each checked to fit; they end where pnpm's next line starts.
  */
+/** pnpm's ndjson records, without what differs from run to run (time, host, process). */
+function ndjsonRecords (lines: string[]): Array<Record<string, unknown>> {
+  return lines.filter((l) => l !== '').map((l) => {
+    const { time, hostname, pid, ...record } = JSON.parse(l)
+    return record
+  })
+}
+
+/** The records called `name`, each as a string with its keys sorted at every depth, in a sorted list. */
+function ndjsonNamed (records: Array<Record<string, unknown>>, name: string): string[] {
+  const sortedKeys = (value: unknown): unknown => value == null || typeof value !== 'object' || Array.isArray(value)
+    ? value
+    : Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]))
+  return records.filter((r) => r.name === name).map((r) => JSON.stringify(sortedKeys(r))).sort()
+}
+
 function withOursWhole (lines: string[], columns?: number): string[] {
   const start = lines.findIndex((l) => l.startsWith(`${PLUGIN_NAME} installed`))
   if (TESTED.reporterRedraw !== 'newlines' || start === -1) return lines
@@ -91,7 +107,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
 
   /** A fresh clone of the set-up project, installed; its output's lines with paths and times replaced. */
   /** `sandbox`: the home (and pnpm's cache) to install with, else one of its own. */
-  async function install (opts: { stock?: boolean, reporter?: string, cold?: boolean, args?: string[], edit?: (dir: string) => void, from?: TarballRegistry, setUp?: string, sandbox?: string }): Promise<{ run: PnpmRun, lines: string[], dir: string }> {
+  async function install (opts: { stock?: boolean, reporter?: string, cold?: boolean, args?: string[], edit?: (dir: string) => void, from?: TarballRegistry, setUp?: string, sandbox?: string, project?: string }): Promise<{ run: PnpmRun, lines: string[], dir: string }> {
     const dir = path.join(base, `clone-${n++}`)
     fs.mkdirSync(dir)
     // A fresh clone: the set-up project's files but its node_modules.
@@ -99,7 +115,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
     opts.edit?.(dir)
     const storeDir = opts.cold === true ? path.join(base, `store-${n}`) : store
     const run = await runPnpm(['install', '--frozen-lockfile', ...(opts.args ?? [])], {
-      projectDir: dir, storeDir, sandbox: opts.sandbox ?? path.join(base, `sandbox-${n}`), registry: (opts.from ?? registry).url, reporter: opts.reporter, env: opts.stock === true ? STOCK : {},
+      projectDir: path.join(dir, opts.project ?? ''), storeDir, sandbox: opts.sandbox ?? path.join(base, `sandbox-${n}`), registry: (opts.from ?? registry).url, reporter: opts.reporter, env: opts.stock === true ? STOCK : {},
     })
     // The default reporter redraws in place: what the screen shows at the end.
     const lines = (opts.reporter === 'default' ? withOursWhole(screen(run.stdout)) : run.stdout.replace(ANSI, '').split('\n'))
@@ -219,16 +235,12 @@ describe('what pnpm prints after a native install, with each reporter, against s
     const native = await install({ reporter: 'ndjson' })
     expectOk(stock.run)
     expectOk(native.run)
-    const records = (lines: string[]): Array<Record<string, unknown>> => lines.filter((l) => l !== '').map((l) => {
-      const { time, hostname, pid, ...record } = JSON.parse(l)
-      return record
-    })
-    const ours = records(native.lines)
-    const theirs = records(stock.lines)
-    const named = (list: typeof ours, name: string): unknown[] => list.filter((r) => r.name === name).map((r) => JSON.stringify(r, Object.keys(r).sort())).sort()
+    const ours = ndjsonRecords(native.lines)
+    const theirs = ndjsonRecords(stock.lines)
+    const named = ndjsonNamed
     // Exactly stock's: where the store is, what was added, the direct dependencies.
     for (const name of ['pnpm:context', 'pnpm:stats', 'pnpm:root', 'pnpm:summary', 'pnpm:package-manifest', 'pnpm:stage']) {
-      expect(named(ours, name), name).toEqual(named(theirs, name).filter((r) => name !== 'pnpm:package-manifest' || !String(r).includes('"updated"')))
+      expect(named(ours, name), name).toEqual(named(theirs, name))
     }
     // The progress: the same statuses, as many (stock's also name each package).
     const statuses = (list: typeof ours): unknown[] => list.filter((r) => r.name === 'pnpm:progress').map((r) => r.status).sort()
@@ -344,6 +356,34 @@ describe('what pnpm prints after a native install, with each reporter, against s
     expectOk(native.run)
     expect(stock.lines.includes('+ a 1.2.3 <- packages/a')).toBe(listed)
     expectLines(native.lines, stock.lines)
+  })
+
+  it.each([
+    ['run at the root', undefined],
+    ['run in the project below it', 'packages/a'],
+  ])('--reporter=ndjson, a workspace of two projects, %s: each project\'s manifest and direct dependencies under its own prefix, as stock\'s records', async (_, project) => {
+    const setUp = path.join(base, `setup-workspace-ndjson${project == null ? '' : '-below'}`)
+    fs.cpSync(setUpDir, setUp, { recursive: true, filter: (src) => path.basename(src) !== 'node_modules' })
+    fs.mkdirSync(path.join(setUp, 'packages', 'a'), { recursive: true })
+    const root = JSON.parse(fs.readFileSync(path.join(setUp, 'package.json'), 'utf8'))
+    const [first, ...rest] = Object.entries(root.dependencies as Record<string, string>)
+    fs.writeFileSync(path.join(setUp, 'packages', 'a', 'package.json'), JSON.stringify({ name: 'a', version: '1.2.3', dependencies: Object.fromEntries([first]) }))
+    fs.writeFileSync(path.join(setUp, 'package.json'), JSON.stringify({ ...root, dependencies: { ...Object.fromEntries(rest), a: 'workspace:*' } }))
+    // An override of a's dependency: pnpm's install logs a's manifest as it reads it, then with the override applied.
+    fs.appendFileSync(path.join(setUp, 'pnpm-workspace.yaml'), `\npackages:\n  - packages/*\noverrides:\n  '${first[0]}': '^${first[1]}'\n`)
+    expectOk(await runPnpm(['install'], { projectDir: setUp, storeDir: store, sandbox: `${setUp}-sandbox`, registry: registry.url }))
+    const stock = await install({ stock: true, setUp, reporter: 'ndjson', project })
+    const native = await install({ setUp, reporter: 'ndjson', project })
+    expectOk(stock.run)
+    expectOk(native.run)
+    expect(native.lines.join('\n')).toContain(`${PLUGIN_NAME} installed`)
+    const ours = ndjsonRecords(native.lines)
+    const theirs = ndjsonRecords(stock.lines)
+    const updated = theirs.find((r) => r.name === 'pnpm:package-manifest' && String(r.prefix).endsWith('packages/a') && r.updated != null)
+    expect((updated?.updated as { dependencies: object }).dependencies).toEqual({ [first[0]]: `^${first[1]}` })
+    for (const name of ['pnpm:root', 'pnpm:package-manifest', 'pnpm:summary', 'pnpm:stats', 'pnpm:context']) {
+      expect(ndjsonNamed(ours, name), name).toEqual(ndjsonNamed(theirs, name))
+    }
   })
 
   it('a repeat install over node_modules (pnpm\'s ordinary work): no line of the plugin\'s, but under --loglevel debug', async () => {

@@ -11,7 +11,7 @@ import { packagesNeedPnpm, whyNot, type WhyNot } from '../dist/plugin/why-not.js
 import { unbuiltReasons, type RecordedBuild } from '../dist/plugin/install/side-effects.js'
 import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
 import { createRequire } from 'node:module'
-import { directDependencies } from '../dist/plugin/install/direct-dependencies.js'
+import { directDependencies, type DirectDependency } from '../dist/plugin/install/direct-dependencies.js'
 
 /** A stream that keeps what is written to it. */
 function sink (objectMode = false): Writable & { chunks: unknown[], text: () => string } {
@@ -238,13 +238,35 @@ describe('the live progress line', () => {
     expect(out.text().trim().split('\n').map((l) => JSON.parse(l).status)).toEqual(['resolved', 'resolved', 'fetched', 'imported', 'imported'])
   })
 
+  it('after a native install in a workspace, run in a project below the root: every project\'s manifest (as read, then as its install used it) and direct dependencies under its own prefix, the summary under the root, as pnpm\'s install logs them', () => {
+    const dep = (name: string): DirectDependency => ({ name, realName: name, version: '1.0.0', id: `${name}@1.0.0`, dependencyType: 'prod' })
+    const projects = [
+      { dir: '/w/packages/a', manifest: { name: 'a', dependencies: { x: '^1.0.0' } }, updated: { name: 'a', dependencies: { x: '1.0.0' } }, direct: [dep('x')] },
+      { dir: '/w', manifest: { name: 'root' }, updated: { name: 'root' }, direct: [dep('y'), dep('z')] },
+    ]
+    const summary = { installed: true, packages: 3, ms: 5, phases: {}, downloaded: [], layout: { storeDir: '/s', virtualStoreDir: '/w/node_modules/.pnpm', projects, workspace: { dir: '/w', projects: 2 }, importMethodLogged: true } }
+    const out = sink()
+    reportInstalled(summary, { resolved: 3, reused: 3, downloaded: 0, added: 3 }, { dir: '/w/packages/a', lockfileDir: '/w' }, new PnpmLog('ndjson', out))
+    const records = out.text().trim().split('\n').map((l) => JSON.parse(l)).filter((r) => ['pnpm:package-manifest', 'pnpm:root', 'pnpm:summary'].includes(r.name))
+    expect(records.map((r) => `${r.name.slice(5)} ${r.prefix} ${r.initial != null ? `initial ${JSON.stringify(r.initial)}` : r.updated != null ? `updated ${JSON.stringify(r.updated)}` : r.added?.name ?? ''}`)).toEqual([
+      'package-manifest /w/packages/a initial {"name":"a","dependencies":{"x":"^1.0.0"}}',
+      'package-manifest /w initial {"name":"root"}',
+      'package-manifest /w/packages/a updated {"name":"a","dependencies":{"x":"1.0.0"}}',
+      'package-manifest /w updated {"name":"root"}',
+      'root /w/packages/a x',
+      'root /w y',
+      'root /w z',
+      'summary /w ',
+    ])
+  })
+
   it('after a native install, pnpm\'s lockfile check\'s records where pnpm\'s frozen install logs them: as it starts (a verdict taken, or the check started), then that the install goes from the lockfile; a check without the registry ended at once, one with it once the packages are counted; none under trustLockfile', () => {
-    const summary = { installed: true, packages: 2, ms: 5, phases: {}, downloaded: [], layout: { storeDir: '/s', virtualStoreDir: '/p/node_modules/.pnpm', direct: [], importMethodLogged: true } }
+    const summary = { installed: true, packages: 2, ms: 5, phases: {}, downloaded: [], layout: { storeDir: '/s', virtualStoreDir: '/p/node_modules/.pnpm', projects: [{ dir: '/p', manifest: {}, updated: {}, direct: [] }], importMethodLogged: true } }
     const counts = { resolved: 2, reused: 2, downloaded: 0, added: 2 }
     const lockfilePath = '/p/pnpm-lock.yaml'
     const records = (checkLog?: object, more: object = {}): string[] => {
       const out = sink()
-      reportInstalled({ ...summary, ...(checkLog != null ? { checkLog } : {}), ...more }, counts, { dir: '/p', lockfileDir: '/p' }, {}, new PnpmLog('ndjson', out))
+      reportInstalled({ ...summary, ...(checkLog != null ? { checkLog } : {}), ...more }, counts, { dir: '/p', lockfileDir: '/p' }, new PnpmLog('ndjson', out))
       return out.text().trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.name !== 'pnpm:progress' && r.name !== 'pnpm:root').map((r) => r.name === 'pnpm:lockfile-verification'
         ? `${r.status} ${JSON.stringify({ ...r, time: undefined, hostname: undefined, pid: undefined, level: undefined, name: undefined, status: undefined })}`
         : r.name === 'pnpm' ? r.message : r.name === 'pnpm:stats' ? `stats ${Object.keys(r).includes('added') ? 'added' : 'removed'}` : r.name)

@@ -259,15 +259,6 @@ export const registryTarballFetcher = {
   },
 }
 
-/** The project's package.json as pnpm logs it (`{}` when it cannot be read: the report only needs it to be there). */
-function readManifest (dir: string): Record<string, unknown> {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
-  } catch {
-    return {}
-  }
-}
-
 /**
  * Remembers the settings `preResolution` and the importer need, and, for `pnpm install`, runs
  * the native install (it decides whether it can) and reports it through pnpm's reporter
@@ -298,7 +289,7 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
     releaseRecords((buildLines) => {
       try {
         if (outcome instanceof Error) reportLeftToPnpm(`it failed: ${outcome.message}`, log)
-        else if (outcome.installed) reportInstalled(outcome, progress.counts, { ...settings, dir: settings.dir! }, readManifest(settings.dir!), log, buildLines)
+        else if (outcome.installed) reportInstalled(outcome, progress.counts, { ...settings, dir: settings.dir! }, log, buildLines)
         else reportLeftToPnpm(outcome.skipped!, log)
       } catch (err) {
         // Only the report: the install is what it is.
@@ -348,7 +339,7 @@ async function runProjectScriptsAfter (scripts: NonNullable<NativeInstallSummary
 function endWithFailedBuild (outcome: NativeInstallSummary, counts: Progress, settings: NativeInstallConfig, log: PnpmLog): void {
   const report = (): void => {
     try {
-      reportBuildFailure(outcome, counts, { ...settings, dir: settings.dir!, lockfileDir: settings.lockfileDir! }, readManifest(settings.dir!), log)
+      reportBuildFailure(outcome, counts, { ...settings, dir: settings.dir!, lockfileDir: settings.lockfileDir! }, log)
       log.say(`${PLUGIN_NAME} laid out ${outcome.packages} packages natively and ran the builds pnpm runs; one failed, so the install ends as pnpm's own`, true)
     } catch (err) {
       trace(`report failed: ${(err as Error).message}`)

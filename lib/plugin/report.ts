@@ -397,20 +397,17 @@ const STATUS: Record<ProgressKind, string> = { resolved: 'resolved', reused: 'fo
  * builds' lines (`buildLines` sends them) before its summary as pnpm's come, then the plugin's
  * line. `counts`: what `showProgress` counted (ndjson has had the progress records).
  */
-export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir?: string }, manifest: Record<string, unknown>, log: PnpmLog, buildLines: () => void = () => {}): void {
-  const prefix = config.dir
+export function reportInstalled (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir?: string }, log: PnpmLog, buildLines: () => void = () => {}): void {
   const took = `${summary.packages} packages natively in ${formatMs(summary.ms)}`
   // pnpm's command logs its scope before it installs; its reporter shows the first record only
   // (ndjson: pnpm's own record follows, as stock's does).
   const workspace = summary.layout!.workspace
   if (workspace != null && log.reporter !== 'ndjson') log.write('debug', 'pnpm:scope', { selected: workspace.projects, total: workspace.projects, workspacePrefix: workspace.dir })
-  reportLayout(summary, counts, config, manifest, log, summary.warnings, summary.linkWarnings?.afterImport)
-  for (const dep of summary.layout!.direct) log.write('debug', 'pnpm:root', { added: dep, prefix })
-  // pnpm links the projects' dependencies, then builds, then logs its summary.
+  reportLayout(summary, counts, config, log, summary.warnings, summary.linkWarnings?.afterImport)
+  // pnpm links the projects' dependencies, then builds, then logs its summary (under the root;
+  // its reporter lists the dependencies of the project it runs in).
   buildLines()
-  // (Under the project pnpm runs in, whose manifest its reporter pairs the summary with; pnpm's
-  // own logs a second manifest record there instead, and the summary under the root.)
-  log.write('debug', 'pnpm:summary', { prefix })
+  log.write('debug', 'pnpm:summary', { prefix: config.lockfileDir ?? config.dir })
   // Its lifecycle stage links the projects' commands again, after the summary.
   for (const message of summary.linkWarnings?.afterSummary ?? []) log.write('warn', 'pnpm:global', { message })
   // With the project's scripts, pnpm's own install runs next, finds every package in place and
@@ -427,8 +424,8 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
  * supply-chain check done): what pnpm's frozen install logs up to its build step, before the
  * builds' own lines (held back until then) and its error.
  */
-export function reportBuildFailure (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir: string }, manifest: Record<string, unknown>, log: PnpmLog): void {
-  reportLayout(summary, counts, config, manifest, log)
+export function reportBuildFailure (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir: string }, log: PnpmLog): void {
+  reportLayout(summary, counts, config, log)
 }
 
 /** The record pnpm's lockfile check makes of its check (`pnpm:lockfile-verification`), with `status`. */
@@ -444,7 +441,7 @@ function verificationRecord (status: string, checkLog: NonNullable<NativeInstall
  * method where the release logs it), after the `warnings` of its supply-chain check (its
  * `globalWarn`), and then the `linkWarnings` it gives linking the projects' commands.
  */
-function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir?: string }, manifest: Record<string, unknown>, log: PnpmLog, warnings: string[] = [], linkWarnings: string[] = []): void {
+function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir?: string }, log: PnpmLog, warnings: string[] = [], linkWarnings: string[] = []): void {
   const prefix = config.dir
   // The counts, stages and progress under the workspace root, as pnpm's install logs them (its
   // reporter shows them under that prefix where pnpm runs in a project below it).
@@ -458,8 +455,9 @@ function reportLayout (summary: NativeInstallSummary, counts: Progress, config: 
   verification(checkLog?.status === 'cached' ? 'cached' : 'started')
   if (checkLog?.status === 'done' && !checkLog.asked) verification('done')
   if (summary.pnpmRunsScripts == null) log.write('info', 'pnpm', { message: 'Lockfile is up to date, resolution step is skipped', prefix: root })
-  // pnpm's reporter lists the direct dependencies once it has the manifest and the summary.
-  log.write('debug', 'pnpm:package-manifest', { initial: manifest, prefix })
+  // Every project's manifest as read; pnpm's reporter lists a project's direct dependencies once
+  // it has that and the manifest as its install used it (logged as it links them).
+  for (const project of layout.projects) log.write('debug', 'pnpm:package-manifest', { initial: project.manifest, prefix: project.dir })
   log.write('debug', 'pnpm:context', { currentLockfileExists: false, storeDir: layout.storeDir, virtualStoreDir: layout.virtualStoreDir })
   // In the order pnpm's own frozen install logs them (its reporter prints in that order).
   const progress = (kinds: ProgressKind[]): void => {
@@ -477,6 +475,9 @@ function reportLayout (summary: NativeInstallSummary, counts: Progress, config: 
   if (counts.method != null && layout.importMethodLogged) log.write('debug', 'pnpm:package-import-method', { method: counts.method })
   log.write('debug', 'pnpm:stage', { prefix: root, stage: 'importing_done' })
   for (const message of linkWarnings) log.write('warn', 'pnpm:global', { message })
+  // Then it links every project's direct dependencies (before any build).
+  for (const project of layout.projects) log.write('debug', 'pnpm:package-manifest', { updated: project.updated, prefix: project.dir })
+  for (const project of layout.projects) for (const dep of project.direct) log.write('debug', 'pnpm:root', { added: dep, prefix: project.dir })
 }
 
 /** The line that says why an install was left to pnpm, and what would change it. */

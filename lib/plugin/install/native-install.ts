@@ -89,6 +89,16 @@ export interface LinkWarnings {
   afterSummary: string[]
 }
 
+/** A project as pnpm's install logs it once it has linked its dependencies. */
+export interface ProjectLayout {
+  /** Its directory, as pnpm names it (the one pnpm runs in: pnpm's `dir`). */
+  dir: string
+  /** Its manifest as read, and as pnpm's `readPackage` hooks give it (the overrides applied). */
+  manifest: Manifest
+  updated: Manifest
+  direct: DirectDependency[]
+}
+
 export interface NativeInstallSummary {
   /** Whether everything was laid out and the state written. */
   installed: boolean
@@ -116,7 +126,11 @@ export interface NativeInstallSummary {
   layout?: {
     storeDir: string
     virtualStoreDir: string
-    direct: DirectDependency[]
+    /**
+     * Every project, the one pnpm runs in first (its summary lists that one's dependencies; the
+     * others' records only pnpm's ndjson reporter shows).
+     */
+    projects: ProjectLayout[]
     workspace?: { dir: string, projects: number }
     /** Whether the release's install logs its import method where its reporter sees it (`importMethodLogged`). */
     importMethodLogged: boolean
@@ -805,6 +819,21 @@ function linkedManifest (projects: WorkspaceProject[]): (dir: string) => Manifes
   }
 }
 
+/** The projects as pnpm's install logs them, the one it runs in (`config.dir`) first; the root's hoisting (`publicLinks`) is the root's. */
+function projectLayouts (plan: InstallPlan, config: NativeInstallConfig, publicLinks: Record<string, string>): ProjectLayout[] {
+  const cwd = path.resolve(config.dir!)
+  const asChecked = projectsAsChecked(plan.projects, config, plan.rootDir)
+  const layouts = plan.projects.map((project, i): ProjectLayout => ({
+    dir: project.dir === cwd ? config.dir! : project.dir,
+    manifest: project.manifest,
+    // (Known: the plan was made with them.)
+    updated: typeof asChecked === 'string' ? project.manifest : asChecked[i].manifest,
+    direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), project.id === '.' ? publicLinks : {}, project.id),
+  }))
+  const here = Math.max(0, plan.projects.findIndex((p) => p.dir === cwd))
+  return [layouts[here], ...layouts.filter((_, i) => i !== here)]
+}
+
 /**
  * Installs the lockfile natively if this install is one it reproduces; otherwise does nothing
  * and says why. `pnpmVersion` is the version pnpm's `userAgent` names.
@@ -847,12 +876,10 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
     const linkWarnings: LinkWarnings = { afterImport: [], afterSummary: [] }
     const laidOut = await layOut(plan, config, importMethod, supplyChain, phase, downloaded, publicLinks, linkWarnings)
     if ('stopped' in laidOut) return done(0, laidOut.stopped)
-    const cwdProject = plan.projects.find((p) => p.dir === path.resolve(config.dir!)) ?? plan.projects[0]
     const layout = {
       storeDir: plan.storeDir,
       virtualStoreDir: plan.virtualStoreDir,
-      // pnpm's summary lists the dependencies of the project it runs in (the root's hoisting is the root's).
-      direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), cwdProject.id === '.' ? publicLinks : {}, cwdProject.id),
+      projects: projectLayouts(plan, config, publicLinks),
       ...(config.workspaceDir != null ? { workspace: { dir: config.workspaceDir, projects: plan.projects.length } } : {}),
       importMethodLogged: plan.release.importMethodLogged,
     }
