@@ -103,6 +103,9 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
       notes.push(unbuildable == null
         ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
         : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm: ${notBuiltHere(unbuildable, true)}`)
+      // A package not in the store yet: whether it requires a build is known once it is downloaded.
+      const unread = plan.planned.filter((_, i) => requires[i] == null).length
+      if (unread > 0) notes.push(`${unread} of the ${plan.planned.length} packages are not in this machine's store: the install downloads them, and a build one of them requires that allowBuilds neither allows nor denies leaves the install to pnpm then`)
     }
   }
   const explained = reasons.map((reason): WhyNot & { reason: string } => reason === NOT_ADDED
