@@ -126,10 +126,7 @@ export interface NativeInstallSummary {
   layout?: {
     storeDir: string
     virtualStoreDir: string
-    /**
-     * Every project, the one pnpm runs in first (its summary lists that one's dependencies; the
-     * others' records only pnpm's ndjson reporter shows).
-     */
+    /** Every project (pnpm's summary lists the dependencies of the one it runs in; the others' records only its ndjson reporter shows). */
     projects: ProjectLayout[]
     workspace?: { dir: string, projects: number }
     /** Whether the release's install logs its import method where its reporter sees it (`importMethodLogged`). */
@@ -819,19 +816,17 @@ function linkedManifest (projects: WorkspaceProject[]): (dir: string) => Manifes
   }
 }
 
-/** The projects as pnpm's install logs them, the one it runs in (`config.dir`) first; the root's hoisting (`publicLinks`) is the root's. */
+/** The projects as pnpm's install logs them (the one it runs in named as pnpm names it, `config.dir`); the root's hoisting (`publicLinks`) is the root's. */
 function projectLayouts (plan: InstallPlan, config: NativeInstallConfig, publicLinks: Record<string, string>): ProjectLayout[] {
   const cwd = path.resolve(config.dir!)
   const asChecked = projectsAsChecked(plan.projects, config, plan.rootDir)
-  const layouts = plan.projects.map((project, i): ProjectLayout => ({
+  return plan.projects.map((project, i): ProjectLayout => ({
     dir: project.dir === cwd ? config.dir! : project.dir,
     manifest: project.manifest,
     // (Known: the plan was made with them.)
     updated: typeof asChecked === 'string' ? project.manifest : asChecked[i].manifest,
     direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), project.id === '.' ? publicLinks : {}, project.id),
   }))
-  const here = Math.max(0, plan.projects.findIndex((p) => p.dir === cwd))
-  return [layouts[here], ...layouts.filter((_, i) => i !== here)]
 }
 
 /**
