@@ -41,7 +41,7 @@ import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
 import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
-import { lookUpBuilds, sideEffectsCacheKeys, sideEffectsMiss, unbuiltReasons, type CacheKeys } from './side-effects.js'
+import { lookUpBuilds, rowsRequireBuild, sideEffectsCacheKeys, sideEffectsMiss, unbuiltReasons, type CacheKeys, type LookedUpBuild } from './side-effects.js'
 import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
 import { packageMapText } from './package-map.js'
@@ -341,6 +341,19 @@ export function projectScriptsWithBuilds (scripts: { pnpmRuns: string[], whyPnpm
   return `the project's ${scripts.pnpmRuns.join(', ')}, which pnpm runs after the layout (${scripts.whyPnpmRuns!}), and pnpm then records the builds it ${builds} (${first}, …) otherwise than stock`
 }
 
+/**
+ * A package pnpm's build step would record in this install, as the install finds it while it
+ * links: a build it denies (the row requires one), else one it takes from its cache; none:
+ * `undefined`. From the store's rows, unverified (`requires`: whether each planned package's
+ * row requires a build; `builds`: the allowed ones, looked up).
+ */
+export function buildStepPackage (plan: InstallPlan, config: NativeInstallConfig, builds: LookedUpBuild[], requires: Array<boolean | undefined>): { builds: 'denies' | 'takes from its cache', depPath: string } | undefined {
+  const denied = plan.planned.find((p, i) => requires[i] === true && buildIgnored(p, config))
+  if (denied != null) return { builds: 'denies', depPath: denied.depPath }
+  const cached = builds.find((b) => b.recorded === 'cached')
+  return cached != null ? { builds: 'takes from its cache', depPath: cached.depPath } : undefined
+}
+
 /** Whether pnpm leaves the build scripts of `pkg` unrun (denied, or scripts off): then its build needs no pnpm. */
 export function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolean {
   if (config.ignoreScripts === true) return true
@@ -609,6 +622,15 @@ function reportAdded (results: StoredPackageResult[], reused: number): void {
  */
 async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'verdict'>, phase: (name: string) => void, downloaded: string[], publicLinks: Record<string, string>, linkWarnings: LinkWarnings): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
+  // pnpm's own install runs the project's scripts and would record no build of its build step
+  // over a complete layout: what the store's rows say is told before anything is laid out, so
+  // that pnpm installs as stock (its list of the projects' dependencies included). Packages the
+  // store lacks are found once linked (below).
+  if (plan.scripts.pnpmRuns.length > 0 && config.ignoreScripts !== true && fs.existsSync(storeDir)) {
+    const requires = await rowsRequireBuild(storeDir, planned.map((p) => p.filesIndexFile))
+    const withBuilds = buildStepPackage(plan, config, await lookUpBuilds(storeDir, planned, plan.cacheKeys), requires)
+    if (withBuilds != null) return { stopped: projectScriptsWithBuilds(plan.scripts, withBuilds.builds, withBuilds.depPath) }
+  }
   // pnpm's install lists the project in the store when it opens it, before it links anything.
   try {
     await registerProject(storeDir, rootDir, plan.release.projectLink)
