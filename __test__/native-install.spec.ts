@@ -1307,6 +1307,11 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const summary = (run: PnpmRun): string[] => run.stdout.split('\n').filter((l) => /^(dependencies|devDependencies|optionalDependencies):$|^\+ /.test(l))
     expect(summary(both.stockRun).length).toBeGreaterThan(0)
     expect(summary(both.nativeRun)).toEqual(summary(both.stockRun))
+    // From an empty store the build is found once downloaded: told before the projects' links.
+    const { dir } = await setUp('project-scripts-denied-older-cold', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace)
+    const cold = await installCold(dir, 'project-scripts-denied-older-cold')
+    expect(cold.trace).toMatch(said)
+    expect(summary(cold.run)).toEqual(summary(cold.stockRun))
   })
 
   it('the project\'s scripts with scripts off: installed natively, the project a pending build, as stock', async () => {

@@ -663,6 +663,20 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     recordVerdict = supplyChain.verdict?.()
     phase('supply chain')
   }
+  const building = new Set(toBuild.map((i) => planned[i].depPath))
+  // In pnpm's walk order, which its `pendingBuilds` lists them in.
+  const walkIndex = new Map(plan.installOrder.map((depPath, i) => [depPath, i]))
+  const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath).sort((a, b) => walkIndex.get(a)! - walkIndex.get(b)!)
+  // Recorded as pnpm records them: those from its cache, and those built here (below).
+  const builtFromCache = planned.filter((_, i) => results[i].built === true || building.has(planned[i].depPath)).map((p) => p.depPath)
+  // pnpm's own install over a complete layout takes no package through its build step, so it
+  // would not record the denied or cached builds as stock does (`ignoredBuilds: []`). Told
+  // before the projects' links (those the store lacked are known only now): pnpm links them
+  // itself then, and lists the projects' dependencies as stock does.
+  const buildStep = [...requireBuild, ...builtFromCache]
+  if (plan.scripts.pnpmRuns.length > 0 && buildStep.length > 0 && config.ignoreScripts !== true) {
+    return { stopped: projectScriptsWithBuilds(plan.scripts, requireBuild.length > 0 ? 'denies' : 'takes from its cache', buildStep[0]) }
+  }
   // The projects' links and hoisting: only once every package is in place.
   await symlinkAllModules({
     deps: [
@@ -671,7 +685,6 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     ],
   })
   phase('links')
-  const building = new Set(toBuild.map((i) => planned[i].depPath))
   const binOptions: Parameters<typeof linkBins>[2] = {
     importers,
     virtualStoreDir,
@@ -710,17 +723,6 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   }
 
   phase('bins')
-  // In pnpm's walk order, which its `pendingBuilds` lists them in.
-  const walkIndex = new Map(plan.installOrder.map((depPath, i) => [depPath, i]))
-  const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath).sort((a, b) => walkIndex.get(a)! - walkIndex.get(b)!)
-  // Recorded as pnpm records them: those from its cache, and those built here (below).
-  const builtFromCache = planned.filter((_, i) => results[i].built === true || building.has(planned[i].depPath)).map((p) => p.depPath)
-  // pnpm's own install over a complete layout takes no package through its build step, so it
-  // would not record the denied or cached builds as stock does (`ignoredBuilds: []`).
-  const buildStep = [...requireBuild, ...builtFromCache]
-  if (plan.scripts.pnpmRuns.length > 0 && buildStep.length > 0 && config.ignoreScripts !== true) {
-    return { stopped: projectScriptsWithBuilds(plan.scripts, requireBuild.length > 0 ? 'denies' : 'takes from its cache', buildStep[0]) }
-  }
   if (toBuild.length > 0) {
     // Before anything is recorded: a case it does not build as pnpm would leaves the install to
     // pnpm; a build that fails ends it there, nothing recorded, as pnpm's build step does.
