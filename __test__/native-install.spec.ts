@@ -1301,6 +1301,17 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const said = new RegExp(`^native install skipped: the project's install, postinstall, prepare, which pnpm runs after the layout \\(pnpm ${testedPnpmVersion.replaceAll('.', '\\.')} runs the builds itself .*\\), and pnpm then records the builds it denies \\(builder@1\\.0\\.0, …\\) otherwise than stock$`, 'm')
     const both = await expectLeftToPnpm('project-scripts-denied-older', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace, said)
     for (const d of [both.stock, both.native]) expect(fs.readFileSync(path.join(d, 'log.txt'), 'utf8')).toBe('install\npostinstall\nprepare\n')
+    // Told before anything is laid out: pnpm links the project's dependencies itself and lists
+    // them as stock does (user try: vuejs/create-vue under 11.22.0, whose summary was missing
+    // after a native layout pnpm then installed over).
+    const summary = (run: PnpmRun): string[] => run.stdout.split('\n').filter((l) => /^(dependencies|devDependencies|optionalDependencies):$|^\+ /.test(l))
+    expect(summary(both.stockRun).length).toBeGreaterThan(0)
+    expect(summary(both.nativeRun)).toEqual(summary(both.stockRun))
+    // From an empty store the build is found once downloaded: told before the projects' links.
+    const { dir } = await setUp('project-scripts-denied-older-cold', { ...PROJECTS[1].manifest, scripts: RECORDING_SCRIPTS }, PROJECTS[1].workspace)
+    const cold = await installCold(dir, 'project-scripts-denied-older-cold')
+    expect(cold.trace).toMatch(said)
+    expect(summary(cold.run)).toEqual(summary(cold.stockRun))
   })
 
   it('the project\'s scripts with scripts off: installed natively, the project a pending build, as stock', async () => {

@@ -154,6 +154,26 @@ describe('what pnpm prints after a native install, with each reporter, against s
     })
   }
 
+  for (const reporter of ['append-only', 'default']) {
+    it(`--reporter=${reporter}, a project whose engines.node this Node does not meet: pnpm's warning where stock's comes, before the install's lines (pnpm checks the projects after the hook; the native install's records wait for pnpm's scope) (user try: vuejs/create-vue, pmndrs/zustand under Node 24.9)`, async () => {
+      const edit = (dir: string): void => {
+        const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+        fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, engines: { node: '>=99' } }))
+      }
+      const stock = await install({ stock: true, reporter, edit })
+      const native = await install({ reporter, edit })
+      expectOk(stock.run)
+      expectOk(native.run)
+      expect(stock.lines.filter((l) => l.includes('Unsupported engine')).length).toBeGreaterThan(0)
+      // A release whose default reporter redraws by newlines leaves the lines above pnpm's
+      // (wider than the terminal) warning on the screen once more at each redraw, stock's too:
+      // how often, as the frames come.
+      const once = (lines: string[]): string[] => TESTED.reporterRedraw === 'newlines' ? lines.filter((l, i) => l !== lines[i - 1]) : lines
+      if (reporter === 'default') expect(once(native.lines)).toEqual(once(asNative(stock.lines)))
+      else expectLines(native.lines, stock.lines)
+    })
+  }
+
   it('--reporter=append-only, a clone of a lockfile pnpm checked before on this machine: pnpm\'s record of that check taken (`✓ Lockfile passes supply-chain policies (verified <t> ago)`), as stock takes it', async () => {
     const sandbox = path.join(base, 'sandbox-checked-before')
     expectOk((await install({ stock: true, sandbox })).run)

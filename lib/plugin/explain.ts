@@ -15,10 +15,10 @@
 import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { configReasons } from './install/config-rules.js'
 import { buildSettingsReason, patchSettingsReason } from './install/builds-on-miss.js'
-import { buildIgnored, checkedLockfile, planInstall, projectScriptsWithBuilds, type InstallPlan, type NativeInstallConfig } from './install/native-install.js'
+import { buildIgnored, buildStepPackage, checkedLockfile, planInstall, projectScriptsWithBuilds, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
-import { lookUpBuilds, rowsRequireBuild, unbuiltReasons, type LookedUpBuild } from './install/side-effects.js'
+import { lookUpBuilds, rowsRequireBuild, unbuiltReasons } from './install/side-effects.js'
 import { notBuiltHere, whyNot, type WhyNot } from './why-not.js'
 
 export interface Explanation {
@@ -129,17 +129,4 @@ export function formatExplanation (e: Explanation, dir: string): string {
     : [head, `left to pnpm, for ${e.reasons.length} ${e.reasons.length === 1 ? 'reason' : 'reasons'}:`, ...e.reasons.flatMap((r, i) => [`${i + 1}. ${r.says}`, `   To install natively: ${r.change}`])]
   if (e.notes.length > 0) lines.push('Told only at install time:', ...e.notes.map((n) => `- ${n}`))
   return `${lines.join('\n')}\n`
-}
-
-/**
- * A package pnpm's build step would record in this install, as the install finds it while it
- * links: a build it denies (the row requires one), else one it takes from its cache; none:
- * `undefined`. From the store's rows, unverified (`requires`: whether each planned package's
- * row requires a build; `builds`: the allowed ones, looked up).
- */
-function buildStepPackage (plan: InstallPlan, config: NativeInstallConfig, builds: LookedUpBuild[], requires: Array<boolean | undefined>): { builds: 'denies' | 'takes from its cache', depPath: string } | undefined {
-  const denied = plan.planned.find((p, i) => requires[i] === true && buildIgnored(p, config))
-  if (denied != null) return { builds: 'denies', depPath: denied.depPath }
-  const cached = builds.find((b) => b.recorded === 'cached')
-  return cached != null ? { builds: 'takes from its cache', depPath: cached.depPath } : undefined
 }

@@ -34,7 +34,7 @@ import { PLUGIN_NAME, userAgentPnpmVersion } from './config-dependency.js'
 import { trace } from './trace.js'
 import { prelinkVirtualStore, type PreResolutionContext } from './head-start.js'
 import { startedToInstall, type PnpmConfig } from './pnpm-config.js'
-import { dropRecords, holdRecords, PnpmLog, pnpmLog, releaseRecords, reportBuildFailure, reportInstalled, reportLeftToPnpm, showProgress, watchLockfileVerification, type Progress } from './report.js'
+import { deferUntilPnpmScope, dropRecords, holdRecords, PnpmLog, pnpmLog, releaseRecords, reportBuildFailure, reportInstalled, reportLeftToPnpm, showProgress, watchLockfileVerification, type Progress } from './report.js'
 import { whyNot } from './why-not.js'
 
 /** What pnpm passes to `hooks.importPackage` (pnpm 11.28). */
@@ -286,6 +286,8 @@ async function updateConfig<T extends object> (config: T): Promise<T> {
       endWithFailedBuild(outcome, progress.counts, settings, log)
       return config
     }
+    // pnpm checks the projects' manifests after this hook, warning first: the report waits for that.
+    if (!(outcome instanceof Error) && outcome.installed) deferUntilPnpmScope(log)
     releaseRecords((buildLines) => {
       try {
         if (outcome instanceof Error) reportLeftToPnpm(`it failed: ${outcome.message}`, log)

@@ -158,6 +158,41 @@ export function releaseRecords (before?: (flush: () => void) => void): void {
   }
 }
 
+/** Records kept back until pnpm's command logs its scope (`deferUntilPnpmScope`), in order. */
+let untilScope: Array<() => void> | undefined
+
+/**
+ * Keeps every record written from now on back until pnpm's own command logs its scope, then
+ * sends them at once (from within that log call, before pnpm logs anything else): after the
+ * hook pnpm reads the projects' manifests and warns of the engines they do not meet, then logs
+ * its scope, then installs, so the native install's records come after those warnings, where
+ * stock's install logs its own. For the reporters that render pnpm's log stream (ndjson has its
+ * records on stdout as they are written; silent shows nothing).
+ */
+export function deferUntilPnpmScope (log: PnpmLog): void {
+  if (untilScope != null || (log.reporter !== 'append-only' && log.reporter !== 'default')) return
+  const outputs = boleOutputs()?.debug
+  if (outputs == null) return
+  const queue: Array<() => void> = untilScope = []
+  const watcher = new Writable({
+    objectMode: true,
+    write (record: unknown, _encoding, callback) {
+      let name: string | undefined
+      try {
+        name = ((typeof record === 'object' && !Buffer.isBuffer(record) ? record : JSON.parse(String(record))) as { name?: string }).name
+      } catch {}
+      if (name === 'pnpm:scope' && untilScope === queue) {
+        // Not out of bole's outputs while bole goes through them (it reads them by index).
+        setImmediate(() => { if (outputs.includes(watcher)) outputs.splice(outputs.indexOf(watcher), 1) })
+        untilScope = undefined
+        for (const send of queue.splice(0)) send()
+      }
+      callback()
+    },
+  })
+  outputs.push(watcher)
+}
+
 /** What pnpm's reporter writes before a warning's message (its `formatWarn`, colors aside). */
 const WARN_TAG = '[WARN] '
 
@@ -214,6 +249,10 @@ export class PnpmLog {
     if (this.reporter === 'silent') return
     if (held != null) {
       held.push(() => this.write(level, name, fields, time))
+      return
+    }
+    if (untilScope != null) {
+      untilScope.push(() => this.write(level, name, fields, time))
       return
     }
     if (this.reporter === 'ndjson') {

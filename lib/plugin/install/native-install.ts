@@ -41,7 +41,7 @@ import { progressed } from './progress.js'
 import { dimmed } from '../report.js'
 import { packagesNeedPnpm } from '../why-not.js'
 import { directDependencies, type DirectDependency } from './direct-dependencies.js'
-import { lookUpBuilds, sideEffectsCacheKeys, sideEffectsMiss, unbuiltReasons, type CacheKeys } from './side-effects.js'
+import { lookUpBuilds, rowsRequireBuild, sideEffectsCacheKeys, sideEffectsMiss, unbuiltReasons, type CacheKeys, type LookedUpBuild } from './side-effects.js'
 import { noteInstalledNatively } from '../code-cache.js'
 import { patchedPackages } from './patches.js'
 import { packageMapText } from './package-map.js'
@@ -352,6 +352,19 @@ export function projectScriptsWithBuilds (scripts: { pnpmRuns: string[], whyPnpm
   return `the project's ${scripts.pnpmRuns.join(', ')}, which pnpm runs after the layout (${scripts.whyPnpmRuns!}), and pnpm then records the builds it ${builds} (${first}, …) otherwise than stock`
 }
 
+/**
+ * A package pnpm's build step would record in this install, as the install finds it while it
+ * links: a build it denies (the row requires one), else one it takes from its cache; none:
+ * `undefined`. From the store's rows, unverified (`requires`: whether each planned package's
+ * row requires a build; `builds`: the allowed ones, looked up).
+ */
+export function buildStepPackage (plan: InstallPlan, config: NativeInstallConfig, builds: LookedUpBuild[], requires: Array<boolean | undefined>): { builds: 'denies' | 'takes from its cache', depPath: string } | undefined {
+  const denied = plan.planned.find((p, i) => requires[i] === true && buildIgnored(p, config))
+  if (denied != null) return { builds: 'denies', depPath: denied.depPath }
+  const cached = builds.find((b) => b.recorded === 'cached')
+  return cached != null ? { builds: 'takes from its cache', depPath: cached.depPath } : undefined
+}
+
 /** Whether pnpm leaves the build scripts of `pkg` unrun (denied, or scripts off): then its build needs no pnpm. */
 export function buildIgnored (pkg: PlannedPackage, config: NativeInstallConfig): boolean {
   if (config.ignoreScripts === true) return true
@@ -620,6 +633,15 @@ function reportAdded (results: StoredPackageResult[], reused: number): void {
  */
 async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMethod: PackageImportMethod, supplyChain: Pick<SupplyChainCheck, 'registry' | 'verdict'>, phase: (name: string) => void, downloaded: string[], publicLinks: Record<string, string>, linkWarnings: LinkWarnings): Promise<{ stopped: string } | BuildFailed | { validatedAtNs: number | undefined } | { pnpmRunsScripts: string[] } | { projectScripts: NonNullable<NativeInstallSummary['projectScripts']> }> {
   const { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, projects, planned } = plan
+  // pnpm's own install runs the project's scripts and would record no build of its build step
+  // over a complete layout: what the store's rows say is told before anything is laid out, so
+  // that pnpm installs as stock (its list of the projects' dependencies included). Packages the
+  // store lacks are found once linked (below).
+  if (plan.scripts.pnpmRuns.length > 0 && config.ignoreScripts !== true && fs.existsSync(storeDir)) {
+    const requires = await rowsRequireBuild(storeDir, planned.map((p) => p.filesIndexFile))
+    const withBuilds = buildStepPackage(plan, config, await lookUpBuilds(storeDir, planned, plan.cacheKeys), requires)
+    if (withBuilds != null) return { stopped: projectScriptsWithBuilds(plan.scripts, withBuilds.builds, withBuilds.depPath) }
+  }
   // pnpm's install lists the project in the store when it opens it, before it links anything.
   try {
     await registerProject(storeDir, rootDir, plan.release.projectLink)
@@ -652,6 +674,20 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     recordVerdict = supplyChain.verdict?.()
     phase('supply chain')
   }
+  const building = new Set(toBuild.map((i) => planned[i].depPath))
+  // In pnpm's walk order, which its `pendingBuilds` lists them in.
+  const walkIndex = new Map(plan.installOrder.map((depPath, i) => [depPath, i]))
+  const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath).sort((a, b) => walkIndex.get(a)! - walkIndex.get(b)!)
+  // Recorded as pnpm records them: those from its cache, and those built here (below).
+  const builtFromCache = planned.filter((_, i) => results[i].built === true || building.has(planned[i].depPath)).map((p) => p.depPath)
+  // pnpm's own install over a complete layout takes no package through its build step, so it
+  // would not record the denied or cached builds as stock does (`ignoredBuilds: []`). Told
+  // before the projects' links (those the store lacked are known only now): pnpm links them
+  // itself then, and lists the projects' dependencies as stock does.
+  const buildStep = [...requireBuild, ...builtFromCache]
+  if (plan.scripts.pnpmRuns.length > 0 && buildStep.length > 0 && config.ignoreScripts !== true) {
+    return { stopped: projectScriptsWithBuilds(plan.scripts, requireBuild.length > 0 ? 'denies' : 'takes from its cache', buildStep[0]) }
+  }
   // The projects' links and hoisting: only once every package is in place.
   await symlinkAllModules({
     deps: [
@@ -660,7 +696,6 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
     ],
   })
   phase('links')
-  const building = new Set(toBuild.map((i) => planned[i].depPath))
   const binOptions: Parameters<typeof linkBins>[2] = {
     importers,
     virtualStoreDir,
@@ -699,17 +734,6 @@ async function layOut (plan: InstallPlan, config: NativeInstallConfig, importMet
   }
 
   phase('bins')
-  // In pnpm's walk order, which its `pendingBuilds` lists them in.
-  const walkIndex = new Map(plan.installOrder.map((depPath, i) => [depPath, i]))
-  const requireBuild = planned.filter((_, i) => results[i].buildIgnored === true).map((p) => p.depPath).sort((a, b) => walkIndex.get(a)! - walkIndex.get(b)!)
-  // Recorded as pnpm records them: those from its cache, and those built here (below).
-  const builtFromCache = planned.filter((_, i) => results[i].built === true || building.has(planned[i].depPath)).map((p) => p.depPath)
-  // pnpm's own install over a complete layout takes no package through its build step, so it
-  // would not record the denied or cached builds as stock does (`ignoredBuilds: []`).
-  const buildStep = [...requireBuild, ...builtFromCache]
-  if (plan.scripts.pnpmRuns.length > 0 && buildStep.length > 0 && config.ignoreScripts !== true) {
-    return { stopped: projectScriptsWithBuilds(plan.scripts, requireBuild.length > 0 ? 'denies' : 'takes from its cache', buildStep[0]) }
-  }
   if (toBuild.length > 0) {
     // Before anything is recorded: a case it does not build as pnpm would leaves the install to
     // pnpm; a build that fails ends it there, nothing recorded, as pnpm's build step does.
