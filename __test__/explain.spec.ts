@@ -138,7 +138,10 @@ describe('explain: the verdict from pnpm\'s settings', () => {
       ['patches', 'patchedDependencies differ from the lockfile'],
     ])
     // Judged as the newest writes it, but its builds are still 11.6.0's: pnpm runs one the cache lacks.
-    expect((await explain(settings(dir, { userAgent: 'pnpm/11.6.0' }))).notes.find((n) => n.startsWith('a build pnpm would run'))).toMatch(/one the cache lacks leaves the install to pnpm: under pnpm 11\.6\.0 the native install leaves builds to pnpm/)
+    const buildNote = async (more: Partial<NativeInstallConfig>): Promise<string | undefined> => (await explain(settings(dir, more))).notes.find((n) => n.startsWith('a build pnpm would run'))
+    // None where no build is allowed and nothing is patched (user try: unplugin-auto-import, every build denied).
+    expect(await buildNote({ userAgent: 'pnpm/11.6.0' })).toBeUndefined()
+    expect(await buildNote({ userAgent: 'pnpm/11.6.0', allowBuilds: { mkdirp: true } })).toMatch(/one the cache lacks leaves the install to pnpm: under pnpm 11\.6\.0 the native install leaves builds to pnpm/)
     expect((await explain(settings(dir, { offline: true, minimumReleaseAge: 1440 }))).reasons.map((r) => r.code)).toEqual(['release-age-registry'])
   })
 

@@ -324,7 +324,8 @@ describe('workspaceScripts: the scripts of every project of a workspace', () => 
   })
   it('scripts on: every project\'s stages, by project; the root\'s preinstall leaves the install to pnpm, another\'s is a stage', () => {
     const scripts = workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' }), project('packages/b', { install: 'b', prepare: 'c' })], false)
-    expect(scripts.shown).toEqual(['prepare', 'install (packages/b)', 'prepare (packages/b)'])
+    expect(scripts.shown).toEqual(['prepare (root)', 'install (packages/b)', 'prepare (packages/b)'])
+    expect(workspaceScripts([project('.', { prepare: 'a' }), project('packages/a', { test: 'x' })], false).shown).toEqual(['prepare'])
     expect(scripts.runs.map((r) => [r.id, r.stages])).toEqual([['.', ['prepare']], ['packages/b', ['install', 'prepare']]])
     expect(workspaceScripts([project('.', { preinstall: 'a' }), project('packages/b', {})], false).leftToPnpm).toMatch(/preinstall script/)
     expect(workspaceScripts([project('.', {}), project('packages/b', { preinstall: 'b' })], false).shown).toEqual(['preinstall (packages/b)'])

@@ -18,7 +18,7 @@ import { buildSettingsReason, patchSettingsReason } from './install/builds-on-mi
 import { buildIgnored, buildStepPackage, checkedLockfile, planInstall, projectScriptsWithBuilds, type NativeInstallConfig } from './install/native-install.js'
 import { nativeRelease, PNPM_RELEASES } from './install/pnpm-releases.js'
 import { checkSupplyChain } from './install/supply-chain.js'
-import { lookUpBuilds, rowsRequireBuild, unbuiltReasons } from './install/side-effects.js'
+import { buildVerdict, lookUpBuilds, rowsRequireBuild, unbuiltReasons } from './install/side-effects.js'
 import { notBuiltHere, whyNot, type WhyNot } from './why-not.js'
 
 export interface Explanation {
@@ -100,9 +100,13 @@ export async function explain (config: NativeInstallConfig): Promise<Explanation
         const { everyInstall, missing } = unbuiltReasons(builds, unbuildable)
         reasons.push(...[everyInstall, missing].filter((r) => r != null))
       }
-      notes.push(unbuildable == null
-        ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
-        : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm: ${notBuiltHere(unbuildable, true)}`)
+      // (Only where there may be one: a patch, or a build allowed whose row does not say it needs none.)
+      const allowed = (p: { name: string, version: string }): boolean => config.ignoreScripts !== true && [true, 'unread'].includes(buildVerdict(p.name, p.version, config) as boolean | string)
+      if (Object.keys(config.patchedDependencies ?? {}).length > 0 || plan.planned.some((p, i) => requires[i] !== false && allowed(p))) {
+        notes.push(unbuildable == null
+          ? 'a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)'
+          : `a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm's side-effects cache at install time; one the cache lacks leaves the install to pnpm: ${notBuiltHere(unbuildable, true)}`)
+      }
       // A package not in the store yet: whether it requires a build is known once it is downloaded.
       const unread = plan.planned.filter((_, i) => requires[i] == null).length
       if (unread > 0) notes.push(`${unread} of the ${plan.planned.length} packages are not in this machine's store: the install downloads them, and a build one of them requires that allowBuilds neither allows nor denies leaves the install to pnpm then`)

@@ -46,7 +46,7 @@ export interface ProjectScripts {
   leftToPnpm?: string
   /** Each project's stages pnpm runs after the layout (those without any left out). */
   runs: Array<WorkspaceProject & { stages: string[] }>
-  /** The same for the trace: the root's bare, another's as `stage (id)`. */
+  /** The same for the trace and the report: `stage (id)`, the root's bare where no other project has any (else `stage (root)`). */
   shown: string[]
   /** The projects pnpm records in `.modules.yaml`'s `pendingBuilds` (scripts off), by importer id. */
   pendingProjects: string[]
@@ -64,8 +64,10 @@ export function workspaceScripts (projects: WorkspaceProject[], ignoreScripts: b
     if (own.leftToPnpm != null) return { ...scripts, leftToPnpm: id === '.' ? own.leftToPnpm : `${own.leftToPnpm} (${id})` }
     if (own.pendingBuild) scripts.pendingProjects.push(id)
     if (own.stages.length > 0) scripts.runs.push({ ...project, stages: own.stages })
-    scripts.shown.push(...(id === '.' ? own.stages : own.stages.map((stage) => `${stage} (${id})`)))
   }
+  // (User try: create-vue's "the project's prepare, prepare (template/config/cypress)" read as one stage twice.)
+  const others = scripts.runs.some((r) => r.id !== '.')
+  scripts.shown = scripts.runs.flatMap((r) => r.id === '.' && !others ? r.stages : r.stages.map((stage) => `${stage} (${r.id === '.' ? 'root' : r.id})`))
   return scripts
 }
 
