@@ -141,6 +141,8 @@ describe('explain: the verdict from pnpm\'s settings', () => {
     const buildNote = async (more: Partial<NativeInstallConfig>): Promise<string | undefined> => (await explain(settings(dir, more))).notes.find((n) => n.startsWith('a build pnpm would run'))
     // None where no build is allowed and nothing is patched (user try: unplugin-auto-import, every build denied).
     expect(await buildNote({ userAgent: 'pnpm/11.6.0' })).toBeUndefined()
+    expect(await buildNote({ allowBuilds: { mkdirp: true }, sideEffectsCacheRead: true, sideEffectsCacheWrite: true, unsafePerm: true })).toBe('a build pnpm would run (allowBuilds) or a patch it would apply: taken from pnpm\'s side-effects cache at install time, or run natively as pnpm runs it when the cache lacks it (a binding.gyp without an install script built with node-gyp, as pnpm builds it; a failing build fails the install as stock\'s does, or is skipped as there when its package is optional)')
+    expect(await buildNote({ allowBuilds: { mkdirp: true }, ignoreScripts: true })).toBeUndefined()
     expect(await buildNote({ userAgent: 'pnpm/11.6.0', allowBuilds: { mkdirp: true } })).toMatch(/one the cache lacks leaves the install to pnpm: under pnpm 11\.6\.0 the native install leaves builds to pnpm/)
     expect((await explain(settings(dir, { offline: true, minimumReleaseAge: 1440 }))).reasons.map((r) => r.code)).toEqual(['release-age-registry'])
   })
