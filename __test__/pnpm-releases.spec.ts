@@ -41,7 +41,7 @@ function arrayLiteral (text: string, start: RegExp): string[] {
 }
 
 /** What the table says, read back out of a release's bundle. */
-function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'sideEffectsKeys' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks' | 'keptShimBytes'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
+function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'more' | 'registryRoutes' | 'validation' | 'workspaceBins'> & Pick<PnpmRelease, 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'verdictMissingTime' | 'missingTimePassed' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'sideEffectsKeys' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks' | 'keptShimBytes'> & { shimQuoting: string, shimHelpers: string, verdictChecks: string[] } {
   const settings = arrayLiteral(text, /\n\s*WORKSPACE_STATE_SETTING_KEYS = \[/)
   // Before 11.28.7, the list alone: `pick(WORKSPACE_STATE_SETTING_KEYS, settings)`.
   const picked = text.includes('settings: pick_default(WORKSPACE_STATE_SETTING_KEYS,') ? [] : arrayLiteral(text, /settings: pick_default\(\[\.\.\.WORKSPACE_STATE_SETTING_KEYS,?/)
@@ -75,6 +75,8 @@ function fromBundle (text: string): Pick<PnpmRelease['state'], 'settings' | 'mor
     modulesRegistries: text.includes('      registries: opts3.registries,\n      skipped: Array.from(skipped),'),
     peerBins: text.includes('\nasync function autoInstalledPeerBinDirs(') || text.includes('\nfunction autoInstalledPeerBinDirs('),
     verdictMissingTime: snapshot.includes('minimumReleaseAgeIgnoreMissingTime'),
+    // The lockfile check's age test without a publish time: passed only where the full metadata has no times at all, or for any version.
+    missingTimePassed: [...text.matchAll(/\nasync function (?:runAgeCheck|reportMissingPublishTime)\([^)]*\) \{[\s\S]*?\n\}/g)].some((m) => m[0].includes('const timeMap = await fetchFullMetaTime(')) ? 'metadata' : 'version',
     verdictRouting: snapshot.includes('namedRegistriesRouting'),
     // Before 11.28.0 the projects are the first children of the hoisting graph's root.
     projectHoisting: text.includes('hoistedWorkspaceDeps = Object.fromEntries(Object.entries(opts3.hoistedWorkspacePackages') ? 'linked' : 'reserved',
@@ -150,7 +152,7 @@ describe('the table of pnpm releases', () => {
   const enabled = [...bundles()].filter(([version]) => PNPM_RELEASES.some((r) => r.version === version && r.native === true))
   it.each(enabled)('pnpm %s: its workspace state and shims are as the table says', (version, file) => {
     const release = PNPM_RELEASES.find((r) => r.version === version)!
-    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw, skippedLinks, keptShimBytes, relinksBuilt, unlinksFailedOptional, ownScriptId } = release
+    const { state, shimQuoting, shimHelpers, verdictChecks, shimWriter, packageMap, modulesRegistries, peerBins, verdictMissingTime, missingTimePassed, verdictRouting, projectHoisting, catalogResolutions, publishLinks, currentLockfilePublish, shimBase, sideEffectsKeys, skipRule, peerEdgeRule, importMethodLogged, reporterRedraw, skippedLinks, keptShimBytes, relinksBuilt, unlinksFailedOptional, ownScriptId } = release
     // @zkochan/cmd-shim's shims have neither form of pnpm's own.
     const ownShims = isOwnShimWriter(shimWriter)
     expect(fromBundle(fs.readFileSync(file, 'utf8'))).toEqual({
@@ -167,6 +169,7 @@ describe('the table of pnpm releases', () => {
       modulesRegistries,
       peerBins,
       verdictMissingTime,
+      missingTimePassed,
       verdictRouting,
       projectHoisting,
       catalogResolutions,

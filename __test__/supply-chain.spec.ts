@@ -301,6 +301,19 @@ describe('checkSupplyChain: pnpm\'s tests of each package\'s age', () => {
     expect(await check([{ name: 'old', version: '1.0.0' }], { httpsProxy: 'http://proxy' })).toBe('pnpm checks the lockfile against minimumReleaseAge first (httpsProxy is set)')
   })
 
+  it('a version without a publish time, under minimumReleaseAgeIgnoreMissingTime: left to pnpm from 11.23.0, where only metadata without any time passes; passed with pnpm\'s warning by releases to 11.22.0, unless an attestation shows it young (user try: create-vue under 11.22.0, a cypress version the mirror does not list, passed by stock and left to pnpm, which checked it again)', async () => {
+    const release = (version: string) => PNPM_RELEASES.find((r) => r.version === version)!
+    const under = (version: string, packages: Array<{ name: string, version: string }>) => {
+      const started = checkSupplyChain({ path: '/nowhere/pnpm-lock.yaml' }, packages, { minimumReleaseAge: 1440, minimumReleaseAgeIgnoreMissingTime: true, registry: registry.url }, now, release(version))
+      return outcome(started).then((why) => ({ why, warnings: started.warnings }))
+    }
+    expect(await under('11.23.0', [{ name: 'old', version: '9.9.9' }])).toEqual({ why: 'old@9.9.9 may be younger than minimumReleaseAge: pnpm checks the lockfile first', warnings: [] })
+    expect(await under('11.22.0', [{ name: 'old', version: '9.9.9' }, { name: 'old', version: '1.0.0' }])).toEqual({ why: undefined, warnings: ['The metadata of old is missing the "time" field; skipping the minimumReleaseAge check for this package.'] })
+    // A version with its publish time is tested as before; without the tolerance, nothing passes so.
+    expect((await under('11.22.0', [{ name: 'young', version: '2.0.0' }])).why).toBe('young@2.0.0 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+    expect(await outcome(checkSupplyChain({ path: '/nowhere/pnpm-lock.yaml' }, [{ name: 'old', version: '9.9.9' }], { minimumReleaseAge: 1440, registry: registry.url }, now, release('11.22.0')))).toBe('old@9.9.9 may be younger than minimumReleaseAge: pnpm checks the lockfile first')
+  })
+
   it('leaves to pnpm a registry that answers nothing, after pnpm\'s fetchTimeout (issue 22, item 9)', async () => {
     const silent = net.createServer(() => {})
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))

@@ -165,6 +165,12 @@ export interface PnpmRelease {
   skippedLinks: SkippedLinks
   /** Whether its verdicts' policy records `minimumReleaseAgeIgnoreMissingTime` (from 11.23.0). */
   verdictMissingTime: boolean
+  /**
+   * What its lockfile check lets through, with a warning, under `minimumReleaseAgeIgnoreMissingTime`:
+   * any version it finds no publish time for (to 11.22.0: `runAgeCheck`), or only a package whose
+   * full metadata has no `time` at all (from 11.23.0).
+   */
+  missingTimePassed: 'version' | 'metadata'
   /** Whether its frozen check finds an importer out of date whose catalog dependency is locked at another version than the lockfile's catalog entry (from 11.22.0). */
   catalogResolutions: boolean
   /** Whether its frozen check compares whether a project's publish directory is linked (`linkDirectory`, from 11.26.0). */
@@ -260,7 +266,8 @@ const COMMAND_P_HELPERS = new Set(['11.27.1', '11.28.0', '11.28.1', '11.28.2'])
  * (to 11.26), the registries in `.modules.yaml` (to 11.22.0), the auto-installed peers' commands
  * in a project's `.bin` (from 11.28.1), the build step's shims with a `NODE_PATH` (from
  * 11.28.10), the store's list of projects by relative links (to 11.28.8), the checks of a
- * recorded verdict and its policy's fields, how a workspace's projects are hoisted (to 11.27.1),
+ * recorded verdict and its policy's fields, the versions its check passes without a publish
+ * time (any, to 11.22.0), how a workspace's projects are hoisted (to 11.27.1),
  * the frozen check of catalog resolutions (from 11.22.0) and of linked publish directories (from
  * 11.26.0), the build step's side-effects upload (its walk and diff; what it records of a denied
  * patched package, to 11.26.0), the build step reproduced (from 11.28.1), its commands linked
@@ -270,7 +277,7 @@ const COMMAND_P_HELPERS = new Set(['11.27.1', '11.28.0', '11.28.1', '11.28.2'])
  * where its reporter sees it (from 11.18.0), its default reporter's redraw by newlines (11.8
  * and 11.9), the links 11.28.3 makes to its working directory for the dependencies it skips.
  */
-const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'relinksBuilt' | 'unlinksFailedOptional' | 'ownScriptId' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'keptShimBytes' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> => ({
+const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuilds' | 'relinksBuilt' | 'unlinksFailedOptional' | 'ownScriptId' | 'uploadsDeniedPatched' | 'shimWriter' | 'packageMap' | 'modulesRegistries' | 'peerBins' | 'buildStepNodePath' | 'keptShimBytes' | 'projectLink' | 'sideEffectsKeys' | 'verdictChecks' | 'verdictMissingTime' | 'missingTimePassed' | 'verdictRouting' | 'projectHoisting' | 'catalogResolutions' | 'publishLinks' | 'currentLockfilePublish' | 'shimBase' | 'skipRule' | 'peerEdgeRule' | 'importMethodLogged' | 'reporterRedraw' | 'skippedLinks'> => ({
   shimWriter: compareVersions(version, '11.21.0') < 0 ? 'cmd-shim 9.0.6' : compareVersions(version, '11.27.0') <= 0 ? 'cmd-shim 9.0.7' : version === '11.27.1' ? 'pnpm 11.27.1' : 'pnpm',
   packageMap: compareVersions(version, '11.8.0') >= 0 && compareVersions(version, '11.27.0') < 0,
   modulesRegistries: compareVersions(version, '11.22.0') <= 0,
@@ -286,6 +293,7 @@ const byVersion = (version: string): Pick<PnpmRelease, 'buildUpload' | 'runsBuil
   skippedLinks: version === '11.28.3' ? 'working directory' : 'none',
   verdictChecks: verdictChecksOf(version),
   verdictMissingTime: compareVersions(version, '11.23.0') >= 0,
+  missingTimePassed: compareVersions(version, '11.23.0') >= 0 ? 'metadata' : 'version',
   verdictRouting: compareVersions(version, '11.20.0') >= 0,
   projectHoisting: compareVersions(version, '11.28.0') < 0 ? 'linked' : 'reserved',
   catalogResolutions: compareVersions(version, '11.22.0') >= 0,

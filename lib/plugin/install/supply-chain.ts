@@ -52,8 +52,8 @@ export interface SupplyChainConfig {
 /** pnpm's built-in named registries (`gh:`, `npmjs:`), which its verdicts are keyed by. */
 const BUILTIN_REGISTRIES_BY_PREFIX = { gh: 'https://npm.pkg.github.com/', npmjs: 'https://registry.npmjs.org/' }
 
-/** What a release requires of a verdict, and how it records its policy. */
-export type VerdictForm = Pick<PnpmRelease, 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting'>
+/** What a release requires of a verdict, how it records its policy, and what its check passes without a publish time. */
+export type VerdictForm = Pick<PnpmRelease, 'verdictChecks' | 'verdictMissingTime' | 'verdictRouting' | 'missingTimePassed'>
 
 /** The newest release's verdicts. */
 const NEWEST: VerdictForm = PNPM_RELEASES.at(-1)!
@@ -230,6 +230,8 @@ interface Tests {
   ageExclude?: VersionPolicy
   /** The trust test (`trustPolicy: no-downgrade`). */
   trust?: TrustPolicy
+  /** What passes without a publish time, under `minimumReleaseAgeIgnoreMissingTime`. */
+  missingTimePassed: PnpmRelease['missingTimePassed']
 }
 
 /** A list of patterns as pnpm reads it (none: no policy), or why pnpm refuses it. */
@@ -279,6 +281,7 @@ export function checkSupplyChain (lockfile: CheckedLockfile, packages: Array<{ n
   const tests: Tests = {
     ...(ageMinutes > 0 ? { cutoff: now - ageMinutes * 60_000, ageExclude: ageExclude as VersionPolicy | undefined } : {}),
     ...(trust ? { trust: { exclude: trustExclude as VersionPolicy | undefined, ignoreAfterMinutes: config.trustPolicyIgnoreAfter, now } } : {}),
+    missingTimePassed: form.missingTimePassed,
   }
   const controller = new AbortController()
   const warnings: string[] = []
@@ -346,7 +349,7 @@ class PackageQuery {
   }
 
   /** Why a version may be younger than `cutoff` (pnpm's cache first, then the registry's metadata), or `undefined`. */
-  async ageNotShown (versions: string[], cutoff: number): Promise<string | undefined> {
+  async ageNotShown (versions: string[], cutoff: number, missingTimePassed: Tests['missingTimePassed']): Promise<string | undefined> {
     const { name, config } = this
     const cached = cachedAges(config.cacheDir, registryOf(name, config), name).map((doc): AgeEvidence => ({ ...doc, listed: (v) => doc.versions.has(v) }))
     let pending = versions.filter((v) => !cached.some((doc) => shownOld(doc, v, cutoff)))
@@ -357,6 +360,13 @@ class PackageQuery {
     if (pending.length === 0) return undefined
     const full = await this.fullMetadata()
     if (full != null && full.time == null && this.ignoresMissingTime) return await this.attestedAgeNotShown(pending, cutoff)
+    // Releases to 11.22.0 pass any version without a publish time the same way (one the metadata lists or not).
+    if (full != null && this.ignoresMissingTime && missingTimePassed === 'version') {
+      const timeless = pending.filter((v) => typeof full.time?.[v] !== 'string')
+      const young = await this.attestedAgeNotShown(timeless, cutoff)
+      if (young != null) return young
+      pending = pending.filter((v) => !timeless.includes(v))
+    }
     const young = pending.find((v) => full == null || !shownOld({ time: full.time, listed: () => false }, v, cutoff))
     return young != null ? `${name}@${young} may be younger than minimumReleaseAge` : undefined
   }
@@ -408,7 +418,7 @@ async function askRegistry (packages: Array<{ name: string, version: string }>, 
     const query = new PackageQuery(name, [...versionSet], config, signal, warn)
     const { cutoff, ageExclude, trust } = tests
     const aged = cutoff != null ? query.versions.filter((v) => !excludes(ageExclude, name, v)) : []
-    const old = aged.length > 0 ? await query.ageNotShown(aged, cutoff!) : undefined
+    const old = aged.length > 0 ? await query.ageNotShown(aged, cutoff!, tests.missingTimePassed) : undefined
     if (old != null || trust == null) return old
     const trusted = query.versions.filter((v) => !excludes(trust.exclude, name, v))
     return trusted.length > 0 ? await query.trustNotShown(trusted, trust) : undefined
