@@ -1241,7 +1241,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('workspace-scripts', root, WORKSPACE.workspace, projects)
     fs.rmSync(path.join(dir, 'log.txt'))
     const both = await expectSameAsStock(dir, store, 'workspace-scripts', { packages: countSnapshots(dir), why: 'util' })
-    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/app\), install \(packages\/lib\)(, state validated at \d+)?$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's postinstall \(root\), prepare \(packages\/app\), install \(packages\/lib\)(, state validated at \d+)?$/m)
     for (const d of [both.stock, both.native]) {
       const log = fs.readFileSync(path.join(d, 'log.txt'), 'utf8').split('\n')
       expect(log[0]).toBe('lib')
@@ -1274,7 +1274,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     const { dir, store } = await setUp('made-command', root, WORKSPACE.workspace, projects)
     fs.rmSync(path.join(dir, 'packages', 'tools', 'dist'), { recursive: true, force: true })
     const both = await expectSameAsStock(dir, store, 'made-command', { packages: countSnapshots(dir), why: 'util' })
-    expect(both.trace).toMatch(/^native install: ran the project's postinstall, prepare \(packages\/tools\)(, state validated at \d+)?$/m)
+    expect(both.trace).toMatch(/^native install: ran the project's postinstall \(root\), prepare \(packages\/tools\)(, state validated at \d+)?$/m)
     // The root's shim runs the file as its shebang says, as stock's rewritten one does.
     const shim = fs.readFileSync(path.join(both.native, 'node_modules', '.bin', 'ws-built'), 'utf8')
     expect(shim).toBe(fs.readFileSync(path.join(both.stock, 'node_modules', '.bin', 'ws-built'), 'utf8').split(both.stock).join(both.native))
