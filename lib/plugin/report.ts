@@ -407,6 +407,9 @@ function colored (config: ReportingConfig): boolean {
   return process.stdout.isTTY === true && process.stdout.hasColors?.() === true
 }
 
+/** Where pnpm's install logs its counts, stages, progress and summary: the workspace root, wherever it runs. */
+const rootPrefix = (config: { dir?: string, lockfileDir?: string }): string | undefined => config.lockfileDir ?? config.dir
+
 /** What the native install did, as `showProgress` counted it: pnpm's four counts and the import method used. */
 export interface Progress extends Counts { method?: string }
 
@@ -415,7 +418,7 @@ export function showProgress (config: ReportingConfig, log: PnpmLog): { counts: 
   const counts: Progress = { resolved: 0, reused: 0, downloaded: 0, added: 0 }
   const quiet = config.loglevel === 'warn' || config.loglevel === 'error'
   // pnpm's install logs its progress under the workspace root, wherever it runs.
-  const prefix = config.lockfileDir ?? config.dir
+  const prefix = rootPrefix(config)
   const zoom = prefix != null && config.dir != null && path.resolve(prefix) !== path.resolve(config.dir) ? formatPrefix(config.dir, prefix) : undefined
   const line = !quiet && (log.reporter === 'default' || log.reporter === 'append-only') ? new ProgressLine(log.reporter, counts, { color: colored(config), zoom }) : undefined
   const unwatch = watchProgress((kind: ProgressKind, count: number, method) => {
@@ -446,7 +449,7 @@ export function reportInstalled (summary: NativeInstallSummary, counts: Progress
   // pnpm links the projects' dependencies, then builds, then logs its summary (under the root;
   // its reporter lists the dependencies of the project it runs in).
   buildLines()
-  log.write('debug', 'pnpm:summary', { prefix: config.lockfileDir ?? config.dir })
+  log.write('debug', 'pnpm:summary', { prefix: rootPrefix(config) })
   // Its lifecycle stage links the projects' commands again, after the summary.
   for (const message of summary.linkWarnings?.afterSummary ?? []) log.write('warn', 'pnpm:global', { message })
   // With the project's scripts, pnpm's own install runs next, finds every package in place and
@@ -481,10 +484,9 @@ function verificationRecord (status: string, checkLog: NonNullable<NativeInstall
  * `globalWarn`), and then the `linkWarnings` it gives linking the projects' commands.
  */
 function reportLayout (summary: NativeInstallSummary, counts: Progress, config: ReportingConfig & { dir: string, lockfileDir?: string }, log: PnpmLog, warnings: string[] = [], linkWarnings: string[] = []): void {
-  const prefix = config.dir
   // The counts, stages and progress under the workspace root, as pnpm's install logs them (its
   // reporter shows them under that prefix where pnpm runs in a project below it).
-  const root = config.lockfileDir ?? prefix
+  const root = rootPrefix(config)
   const layout = summary.layout!
   // pnpm's lockfile check logs itself as it starts, before pnpm says its install goes from the
   // lockfile; a check without the registry ends at once, one with it while pnpm imports. (Where

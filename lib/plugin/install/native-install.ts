@@ -237,7 +237,7 @@ function isDirectory (dir: string): boolean {
  * plain one also records today's lockfile settings in the current lockfile. Every project's
  * importer is checked against its manifest, and the projects must be the lockfile's importers.
  */
-function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject[], config: NativeInstallConfig, rootDir: string, release: PnpmRelease): string | undefined {
+function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject[], config: NativeInstallConfig, rootDir: string, release: PnpmRelease): string | { hooked: WorkspaceProject[] } {
   if (lockfile.lockfileVersion !== '9.0') return `lockfileVersion ${String(lockfile.lockfileVersion)}`
   const unknown = Object.keys(lockfile).find((f) => !KNOWN_LOCKFILE_FIELDS.has(f))
   if (unknown != null) return `the lockfile has ${unknown}`
@@ -271,7 +271,7 @@ function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject
   }
   const pruned = workspaceCatalogsPruned(config, projects.map((p) => p.manifest), lockfile.catalogs)
   if (pruned != null) return pruned
-  return undefined
+  return { hooked: checked }
 }
 
 /**
@@ -383,6 +383,8 @@ export interface InstallPlan {
   lockfileText: string
   /** Every project, the root first. */
   projects: WorkspaceProject[]
+  /** The same with their manifests as pnpm's `readPackage` hooks give them (the overrides applied), as its checks read them. */
+  hooked: WorkspaceProject[]
   planned: PlannedPackage[]
   /** The optional packages pnpm skips here. */
   skipped: string[]
@@ -459,7 +461,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   const projects = projectsOf(config, rootDir)
   if (typeof projects === 'string') return projects
   const stale = lockfileUnsupported(lockfile, projects, config, rootDir, release)
-  if (stale != null) return stale
+  if (typeof stale === 'string') return stale
   const projectScripts = workspaceScripts(projects, config.ignoreScripts === true)
   if (projectScripts.leftToPnpm != null) return projectScripts.leftToPnpm
   const native = projectScripts.runs.length > 0 ? nativeProjectScripts(projectScripts, projects, config, release.version) : undefined
@@ -506,7 +508,7 @@ export function planInstall (config: NativeInstallConfig, release: PnpmRelease, 
   if (typeof patched === 'string') return patched
   const cacheKeys = sideEffectsCacheKeys(lockfile, planned, config, patched, release.sideEffectsKeys)
   if (typeof cacheKeys === 'string') return cacheKeys
-  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, planned, installOrder, skipped, checked, scripts, cacheKeys, release }
+  return { rootDir, modulesDir, virtualStoreDir, storeDir, lockfile, lockfileText: text, projects, hooked: stale.hooked, planned, installOrder, skipped, checked, scripts, cacheKeys, release }
 }
 
 /**
@@ -843,12 +845,10 @@ function linkedManifest (projects: WorkspaceProject[]): (dir: string) => Manifes
 /** The projects as pnpm's install logs them (the one it runs in named as pnpm names it, `config.dir`); the root's hoisting (`publicLinks`) is the root's. */
 function projectLayouts (plan: InstallPlan, config: NativeInstallConfig, publicLinks: Record<string, string>): ProjectLayout[] {
   const cwd = path.resolve(config.dir!)
-  const asChecked = projectsAsChecked(plan.projects, config, plan.rootDir)
   return plan.projects.map((project, i): ProjectLayout => ({
     dir: project.dir === cwd ? config.dir! : project.dir,
     manifest: project.manifest,
-    // (Known: the plan was made with them.)
-    updated: typeof asChecked === 'string' ? project.manifest : asChecked[i].manifest,
+    updated: plan.hooked[i].manifest,
     direct: directDependencies(plan.lockfile, plan.skipped, plan.rootDir, linkedManifest(plan.projects), project.id === '.' ? publicLinks : {}, project.id),
   }))
 }
