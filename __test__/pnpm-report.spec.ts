@@ -250,21 +250,23 @@ describe('what pnpm prints after a native install, with each reporter, against s
     }
   })
 
-  it('--reporter=ndjson: the plugin\'s records are pnpm\'s own (the same names and fields as stock\'s records), on stdout with pnpm\'s', async () => {
-    const stock = await install({ stock: true, reporter: 'ndjson' })
-    const native = await install({ reporter: 'ndjson' })
+  it.each([
+    ['a warm store', false],
+    ['a cold store', true],
+  ])('--reporter=ndjson, %s: the plugin\'s records are pnpm\'s own (the same names and fields as stock\'s records), on stdout with pnpm\'s', async (_, cold) => {
+    const stock = await install({ stock: true, reporter: 'ndjson', cold })
+    const native = await install({ reporter: 'ndjson', cold })
     expectOk(stock.run)
     expectOk(native.run)
     const ours = ndjsonRecords(native.lines)
     const theirs = ndjsonRecords(stock.lines)
     const named = ndjsonNamed
-    // Exactly stock's: where the store is, what was added, the direct dependencies.
-    for (const name of ['pnpm:context', 'pnpm:stats', 'pnpm:root', 'pnpm:summary', 'pnpm:package-manifest', 'pnpm:stage']) {
+    // Exactly stock's: where the store is, what was added, the direct dependencies, the progress
+    // of each package (found in the store or downloaded, then imported).
+    expect(named(theirs, 'pnpm:progress').some((r) => r.includes(cold ? '"fetched"' : '"found_in_store"'))).toBe(true)
+    for (const name of ['pnpm:context', 'pnpm:stats', 'pnpm:root', 'pnpm:summary', 'pnpm:package-manifest', 'pnpm:stage', 'pnpm:progress']) {
       expect(named(ours, name), name).toEqual(named(theirs, name))
     }
-    // The progress: the same statuses, as many (stock's also name each package).
-    const statuses = (list: typeof ours): unknown[] => list.filter((r) => r.name === 'pnpm:progress').map((r) => r.status).sort()
-    expect(statuses(ours)).toEqual(statuses(theirs))
     expect(ours.filter((r) => r.name === 'pnpm:global').map((r) => r.message)).toEqual([OURS, 'Already up to date'])
     // pnpm's lockfile check, in its order, but for its duration; pnpm's line that it installs from the lockfile.
     const verification = (list: typeof ours): unknown[] => list.filter((r) => r.name === 'pnpm:lockfile-verification').map(({ elapsedMs, ...r }) => r)
@@ -401,7 +403,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
     const theirs = ndjsonRecords(stock.lines)
     const updated = theirs.find((r) => r.name === 'pnpm:package-manifest' && String(r.prefix).endsWith('packages/a') && r.updated != null)
     expect((updated?.updated as { dependencies: object }).dependencies).toEqual({ [first[0]]: `^${first[1]}` })
-    for (const name of ['pnpm:root', 'pnpm:package-manifest', 'pnpm:summary', 'pnpm:stats', 'pnpm:context']) {
+    for (const name of ['pnpm:root', 'pnpm:package-manifest', 'pnpm:summary', 'pnpm:stats', 'pnpm:context', 'pnpm:progress']) {
       expect(ndjsonNamed(ours, name), name).toEqual(ndjsonNamed(theirs, name))
     }
   })

@@ -222,20 +222,29 @@ describe('the live progress line', () => {
     expect(formatPrefix('/', `/${'z'.repeat(50)}`)).toBe(`...${'z'.repeat(37)}`)
   })
 
-  it('showProgress counts what the install tells, the import method too; ndjson gets pnpm\'s progress records as they come', () => {
+  it('showProgress counts what the install tells, the import method too; ndjson gets pnpm\'s progress records (each package named as pnpm names it) as they come', () => {
     // The install's module and the report's, as one process has them (vitest would load a second copy).
     const require = createRequire(import.meta.url)
     const { progressed } = require('../dist/plugin/install/progress.js') as typeof import('../dist/plugin/install/progress.js')
     const report = require('../dist/plugin/report.js') as typeof import('../dist/plugin/report.js')
     const out = sink()
     const { counts, stop } = report.showProgress({ dir: '/p' }, new report.PnpmLog('ndjson', out))
-    progressed('resolved', 2)
-    progressed('downloaded')
-    progressed('added', 2, 'hardlink')
+    progressed('resolved', [{ packageId: 'a@1.0.0' }, { packageId: 'b@2.0.0' }])
+    progressed('downloaded', [{ packageId: 'a@1.0.0' }])
+    progressed('reused', [{ packageId: 'b@2.0.0' }])
+    progressed('added', [{ to: '/p/node_modules/.pnpm/a@1.0.0/node_modules/a', method: 'hardlink' }, { to: '/p/node_modules/.pnpm/b@2.0.0/node_modules/b', method: 'hardlink' }])
     stop()
-    progressed('added', 5)
-    expect(counts).toEqual({ resolved: 2, reused: 0, downloaded: 1, added: 2, method: 'hardlink' })
-    expect(out.text().trim().split('\n').map((l) => JSON.parse(l).status)).toEqual(['resolved', 'resolved', 'fetched', 'imported', 'imported'])
+    progressed('added', [{ to: '/p/node_modules/.pnpm/c@1.0.0/node_modules/c' }])
+    expect(counts).toEqual({ resolved: 2, reused: 1, downloaded: 1, added: 2, method: 'hardlink' })
+    // Each as pnpm's: by package id, then by where it was imported and how.
+    expect(out.text().trim().split('\n').map((l) => { const { time, hostname, pid, ...r } = JSON.parse(l); return r })).toEqual([
+      { level: 'debug', name: 'pnpm:progress', packageId: 'a@1.0.0', requester: '/p', status: 'resolved' },
+      { level: 'debug', name: 'pnpm:progress', packageId: 'b@2.0.0', requester: '/p', status: 'resolved' },
+      { level: 'debug', name: 'pnpm:progress', packageId: 'a@1.0.0', requester: '/p', status: 'fetched' },
+      { level: 'debug', name: 'pnpm:progress', packageId: 'b@2.0.0', requester: '/p', status: 'found_in_store' },
+      { level: 'debug', name: 'pnpm:progress', method: 'hardlink', requester: '/p', status: 'imported', to: '/p/node_modules/.pnpm/a@1.0.0/node_modules/a' },
+      { level: 'debug', name: 'pnpm:progress', method: 'hardlink', requester: '/p', status: 'imported', to: '/p/node_modules/.pnpm/b@2.0.0/node_modules/b' },
+    ])
   })
 
   it('after a native install in a workspace, run in a project below the root: every project\'s manifest (as read, then as its install used it) and direct dependencies under its own prefix, the summary under the root, as pnpm\'s install logs them', () => {

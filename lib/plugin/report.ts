@@ -28,7 +28,7 @@ import path from 'node:path'
 import { Writable } from 'node:stream'
 import { PLUGIN_NAME } from './config-dependency.js'
 import { whyNot } from './why-not.js'
-import { watchProgress, type ProgressKind } from './install/progress.js'
+import { watchProgress, type ProgressKind, type Progressed } from './install/progress.js'
 import { reporterRedrawOf } from './install/pnpm-releases.js'
 import type { NativeInstallSummary } from './install/native-install.js'
 
@@ -421,11 +421,11 @@ export function showProgress (config: ReportingConfig, log: PnpmLog): { counts: 
   const prefix = rootPrefix(config)
   const zoom = prefix != null && config.dir != null && path.resolve(prefix) !== path.resolve(config.dir) ? formatPrefix(config.dir, prefix) : undefined
   const line = !quiet && (log.reporter === 'default' || log.reporter === 'append-only') ? new ProgressLine(log.reporter, counts, { color: colored(config), zoom }) : undefined
-  const unwatch = watchProgress((kind: ProgressKind, count: number, method) => {
-    counts[kind] += count
-    counts.method ??= method
+  const unwatch = watchProgress((kind, packages) => {
+    counts[kind] += packages.length
+    for (const p of packages) if ('to' in p) counts.method ??= p.method
     // ndjson: pnpm's own records, as they happen.
-    if (log.reporter === 'ndjson') for (let i = 0; i < count; i++) log.write('debug', 'pnpm:progress', { requester: prefix, status: STATUS[kind] })
+    if (log.reporter === 'ndjson') for (const p of packages) log.write('debug', 'pnpm:progress', progressRecord(kind, p, prefix))
     line?.changed()
   })
   return { counts, stop: () => { unwatch(); line?.end() } }
@@ -433,6 +433,11 @@ export function showProgress (config: ReportingConfig, log: PnpmLog): { counts: 
 
 /** pnpm's progress statuses, by the counts they make. */
 const STATUS: Record<ProgressKind, string> = { resolved: 'resolved', reused: 'found_in_store', downloaded: 'fetched', added: 'imported' }
+
+/** pnpm's progress record of a package: by its id, or once imported, where to and how. */
+function progressRecord (kind: ProgressKind, p: Progressed, requester: string | undefined): LogRecord {
+  return 'to' in p ? { method: p.method, requester, status: STATUS[kind], to: p.to } : { packageId: p.packageId, requester, status: STATUS[kind] }
+}
 
 /**
  * After a native install: pnpm's summary records (what its own frozen install logs), the

@@ -327,7 +327,7 @@ async function downloadAll (lockfile: LockfileFile, packages: PlannedPackage[], 
     })
     if (result == null) return url
     downloaded.push(url)
-    progressed('downloaded')
+    progressed('downloaded', [{ packageId: p.packageId }])
     return undefined
   })
 }
@@ -559,9 +559,9 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   })).results
   // pnpm fetches a package once, whatever its peers' variants: it counts it once as found in the
   // store or downloaded, and downloads it once (`idOf`: its package id).
-  const idOf = (at: number): string => `${planned[at].name}@${planned[at].version}`
+  const idOf = (at: number): string => planned[at].packageId
   const counted = new Set<string>()
-  const reusedOnce = (indexes: number[]): number => indexes.filter((at) => !counted.has(idOf(at)) && counted.add(idOf(at))).length
+  const reusedOnce = (indexes: number[]): PlannedPackage[] => indexes.filter((at) => !counted.has(idOf(at)) && counted.add(idOf(at))).map((at) => planned[at])
   const oncePerPackage = (indexes: number[]): PlannedPackage[] => [...new Map(indexes.map((at) => [idOf(at), planned[at]])).values()]
   // A store that does not exist yet holds nothing (and linkStoredPackages refuses it).
   const storeExists = fs.existsSync(storeDir)
@@ -569,7 +569,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
   const looked = planned.flatMap((_, i) => eachTime.has(i) ? [] : [i])
   const first = storeExists ? await link(looked.map((i) => packages[i])) : looked.map((): StoredPackageResult => ({ linked: false, leftOut: 'not-in-store' }))
   looked.forEach((at, k) => { results[at] = first[k] })
-  reportAdded(first, reusedOnce(looked.filter((at) => results[at].linked)))
+  reportAdded(looked.map((at) => planned[at]), first, reusedOnce(looked.filter((at) => results[at].linked)))
   const cannot = results.findIndex((r, at) => !r.linked && r.leftOut !== 'not-in-store' && !missed(r, at))
   if (cannot !== -1) return { stopped: await leftOutWhy(cannot, results[cannot]) }
   const missing = results.flatMap((r, i) => r.linked || missed(r, i) ? [] : [i])
@@ -584,7 +584,7 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     if (failed != null) return { stopped: `${failed} did not download` }
     phase('downloaded')
     const second = await link(missing.map((i) => packages[i]))
-    reportAdded(second, 0)
+    reportAdded(missing.map((at) => planned[at]), second, [])
     const notLinked = second.findIndex((r, k) => !r.linked && !missed(r, missing[k]))
     if (notLinked !== -1) return { stopped: await leftOutWhy(missing[notLinked], second[notLinked]) }
     missing.forEach((at, k) => { results[at] = second[k] })
@@ -612,18 +612,17 @@ async function linkVirtualStore (plan: InstallPlan, config: NativeInstallConfig,
     absent.forEach((k, j) => { unbuilt[k] = again[j] })
   }
   // pnpm counts a package it found in the store as reused: those imported unbuilt were not counted above.
-  reportAdded(unbuilt, reusedOnce(toBuild.filter((_, k) => unbuilt[k].linked)))
+  reportAdded(toBuild.map((at) => planned[at]), unbuilt, reusedOnce(toBuild.filter((_, k) => unbuilt[k].linked)))
   const failed = unbuilt.findIndex((r) => !r.linked)
   if (failed !== -1) return { stopped: await leftOutWhy(toBuild[failed], unbuilt[failed]) }
   toBuild.forEach((at, k) => { results[at] = { ...unbuilt[k], buildIgnored: eachTime.has(at) && unbuilt[k].buildIgnored === true } })
   return { results, toBuild, rowBuilds: unbuilt.map((r) => r.buildIgnored === true) }
 }
 
-/** Tells the progress of the packages `results` linked, `reused` of them (counted once per package) found in the store. */
-function reportAdded (results: StoredPackageResult[], reused: number): void {
-  const linked = results.filter((r) => r.linked)
-  progressed('reused', reused)
-  progressed('added', linked.length, linked.find((r) => r.importMethod != null)?.importMethod)
+/** Tells the progress of `some` packages linked (`results`, in their order), `reused` of them (once per package) found in the store. */
+function reportAdded (some: PlannedPackage[], results: StoredPackageResult[], reused: PlannedPackage[]): void {
+  progressed('reused', reused.map((p) => ({ packageId: p.packageId })))
+  progressed('added', results.flatMap((r, k) => r.linked ? [{ to: some[k].targetDir, method: r.importMethod }] : []))
 }
 
 /**
@@ -889,7 +888,7 @@ export async function installNatively (config: NativeInstallConfig, pnpmVersion:
   const supplyChain = checkSupplyChain(checkedLockfile(plan), plan.checked, config, Date.now(), plan.release)
   if (supplyChain.leftToPnpm != null) return done(0, supplyChain.leftToPnpm)
   phase('plan')
-  progressed('resolved', plan.planned.length)
+  progressed('resolved', plan.planned.map((p) => ({ packageId: p.packageId })))
   try {
     const publicLinks: Record<string, string> = {}
     const linkWarnings: LinkWarnings = { afterImport: [], afterSummary: [] }

@@ -1,15 +1,21 @@
 /**
- * What the native install has done so far, counted as pnpm's reporter counts an install:
- * packages resolved (read from the lockfile), reused (found in the store), downloaded and added
- * (imported into the virtual store). The install tells `progressed` as it goes; whoever shows
- * it (`report.ts`) listens with `watchProgress`. One install runs at a time in a pnpm process,
- * so one listener is all there is.
+ * What the native install has done so far, told as pnpm's install logs it: packages resolved
+ * (read from the lockfile), reused (found in the store), downloaded and added (imported into the
+ * virtual store), each named as pnpm names it in its progress records. The install tells
+ * `progressed` as it goes; whoever shows it (`report.ts`) listens with `watchProgress`. One
+ * install runs at a time in a pnpm process, so one listener is all there is.
  */
 import type { ImportMethodUsed } from '../../api/import.js'
 
 export type ProgressKind = 'resolved' | 'reused' | 'downloaded' | 'added'
 
-export type ProgressListener = (kind: ProgressKind, count: number, method?: ImportMethodUsed) => void
+/**
+ * A package that got to a kind: by pnpm's package id until it is added, then by the directory it
+ * was imported into and how (`method`, when known).
+ */
+export type Progressed = { packageId: string } | { to: string, method?: ImportMethodUsed }
+
+export type ProgressListener = (kind: ProgressKind, packages: readonly Progressed[]) => void
 
 let listener: ProgressListener | undefined
 
@@ -19,7 +25,7 @@ export function watchProgress (onProgress: ProgressListener): () => void {
   return () => { if (listener === onProgress) listener = undefined }
 }
 
-/** `count` more packages got to `kind` (`method`: how the added ones were imported, when known). */
-export function progressed (kind: ProgressKind, count = 1, method?: ImportMethodUsed): void {
-  if (count > 0) listener?.(kind, count, method)
+/** `packages` got to `kind`. */
+export function progressed (kind: ProgressKind, packages: readonly Progressed[]): void {
+  if (packages.length > 0) listener?.(kind, packages)
 }

@@ -19,7 +19,7 @@
 import path from 'node:path'
 import * as binding from '../../../index.js'
 import type { StoredPackage } from '../../api/import.js'
-import { depPathToFilename, refToRelative } from '@pnpm/deps.path'
+import { depPathToFilename, refToRelative, tryGetPackageId } from '@pnpm/deps.path'
 import { prunedSnapshot, skipsPeerEdge, type PeerEdges } from './peer-edges.js'
 
 /** The parts of pnpm's in-memory lockfile this reads. */
@@ -29,6 +29,8 @@ export interface LockfileObject {
 }
 
 export interface PackageSnapshot {
+  /** Its package id, where pnpm wrote one (else the dependency path gives it). */
+  id?: string
   /** A package not from a registry names itself (pnpm's `nameVerFromPkgSnapshot`). */
   name?: string
   resolution?: Record<string, unknown>
@@ -113,6 +115,8 @@ export type SkippedLinks = 'none' | 'working directory'
 /** A package to lay out: what `linkStoredPackages` takes, and the lockfile key it came from. */
 export interface PlannedPackage extends StoredPackage {
   depPath: string
+  /** pnpm's id of the package (`packageIdFromSnapshot`): the one it fetches once, whatever the peers' variants, and logs. */
+  packageId: string
   /**
    * Its snapshot as pnpm's filtered lockfile has it, where that differs from the lockfile's (a
    * skipped peer edge dropped, `skippedPeerEdges`): what pnpm compares the current lockfile's with.
@@ -486,6 +490,7 @@ export function planVirtualStore (lockfile: LockfileObject, opts: LayoutOptions)
     const filtered = prunedSnapshot(depPath, snapshot, opts.skippedPeerEdges, reached)
     planned.push({
       depPath,
+      packageId: snapshot.id ?? tryGetPackageId(depPath as Parameters<typeof tryGetPackageId>[0]),
       name,
       version,
       targetDir: dirOf(depPath, name),
