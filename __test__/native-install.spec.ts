@@ -581,9 +581,9 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     return { stock, native, stockTree: tree(stock, store), stockRun, nativeRun, trace: fs.readFileSync(traceFile, 'utf8') }
   }
 
-  /** A stock clone and a native clone of `setUpDir`, each installed into an empty store of its own, from the registry. */
-  async function installCold (setUpDir: string, label: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ stock: string, stockStore: string, stockRun: PnpmRun, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
-    const online = { registry: registry.url }
+  /** A stock clone and a native clone of `setUpDir`, each installed into an empty store of its own, from the registry (with `reporter`, else append-only). */
+  async function installCold (setUpDir: string, label: string, args: string[] = [], env: Record<string, string> = {}, reporter?: string): Promise<{ stock: string, stockStore: string, stockRun: PnpmRun, native: string, nativeStore: string, run: PnpmRun, trace: string }> {
+    const online = { registry: registry.url, reporter }
     const stock = clone(setUpDir, `${label}-stock`)
     const stockStore = path.join(base, `${label}-stock-store`)
     const stockRun = await runPnpm(['install', '--frozen-lockfile', ...args], { projectDir: stock, storeDir: stockStore, sandbox: sandbox(`${label}-stock`), env: { ...STOCK, ...env }, ...online })
@@ -1253,7 +1253,7 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(lines(both.stockRun)).toContain('packages/lib install: Done')
   })
 
-  it('a package at two peers\' variants (plugin-b with host 1 and host 2): pnpm\'s Progress line, which counts it once found in the store (warm) or downloaded (cold, downloaded once)', async () => {
+  it('a package at two peers\' variants (plugin-b with host 1 and host 2): pnpm\'s Progress line, which counts it once found in the store (warm) or downloaded (cold, downloaded once), and its ndjson records', async () => {
     const projects = { 'packages/two': { manifest: { name: 'two', version: '1.0.0', dependencies: { host: '2.0.0', 'plugin-b': '1.0.0' } } } }
     const { dir, store } = await setUp('peer-variants', { name: 'root', version: '1.0.0', dependencies: { host: '1.0.0', 'plugin-b': '1.0.0' } }, "packages:\n  - 'packages/*'\nminimumReleaseAge: 0\n", projects)
     expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/plugin-b@1\.0\.0\(host@2\.0\.0\)/)
@@ -1264,6 +1264,14 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(cold.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
     expect(progress(cold.run)).toBe(progress(cold.stockRun))
     expect(cold.trace.split('\n').filter((l) => l.startsWith('fetch ') && l.includes('plugin-b'))).toHaveLength(1)
+    // ndjson: stock's progress records, each package named (resolved and imported per variant, downloaded once).
+    const ndjson = await installCold(dir, 'peer-variants-ndjson', [], {}, 'ndjson')
+    const records = (run: PnpmRun, root: string): string[] => run.stdout.split('\n').filter((l) => l.includes('"pnpm:progress"')).map((l) => {
+      const { packageId, requester, status, to, method } = JSON.parse(l)
+      return JSON.stringify({ packageId, requester: requester.replace(root, '<dir>'), status, to: to?.replace(root, '<dir>'), method })
+    }).sort()
+    expect(records(ndjson.run, ndjson.native).filter((r) => r.includes('plugin-b@1.0.0'))).toHaveLength(5)
+    expect(records(ndjson.run, ndjson.native)).toEqual(records(ndjson.stockRun, ndjson.stock))
   })
 
   it.runIf(buildsNative)('a workspace project whose command\'s file its own prepare makes: the shims of the projects depending on it written again before their scripts, for the file then there, as pnpm\'s runner links them; stock\'s tree', async () => {
