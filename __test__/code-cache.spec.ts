@@ -4,7 +4,7 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { codeCacheFile, pruneCodeCaches } from '../dist/plugin/code-cache.js'
-import { node24 } from './helpers/pnpm-cli.js'
+import { pnpmNode } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
 
 const loader = path.join(import.meta.dirname, '..', 'dist', 'plugin', 'code-cache.js')
@@ -21,7 +21,7 @@ function moduleAt (dir: string): string {
 /** What a new Node 24 process gets from `requireWithCodeCache(file, cacheDir)`. */
 function loadInChild (file: string, cacheDir: string | undefined): Record<string, unknown> {
   const script = `const { requireWithCodeCache } = require(${JSON.stringify(loader)}); console.log(JSON.stringify(requireWithCodeCache(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)})))`
-  const out = spawnSync(node24, ['-e', script], { encoding: 'utf8' })
+  const out = spawnSync(pnpmNode, ['-e', script], { encoding: 'utf8' })
   if (out.status !== 0) throw new Error(out.stderr)
   return JSON.parse(out.stdout) as Record<string, unknown>
 }
@@ -71,7 +71,7 @@ describe('requireWithCodeCache: the plugin bundle run with a code cache of its o
         console.log(JSON.stringify({ config, same: wrapped === pnpmfile, other: wrapped.hooks.other, fetchers: wrapped.fetchers, made: require('fs').existsSync(${JSON.stringify(made)}) }))
       })`
     const run = (): Record<string, unknown> => {
-      const out = spawnSync(node24, ['-e', script(cacheFile)], { encoding: 'utf8' })
+      const out = spawnSync(pnpmNode, ['-e', script(cacheFile)], { encoding: 'utf8' })
       if (out.status !== 0) throw new Error(out.stderr)
       return JSON.parse(out.stdout) as Record<string, unknown>
     }
@@ -88,7 +88,7 @@ describe('requireWithCodeCache: the plugin bundle run with a code cache of its o
       const script = `const { installedNatively, noteInstalledNatively, requireWithCodeCache } = require(${JSON.stringify(loader)})
         requireWithCodeCache(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)}, installedNatively)
         ${note ? 'noteInstalledNatively()' : ''}`
-      const out = spawnSync(node24, ['-e', script], { encoding: 'utf8' })
+      const out = spawnSync(pnpmNode, ['-e', script], { encoding: 'utf8' })
       if (out.status !== 0) throw new Error(out.stderr)
     }
     run(false)

@@ -20,7 +20,7 @@ import * as pnpmWorker from '@pnpm/worker'
 import { StoreIndex } from '@pnpm/store.index'
 import * as cas from '../dist/api/index.js'
 import { BACKUP_NAME } from '../dist/pnpm-worker/swap.js'
-import { copyProject, lockedPackages, node24, nodePathWithThisPackage, nodeModulesTree, pnpmInstall, pnpmPackageDir, repoDir, type PnpmRun } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, pnpmNode, nodePathWithThisPackage, nodeModulesTree, pnpmInstall, pnpmPackageDir, repoDir, type PnpmRun } from './helpers/pnpm-cli.js'
 import { serveTarballs, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -154,7 +154,7 @@ describe('pnpm 11 CLI, --frozen-lockfile --offline', () => {
     const cli = path.join(repoDir, 'dist', 'pnpm-worker', 'cli.js')
     const exec = promisify(execFile)
 
-    const swapped = await exec(node24, [cli, 'swap', pnpmDir])
+    const swapped = await exec(pnpmNode, [cli, 'swap', pnpmDir])
     expect(swapped.stdout).toContain('now loads @cas/native/pnpm-worker')
     expect(fs.readFileSync(path.join(pnpmDir, 'dist', BACKUP_NAME))).toEqual(original)
     expect(fs.readFileSync(workerJs, 'utf8')).toContain(path.join(repoDir, 'dist', 'pnpm-worker', 'index.js'))
@@ -169,7 +169,7 @@ describe('pnpm 11 CLI, --frozen-lockfile --offline', () => {
     expect(types.filter((t) => t === 'link')).toHaveLength(packages.length)
     expect(types).toContain('symlinkAllModules')
 
-    const restored = await exec(node24, [cli, 'restore', pnpmDir])
+    const restored = await exec(pnpmNode, [cli, 'restore', pnpmDir])
     expect(restored.stdout).toContain('restored')
     expect(fs.readFileSync(workerJs)).toEqual(original)
     expect(fs.existsSync(path.join(pnpmDir, 'dist', BACKUP_NAME))).toBe(false)

@@ -19,7 +19,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPlugin, launcherPnpmVersion, missingBinary, PLUGIN_NAME, type PnpmfileModule } from '../dist/plugin/config-dependency.js'
 import { platformArchABI } from '../dist/api/native-platform.js'
-import { copyProject, lockedPackages, node24, nodeModulesTree, pnpmEnv, pnpmLauncher, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, pnpmNode, nodeModulesTree, pnpmEnv, pnpmLauncher, pnpmPackageDir, projectFixture, repoDir, runPnpm, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packedPackage, packPlugin, serveTarballs, type ServedPackage, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 
@@ -159,7 +159,7 @@ describe('the config-dependency plugin with the real pnpm 11 CLI', () => {
     const dir = cloneOf(setUpDir, 'explained')
     const pnpm = pnpmLauncher(base)
     const bin = path.join(setUpDir, 'node_modules', '.pnpm-config', PLUGIN_NAME, (plugin.manifest!.bin as Record<string, string>)['cas-native-explain'])
-    const run = spawnSync(node24, [bin, '--pnpm', pnpm, dir, '--', '--offline', `--store-dir=${setUpStore}`], { encoding: 'utf8', env: pnpmEnv(path.join(base, 'explained-sandbox')) })
+    const run = spawnSync(pnpmNode, [bin, '--pnpm', pnpm, dir, '--', '--offline', `--store-dir=${setUpStore}`], { encoding: 'utf8', env: pnpmEnv(path.join(base, 'explained-sandbox')) })
     expect(run.status, run.stdout + run.stderr).toBe(0)
     expect(run.stdout).toContain(`native: ${PLUGIN_NAME} would lay out all ${packages.length} packages, then pnpm finds node_modules up to date.`)
   })

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PLUGIN_NAME } from '../dist/plugin/config-dependency.js'
 import { explainMain } from '../dist/plugin/explain-cli.js'
 import { PNPM_RELEASES } from '../dist/plugin/install/pnpm-releases.js'
-import { copyProject, lockedPackages, node24, pnpmEnv, pnpmLauncher, pnpmPackageDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
+import { copyProject, lockedPackages, pnpmNode, pnpmEnv, pnpmLauncher, pnpmPackageDir, runPnpm, testedPnpmVersion, type PnpmRun } from './helpers/pnpm-cli.js'
 import { packedPackage, packPlugin, serveTarballs, type TarballRegistry } from './helpers/registry.js'
 import { freshDir } from './helpers/stores.js'
 import { screen } from './helpers/terminal.js'
@@ -220,7 +220,7 @@ describe('what pnpm prints after a native install, with each reporter, against s
     fs.mkdirSync(dir)
     for (const f of ['package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml']) fs.copyFileSync(path.join(setUpDir, f), path.join(dir, f))
     const storeDir = path.join(base, `store-${n}`)
-    const pnpm = [node24, path.join(pnpmPackageDir, 'bin', 'pnpm.mjs'), 'install', '--frozen-lockfile', `--store-dir=${storeDir}`,
+    const pnpm = [pnpmNode, path.join(pnpmPackageDir, 'bin', 'pnpm.mjs'), 'install', '--frozen-lockfile', `--store-dir=${storeDir}`,
       `--cache-dir=${path.join(base, `cache-${n}`)}`, `--config.registry=${opts.from.url}`, '--config.update-notifier=false']
     const command = `stty cols 120 rows 60; exec ${pnpm.map((a) => `'${a}'`).join(' ')}`
     const env = pnpmEnv(path.join(base, `sandbox-${n}`), { TERM: 'xterm', ...(opts.stock === true ? STOCK : {}) })

