@@ -412,6 +412,23 @@ describe('findWorkspaceProjects: the projects pnpm finds by the packages globs',
     fs.mkdirSync(path.join(root, 'yaml'))
     fs.writeFileSync(path.join(root, 'yaml', 'package.yaml'), 'name: y\n')
     expect(ids(['yaml'])).toMatch(/a manifest other than package\.json$/)
+    expect(ids(['packages/@(a|b)'])).toMatch(/a workspace pattern this does not read/)
+    expect(ids(['packages/+(a)'])).toMatch(/a workspace pattern this does not read/)
+  })
+  it('`@` and `+` are literal text where no extglob\'s `(` follows (biomejs/biome: packages/@biomejs/*)', () => {
+    const scoped = freshDir('workspace-globs-scoped')
+    for (const dir of ['packages/@biomejs/biome', 'packages/@biomejs/cli-linux-x64', 'packages/a+b', 'packages/c']) {
+      fs.mkdirSync(path.join(scoped, dir), { recursive: true })
+      fs.writeFileSync(path.join(scoped, dir, 'package.json'), '{}')
+    }
+    fs.writeFileSync(path.join(scoped, 'package.json'), '{}')
+    const found = (patterns: string[]) => {
+      const projects = findWorkspaceProjects(scoped, patterns)
+      return typeof projects === 'string' ? projects : projects.map((p) => p.id)
+    }
+    expect(found(['packages/@biomejs/*', 'packages/a+b'])).toEqual(['.', 'packages/@biomejs/biome', 'packages/@biomejs/cli-linux-x64', 'packages/a+b'])
+    expect(found(['packages/@*/*'])).toEqual(['.', 'packages/@biomejs/biome', 'packages/@biomejs/cli-linux-x64'])
+    expect(found(['packages/*+*'])).toEqual(['.', 'packages/a+b'])
   })
   it('a symbolic link to a directory the globs reach: left to pnpm (its glob follows links)', () => {
     fs.symlinkSync(path.join(root, 'tools'), path.join(root, 'packages', 'linked'))
