@@ -1072,6 +1072,38 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree).toContainEqual('node_modules/.pnpm/util@1.0.0/node_modules/f -> ../../f@2.0.0/node_modules/f')
   })
 
+  /**
+   * `ignoredOptionalDependencies` (user try: biomejs/biome's): pnpm resolved without the optional
+   * dependencies they match, a project's and a package's (linter-core's `opt-helper`), and drops
+   * them from every manifest it reads, from `dependencies` too; a frozen install checks the
+   * project's importer against its manifest so read.
+   */
+  const IGNORING_PROJECT = { name: 'ignores', version: '1.0.0', dependencies: { 'linter-core': '1.0.0', a: '1.0.0' }, optionalDependencies: { a: '1.0.0', 'mac-only': '1.0.0', util: '1.0.0' } }
+  const ignoring = (patterns: string[]): string => `minimumReleaseAge: 0\nignoredOptionalDependencies:\n${patterns.map((p) => `  - '${p}'\n`).join('')}`
+
+  it('ignoredOptionalDependencies (a project\'s own, one also in its dependencies, a package\'s, by a glob): installed natively, stock\'s tree, up to date', async () => {
+    const { dir, store } = await setUp('ignored-optionals', IGNORING_PROJECT, ignoring(['a', 'mac-*', 'opt-helper']))
+    const lockfile = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')
+    expect(lockfile).toMatch(/^ignoredOptionalDependencies:\n {2}- a\n {2}- mac-\*\n {2}- opt-helper\n/m)
+    expect(lockfile).not.toMatch(/^ {2}(a|mac-only|opt-helper)@1\.0\.0:/m)
+    const both = await expectSameAsStock(dir, store, 'ignored-optionals', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.stockTree).toContainEqual('node_modules/util -> .pnpm/util@1.0.0/node_modules/util')
+  })
+
+  /**
+   * pnpm's install sorts the configured list in place before it records the workspace state, so
+   * its own check of that state against the configured order finds the setting changed on every
+   * later install, and installs again over what is there (stock's second install too).
+   */
+  it('ignoredOptionalDependencies configured out of order: installed natively, the workspace state records them sorted, as stock', async () => {
+    const { dir, store } = await setUp('ignored-optionals-unsorted', IGNORING_PROJECT, ignoring(['opt-helper', 'mac-*', 'a']))
+    const both = await installBoth(dir, store, 'ignored-optionals-unsorted')
+    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    const state = JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.pnpm-workspace-state-v1.json'), 'utf8'))
+    expect(state.settings.ignoredOptionalDependencies).toEqual(['a', 'mac-*', 'opt-helper'])
+    expect(tree(both.native, store).map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
+  })
+
   it('packageExtensions that extend a project of the workspace (pnpm\'s hook extends its manifest too): left to pnpm, stock\'s tree', async () => {
     const workspace = `${EXTENDED_PROJECT.workspace}  extended:\n    dependencies:\n      a: 1.0.0\n`
     const { dir, store } = await setUp('package-extensions-project', EXTENDED_PROJECT.manifest, workspace)

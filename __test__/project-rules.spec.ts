@@ -3,13 +3,14 @@
  * (`projectScripts`), and when pnpm's frozen install finds its lockfile out of date
  * (`importerOutOfDate`, its catalogs: `catalogsOutOfDate`, `catalogResolutionStale`), and when
  * pnpm rewrites the workspace file's catalogs after it (`catalogsPnpmPrunes`), and the overrides
- * pnpm applies to each project's manifest before that check (`parseOverrides`, `overriddenManifest`). native-install.spec.ts and pnpmfile-prelink.spec.ts compare the
+ * pnpm applies to each project's manifest before that check (`parseOverrides`, `overriddenManifest`), then its
+ * `ignoredOptionalDependencies` (`hookedManifest`). native-install.spec.ts and pnpmfile-prelink.spec.ts compare the
  * installs they decide with stock pnpm's.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { extendedProject, importerOutOfDate, linkedProjectsOutOfDate, lockedOverrides, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, packageExtensionsChecksum, parseOverrides, type Override } from '../dist/plugin/install/frozen-check.js'
+import { extendedProject, hookedManifest, importerOutOfDate, linkedProjectsOutOfDate, lockedOverrides, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, packageExtensionsChecksum, parseOverrides, type Override } from '../dist/plugin/install/frozen-check.js'
 import { catalogResolutionStale, catalogsOutOfDate, catalogsPnpmPrunes, workspaceCatalogsPruned } from '../dist/plugin/install/catalogs.js'
 import { projectScripts, runProjectScripts, workspaceScripts } from '../dist/plugin/install/project-scripts.js'
 import { pnpmPaths } from '../dist/plugin/install/builds-on-miss.js'
@@ -177,6 +178,18 @@ const TANSTACK_STORE_EXTENSIONS = {
   extensions: { '@vue/composition-api': { peerDependencies: { vue: '>= 2.5' } } },
   checksum: 'sha256-q0WqwD1UO6YpRIfbn6gzMcNpC1UKGtJSx45gsLN8yFo=',
 }
+
+describe('hookedManifest: the overrides, then ignoredOptionalDependencies, as pnpm\'s read-package hooks apply them', () => {
+  const overrides = parseOverrides({ b: '2.0.0' }, {}) as Override[]
+  it('drops the optional dependencies the patterns match (pnpm\'s matcher), from dependencies too; nothing else', () => {
+    const manifest = { dependencies: { a: '1.0.0', c: '1.0.0' }, optionalDependencies: { a: '1.0.0', b: '1.0.0', '@biomejs/cli-linux-x64': '2.0.0' }, devDependencies: { b: '1.0.0' } }
+    expect(hookedManifest(manifest, overrides, ['a', '@biomejs/cli-*'], '/ws', '/ws')).toEqual({ dependencies: { c: '1.0.0' }, optionalDependencies: { b: '2.0.0' }, devDependencies: { b: '2.0.0' } })
+    // biomejs/biome's pattern, which matches none of its packages.
+    expect(hookedManifest(manifest, [], ['@biomejs/cli*-'], '/ws', '/ws')).toBe(manifest)
+    expect(hookedManifest(manifest, [], ['!a'], '/ws', '/ws')).toEqual({ dependencies: { a: '1.0.0', c: '1.0.0' }, optionalDependencies: { a: '1.0.0' }, devDependencies: { b: '1.0.0' } })
+    expect(manifest.optionalDependencies).toHaveProperty('a')
+  })
+})
 
 describe('lockfileConfigMismatch: the lockfile\'s settings against today\'s (pnpm\'s getOutdatedLockfileSettings)', () => {
   const config = { autoInstallPeers: true, excludeLinksFromLockfile: false, dedupePeers: false, peersSuffixMaxLength: 1000, injectWorkspacePackages: false }

@@ -12,6 +12,7 @@ import { DEPENDENCY_GROUPS } from './virtual-store.js'
 import { hashObject } from './lockfile-hash.js'
 import { catalogOf, catalogResolutionStale, catalogsOutOfDate, type ConfiguredCatalogs } from './catalogs.js'
 import { isRange, rangesIntersect, satisfiesLoosely, satisfiesStrictly } from './semver-range.js'
+import { withoutIgnoredOptionals } from './ignored-optionals.js'
 import type { FrozenCheckRules } from './pnpm-releases.js'
 
 type Deps = Record<string, string>
@@ -222,6 +223,16 @@ export function lockedOverrides (overrides: Override[]): Record<string, string> 
 function sameEntries (a: Record<string, unknown>, b: Record<string, unknown>): boolean {
   const keys = Object.keys(a)
   return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && a[k] === b[k])
+}
+
+/**
+ * A project's `manifest` as pnpm's frozen check reads it: through pnpm's read-package hooks, the
+ * overrides (`overriddenManifest`) and after them the remover of `ignoredOptionalDependencies`
+ * (`withoutIgnoredOptionals`); or why this does not tell.
+ */
+export function hookedManifest (manifest: Record<string, unknown>, overrides: Override[], ignoredOptionals: string[] | undefined, rootDir: string, projectDir: string): Record<string, unknown> | string {
+  const overridden = overriddenManifest(manifest, overrides, rootDir, projectDir)
+  return typeof overridden === 'string' ? overridden : withoutIgnoredOptionals(overridden, ignoredOptionals)
 }
 
 /** The settings these checks read (from `hooks.updateConfig`). */
