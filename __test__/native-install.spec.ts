@@ -1072,6 +1072,16 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree).toContainEqual('node_modules/.pnpm/util@1.0.0/node_modules/f -> ../../f@2.0.0/node_modules/f')
   })
 
+  it('a workspace whose packages glob names a scope\'s folder (packages/@scope/*, biomejs/biome\'s kind): its projects found as pnpm finds them, installed natively, stock\'s tree, up to date', async () => {
+    const projects: Record<string, WorkspaceProject> = {
+      'packages/@scope/app': { manifest: { name: '@scope/app', version: '1.0.0', dependencies: { '@scope/lib': 'workspace:*', a: '1.0.0' } } },
+      'packages/@scope/lib': { manifest: { name: '@scope/lib', version: '1.0.0', dependencies: { util: '1.0.0' } } },
+    }
+    const { dir, store } = await setUp('scoped-globs', { name: 'scoped-root', version: '1.0.0', private: true }, "minimumReleaseAge: 0\npackages:\n  - 'packages/@scope/*'\n", projects)
+    const both = await expectSameAsStock(dir, store, 'scoped-globs', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.stockTree).toContainEqual('packages/@scope/app/node_modules/@scope/lib -> ../../../lib')
+  })
+
   /**
    * `ignoredOptionalDependencies` (user try: biomejs/biome's): pnpm resolved without the optional
    * dependencies they match, a project's and a package's (linter-core's `opt-helper`), and drops
