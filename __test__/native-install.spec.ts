@@ -697,6 +697,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     { label: 'workspace-sub', cwd: 'packages/app', from: 'a project\'s directory', covers: PRIVATELY_HOISTED },
     // A plain `pnpm install`: pnpm takes its frozen path, the projects linked as their ranges say.
     { label: 'workspace-plain', cwd: '.', from: 'its root by a plain pnpm install', plain: true, covers: PRIVATELY_HOISTED },
+    // The same under linkWorkspacePackages (user try: biomejs/biome), whose check of these links is the same.
+    { label: 'workspace-plain-linked', cwd: '.', from: 'its root by a plain pnpm install under linkWorkspacePackages', plain: true, settings: 'linkWorkspacePackages: true\n', covers: PRIVATELY_HOISTED },
     { label: 'workspace-scripts-off', cwd: '.', from: 'its root with scripts off, projects with scripts of their own', scriptsOff: true, covers: PRIVATELY_HOISTED },
     // Projects hoisted publicly, their commands in the root's .bin; or not hoisted at all.
     { label: 'workspace-public', cwd: '.', from: 'its root, the projects and a hoisted publicly', settings: 'publicHoistPattern:\n  - \'@ws/*\'\n  - a\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },

@@ -366,12 +366,13 @@ export interface LinkedProject {
  * dependency an importer locks, whether it is still linked as its `workspace:` range says. Read
  * here only in its plain form: a `link:` dependency whose specifier is `workspace:<range>`, to
  * the project of that name, whose version meets the range (loosely, as pnpm reads it); a
- * registry dependency whose name (or `npm:` alias's) no project has. Anything else (paths,
- * `workspace:name@range` aliases, `linkWorkspacePackages`, which also weighs linking registry
- * dependencies to projects) counts as out of date: pnpm then decides.
+ * registry dependency whose name (or `npm:` alias's) no project has. pnpm's check of those two
+ * is the same under `linkWorkspacePackages` (`checkWorkspaceLink`: it weighs linking a
+ * registry dependency only to a project of its name). Anything else (paths,
+ * `workspace:name@range` aliases, a dependency named like a project) counts as out of date:
+ * pnpm then decides.
  */
-export function linkedProjectsOutOfDate (importers: Record<string, LockedImporter>, projects: LinkedProject[], linkWorkspacePackages: boolean): string | undefined {
-  if (linkWorkspacePackages) return 'linkWorkspacePackages (pnpm weighs linking registry dependencies to projects)'
+export function linkedProjectsOutOfDate (importers: Record<string, LockedImporter>, projects: LinkedProject[]): string | undefined {
   const byName = new Map(projects.flatMap((p) => typeof p.manifest.name === 'string' ? [[p.manifest.name, p]] : []))
   for (const { id, dir, manifest } of projects) {
     const importer = importers[id]
