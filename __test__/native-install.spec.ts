@@ -1084,6 +1084,20 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree).toContainEqual('packages/@scope/app/node_modules/@scope/lib -> ../../../lib')
   })
 
+  it('a plain `pnpm install` under linkWorkspacePackages, projects linked for a plain range and for an empty workspace: range (biomejs/biome\'s): installed natively, stock\'s tree, up to date', async () => {
+    const projects: Record<string, WorkspaceProject> = {
+      'packages/@scope/app': { manifest: { name: '@scope/app', version: '1.0.0', dependencies: { '@scope/lib': '^1.0.0', a: '1.0.0' } } },
+      'packages/@scope/lib': { manifest: { name: '@scope/lib', version: '1.2.0', dependencies: { util: '1.0.0' } } },
+    }
+    const root = { name: 'linked-root', version: '1.0.0', private: true, devDependencies: { '@scope/lib': 'workspace:' } }
+    const { dir, store } = await setUp('plain-linked-ranges', root, "minimumReleaseAge: 0\nlinkWorkspacePackages: true\npackages:\n  - 'packages/@scope/*'\n", projects)
+    const lockfile = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')
+    expect(lockfile).toContain("      '@scope/lib':\n        specifier: ^1.0.0\n        version: link:../lib\n")
+    expect(lockfile).toContain("      '@scope/lib':\n        specifier: 'workspace:'\n        version: link:packages/@scope/lib\n")
+    const both = await expectSameAsStock(dir, store, 'plain-linked-ranges', { packages: countSnapshots(dir), why: 'util', plain: true })
+    expect(both.stockTree).toContainEqual('packages/@scope/app/node_modules/@scope/lib -> ../../../lib')
+  })
+
   /**
    * `ignoredOptionalDependencies` (user try: biomejs/biome's): pnpm resolved without the optional
    * dependencies they match, a project's and a package's (linter-core's `opt-helper`), and drops

@@ -462,6 +462,8 @@ describe('linkedProjectsOutOfDate: a plain install\'s check of the workspace\'s 
     ['workspace:^', undefined],
     ['workspace:^1.0.0', undefined],
     ['workspace:~', undefined],
+    // biomejs/biome's `workspace:`: an empty range, which semver reads as `*`.
+    ['workspace:', undefined],
     ['workspace:^2.0.0', /version 1\.2\.0 does not meet workspace:\^2\.0\.0$/],
     // Paths, aliases and tildes with a version: pnpm's own reading decides.
     ['workspace:../lib', /checks its own way$/],
@@ -469,12 +471,33 @@ describe('linkedProjectsOutOfDate: a plain install\'s check of the workspace\'s 
     ['workspace:~1.0.0', /checks its own way$/],
   ])('%s', (spec, why) => {
     const { projects, importers } = app(spec)
-    const answer = linkedProjectsOutOfDate(importers, projects)
+    const answer = linkedProjectsOutOfDate(importers, projects, false)
     if (why == null) expect(answer).toBeUndefined()
     else expect(answer).toMatch(why)
   })
+  it('an empty workspace: range, as semver reads it: a prerelease does not meet it', () => {
+    const { projects, importers } = app('workspace:')
+    projects[1] = project('packages/lib', { name: '@w/lib', version: '2.0.0-beta.1' })
+    expect(linkedProjectsOutOfDate(importers, projects, false)).toMatch(/version 2\.0\.0-beta\.1 does not meet workspace:$/)
+  })
+  it('a link for a plain range (linkWorkspacePackages linked it, biomejs/biome\'s platform projects): taken as it is without the setting, else checked against the project linked', () => {
+    for (const linkWorkspacePackages of [false, true]) {
+      for (const spec of ['^1.0.0', '1.2.0', 'workspace:*']) {
+        const { projects, importers } = app(spec)
+        expect(linkedProjectsOutOfDate(importers, projects, linkWorkspacePackages), spec).toBeUndefined()
+      }
+    }
+    const behind = app('^2.0.0')
+    expect(linkedProjectsOutOfDate(behind.importers, behind.projects, false)).toBeUndefined()
+    expect(linkedProjectsOutOfDate(behind.importers, behind.projects, true)).toMatch(/version 1\.2\.0 does not meet \^2\.0\.0$/)
+    const elsewhere = app('^1.0.0', 'link:../../vendor/lib')
+    expect(linkedProjectsOutOfDate(elsewhere.importers, elsewhere.projects, true)).toMatch(/checks its own way$/)
+    const tag = app('latest')
+    expect(linkedProjectsOutOfDate(tag.importers, tag.projects, true)).toMatch(/checks its own way$/)
+  })
   it('a registry dependency a project could take: pnpm decides', () => {
     const { projects, importers } = app('^1.0.0', '1.2.0')
-    expect(linkedProjectsOutOfDate(importers, projects)).toMatch(/a dependency a project of the workspace may take$/)
+    expect(linkedProjectsOutOfDate(importers, projects, false)).toMatch(/a dependency a project of the workspace may take$/)
+    expect(linkedProjectsOutOfDate(importers, projects, true)).toMatch(/a dependency a project of the workspace may take$/)
   })
 })

@@ -363,16 +363,17 @@ export interface LinkedProject {
 /**
  * Why a plain `pnpm install` would not find the workspace's links up to date (`undefined`: it
  * would), as far as this tells: pnpm's check (`linkedPackagesAreUpToDate`) also asks, for every
- * dependency an importer locks, whether it is still linked as its `workspace:` range says. Read
- * here only in its plain form: a `link:` dependency whose specifier is `workspace:<range>`, to
- * the project of that name, whose version meets the range (loosely, as pnpm reads it); a
- * registry dependency whose name (or `npm:` alias's) no project has. pnpm's check of those two
- * is the same under `linkWorkspacePackages` (`checkWorkspaceLink`: it weighs linking a
- * registry dependency only to a project of its name). Anything else (paths,
- * `workspace:name@range` aliases, a dependency named like a project) counts as out of date:
- * pnpm then decides.
+ * dependency an importer locks, whether it is still linked as its range says. Read here only in
+ * its plain forms: a `link:` dependency whose specifier is `workspace:<range>` (an empty one too,
+ * which semver reads as `*` but for prereleases, as pnpm's check does), to the project of that
+ * name, whose version meets the range (loosely, as pnpm reads it); a `link:` dependency whose
+ * specifier is a plain version or range (which `linkWorkspacePackages` linked), which pnpm takes
+ * as it is without that setting and else checks as the first against the project linked; a
+ * registry dependency whose name (or `npm:` alias's) no project has. Anything else (paths,
+ * `workspace:name@range` aliases, tags, a dependency named like a project) counts as out of
+ * date: pnpm then decides (`checkWorkspaceLink`).
  */
-export function linkedProjectsOutOfDate (importers: Record<string, LockedImporter>, projects: LinkedProject[]): string | undefined {
+export function linkedProjectsOutOfDate (importers: Record<string, LockedImporter>, projects: LinkedProject[], linkWorkspacePackages: boolean): string | undefined {
   const byName = new Map(projects.flatMap((p) => typeof p.manifest.name === 'string' ? [[p.manifest.name, p]] : []))
   for (const { id, dir, manifest } of projects) {
     const importer = importers[id]
@@ -382,9 +383,13 @@ export function linkedProjectsOutOfDate (importers: Record<string, LockedImporte
         const spec = wanted[alias]
         if (spec == null) continue
         if (ref.startsWith('link:')) {
-          const range = /^workspace:([^@./\\~][^@]*|~)$/.exec(spec)?.[1]
-          const target = byName.get(alias)
-          if (range == null || target == null || target.dir !== path.resolve(dir, ref.slice('link:'.length))) return `${id}'s ${alias}: a link pnpm's plain install checks its own way`
+          const linked = path.resolve(dir, ref.slice('link:'.length))
+          const workspaceRange = /^workspace:([^@./\\~][^@]*|~|)$/.exec(spec)?.[1]
+          const plainRange = workspaceRange == null && isRange(spec) ? spec : undefined
+          if (plainRange != null && !linkWorkspacePackages) continue
+          const range = workspaceRange ?? plainRange
+          const target = workspaceRange != null ? byName.get(alias) : projects.find((p) => p.dir === linked)
+          if (range == null || target == null || target.dir !== linked) return `${id}'s ${alias}: a link pnpm's plain install checks its own way`
           if (!satisfiesLoosely(target.manifest.version, range)) return `${id}'s ${alias}: the linked project's version ${String(target.manifest.version)} does not meet ${spec}`
           continue
         }

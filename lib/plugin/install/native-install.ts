@@ -258,7 +258,7 @@ function lockfileUnsupported (lockfile: LockfileFile, projects: WorkspaceProject
   if (typeof checked === 'string') return checked
   if (lockfileMode(config, true) === 'if up to date') {
     // pnpm's plain install also checks that the projects are still linked as their ranges say.
-    const links = projects.length > 1 ? linkedProjectsOutOfDate(lockfile.importers, checked) : undefined
+    const links = projects.length > 1 ? linkedProjectsOutOfDate(lockfile.importers, checked, config.linkWorkspacePackages === true) : undefined
     if (links != null) return `a plain install: ${links}`
     const rewritten = lockedSettingsRewritten(lockfile.settings, config)
     if (rewritten != null) return rewritten
