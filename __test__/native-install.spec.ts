@@ -1074,23 +1074,22 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(both.stockTree).toContainEqual('node_modules/.pnpm/util@1.0.0/node_modules/f -> ../../f@2.0.0/node_modules/f')
   })
 
+  /** Two projects under a scope's folder (biomejs/biome's `packages/@biomejs/*`), app depending on lib by `appSpec`. */
+  const scopedProjects = (appSpec: string, libVersion: string): Record<string, WorkspaceProject> => ({
+    'packages/@scope/app': { manifest: { name: '@scope/app', version: '1.0.0', dependencies: { '@scope/lib': appSpec, a: '1.0.0' } } },
+    'packages/@scope/lib': { manifest: { name: '@scope/lib', version: libVersion, dependencies: { util: '1.0.0' } } },
+  })
+  const SCOPED_PACKAGES = "packages:\n  - 'packages/@scope/*'\n"
+
   it('a workspace whose packages glob names a scope\'s folder (packages/@scope/*, biomejs/biome\'s kind): its projects found as pnpm finds them, installed natively, stock\'s tree, up to date', async () => {
-    const projects: Record<string, WorkspaceProject> = {
-      'packages/@scope/app': { manifest: { name: '@scope/app', version: '1.0.0', dependencies: { '@scope/lib': 'workspace:*', a: '1.0.0' } } },
-      'packages/@scope/lib': { manifest: { name: '@scope/lib', version: '1.0.0', dependencies: { util: '1.0.0' } } },
-    }
-    const { dir, store } = await setUp('scoped-globs', { name: 'scoped-root', version: '1.0.0', private: true }, "minimumReleaseAge: 0\npackages:\n  - 'packages/@scope/*'\n", projects)
+    const { dir, store } = await setUp('scoped-globs', { name: 'scoped-root', version: '1.0.0', private: true }, `minimumReleaseAge: 0\n${SCOPED_PACKAGES}`, scopedProjects('workspace:*', '1.0.0'))
     const both = await expectSameAsStock(dir, store, 'scoped-globs', { packages: countSnapshots(dir), why: 'util' })
     expect(both.stockTree).toContainEqual('packages/@scope/app/node_modules/@scope/lib -> ../../../lib')
   })
 
   it('a plain `pnpm install` under linkWorkspacePackages, projects linked for a plain range and for an empty workspace: range (biomejs/biome\'s): installed natively, stock\'s tree, up to date', async () => {
-    const projects: Record<string, WorkspaceProject> = {
-      'packages/@scope/app': { manifest: { name: '@scope/app', version: '1.0.0', dependencies: { '@scope/lib': '^1.0.0', a: '1.0.0' } } },
-      'packages/@scope/lib': { manifest: { name: '@scope/lib', version: '1.2.0', dependencies: { util: '1.0.0' } } },
-    }
     const root = { name: 'linked-root', version: '1.0.0', private: true, devDependencies: { '@scope/lib': 'workspace:' } }
-    const { dir, store } = await setUp('plain-linked-ranges', root, "minimumReleaseAge: 0\nlinkWorkspacePackages: true\npackages:\n  - 'packages/@scope/*'\n", projects)
+    const { dir, store } = await setUp('plain-linked-ranges', root, `minimumReleaseAge: 0\nlinkWorkspacePackages: true\n${SCOPED_PACKAGES}`, scopedProjects('^1.0.0', '1.2.0'))
     const lockfile = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')
     expect(lockfile).toContain("      '@scope/lib':\n        specifier: ^1.0.0\n        version: link:../lib\n")
     expect(lockfile).toContain("      '@scope/lib':\n        specifier: 'workspace:'\n        version: link:packages/@scope/lib\n")
