@@ -414,7 +414,7 @@ describe('installNatively: workspaces it leaves to pnpm, untouched', () => {
     ['pnpm run from a directory that is no project', withDir('packages/b'), { dir: 'packages/b' }, /^pnpm runs in a directory that is not a project of the workspace$/],
     ['recursiveInstall false', () => workspace(), { recursiveInstall: false }, /^recursiveInstall false/],
     ['a plain install, a registry dependency named like a project', () => workspace(['.', 'packages/a'], 'a'), { frozenLockfile: false }, /^a plain install: packages\/a's a: a dependency a project of the workspace may take$/],
-    ['a plain install under linkWorkspacePackages', () => workspace(), { frozenLockfile: false, linkWorkspacePackages: true }, /^a plain install: linkWorkspacePackages/],
+    ['a plain install under linkWorkspacePackages, a registry dependency named like a project', () => workspace(['.', 'packages/a'], 'a'), { frozenLockfile: false, linkWorkspacePackages: true }, /^a plain install: packages\/a's a: a dependency a project of the workspace may take$/],
     ['a glob this does not read', () => workspace(), { workspacePackagePatterns: ['packages/{a,b}'] }, /^a workspace pattern this does not read/],
     ['a project injected into another', () => {
       const dir = workspace()

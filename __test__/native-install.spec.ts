@@ -697,6 +697,8 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     { label: 'workspace-sub', cwd: 'packages/app', from: 'a project\'s directory', covers: PRIVATELY_HOISTED },
     // A plain `pnpm install`: pnpm takes its frozen path, the projects linked as their ranges say.
     { label: 'workspace-plain', cwd: '.', from: 'its root by a plain pnpm install', plain: true, covers: PRIVATELY_HOISTED },
+    // The same under linkWorkspacePackages (user try: biomejs/biome), whose check of these links is the same.
+    { label: 'workspace-plain-linked', cwd: '.', from: 'its root by a plain pnpm install under linkWorkspacePackages', plain: true, settings: 'linkWorkspacePackages: true\n', covers: PRIVATELY_HOISTED },
     { label: 'workspace-scripts-off', cwd: '.', from: 'its root with scripts off, projects with scripts of their own', scriptsOff: true, covers: PRIVATELY_HOISTED },
     // Projects hoisted publicly, their commands in the root's .bin; or not hoisted at all.
     { label: 'workspace-public', cwd: '.', from: 'its root, the projects and a hoisted publicly', settings: 'publicHoistPattern:\n  - \'@ws/*\'\n  - a\n', covers: ['node_modules/@ws/lib -> ../../packages/lib', 'node_modules/.bin/lib-cli 755', 'node_modules/a -> '] },
@@ -1070,6 +1072,61 @@ describe('the native frozen install with the real pnpm 11 CLI', () => {
     expect(fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')).toMatch(/^packageExtensionsChecksum: sha256-/m)
     const both = await expectSameAsStock(dir, store, 'package-extensions', { packages: countSnapshots(dir), why: 'util' })
     expect(both.stockTree).toContainEqual('node_modules/.pnpm/util@1.0.0/node_modules/f -> ../../f@2.0.0/node_modules/f')
+  })
+
+  /** Two projects under a scope's folder (biomejs/biome's `packages/@biomejs/*`), app depending on lib by `appSpec`. */
+  const scopedProjects = (appSpec: string, libVersion: string): Record<string, WorkspaceProject> => ({
+    'packages/@scope/app': { manifest: { name: '@scope/app', version: '1.0.0', dependencies: { '@scope/lib': appSpec, a: '1.0.0' } } },
+    'packages/@scope/lib': { manifest: { name: '@scope/lib', version: libVersion, dependencies: { util: '1.0.0' } } },
+  })
+  const SCOPED_PACKAGES = "packages:\n  - 'packages/@scope/*'\n"
+
+  it('a workspace whose packages glob names a scope\'s folder (packages/@scope/*, biomejs/biome\'s kind): its projects found as pnpm finds them, installed natively, stock\'s tree, up to date', async () => {
+    const { dir, store } = await setUp('scoped-globs', { name: 'scoped-root', version: '1.0.0', private: true }, `minimumReleaseAge: 0\n${SCOPED_PACKAGES}`, scopedProjects('workspace:*', '1.0.0'))
+    const both = await expectSameAsStock(dir, store, 'scoped-globs', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.stockTree).toContainEqual('packages/@scope/app/node_modules/@scope/lib -> ../../../lib')
+  })
+
+  it('a plain `pnpm install` under linkWorkspacePackages, projects linked for a plain range and for an empty workspace: range (biomejs/biome\'s): installed natively, stock\'s tree, up to date', async () => {
+    const root = { name: 'linked-root', version: '1.0.0', private: true, devDependencies: { '@scope/lib': 'workspace:' } }
+    const { dir, store } = await setUp('plain-linked-ranges', root, `minimumReleaseAge: 0\nlinkWorkspacePackages: true\n${SCOPED_PACKAGES}`, scopedProjects('^1.0.0', '1.2.0'))
+    const lockfile = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')
+    expect(lockfile).toContain("      '@scope/lib':\n        specifier: ^1.0.0\n        version: link:../lib\n")
+    expect(lockfile).toContain("      '@scope/lib':\n        specifier: 'workspace:'\n        version: link:packages/@scope/lib\n")
+    const both = await expectSameAsStock(dir, store, 'plain-linked-ranges', { packages: countSnapshots(dir), why: 'util', plain: true })
+    expect(both.stockTree).toContainEqual('packages/@scope/app/node_modules/@scope/lib -> ../../../lib')
+  })
+
+  /**
+   * `ignoredOptionalDependencies` (user try: biomejs/biome's): pnpm resolved without the optional
+   * dependencies they match, a project's and a package's (linter-core's `opt-helper`), and drops
+   * them from every manifest it reads, from `dependencies` too; a frozen install checks the
+   * project's importer against its manifest so read.
+   */
+  const IGNORING_PROJECT = { name: 'ignores', version: '1.0.0', dependencies: { 'linter-core': '1.0.0', a: '1.0.0' }, optionalDependencies: { a: '1.0.0', 'mac-only': '1.0.0', util: '1.0.0' } }
+  const ignoring = (patterns: string[]): string => `minimumReleaseAge: 0\nignoredOptionalDependencies:\n${patterns.map((p) => `  - '${p}'\n`).join('')}`
+
+  it('ignoredOptionalDependencies (a project\'s own, one also in its dependencies, a package\'s, by a glob): installed natively, stock\'s tree, up to date', async () => {
+    const { dir, store } = await setUp('ignored-optionals', IGNORING_PROJECT, ignoring(['a', 'mac-*', 'opt-helper']))
+    const lockfile = fs.readFileSync(path.join(dir, 'pnpm-lock.yaml'), 'utf8')
+    expect(lockfile).toMatch(/^ignoredOptionalDependencies:\n {2}- a\n {2}- mac-\*\n {2}- opt-helper\n/m)
+    expect(lockfile).not.toMatch(/^ {2}(a|mac-only|opt-helper)@1\.0\.0:/m)
+    const both = await expectSameAsStock(dir, store, 'ignored-optionals', { packages: countSnapshots(dir), why: 'util' })
+    expect(both.stockTree).toContainEqual('node_modules/util -> .pnpm/util@1.0.0/node_modules/util')
+  })
+
+  /**
+   * pnpm's install sorts the configured list in place before it records the workspace state, so
+   * its own check of that state against the configured order finds the setting changed on every
+   * later install, and installs again over what is there (stock's second install too).
+   */
+  it('ignoredOptionalDependencies configured out of order: installed natively, the workspace state records them sorted, as stock', async () => {
+    const { dir, store } = await setUp('ignored-optionals-unsorted', IGNORING_PROJECT, ignoring(['opt-helper', 'mac-*', 'a']))
+    const both = await installBoth(dir, store, 'ignored-optionals-unsorted')
+    expect(both.trace).toMatch(new RegExp(`^native install: ${countSnapshots(dir)} packages, `, 'm'))
+    const state = JSON.parse(fs.readFileSync(path.join(both.native, 'node_modules', '.pnpm-workspace-state-v1.json'), 'utf8'))
+    expect(state.settings.ignoredOptionalDependencies).toEqual(['a', 'mac-*', 'opt-helper'])
+    expect(tree(both.native, store).map((l) => l.split(both.native).join('<p>'))).toEqual(both.stockTree.map((l) => l.split(both.stock).join('<p>')))
   })
 
   it('packageExtensions that extend a project of the workspace (pnpm\'s hook extends its manifest too): left to pnpm, stock\'s tree', async () => {

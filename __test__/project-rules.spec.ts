@@ -3,13 +3,14 @@
  * (`projectScripts`), and when pnpm's frozen install finds its lockfile out of date
  * (`importerOutOfDate`, its catalogs: `catalogsOutOfDate`, `catalogResolutionStale`), and when
  * pnpm rewrites the workspace file's catalogs after it (`catalogsPnpmPrunes`), and the overrides
- * pnpm applies to each project's manifest before that check (`parseOverrides`, `overriddenManifest`). native-install.spec.ts and pnpmfile-prelink.spec.ts compare the
+ * pnpm applies to each project's manifest before that check (`parseOverrides`, `overriddenManifest`), then its
+ * `ignoredOptionalDependencies` (`hookedManifest`). native-install.spec.ts and pnpmfile-prelink.spec.ts compare the
  * installs they decide with stock pnpm's.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { extendedProject, importerOutOfDate, linkedProjectsOutOfDate, lockedOverrides, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, packageExtensionsChecksum, parseOverrides, type Override } from '../dist/plugin/install/frozen-check.js'
+import { extendedProject, hookedManifest, importerOutOfDate, linkedProjectsOutOfDate, lockedOverrides, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, packageExtensionsChecksum, parseOverrides, type Override } from '../dist/plugin/install/frozen-check.js'
 import { catalogResolutionStale, catalogsOutOfDate, catalogsPnpmPrunes, workspaceCatalogsPruned } from '../dist/plugin/install/catalogs.js'
 import { projectScripts, runProjectScripts, workspaceScripts } from '../dist/plugin/install/project-scripts.js'
 import { pnpmPaths } from '../dist/plugin/install/builds-on-miss.js'
@@ -177,6 +178,18 @@ const TANSTACK_STORE_EXTENSIONS = {
   extensions: { '@vue/composition-api': { peerDependencies: { vue: '>= 2.5' } } },
   checksum: 'sha256-q0WqwD1UO6YpRIfbn6gzMcNpC1UKGtJSx45gsLN8yFo=',
 }
+
+describe('hookedManifest: the overrides, then ignoredOptionalDependencies, as pnpm\'s read-package hooks apply them', () => {
+  const overrides = parseOverrides({ b: '2.0.0' }, {}) as Override[]
+  it('drops the optional dependencies the patterns match (pnpm\'s matcher), from dependencies too; nothing else', () => {
+    const manifest = { dependencies: { a: '1.0.0', c: '1.0.0' }, optionalDependencies: { a: '1.0.0', b: '1.0.0', '@biomejs/cli-linux-x64': '2.0.0' }, devDependencies: { b: '1.0.0' } }
+    expect(hookedManifest(manifest, overrides, ['a', '@biomejs/cli-*'], '/ws', '/ws')).toEqual({ dependencies: { c: '1.0.0' }, optionalDependencies: { b: '2.0.0' }, devDependencies: { b: '2.0.0' } })
+    // biomejs/biome's pattern, which matches none of its packages.
+    expect(hookedManifest(manifest, [], ['@biomejs/cli*-'], '/ws', '/ws')).toBe(manifest)
+    expect(hookedManifest(manifest, [], ['!a'], '/ws', '/ws')).toEqual({ dependencies: { a: '1.0.0', c: '1.0.0' }, optionalDependencies: { a: '1.0.0' }, devDependencies: { b: '1.0.0' } })
+    expect(manifest.optionalDependencies).toHaveProperty('a')
+  })
+})
 
 describe('lockfileConfigMismatch: the lockfile\'s settings against today\'s (pnpm\'s getOutdatedLockfileSettings)', () => {
   const config = { autoInstallPeers: true, excludeLinksFromLockfile: false, dedupePeers: false, peersSuffixMaxLength: 1000, injectWorkspacePackages: false }
@@ -412,6 +425,23 @@ describe('findWorkspaceProjects: the projects pnpm finds by the packages globs',
     fs.mkdirSync(path.join(root, 'yaml'))
     fs.writeFileSync(path.join(root, 'yaml', 'package.yaml'), 'name: y\n')
     expect(ids(['yaml'])).toMatch(/a manifest other than package\.json$/)
+    expect(ids(['packages/@(a|b)'])).toMatch(/a workspace pattern this does not read/)
+    expect(ids(['packages/+(a)'])).toMatch(/a workspace pattern this does not read/)
+  })
+  it('`@` and `+` are literal text where no extglob\'s `(` follows (biomejs/biome: packages/@biomejs/*)', () => {
+    const scoped = freshDir('workspace-globs-scoped')
+    for (const dir of ['packages/@biomejs/biome', 'packages/@biomejs/cli-linux-x64', 'packages/a+b', 'packages/c']) {
+      fs.mkdirSync(path.join(scoped, dir), { recursive: true })
+      fs.writeFileSync(path.join(scoped, dir, 'package.json'), '{}')
+    }
+    fs.writeFileSync(path.join(scoped, 'package.json'), '{}')
+    const found = (patterns: string[]) => {
+      const projects = findWorkspaceProjects(scoped, patterns)
+      return typeof projects === 'string' ? projects : projects.map((p) => p.id)
+    }
+    expect(found(['packages/@biomejs/*', 'packages/a+b'])).toEqual(['.', 'packages/@biomejs/biome', 'packages/@biomejs/cli-linux-x64', 'packages/a+b'])
+    expect(found(['packages/@*/*'])).toEqual(['.', 'packages/@biomejs/biome', 'packages/@biomejs/cli-linux-x64'])
+    expect(found(['packages/*+*'])).toEqual(['.', 'packages/a+b'])
   })
   it('a symbolic link to a directory the globs reach: left to pnpm (its glob follows links)', () => {
     fs.symlinkSync(path.join(root, 'tools'), path.join(root, 'packages', 'linked'))
@@ -432,6 +462,8 @@ describe('linkedProjectsOutOfDate: a plain install\'s check of the workspace\'s 
     ['workspace:^', undefined],
     ['workspace:^1.0.0', undefined],
     ['workspace:~', undefined],
+    // biomejs/biome's `workspace:`: an empty range, which semver reads as `*`.
+    ['workspace:', undefined],
     ['workspace:^2.0.0', /version 1\.2\.0 does not meet workspace:\^2\.0\.0$/],
     // Paths, aliases and tildes with a version: pnpm's own reading decides.
     ['workspace:../lib', /checks its own way$/],
@@ -443,10 +475,29 @@ describe('linkedProjectsOutOfDate: a plain install\'s check of the workspace\'s 
     if (why == null) expect(answer).toBeUndefined()
     else expect(answer).toMatch(why)
   })
-  it('a registry dependency a project could take, or linkWorkspacePackages: pnpm decides', () => {
+  it('an empty workspace: range, as semver reads it: a prerelease does not meet it', () => {
+    const { projects, importers } = app('workspace:')
+    projects[1] = project('packages/lib', { name: '@w/lib', version: '2.0.0-beta.1' })
+    expect(linkedProjectsOutOfDate(importers, projects, false)).toMatch(/version 2\.0\.0-beta\.1 does not meet workspace:$/)
+  })
+  it('a link for a plain range (linkWorkspacePackages linked it, biomejs/biome\'s platform projects): taken as it is without the setting, else checked against the project linked', () => {
+    for (const linkWorkspacePackages of [false, true]) {
+      for (const spec of ['^1.0.0', '1.2.0', 'workspace:*']) {
+        const { projects, importers } = app(spec)
+        expect(linkedProjectsOutOfDate(importers, projects, linkWorkspacePackages), spec).toBeUndefined()
+      }
+    }
+    const behind = app('^2.0.0')
+    expect(linkedProjectsOutOfDate(behind.importers, behind.projects, false)).toBeUndefined()
+    expect(linkedProjectsOutOfDate(behind.importers, behind.projects, true)).toMatch(/version 1\.2\.0 does not meet \^2\.0\.0$/)
+    const elsewhere = app('^1.0.0', 'link:../../vendor/lib')
+    expect(linkedProjectsOutOfDate(elsewhere.importers, elsewhere.projects, true)).toMatch(/checks its own way$/)
+    const tag = app('latest')
+    expect(linkedProjectsOutOfDate(tag.importers, tag.projects, true)).toMatch(/checks its own way$/)
+  })
+  it('a registry dependency a project could take: pnpm decides', () => {
     const { projects, importers } = app('^1.0.0', '1.2.0')
     expect(linkedProjectsOutOfDate(importers, projects, false)).toMatch(/a dependency a project of the workspace may take$/)
-    const ok = app('workspace:*')
-    expect(linkedProjectsOutOfDate(ok.importers, ok.projects, true)).toMatch(/^linkWorkspacePackages/)
+    expect(linkedProjectsOutOfDate(importers, projects, true)).toMatch(/a dependency a project of the workspace may take$/)
   })
 })

@@ -27,7 +27,7 @@ import path from 'node:path'
 import { linkStoredPackages, type LeftOutReason, type PackageImportMethod } from '../api/import.js'
 import { layoutUnsupported, lockfileMode, type PnpmConfig } from './pnpm-config.js'
 import { planVirtualStore, type DependencyGroup, type LockfileObject } from './install/virtual-store.js'
-import { extendedProject, importerOutOfDateUnder, lockfileConfigMismatch, overriddenManifest, parseOverrides, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
+import { extendedProject, hookedManifest, importerOutOfDateUnder, lockfileConfigMismatch, parseOverrides, type FrozenCheckConfig, type LockedImporter } from './install/frozen-check.js'
 import { blobModeRule, frozenCheckRules, keepsBundled, peerEdgeRuleOf } from './install/pnpm-releases.js'
 import { peerSatisfactionEdges, type PeerEdges } from './install/peer-edges.js'
 import { userAgentPnpmVersion } from './config-dependency.js'
@@ -143,8 +143,8 @@ function frozenRefusal (config: PnpmConfig & FrozenCheckConfig, ctx: PreResoluti
     }
     const extended = extendedProject(config.packageExtensions, [read])
     if (extended != null) return `packageExtensions extend the workspace project ${extended}`
-    // pnpm checks each project's manifest with the overrides applied.
-    const manifest = overriddenManifest(read, overrides, ctx.lockfileDir, path.join(ctx.lockfileDir, id))
+    // pnpm checks each project's manifest through its read-package hooks.
+    const manifest = hookedManifest(read, overrides, config.ignoredOptionalDependencies, ctx.lockfileDir, path.join(ctx.lockfileDir, id))
     if (typeof manifest === 'string') return `${id}'s package.json: ${manifest}`
     const outdated = importerOutOfDateUnder(rules, importer as LockedImporter, manifest, config.autoInstallPeers !== false, lockfile.catalogs)
     if (outdated != null) return `the lockfile is not up to date with ${id}'s package.json (${outdated}): pnpm refuses a frozen install`

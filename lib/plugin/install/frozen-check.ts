@@ -12,6 +12,7 @@ import { DEPENDENCY_GROUPS } from './virtual-store.js'
 import { hashObject } from './lockfile-hash.js'
 import { catalogOf, catalogResolutionStale, catalogsOutOfDate, type ConfiguredCatalogs } from './catalogs.js'
 import { isRange, rangesIntersect, satisfiesLoosely, satisfiesStrictly } from './semver-range.js'
+import { withoutIgnoredOptionals } from './ignored-optionals.js'
 import type { FrozenCheckRules } from './pnpm-releases.js'
 
 type Deps = Record<string, string>
@@ -224,6 +225,16 @@ function sameEntries (a: Record<string, unknown>, b: Record<string, unknown>): b
   return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && a[k] === b[k])
 }
 
+/**
+ * A project's `manifest` as pnpm's frozen check reads it: through pnpm's read-package hooks, the
+ * overrides (`overriddenManifest`) and after them the remover of `ignoredOptionalDependencies`
+ * (`withoutIgnoredOptionals`); or why this does not tell.
+ */
+export function hookedManifest (manifest: Record<string, unknown>, overrides: Override[], ignoredOptionals: string[] | undefined, rootDir: string, projectDir: string): Record<string, unknown> | string {
+  const overridden = overriddenManifest(manifest, overrides, rootDir, projectDir)
+  return typeof overridden === 'string' ? overridden : withoutIgnoredOptionals(overridden, ignoredOptionals)
+}
+
 /** The settings these checks read (from `hooks.updateConfig`). */
 export interface FrozenCheckConfig {
   autoInstallPeers?: boolean
@@ -352,15 +363,17 @@ export interface LinkedProject {
 /**
  * Why a plain `pnpm install` would not find the workspace's links up to date (`undefined`: it
  * would), as far as this tells: pnpm's check (`linkedPackagesAreUpToDate`) also asks, for every
- * dependency an importer locks, whether it is still linked as its `workspace:` range says. Read
- * here only in its plain form: a `link:` dependency whose specifier is `workspace:<range>`, to
- * the project of that name, whose version meets the range (loosely, as pnpm reads it); a
+ * dependency an importer locks, whether it is still linked as its range says. Read here only in
+ * its plain forms: a `link:` dependency whose specifier is `workspace:<range>` (an empty one too,
+ * which semver reads as `*` but for prereleases, as pnpm's check does), to the project of that
+ * name, whose version meets the range (loosely, as pnpm reads it); a `link:` dependency whose
+ * specifier is a plain version or range (which `linkWorkspacePackages` linked), which pnpm takes
+ * as it is without that setting and else checks as the first against the project linked; a
  * registry dependency whose name (or `npm:` alias's) no project has. Anything else (paths,
- * `workspace:name@range` aliases, `linkWorkspacePackages`, which also weighs linking registry
- * dependencies to projects) counts as out of date: pnpm then decides.
+ * `workspace:name@range` aliases, tags, a dependency named like a project) counts as out of
+ * date: pnpm then decides (`checkWorkspaceLink`).
  */
 export function linkedProjectsOutOfDate (importers: Record<string, LockedImporter>, projects: LinkedProject[], linkWorkspacePackages: boolean): string | undefined {
-  if (linkWorkspacePackages) return 'linkWorkspacePackages (pnpm weighs linking registry dependencies to projects)'
   const byName = new Map(projects.flatMap((p) => typeof p.manifest.name === 'string' ? [[p.manifest.name, p]] : []))
   for (const { id, dir, manifest } of projects) {
     const importer = importers[id]
@@ -370,9 +383,13 @@ export function linkedProjectsOutOfDate (importers: Record<string, LockedImporte
         const spec = wanted[alias]
         if (spec == null) continue
         if (ref.startsWith('link:')) {
-          const range = /^workspace:([^@./\\~][^@]*|~)$/.exec(spec)?.[1]
-          const target = byName.get(alias)
-          if (range == null || target == null || target.dir !== path.resolve(dir, ref.slice('link:'.length))) return `${id}'s ${alias}: a link pnpm's plain install checks its own way`
+          const linked = path.resolve(dir, ref.slice('link:'.length))
+          const workspaceRange = /^workspace:([^@./\\~][^@]*|~|)$/.exec(spec)?.[1]
+          const plainRange = workspaceRange == null && isRange(spec) ? spec : undefined
+          if (plainRange != null && !linkWorkspacePackages) continue
+          const range = workspaceRange ?? plainRange
+          const target = workspaceRange != null ? byName.get(alias) : projects.find((p) => p.dir === linked)
+          if (range == null || target == null || target.dir !== linked) return `${id}'s ${alias}: a link pnpm's plain install checks its own way`
           if (!satisfiesLoosely(target.manifest.version, range)) return `${id}'s ${alias}: the linked project's version ${String(target.manifest.version)} does not meet ${spec}`
           continue
         }

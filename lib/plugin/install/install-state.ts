@@ -70,13 +70,18 @@ function registryRoutes (config: Record<string, unknown>): Record<string, unknow
   return Object.fromEntries(Object.keys(byScope).filter((k) => k !== 'default').sort().map((k) => [k, byScope[k]]))
 }
 
-/** The settings as `form`'s release records them: configured values, a store dir resolved and versioned. */
+/**
+ * The settings as `form`'s release records them: configured values, a store dir resolved and
+ * versioned, `ignoredOptionalDependencies` sorted (pnpm's install sorts the configured list in
+ * place for the lockfile's settings before it records the state).
+ */
 function stateSettings (config: PnpmConfig & Record<string, unknown>, rootDir: string, form: StateForm): Record<string, unknown> {
   const settings: Record<string, unknown> = {}
   for (const key of [...form.settings, ...form.more]) {
     let value = config[key]
     if (value === undefined) continue
     if (key === 'storeDir') value = path.join(path.resolve(rootDir, value as string), 'v11')
+    if (key === 'ignoredOptionalDependencies' && Array.isArray(value)) value = [...value].sort()
     settings[key] = value
   }
   if (form.registryRoutes) settings.registryRoutes = registryRoutes(config)

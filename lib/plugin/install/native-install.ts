@@ -28,7 +28,7 @@ import { hoist, importerDependencies } from './hoist.js'
 import { runProjectScripts, workspaceScripts, type ProjectScripts } from './project-scripts.js'
 import { projectsGraph } from './projects-graph.js'
 import { buildConcurrency } from './build-schedule.js'
-import { extendedProject, importerOutOfDateUnder, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, overriddenManifest, parseOverrides } from './frozen-check.js'
+import { extendedProject, hookedManifest, importerOutOfDateUnder, linkedProjectsOutOfDate, lockedSettingsRewritten, lockfileConfigMismatch, parseOverrides } from './frozen-check.js'
 import { workspaceCatalogsPruned, type ConfiguredCatalogs } from './catalogs.js'
 import { checkProjectBins, commandsThroughSkippedLinks, linkBins, linkImporterBinsOnce } from './bin-links.js'
 import { removeLeftovers } from './leftovers.js'
@@ -71,6 +71,7 @@ export interface NativeInstallConfig extends PnpmConfig, SupplyChainConfig {
   overrides?: Record<string, string>
   patchedDependencies?: Record<string, string>
   packageExtensions?: Record<string, unknown>
+  ignoredOptionalDependencies?: string[]
   catalogs?: ConfiguredCatalogs
   workspacePackagePatterns?: string[]
   hoistWorkspacePackages?: boolean
@@ -155,7 +156,7 @@ export interface NativeInstallSummary {
 const ALL_GROUPS = { dependencies: true, devDependencies: true, optionalDependencies: true }
 
 /** The lockfile fields a frozen install of this kind has (anything else is left to pnpm). */
-const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs', 'patchedDependencies', 'packageExtensionsChecksum'])
+const KNOWN_LOCKFILE_FIELDS = new Set(['lockfileVersion', 'settings', 'importers', 'packages', 'pnpmfileChecksum', 'overrides', 'catalogs', 'patchedDependencies', 'packageExtensionsChecksum', 'ignoredOptionalDependencies'])
 
 /** Why the settings ask for an install this does not reproduce (`undefined`: they do not): the first of `configReasons`. */
 function configUnsupported (config: NativeInstallConfig, version: string | undefined): string | undefined {
@@ -163,8 +164,8 @@ function configUnsupported (config: NativeInstallConfig, version: string | undef
 }
 
 /**
- * The projects with their manifests as pnpm's checks of the lockfile read them: with the
- * overrides applied (`overriddenManifest`), or why that is not known here.
+ * The projects with their manifests as pnpm's checks of the lockfile read them, through its
+ * read-package hooks (`hookedManifest`), or why that is not known here.
  */
 function projectsAsChecked (projects: WorkspaceProject[], config: NativeInstallConfig, rootDir: string): WorkspaceProject[] | string {
   const overrides = parseOverrides(config.overrides, config.catalogs)
@@ -173,7 +174,7 @@ function projectsAsChecked (projects: WorkspaceProject[], config: NativeInstallC
   if (extended != null) return `packageExtensions extend the workspace project ${extended}`
   const checked: WorkspaceProject[] = []
   for (const project of projects) {
-    const manifest = overriddenManifest(project.manifest, overrides, rootDir, project.dir)
+    const manifest = hookedManifest(project.manifest, overrides, config.ignoredOptionalDependencies, rootDir, project.dir)
     if (typeof manifest === 'string') return `${project.id === '.' ? 'package.json' : `${project.id}/package.json`}: ${manifest}`
     checked.push({ ...project, manifest })
   }

@@ -7,9 +7,11 @@
  *
  * pnpm globs with tinyglobby; this reads the globs real workspaces write with a matcher of its
  * own: segments of literal text and `*` (any text but `/`), and `**` (any number of segments);
- * wildcards never match a name starting with a dot; `!` in front excludes. Anything else in a
- * pattern (braces, `?`, classes, extglobs), a symbolic link to a directory met on the way (which
- * tinyglobby follows), or a manifest other than `package.json` leaves the install to pnpm.
+ * wildcards never match a name starting with a dot; `!` in front excludes. `@` and `+` are
+ * literal text, as in picomatch unless an extglob's `(` follows (a scope's folder,
+ * `packages/@biomejs/*`). Anything else in a pattern (braces, `?`, classes, extglobs), a symbolic
+ * link to a directory met on the way (which tinyglobby follows), or a manifest other than
+ * `package.json` leaves the install to pnpm.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -32,7 +34,7 @@ type Segments = string[]
 
 function parsePattern (pattern: string): Segments | string {
   const normalized = pattern.replace(/\/+$/, '').replace(/^\.\//, '')
-  if (/[?[\]{}()!+@\\]/.test(normalized)) return `a workspace pattern this does not read (${pattern})`
+  if (/[?[\]{}()!\\]/.test(normalized)) return `a workspace pattern this does not read (${pattern})`
   const segments = normalized === '.' || normalized === '' ? [] : normalized.split('/')
   if (segments.some((s) => s === '' || s === '.' || s === '..')) return `a workspace pattern this does not read (${pattern})`
   return segments
